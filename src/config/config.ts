@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Static, Type } from 'typebox';
+import { Value } from 'typebox/value';
+
+/**
+ * The one configuration schema. Every setting has an environment variable
+ * (`LOGSCOPE_<NAME>` in upper snake case), a key in the optional JSON config file
+ * and a CLI flag (`--<kebab-name>`). Precedence: flags > env > file > defaults.
+ */
+export const ConfigSchema = Type.Object(
+  {
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'HTTP port' }),
+    host: Type.String({ minLength: 1, default: '0.0.0.0', description: 'HTTP listen address' }),
+    dataDir: Type.String({ minLength: 1, default: './data', description: 'Data directory' }),
+    databaseUrl: Type.String({
+      default: '',
+      description: 'Metadata store: empty for SQLite in the data dir, or postgres://...',
+    }),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info', description: 'Log level' },
+    ),
+    bodyLimit: Type.Integer({
+      minimum: 1024,
+      default: 1048576,
+      description: 'Largest request body in bytes (non-ingest endpoints)',
+    }),
+    ingestBodyLimit: Type.Integer({
+      minimum: 1024,
+      default: 67108864,
+      description: 'Largest ingest request body in bytes (after decompression)',
+    }),
+    tokenCacheSeconds: Type.Integer({
+      minimum: 0,
+      default: 10,
+      description: 'How long a verified token stays cached in memory',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+type ConfigKey = keyof Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const KEYS = Object.keys(ConfigSchema.properties) as ConfigKey[];
+
+export const envName = (key: string): string =>
+  `LOGSCOPE_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** Settings whose env variable has a conventional alias besides LOGSCOPE_*. */
+const ENV_ALIASES: Partial<Record<ConfigKey, string>> = { port: 'PORT' };
+
+function fromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of KEYS) {
+    const alias = ENV_ALIASES[key];
+    const value = env[envName(key)] ?? (alias ? env[alias] : undefined);
+    if (value !== undefined && value !== '') out[key] = value;
+  }
+  return out;
+}
+
+function coerce(key: ConfigKey, raw: unknown, origin: string): unknown {
+  const schema = ConfigSchema.properties[key] as { type?: string };
+  if (typeof raw !== 'string' || schema.type !== 'integer') return raw;
+  if (!/^-?\d+$/.test(raw.trim())) {
+    throw new ConfigError(`Invalid setting ${key} (${origin}): "${raw}" is not an integer`);
+  }
+  return Number(raw);
+}
+
+export interface ConfigSources {
+  env?: NodeJS.ProcessEnv;
+  /** Values from CLI flags, keyed by setting name. */
+  flags?: Partial<Record<ConfigKey, unknown>>;
+  /** Path of a JSON config file; also read from LOGSCOPE_CONFIG. */
+  file?: string;
+}
+
+/** Loads, validates and freezes the configuration. Throws ConfigError naming the setting. */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? process.env;
+  const merged: Record<string, unknown> = {};
+  const origins: Record<string, string> = {};
+  const add = (values: Record<string, unknown>, origin: (k: string) => string) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) continue;
+      merged[k] = v;
+      origins[k] = origin(k);
+    }
+  };
+
+  const file = sources.file ?? env.LOGSCOPE_CONFIG;
+  if (file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`Cannot read config file ${file}: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`Config file ${file} must hold a JSON object`);
+    }
+    add(parsed as Record<string, unknown>, () => `config file ${file}`);
+  }
+  add(fromEnv(env), (k) => `env ${envName(k)}`);
+  add(sources.flags ?? {}, (k) => `flag --${flagName(k)}`);
+
+  for (const key of Object.keys(merged)) {
+    if (!KEYS.includes(key as ConfigKey)) {
+      throw new ConfigError(`Unknown setting "${key}" (${origins[key]})`);
+    }
+    merged[key] = coerce(key as ConfigKey, merged[key], origins[key] ?? 'default');
+  }
+
+  const withDefaults = Value.Default(ConfigSchema, merged) as Record<string, unknown>;
+  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
+  const first = errors[0];
+  if (first) {
+    const key = first.instancePath.replace(/^\//, '').split('/')[0] ?? '';
+    throw new ConfigError(
+      `Invalid setting ${key || '(root)'} (${origins[key] ?? 'default'}): ${first.message}` +
+        (key ? `, got ${JSON.stringify(withDefaults[key])}` : ''),
+    );
+  }
+  const config = withDefaults as Static<typeof ConfigSchema>;
+  config.dataDir = path.resolve(config.dataDir);
+  if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+    throw new ConfigError(
+      `Invalid setting databaseUrl (${origins.databaseUrl}): only postgres:// URLs are supported (leave empty for SQLite)`,
+    );
+  }
+  return Object.freeze(config);
+}
+
+/** Describes every setting, for the CLI help and the README table. */
+export function describeSettings(): Array<{
+  key: string;
+  env: string;
+  flag: string;
+  default: unknown;
+  description: string;
+}> {
+  return KEYS.map((key) => {
+    const s = ConfigSchema.properties[key] as { default?: unknown; description?: string };
+    return {
+      key,
+      env: envName(key),
+      flag: `--${flagName(key)}`,
+      default: s.default,
+      description: s.description ?? '',
+    };
+  });
+}

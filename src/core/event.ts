@@ -1,0 +1,96 @@
+/**
+ * The event schema shared by ingest, the event stores and the query layer
+ * (ARCHITECTURE.md "Event schema"). Times are Unix milliseconds inside the process;
+ * representations turn them into Unix seconds with millisecond precision (API.md §3).
+ */
+
+/** Columns every store keeps as real columns; everything else lives in `fields`. */
+export const EVENT_COLUMNS = [
+  'ev_id',
+  'ts',
+  'received_at',
+  'stored_at',
+  'host',
+  'app',
+  'severity',
+  'facility',
+  'message',
+  'src_ip',
+  'src_port',
+  'dst_ip',
+  'dst_port',
+  'user',
+  'action',
+  'status',
+  'bytes',
+  'source',
+] as const;
+
+export type EventColumn = (typeof EVENT_COLUMNS)[number];
+
+export type FieldKind = 'string' | 'integer' | 'time' | 'ip';
+
+/** The type of each column, which decides how filters compare values. */
+export const COLUMN_KINDS: Record<EventColumn, FieldKind> = {
+  ev_id: 'string',
+  ts: 'time',
+  received_at: 'time',
+  stored_at: 'time',
+  host: 'string',
+  app: 'string',
+  severity: 'string',
+  facility: 'string',
+  message: 'string',
+  src_ip: 'ip',
+  src_port: 'integer',
+  dst_ip: 'ip',
+  dst_port: 'integer',
+  user: 'string',
+  action: 'string',
+  status: 'integer',
+  bytes: 'integer',
+  source: 'string',
+};
+
+export const SEVERITIES = [
+  'emergency',
+  'alert',
+  'critical',
+  'error',
+  'warning',
+  'notice',
+  'info',
+  'debug',
+] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** An event as produced by ingest, before the store assigns `stored_at`. */
+export interface NormalisedEvent {
+  ev_id: string;
+  /** Event time, Unix ms. */
+  ts: number;
+  /** Receive time, Unix ms. */
+  received_at: number;
+  host: string | null;
+  app: string | null;
+  severity: Severity | null;
+  facility: string | null;
+  message: string | null;
+  src_ip: string | null;
+  src_port: number | null;
+  dst_ip: string | null;
+  dst_port: number | null;
+  user: string | null;
+  action: string | null;
+  status: number | null;
+  bytes: number | null;
+  source: string | null;
+  /** Every other field, flattened to dotted names, values as strings. */
+  fields: Record<string, string>;
+}
+
+/** An event as read back from a store. */
+export interface StoredEvent extends NormalisedEvent {
+  /** When it became durable and queryable, Unix ms. */
+  stored_at: number;
+}

@@ -1,0 +1,135 @@
+import type { Page, PageRequest } from '../../core/list.js';
+import { authenticationFailed, conflict, notFound, permissionDenied } from '../../errors/errors.js';
+import type { UserRow } from '../../metadata/schema.js';
+import type { UsersRepository } from '../../metadata/users-repository.js';
+import { type Identity, PERMISSIONS, type Permission } from '../auth/identity.js';
+import { hashPassword, verifyPassword } from '../auth/passwords.js';
+import type { AuthToken, TokensService } from '../tokens/tokens-service.js';
+
+/** User representation (API.md §2). */
+export interface User {
+  id: number;
+  username: string;
+  is_admin: boolean;
+  permissions: Permission[];
+  created_at: string;
+}
+
+export interface UserInput {
+  username?: string | undefined;
+  password?: string | undefined;
+  is_admin?: boolean | undefined;
+  permissions?: Permission[] | undefined;
+}
+
+export const presentUser = (row: UserRow): User => ({
+  id: row.id,
+  username: row.username,
+  is_admin: row.is_admin === 1,
+  permissions: JSON.parse(row.permissions) as Permission[],
+  created_at: row.created_at,
+});
+
+const canonicalPermissions = (list: Permission[]) => PERMISSIONS.filter((p) => list.includes(p));
+
+export class UsersService {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly tokens: TokensService,
+  ) {}
+
+  private requireAdmin(who: Identity) {
+    if (!who.isAdmin) throw permissionDenied('Only administrators manage users.');
+  }
+
+  async me(who: Identity): Promise<User> {
+    const row = await this.users.byId(who.userId);
+    if (!row) throw notFound();
+    return presentUser(row);
+  }
+
+  async list(who: Identity, page: PageRequest): Promise<Page<User>> {
+    this.requireAdmin(who);
+    const res = await this.users.list(page);
+    return { count: res.count, rows: res.rows.map(presentUser) };
+  }
+
+  async get(who: Identity, id: number): Promise<User> {
+    this.requireAdmin(who);
+    const row = await this.users.byId(id);
+    if (!row) throw notFound('No such user.');
+    return presentUser(row);
+  }
+
+  /** Creates a user; used by the API (admins) and the CLI (no caller). */
+  async create(who: Identity | null, input: UserInput & { username: string }): Promise<User> {
+    if (who) this.requireAdmin(who);
+    if (await this.users.byUsername(input.username))
+      throw conflict(`User "${input.username}" already exists.`);
+    const row = await this.users.insert({
+      username: input.username,
+      password_hash: input.password ? await hashPassword(input.password) : null,
+      is_admin: input.is_admin ? 1 : 0,
+      permissions: JSON.stringify(canonicalPermissions(input.permissions ?? [])),
+      created_at: new Date().toISOString(),
+    });
+    return presentUser(row);
+  }
+
+  async update(who: Identity, id: number, input: UserInput): Promise<User> {
+    this.requireAdmin(who);
+    const current = await this.users.byId(id);
+    if (!current) throw notFound('No such user.');
+    if (
+      input.username &&
+      input.username !== current.username &&
+      (await this.users.byUsername(input.username))
+    ) {
+      throw conflict(`User "${input.username}" already exists.`);
+    }
+    if (id === who.userId && input.is_admin === false)
+      throw conflict('You cannot remove your own admin rights.');
+    const row = await this.users.update(id, {
+      ...(input.username !== undefined ? { username: input.username } : {}),
+      ...(input.password !== undefined ? { password_hash: await hashPassword(input.password) } : {}),
+      ...(input.is_admin !== undefined ? { is_admin: input.is_admin ? 1 : 0 } : {}),
+      ...(input.permissions !== undefined
+        ? { permissions: JSON.stringify(canonicalPermissions(input.permissions)) }
+        : {}),
+    });
+    if (!row) throw notFound('No such user.');
+    this.tokens.invalidate();
+    return presentUser(row);
+  }
+
+  async delete(who: Identity, id: number): Promise<void> {
+    this.requireAdmin(who);
+    if (id === who.userId) throw conflict('You cannot delete yourself.');
+    if (!(await this.users.delete(id))) throw notFound('No such user.');
+    this.tokens.invalidate();
+  }
+
+  async login(username: string, password: string): Promise<AuthToken> {
+    const row = await this.users.byUsername(username);
+    // Verify against a dummy hash when the user is unknown, so timing does not reveal it.
+    const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+    if (!row?.password_hash || !ok) throw authenticationFailed('Invalid username or password.');
+    return this.tokens.create(row.id, { token_type: 'USER', name: 'login' });
+  }
+
+  /**
+   * First start: with no user at all, create `admin` and one USER token.
+   * Returns the token's secret once, or null when users already exist.
+   */
+  async bootstrapAdmin(): Promise<AuthToken | null> {
+    if ((await this.users.count()) > 0) return null;
+    const admin = await this.create(null, {
+      username: 'admin',
+      is_admin: true,
+      permissions: [...PERMISSIONS],
+    });
+    return this.tokens.create(admin.id, { token_type: 'USER', name: 'admin (first start)' });
+  }
+}
+
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

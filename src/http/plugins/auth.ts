@@ -1,0 +1,57 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Identity } from '../../domain/auth/identity.js';
+import type { TokensService } from '../../domain/tokens/tokens-service.js';
+import { notAuthenticated, permissionDenied } from '../../errors/errors.js';
+
+/** Who may call a route: `user` (USER tokens), `ingest` (USER or INGEST), `public` (anyone). */
+export type AuthMode = 'user' | 'ingest' | 'public';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    identity: Identity | null;
+  }
+}
+
+/** The caller of an authenticated route; only call it where auth is not `public`. */
+export function caller(request: FastifyRequest): Identity {
+  if (!request.identity) throw notAuthenticated();
+  return request.identity;
+}
+
+/** Extracts the key from `Authorization: token <key>` / `Bearer <key>`, or `?token=` when allowed. */
+export function presentedKey(request: FastifyRequest, allowQueryToken: boolean): string | undefined {
+  const header = request.headers.authorization;
+  if (header) {
+    const m = /^\s*(token|bearer)\s+(\S+)\s*$/i.exec(header);
+    return m?.[2] ?? '';
+  }
+  if (allowQueryToken) {
+    const q = (request.query as Record<string, unknown> | undefined)?.token;
+    if (typeof q === 'string') return q;
+  }
+  return undefined;
+}
+
+/**
+ * Authenticates every request in `onRequest`, before the body is read, so an
+ * unauthenticated caller learns nothing about body validation.
+ */
+export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: TokensService }) => {
+  app.decorateRequest('identity', null);
+  app.addHook('onRequest', async (request) => {
+    const mode: AuthMode = request.routeOptions.config.auth ?? 'user';
+    if (mode === 'public') return;
+    const key = presentedKey(request, request.url.startsWith('/ws/'));
+    if (key === undefined) throw notAuthenticated();
+    if (!key) throw notAuthenticated('Malformed Authorization header: use "token <key>".');
+    const who = await opts.tokens.authenticate(key);
+    if (mode === 'user' && who.tokenType !== 'USER') {
+      throw permissionDenied('An INGEST token may only send events.');
+    }
+    request.identity = who;
+  });
+});

@@ -1,0 +1,70 @@
+import { Type } from 'typebox';
+import { PERMISSIONS, TOKEN_TYPES } from '../../domain/auth/identity.js';
+import { IsoDateTime } from './common.js';
+
+export const PermissionSchema = Type.Union(
+  PERMISSIONS.map((p) => Type.Literal(p)),
+  { description: 'A permission name.' },
+);
+
+export const UserSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    username: Type.String(),
+    is_admin: Type.Boolean(),
+    permissions: Type.Array(PermissionSchema),
+    created_at: IsoDateTime(),
+  },
+  { $id: 'User' },
+);
+
+const Username = Type.String({ minLength: 1, maxLength: 150, pattern: '^[A-Za-z0-9_.@+-]+$' });
+const Password = Type.String({ minLength: 8, maxLength: 1024 });
+
+export const UserCreateSchema = Type.Object(
+  {
+    username: Username,
+    password: Type.Optional(Password),
+    is_admin: Type.Optional(Type.Boolean()),
+    permissions: Type.Optional(Type.Array(PermissionSchema, { uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+
+export const UserPatchSchema = Type.Partial(UserCreateSchema, { additionalProperties: false });
+
+export const LoginSchema = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 150 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenTypeSchema = Type.Union(
+  TOKEN_TYPES.map((t) => Type.Literal(t)),
+  { description: 'USER acts as its user; INGEST may only send events.' },
+);
+
+export const AuthTokenSchema = Type.Object(
+  {
+    secret_key: Type.String({ description: 'Full only in the creating response; later masked.' }),
+    key_id: Type.String(),
+    token_type: TokenTypeSchema,
+    name: Type.String(),
+    owner_id: Type.Integer(),
+    created_at: IsoDateTime(),
+    expires_at: Type.Union([IsoDateTime(), Type.Null()]),
+    last_used_at: Type.Union([IsoDateTime(), Type.Null()]),
+  },
+  { $id: 'AuthToken' },
+);
+
+export const AuthTokenCreateSchema = Type.Object(
+  {
+    token_type: TokenTypeSchema,
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    expires_at: Type.Optional(Type.Union([IsoDateTime(), Type.Null()])),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,39 @@
+import { sql } from 'kysely';
+import { buildApp } from './app.js';
+import type { Config } from './config/config.js';
+import { bootstrapAdmin, openRuntime } from './runtime.js';
+
+/** Opens the stores, serves the API until SIGINT/SIGTERM, then closes everything. */
+export async function serve(config: Config): Promise<void> {
+  const rt = await openRuntime(config);
+  const adminToken = await bootstrapAdmin(rt);
+  const app = await buildApp({
+    config,
+    services: rt.services,
+    checks: [{ name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) }],
+    logger: { level: config.logLevel },
+  });
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => process.exit(1), 10_000).unref();
+    try {
+      await app.close();
+      await rt.close();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  await app.listen({ port: config.port, host: config.host });
+  if (adminToken) {
+    console.log(
+      `\nFirst start: created user "admin". Its API token (shown once, also in ${config.dataDir}/admin-token):\n\n  ${adminToken}\n\n` +
+        `Try: curl -H "Authorization: token ${adminToken}" http://localhost:${config.port}/api/authtokens\n`,
+    );
+  }
+}

@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { runMigrations } from './migrator.js';
+import type { Database } from './schema.js';
+
+export type MetadataDialect = 'sqlite' | 'postgres';
+
+export interface MetadataDb {
+  readonly db: Kysely<Database>;
+  readonly dialect: MetadataDialect;
+  close(): Promise<void>;
+}
+
+export interface MetadataDbOptions {
+  /** Empty: SQLite at `<dataDir>/meta.sqlite`. Otherwise a postgres:// URL. */
+  databaseUrl: string;
+  dataDir: string;
+  /** PostgreSQL schema to use (tests isolate themselves with one each). */
+  pgSchema?: string;
+}
+
+/** Opens the metadata store chosen by config and brings its schema up to date. */
+export async function openMetadataDb(options: MetadataDbOptions): Promise<MetadataDb> {
+  const meta = options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.pgSchema)
+    : openSqlite(options.dataDir);
+  try {
+    await runMigrations(meta.db, meta.dialect);
+  } catch (err) {
+    await meta.close();
+    throw err;
+  }
+  return meta;
+}
+
+function openSqlite(dataDir: string): MetadataDb {
+  mkdirSync(dataDir, { recursive: true });
+  const sqlite = new SQLite(path.join(dataDir, 'meta.sqlite'));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+function openPostgres(url: string, schema: string | undefined): MetadataDb {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}

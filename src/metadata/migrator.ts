@@ -1,0 +1,22 @@
+import { type Kysely, type Migration, Migrator } from 'kysely';
+import type { MetadataDialect } from './database.js';
+import { initial } from './migrations/0001-initial.js';
+import type { Database } from './schema.js';
+
+/** Migrations in order; each gets the dialect for the few column types that differ. */
+const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
+  '0001-initial': initial,
+};
+
+export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: {
+      getMigrations: async () =>
+        Object.fromEntries(Object.entries(MIGRATIONS).map(([name, make]) => [name, make(dialect)])),
+    },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

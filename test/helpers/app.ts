@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { Permission } from '../../src/domain/auth/identity.js';
+import { bootstrapAdmin, openRuntime, type Runtime } from '../../src/runtime.js';
+
+/**
+ * The metadata backend under test: SQLite by default; PostgreSQL when
+ * LOGSCOPE_TEST_DATABASE_URL is set (CI runs the whole suite once on each).
+ */
+export const TEST_DATABASE_URL = process.env.LOGSCOPE_TEST_DATABASE_URL ?? '';
+export const BACKEND = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export interface TestApp {
+  app: FastifyInstance;
+  rt: Runtime;
+  adminToken: string;
+  dataDir: string;
+  /** Creates a user with a USER token; returns its id and token. */
+  user(
+    name: string,
+    opts?: { permissions?: Permission[]; admin?: boolean },
+  ): Promise<{ id: number; token: string }>;
+  /** app.inject with a token. */
+  as(token: string | null, opts: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'logscope-test-'));
+  let pgSchema: string | undefined;
+  if (TEST_DATABASE_URL) {
+    pgSchema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    await client.query(`create schema ${pgSchema}`);
+    await client.end();
+  }
+  const config = loadConfig({
+    env: { LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_DATABASE_URL: TEST_DATABASE_URL, ...env },
+  });
+  const rt = await openRuntime(config, pgSchema ? { pgSchema } : {});
+  const adminToken = (await bootstrapAdmin(rt)) ?? '';
+  const app = await buildApp({
+    config,
+    services: rt.services,
+    checks: [{ name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) }],
+  });
+  const as: TestApp['as'] = (token, opts) =>
+    app.inject({
+      ...opts,
+      headers: { ...(token ? { authorization: `token ${token}` } : {}), ...opts.headers },
+    });
+  return {
+    app,
+    rt,
+    adminToken,
+    dataDir,
+    as,
+    async user(name, opts = {}) {
+      const u = await rt.services.users.create(null, {
+        username: name,
+        password: `${name}-password`,
+        is_admin: opts.admin ?? false,
+        permissions: opts.permissions ?? [],
+      });
+      const t = await rt.services.tokens.create(u.id, { token_type: 'USER', name: `${name} token` });
+      return { id: u.id, token: t.secret_key };
+    },
+    async close() {
+      await app.close();
+      await rt.close();
+      if (pgSchema) {
+        const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await client.connect();
+        await client.query(`drop schema ${pgSchema} cascade`);
+        await client.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
