@@ -8,7 +8,10 @@ import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
 import { authTokenRoutes } from './http/routes/authtokens.js';
+import { esBulkRoutes } from './http/routes/es-bulk.js';
+import { eventRoutes } from './http/routes/events.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
+import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
 import { userRoutes } from './http/routes/users.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
 import { VERSION } from './version.js';
@@ -54,11 +57,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(openapiPlugin, { version: VERSION });
   app.addSchema(UserSchema);
   app.addSchema(AuthTokenSchema);
+  app.addSchema(IngestResultSchema);
   await app.register(bodyPlugin);
   await app.register(authPlugin, { tokens: services.tokens });
 
   await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
   await app.register(authTokenRoutes, { tokens: services.tokens });
   await app.register(userRoutes, { users: services.users });
+  await app.register(eventRoutes, { events: services.events });
+  await app.register(ingestRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
+  await app.register(esBulkRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   return app;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { buildApp } from './app.js';
 import type { Config } from './config/config.js';
+import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
 import { bootstrapAdmin, openRuntime } from './runtime.js';
 
 /** Opens the stores, serves the API until SIGINT/SIGTERM, then closes everything. */
@@ -10,9 +11,13 @@ export async function serve(config: Config): Promise<void> {
   const app = await buildApp({
     config,
     services: rt.services,
-    checks: [{ name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) }],
+    checks: [
+      { name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) },
+      { name: 'events', check: () => rt.events.ping() },
+    ],
     logger: { level: config.logLevel },
   });
+  let syslog: SyslogListener | undefined;
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
@@ -20,6 +25,7 @@ export async function serve(config: Config): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(1), 10_000).unref();
     try {
+      await syslog?.close();
       await app.close();
       await rt.close();
     } finally {
@@ -30,6 +36,14 @@ export async function serve(config: Config): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  if (config.syslogPort > 0) {
+    syslog = await startSyslogListener(rt.services.ingest, {
+      host: config.syslogHost,
+      port: config.syslogPort,
+      log: app.log,
+    });
+    app.log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
+  }
   if (adminToken) {
     console.log(
       `\nFirst start: created user "admin". Its API token (shown once, also in ${config.dataDir}/admin-token):\n\n  ${adminToken}\n\n` +

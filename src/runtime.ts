@@ -1,33 +1,88 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config/config.js';
-import { createServices, type Services } from './domain/services.js';
+import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
+import { DuckDbEventStore } from './event-store/duckdb/duckdb-event-store.js';
+import type { EventStore } from './event-store/event-store.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
 
-/** The opened stores and wired services of one process (server or CLI command). */
-export interface Runtime {
+/** The metadata store and its services: what CLI commands beside a running server use. */
+export interface MetaRuntime {
   config: Config;
   meta: MetadataDb;
-  services: Services;
+  services: MetaServices;
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config, opts: { pgSchema?: string } = {}): Promise<Runtime> {
+/** Everything a serving process opens. */
+export interface Runtime extends MetaRuntime {
+  events: EventStore;
+  services: Services;
+}
+
+export interface RuntimeOptions {
+  pgSchema?: string;
+}
+
+async function openMeta(config: Config, opts: RuntimeOptions): Promise<MetadataDb> {
   mkdirSync(config.dataDir, { recursive: true });
-  const meta = await openMetadataDb({
+  return openMetadataDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}),
   });
-  const services = createServices(meta, config);
-  return { config, meta, services, close: () => meta.close() };
+}
+
+export async function openMetaRuntime(config: Config, opts: RuntimeOptions = {}): Promise<MetaRuntime> {
+  const meta = await openMeta(config, opts);
+  return { config, meta, services: createMetaServices(meta, config), close: () => meta.close() };
+}
+
+/** Opens both stores (the event store holds an exclusive lock on its file). */
+export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
+  const meta = await openMeta(config, opts);
+  let events: EventStore;
+  try {
+    events = await DuckDbEventStore.open({
+      dataDir: config.dataDir,
+      memoryLimit: config.duckdbMemoryLimit,
+      checkpointThreshold: config.duckdbCheckpointThreshold,
+    });
+  } catch (err) {
+    await meta.close();
+    throw err;
+  }
+  const services = createServices(meta, events, config);
+  const retention = startRetention(events, config.retentionDays);
+  return {
+    config,
+    meta,
+    events,
+    services,
+    async close() {
+      clearInterval(retention);
+      await services.batcher.close();
+      await events.close();
+      await meta.close();
+    },
+  };
+}
+
+/** Deletes events past the retention period once at start and then hourly. */
+function startRetention(events: EventStore, days: number): NodeJS.Timeout | undefined {
+  if (days <= 0) return undefined;
+  const sweep = () => {
+    events.deleteOlderThan(Date.now() - days * 86_400_000).catch(() => undefined);
+  };
+  setTimeout(sweep, 5_000).unref();
+  return setInterval(sweep, 3_600_000).unref();
 }
 
 /**
  * On an empty store, creates `admin` with a USER token, writes it to
  * `<data_dir>/admin-token` (0600) and returns it so the caller can print it once.
  */
-export async function bootstrapAdmin(rt: Runtime): Promise<string | null> {
+export async function bootstrapAdmin(rt: MetaRuntime): Promise<string | null> {
   const token = await rt.services.users.bootstrapAdmin();
   if (!token) return null;
   const file = path.join(rt.config.dataDir, 'admin-token');

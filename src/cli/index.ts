@@ -1,11 +1,15 @@
 #!/usr/bin/env node
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { type Config, ConfigError, describeSettings, loadConfig } from '../config/config.js';
 import { PERMISSIONS, type Permission } from '../domain/auth/identity.js';
 import { serve } from '../main.js';
 import { runMigrations } from '../metadata/migrator.js';
-import { openRuntime } from '../runtime.js';
+import { type MetaRuntime, openMetaRuntime } from '../runtime.js';
 import { VERSION } from '../version.js';
+import { demoGenerator } from './demo-generator.js';
+import { CliError, ingestTarget, progress, sendBatch } from './ingest-client.js';
 
 const program = new Command('logscope')
   .description('Logscope: self-hosted log retrieval and analysis')
@@ -27,8 +31,8 @@ function config(): Config {
   return loadConfig({ flags, ...(opts.config ? { file: opts.config } : {}) });
 }
 
-async function withRuntime<T>(fn: (rt: Awaited<ReturnType<typeof openRuntime>>) => Promise<T>): Promise<T> {
-  const rt = await openRuntime(config());
+async function withRuntime<T>(fn: (rt: MetaRuntime) => Promise<T>): Promise<T> {
+  const rt = await openMetaRuntime(config());
   try {
     return await fn(rt);
   } finally {
@@ -97,8 +101,114 @@ token
     }),
   );
 
+program
+  .command('ingest <file>')
+  .description('Send an NDJSON file (or - for stdin) to a running server, with progress')
+  .option('--url <url>', 'server URL (default: http://127.0.0.1:<port>)')
+  .option('--token <key>', 'INGEST or USER token (default: <data-dir>/admin-token)')
+  .option('--batch <n>', 'records per request', '1000')
+  .action(async (file: string, o: { url?: string; token?: string; batch: string }) => {
+    const target = ingestTarget(config(), o);
+    const batchSize = positiveInt('--batch', o.batch);
+    const input = file === '-' ? process.stdin : createReadStream(file);
+    const total = file === '-' ? undefined : statSync(file).size;
+    const bar = progress(`Ingesting ${file === '-' ? 'stdin' : file} (bytes)`, total);
+    const sum = { accepted: 0, rejected: 0, errors: [] as Array<{ index: number; detail: string }> };
+    let bytes = 0;
+    let lineNo = 0;
+    let batch: string[] = [];
+    let batchStart = 0;
+    const flush = async () => {
+      if (!batch.length) return;
+      const r = await sendBatch(target, batch);
+      sum.accepted += r.accepted;
+      sum.rejected += r.rejected;
+      for (const e of r.errors)
+        if (sum.errors.length < 20) sum.errors.push({ index: batchStart + e.index, detail: e.detail });
+      batch = [];
+      batchStart = lineNo;
+      bar.update(bytes);
+    };
+    for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+      bytes += Buffer.byteLength(line) + 1;
+      if (!line.trim()) continue;
+      lineNo++;
+      batch.push(line);
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+    bar.done(bytes);
+    console.log(`Accepted ${sum.accepted}, rejected ${sum.rejected}.`);
+    for (const e of sum.errors) console.log(`  record ${e.index + 1}: ${e.detail}`);
+    if (sum.rejected) process.exitCode = 2;
+  });
+
+program
+  .command('demo')
+  .description(
+    'Fill a running server with realistic sample events over the last 24 h, then keep sending live',
+  )
+  .option('--url <url>', 'server URL (default: http://127.0.0.1:<port>)')
+  .option('--token <key>', 'INGEST or USER token (default: <data-dir>/admin-token)')
+  .option('--backfill <n>', 'events spread over the last 24 hours', '50000')
+  .option('--rate <n>', 'live events per second afterwards (0 = stop after the backfill)', '20')
+  .option('--seed <n>', 'random seed', '1')
+  .action(async (o: { url?: string; token?: string; backfill: string; rate: string; seed: string }) => {
+    const target = ingestTarget(config(), o);
+    const backfill = positiveInt('--backfill', o.backfill, true);
+    const rate = positiveInt('--rate', o.rate, true);
+    const gen = demoGenerator(positiveInt('--seed', o.seed, true));
+    const now = Date.now();
+    const bar = progress('Backfilling the last 24 h', backfill);
+    let made = 0;
+    let sentCount = 0;
+    // Four requests in flight: each waits for its group commit, so one alone would idle.
+    const worker = async () => {
+      while (made < backfill) {
+        const start = made;
+        const n = Math.min(2000, backfill - start);
+        made += n;
+        const lines = Array.from({ length: n }, (_, i) =>
+          JSON.stringify(gen.next(now - 86_400_000 + Math.floor(((start + i) / backfill) * 86_400_000))),
+        );
+        await sendBatch(target, lines);
+        sentCount += n;
+        bar.update(sentCount);
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    bar.done(backfill);
+    if (rate === 0) return;
+    console.log(`Now sending ${rate} events/s live to ${target.url} (Ctrl-C to stop).`);
+    let sent = 0;
+    let stop = false;
+    process.once('SIGINT', () => {
+      stop = true;
+    });
+    while (!stop) {
+      const tick = Date.now();
+      const lines = Array.from({ length: rate }, (_, i) =>
+        JSON.stringify(gen.next(tick + Math.floor((i * 1000) / rate))),
+      );
+      await sendBatch(target, lines);
+      sent += rate;
+      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - tick))));
+    }
+    console.log(`Sent ${sent} live events.`);
+  });
+
+function positiveInt(flag: string, value: string, allowZero = false): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1))
+    throw new ConfigError(
+      `${flag} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got "${value}"`,
+    );
+  return n;
+}
+
 program.parseAsync(process.argv).catch((err: unknown) => {
-  const e = err as Error & { status?: number };
-  console.error(`logscope: ${e instanceof ConfigError || e.status ? e.message : (e.stack ?? String(e))}`);
+  const e = err as Error & { status?: number; code?: string };
+  const known = e instanceof ConfigError || e instanceof CliError || e.status || e.code === 'ENOENT';
+  console.error(`logscope: ${known ? e.message : (e.stack ?? String(e))}`);
   process.exit(1);
 });

@@ -31,6 +31,45 @@ export const ConfigSchema = Type.Object(
       default: 67108864,
       description: 'Largest ingest request body in bytes (after decompression)',
     }),
+    duckdbMemoryLimit: Type.String({
+      pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
+      default: '512MB',
+      description: 'DuckDB memory_limit for the event store',
+    }),
+    duckdbCheckpointThreshold: Type.String({
+      pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
+      default: '256MB',
+      description:
+        'WAL size at which DuckDB checkpoints (larger: flatter ingest latency, longer crash recovery)',
+    }),
+    retentionDays: Type.Integer({
+      minimum: 0,
+      default: 0,
+      description: 'Delete events older than this many days (0 keeps everything)',
+    }),
+    ingestBatchMs: Type.Integer({
+      minimum: 1,
+      maximum: 10000,
+      default: 25,
+      description: 'Least time between two group commits of the ingest batcher (ms)',
+    }),
+    ingestBatchEvents: Type.Integer({
+      minimum: 1,
+      default: 20000,
+      description: 'Commit as soon as this many events wait',
+    }),
+    ingestQueueEvents: Type.Integer({
+      minimum: 1,
+      default: 200000,
+      description: 'Most events waiting for a commit; beyond it ingest answers 503 + Retry-After',
+    }),
+    syslogPort: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: 0,
+      description: 'Syslog listener port, UDP and TCP (0 = off)',
+    }),
+    syslogHost: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Syslog listen address' }),
     tokenCacheSeconds: Type.Integer({
       minimum: 0,
       default: 10,

@@ -1,19 +1,44 @@
 import type { Config } from '../config/config.js';
+import type { EventStore } from '../event-store/event-store.js';
+import { Batcher } from '../ingest/batcher.js';
+import { IngestService } from '../ingest/ingest-service.js';
 import type { MetadataDb } from '../metadata/database.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
+import { EventsService } from './events/events-service.js';
 import { TokensService } from './tokens/tokens-service.js';
 import { UsersService } from './users/users-service.js';
 
-/** Every service the HTTP layer and the CLI use, wired once. */
-export interface Services {
+/** Services over the metadata store alone (what CLI user/token commands need). */
+export interface MetaServices {
   tokens: TokensService;
   users: UsersService;
 }
 
-export function createServices(meta: MetadataDb, config: Config): Services {
+/** Every service the HTTP layer uses, wired once. */
+export interface Services extends MetaServices {
+  events: EventsService;
+  ingest: IngestService;
+  batcher: Batcher;
+}
+
+export function createMetaServices(meta: MetadataDb, config: Config): MetaServices {
   const usersRepo = new UsersRepository(meta.db);
   const tokens = new TokensService(new TokensRepository(meta.db), usersRepo, config.tokenCacheSeconds * 1000);
   const users = new UsersService(usersRepo, tokens);
   return { tokens, users };
+}
+
+export function createServices(meta: MetadataDb, events: EventStore, config: Config): Services {
+  const batcher = new Batcher(events, {
+    intervalMs: config.ingestBatchMs,
+    maxBatchEvents: config.ingestBatchEvents,
+    maxQueuedEvents: config.ingestQueueEvents,
+  });
+  return {
+    ...createMetaServices(meta, config),
+    events: new EventsService(events),
+    ingest: new IngestService(batcher),
+    batcher,
+  };
 }

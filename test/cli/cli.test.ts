@@ -15,15 +15,20 @@ describe('CLI', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('serves, prints the first admin token once, writes it 0600 and shuts down on SIGTERM', async () => {
-    const child = spawn(process.execPath, [...CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], {
-      env,
-    });
+    const child = spawn(
+      process.execPath,
+      [...CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
+      {
+        env,
+      },
+    );
     let out = '';
     child.stdout.on('data', (d) => {
       out += String(d);
     });
     const started = Date.now();
-    while (!out.includes('admin-token') && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 100));
+    while (!out.includes('admin-token') && Date.now() - started < 20_000)
+      await new Promise((r) => setTimeout(r, 100));
     const file = path.join(dataDir, 'admin-token');
     const token = readFileSync(file, 'utf8').trim();
     expect(out).toContain(token);
@@ -36,7 +41,11 @@ describe('CLI', () => {
   });
 
   it('creates users and tokens, and migrates', async () => {
-    const user = await run(process.execPath, [...CLI, 'user', 'create', 'gina', '--permissions', 'manage_tasks'], { env });
+    const user = await run(
+      process.execPath,
+      [...CLI, 'user', 'create', 'gina', '--permissions', 'manage_tasks'],
+      { env },
+    );
     expect(JSON.parse(user.stdout)).toMatchObject({ username: 'gina', permissions: ['manage_tasks'] });
     const tok = await run(process.execPath, [...CLI, 'token', 'create', 'gina', '--type', 'INGEST'], { env });
     expect(tok.stdout.trim()).toMatch(/^ls[0-9A-Za-z]{10}_[0-9A-Za-z]{32}$/);
@@ -45,9 +54,11 @@ describe('CLI', () => {
   });
 
   it('fails clearly on bad input', async () => {
-    await expect(run(process.execPath, [...CLI, 'token', 'create', 'nobody'], { env })).rejects.toMatchObject({
-      stderr: expect.stringContaining('No user "nobody"'),
-    });
+    await expect(run(process.execPath, [...CLI, 'token', 'create', 'nobody'], { env })).rejects.toMatchObject(
+      {
+        stderr: expect.stringContaining('No user "nobody"'),
+      },
+    );
     await expect(run(process.execPath, [...CLI, 'migrate', '--port', 'x'], { env })).rejects.toMatchObject({
       stderr: expect.stringContaining('Invalid setting port'),
     });

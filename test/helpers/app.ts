@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
@@ -27,7 +27,7 @@ export interface TestApp {
     opts?: { permissions?: Permission[]; admin?: boolean },
   ): Promise<{ id: number; token: string }>;
   /** app.inject with a token. */
-  as(token: string | null, opts: InjectOptions): ReturnType<FastifyInstance['inject']>;
+  as(token: string | null, opts: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -49,7 +49,10 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const app = await buildApp({
     config,
     services: rt.services,
-    checks: [{ name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) }],
+    checks: [
+      { name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) },
+      { name: 'events', check: () => rt.events.ping() },
+    ],
   });
   const as: TestApp['as'] = (token, opts) =>
     app.inject({

@@ -18,7 +18,12 @@ describe('OpenAPI document', () => {
     const result = await validator.validate(doc);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
-    for (const path of ['/api/authtokens', '/api/authtokens/{secret_key}', '/api/users/me', '/api/auth/login']) {
+    for (const path of [
+      '/api/authtokens',
+      '/api/authtokens/{secret_key}',
+      '/api/users/me',
+      '/api/auth/login',
+    ]) {
       expect(doc.paths).toHaveProperty([path]);
     }
     expect(doc.paths['/api/authtokens'].post.requestBody.content).toHaveProperty(['application/json']);

@@ -27,7 +27,9 @@ describe(`users and login on ${BACKEND}`, () => {
     });
     expect(created.statusCode).toBe(201);
     const id = created.json().id;
-    expect((await t.as(t.adminToken, { method: 'GET', url: `/api/users/${id}` })).json().username).toBe('erin');
+    expect((await t.as(t.adminToken, { method: 'GET', url: `/api/users/${id}` })).json().username).toBe(
+      'erin',
+    );
     const patched = await t.as(t.adminToken, {
       method: 'PATCH',
       url: `/api/users/${id}`,
@@ -58,7 +60,11 @@ describe(`users and login on ${BACKEND}`, () => {
   });
 
   it('rejects bad user input', async () => {
-    const dup = await t.as(t.adminToken, { method: 'POST', url: '/api/users', payload: { username: 'dave' } });
+    const dup = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/users',
+      payload: { username: 'dave' },
+    });
     expect(dup.statusCode).toBe(409);
     const cases = [
       [{ username: '' }, 'username'],
@@ -98,16 +104,26 @@ describe(`users and login on ${BACKEND}`, () => {
       expect(bad.statusCode).toBe(401);
       expect(bad.headers['www-authenticate']).toBe('Token');
     }
-    const missing = await t.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'dave' } });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: 'dave' },
+    });
     expect(missing.statusCode).toBe(400);
   });
 
   it("applies a permission change to the user's existing tokens", async () => {
     const frank = await t.user('frank');
-    const before = (await t.as(frank.token, { method: 'GET', url: '/api/authtokens?show_all=true' })).json().count;
+    const before = (await t.as(frank.token, { method: 'GET', url: '/api/authtokens?show_all=true' })).json()
+      .count;
     expect(before).toBe(1);
-    await t.as(t.adminToken, { method: 'PATCH', url: `/api/users/${frank.id}`, payload: { permissions: ['manage_tokens'] } });
-    const after = (await t.as(frank.token, { method: 'GET', url: '/api/authtokens?show_all=true' })).json().count;
+    await t.as(t.adminToken, {
+      method: 'PATCH',
+      url: `/api/users/${frank.id}`,
+      payload: { permissions: ['manage_tokens'] },
+    });
+    const after = (await t.as(frank.token, { method: 'GET', url: '/api/authtokens?show_all=true' })).json()
+      .count;
     expect(after).toBeGreaterThan(1);
   });
 });

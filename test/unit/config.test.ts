@@ -18,7 +18,9 @@ describe('config', () => {
     writeFileSync(file, JSON.stringify({ port: 7000, logLevel: 'warn', host: '127.0.0.1' }));
     expect(loadConfig({ env: { LOGSCOPE_CONFIG: file } }).port).toBe(7000);
     expect(loadConfig({ env: { LOGSCOPE_CONFIG: file, PORT: '7100' } }).port).toBe(7100);
-    expect(loadConfig({ env: { LOGSCOPE_CONFIG: file, PORT: '7100', LOGSCOPE_PORT: '7200' } }).port).toBe(7200);
+    expect(loadConfig({ env: { LOGSCOPE_CONFIG: file, PORT: '7100', LOGSCOPE_PORT: '7200' } }).port).toBe(
+      7200,
+    );
     const c = loadConfig({ env: { LOGSCOPE_CONFIG: file, LOGSCOPE_PORT: '7200' }, flags: { port: '7300' } });
     expect(c.port).toBe(7300);
     expect(c.logLevel).toBe('warn');

@@ -22,12 +22,29 @@ export function caller(request: FastifyRequest): Identity {
   return request.identity;
 }
 
-/** Extracts the key from `Authorization: token <key>` / `Bearer <key>`, or `?token=` when allowed. */
-export function presentedKey(request: FastifyRequest, allowQueryToken: boolean): string | undefined {
+/**
+ * Extracts the key from `Authorization: token <key>` / `Bearer <key>`, or `?token=` when
+ * allowed. Ingest routes also take what log shippers send to Elasticsearch: `ApiKey`
+ * (the key itself, or base64 of `id:key`) and `Basic` (the key as the password).
+ */
+export function presentedKey(
+  request: FastifyRequest,
+  allowQueryToken: boolean,
+  shipperSchemes = false,
+): string | undefined {
   const header = request.headers.authorization;
   if (header) {
-    const m = /^\s*(token|bearer)\s+(\S+)\s*$/i.exec(header);
-    return m?.[2] ?? '';
+    const m = /^\s*(token|bearer|apikey|basic)\s+(\S+)\s*$/i.exec(header);
+    const scheme = m?.[1]?.toLowerCase();
+    const value = m?.[2] ?? '';
+    if (scheme === 'token' || scheme === 'bearer') return value;
+    if (!shipperSchemes || !scheme) return '';
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    if (scheme === 'basic') return decoded.slice(decoded.indexOf(':') + 1);
+    // An API key is sent as is, or (Beats' `id:key` form) base64 of printable `id:key`.
+    return /^[\x21-\x39\x3b-\x7e]+:[\x21-\x7e]+$/.test(decoded)
+      ? decoded.slice(decoded.indexOf(':') + 1)
+      : value;
   }
   if (allowQueryToken) {
     const q = (request.query as Record<string, unknown> | undefined)?.token;
@@ -45,9 +62,9 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: Tokens
   app.addHook('onRequest', async (request) => {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'user';
     if (mode === 'public') return;
-    const key = presentedKey(request, request.url.startsWith('/ws/'));
+    const key = presentedKey(request, request.url.startsWith('/ws/'), mode === 'ingest');
     if (key === undefined) throw notAuthenticated();
-    if (!key) throw notAuthenticated('Malformed Authorization header: use "token <key>".');
+    if (!key) throw notAuthenticated('Malformed Authorization header: use "token <secret_key>".');
     const who = await opts.tokens.authenticate(key);
     if (mode === 'user' && who.tokenType !== 'USER') {
       throw permissionDenied('An INGEST token may only send events.');

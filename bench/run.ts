@@ -1,0 +1,15 @@
+/**
+ * `npm run bench -- <name> [flags]`: runs one benchmark. Each prints its figures beside
+ * the raw engine doing the same work in the same run, and their ratio.
+ */
+const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<void> }>> = {
+  ingest: () => import('./ingest.js'),
+};
+
+const [name, ...rest] = process.argv.slice(2);
+const load = name ? BENCHES[name] : undefined;
+if (!load) {
+  console.error(`usage: npm run bench -- <${Object.keys(BENCHES).join('|')}> [flags]`);
+  process.exit(2);
+}
+await (await load()).main(rest);

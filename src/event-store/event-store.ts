@@ -1,0 +1,39 @@
+import type { NormalisedEvent, StoredEvent } from '../core/event.js';
+
+/** What a backend can do, so callers choose a strategy without knowing the engine. */
+export interface EventStoreCapabilities {
+  /** Running statements can be interrupted (DuckDB interrupt, ClickHouse KILL QUERY). */
+  readonly interrupt: boolean;
+  /** Regular expressions are RE2 inside the engine. */
+  readonly re2: boolean;
+}
+
+export interface EventStoreStats {
+  events: number;
+  /** Bytes the store occupies on disk (0 when unknown). */
+  bytesOnDisk: number;
+  oldestTs: number | null;
+  newestTs: number | null;
+}
+
+/**
+ * The event storage contract. Backends: DuckDB (embedded default); ClickHouse later.
+ * All times are Unix milliseconds.
+ */
+export interface EventStore {
+  readonly kind: 'duckdb';
+  readonly capabilities: EventStoreCapabilities;
+  /**
+   * Appends a batch durably (committed before the promise resolves) and returns the
+   * `stored_at` it gave every event of the batch.
+   */
+  append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }>;
+  /** One event by id, or null. */
+  getById(evId: string): Promise<StoredEvent | null>;
+  /** Deletes events whose `ts` is older than the cut-off; returns how many. */
+  deleteOlderThan(tsMs: number): Promise<number>;
+  stats(): Promise<EventStoreStats>;
+  /** Fails when the store cannot answer (for /api/health). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

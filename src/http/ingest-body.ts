@@ -1,0 +1,46 @@
+import type { Readable, Transform } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors/errors.js';
+
+/**
+ * Body handling for the ingest scope: JSON and NDJSON arrive as raw bytes (checked for
+ * UTF-8 and split per record by the parsers), optionally gzip/deflate-compressed. The
+ * size limit applies to the decompressed body.
+ */
+export function ingestBodies(app: FastifyInstance, types: string[] | RegExp) {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(types, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
+    switch (encoding) {
+      case 'identity':
+        return payload;
+      case 'gzip':
+      case 'x-gzip':
+        return decoded(payload, createGunzip());
+      case 'deflate':
+        return decoded(payload, createInflate());
+      default:
+        throw new AppError(
+          415,
+          'unsupported_media_type',
+          `Unsupported Content-Encoding "${encoding}": use gzip or deflate.`,
+        );
+    }
+  });
+}
+
+/**
+ * Pipes through a decompressor. Fastify compares Content-Length with
+ * `receivedEncodedLength` when the stream carries it, so count the compressed bytes.
+ */
+function decoded(payload: Readable, decoder: Transform): Readable {
+  const out = decoder as Transform & { receivedEncodedLength: number };
+  out.receivedEncodedLength = 0;
+  payload.on('data', (chunk: Buffer) => {
+    out.receivedEncodedLength += chunk.length;
+  });
+  payload.pipe(out);
+  return out;
+}

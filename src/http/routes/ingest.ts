@@ -1,0 +1,66 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Identity } from '../../domain/auth/identity.js';
+import type { IngestService } from '../../ingest/ingest-service.js';
+import { decodeUtf8Body, IngestBodyError, parseJsonBody } from '../../ingest/parsers/ndjson.js';
+import { parseNdjsonBytes } from '../../ingest/parsers/ndjson-bytes.js';
+import { ingestBodies } from '../ingest-body.js';
+import { caller } from '../plugins/auth.js';
+import { errorResponses } from '../schemas/common.js';
+
+const NDJSON_TYPES = [
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonlines',
+  'application/x-jsonlines',
+];
+
+export const IngestResultSchema = Type.Object(
+  {
+    accepted: Type.Integer(),
+    rejected: Type.Integer(),
+    errors: Type.Array(Type.Object({ index: Type.Integer(), detail: Type.String() }), { maxItems: 100 }),
+  },
+  { $id: 'IngestResult' },
+);
+
+/** The `source` column of events sent with a token: its name, else its kind. */
+export const sourceOf = (who: Identity, intake: string) => `${intake}:${who.username}`;
+
+export async function ingestRoutes(
+  fastify: FastifyInstance,
+  opts: { ingest: IngestService; bodyLimit: number },
+) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  ingestBodies(app, ['application/json', ...NDJSON_TYPES]);
+
+  app.post(
+    '/api/ingest',
+    {
+      bodyLimit: opts.bodyLimit,
+      config: { auth: 'ingest' },
+      schema: {
+        tags: ['ingest'],
+        summary: 'Send events: a JSON object, a JSON array, or NDJSON (gzip/deflate allowed)',
+        description:
+          'Answers once the accepted events are durable. A malformed record is rejected alone ' +
+          '(listed by index, at most 100); the others are stored.',
+        response: { 200: Type.Ref('IngestResult'), ...errorResponses(400, 401, 403, 413, 415, 503) },
+      },
+    },
+    async (request) => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+      const body = request.body as Buffer;
+      const entries = NDJSON_TYPES.includes(type)
+        ? parseNdjsonBytes(body)
+        : parseJsonBody(decodeUtf8Body(body));
+      if (entries.length === 0) throw new IngestBodyError('parse_error', 'Request body holds no records.');
+      const { accepted, rejected, errors } = await opts.ingest.ingest(
+        entries,
+        sourceOf(caller(request), 'http'),
+      );
+      return { accepted, rejected, errors };
+    },
+  );
+}
