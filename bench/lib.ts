@@ -26,23 +26,30 @@ export interface BenchServer {
   pid: number;
   /** Peak resident set of the server so far (VmHWM), bytes. */
   peakRss(): number;
+  /** Resident set of the server now (VmRSS), bytes. */
+  rss(): number;
   stop(): Promise<void>;
+}
+
+function procStatus(pid: number, key: string): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 }
 
 /** Starts a real server process on a free port with a fresh data dir. */
 export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'logscope-bench-'));
+  const dataDir = env.LOGSCOPE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'logscope-bench-'));
   const port = 18000 + Math.floor(Math.random() * 2000);
   const extra = process.env.BENCH_SERVER_NODE_FLAGS ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ') : [];
   const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/cli/index.ts', 'serve'], {
     env: {
       ...process.env,
-      LOGSCOPE_DATA_DIR: dataDir,
       LOGSCOPE_PORT: String(port),
       LOGSCOPE_HOST: '127.0.0.1',
       LOGSCOPE_LOG_LEVEL: 'warn',
       LOGSCOPE_DATABASE_URL: '',
       ...env,
+      LOGSCOPE_DATA_DIR: dataDir,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -64,10 +71,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
     token,
     dataDir,
     pid,
-    peakRss() {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
-    },
+    peakRss: () => procStatus(pid, 'VmHWM'),
+    rss: () => procStatus(pid, 'VmRSS'),
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());

@@ -4,6 +4,7 @@
  */
 const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<void> }>> = {
   ingest: () => import('./ingest.js'),
+  query: () => import('./query.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -12,6 +12,7 @@ import { esBulkRoutes } from './http/routes/es-bulk.js';
 import { eventRoutes } from './http/routes/events.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
+import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
 import { userRoutes } from './http/routes/users.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
 import { VERSION } from './version.js';
@@ -58,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(UserSchema);
   app.addSchema(AuthTokenSchema);
   app.addSchema(IngestResultSchema);
+  app.addSchema(GenericQuerySchema);
   await app.register(bodyPlugin);
   await app.register(authPlugin, { tokens: services.tokens });
 
@@ -65,6 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authTokenRoutes, { tokens: services.tokens });
   await app.register(userRoutes, { users: services.users });
   await app.register(eventRoutes, { events: services.events });
+  await app.register(queryRoutes, { queries: services.queries });
   await app.register(ingestRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   await app.register(esBulkRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   return app;

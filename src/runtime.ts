@@ -54,6 +54,9 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   }
   const services = createServices(meta, events, config);
   const retention = startRetention(events, config.retentionDays);
+  const sweep = setInterval(() => {
+    services.queries.sweep().catch(() => undefined);
+  }, 60_000).unref();
   return {
     config,
     meta,
@@ -61,6 +64,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     services,
     async close() {
       clearInterval(retention);
+      clearInterval(sweep);
       await services.batcher.close();
       await events.close();
       await meta.close();

@@ -70,6 +70,32 @@ export const ConfigSchema = Type.Object(
       description: 'Syslog listener port, UDP and TCP (0 = off)',
     }),
     syslogHost: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Syslog listen address' }),
+    querySyncMs: Type.Integer({
+      minimum: 0,
+      maximum: 60000,
+      default: 1000,
+      description: 'How long POST /api/query waits for a result before answering 202 (ms)',
+    }),
+    queryTtlSeconds: Type.Integer({
+      minimum: 60,
+      default: 3600,
+      description: 'Queries nobody read for this long are deleted',
+    }),
+    queryRefreshMs: Type.Integer({
+      minimum: 100,
+      default: 1000,
+      description: 'A relative-time query being read is re-evaluated at most this often (ms)',
+    }),
+    querySliceEvents: Type.Integer({
+      minimum: 1000,
+      default: 2000000,
+      description: 'Events per time slice of a long query (partial results after each slice)',
+    }),
+    exportMaxRows: Type.Integer({
+      minimum: 1,
+      default: 1000000,
+      description: 'Most rows an export or report holds',
+    }),
     tokenCacheSeconds: Type.Integer({
       minimum: 0,
       default: 10,

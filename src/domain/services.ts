@@ -3,9 +3,12 @@ import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
 import type { MetadataDb } from '../metadata/database.js';
+import { QueriesRepository } from '../metadata/queries-repository.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
+import { QueryRunner } from '../query/runner.js';
 import { EventsService } from './events/events-service.js';
+import { QueriesService } from './queries/queries-service.js';
 import { TokensService } from './tokens/tokens-service.js';
 import { UsersService } from './users/users-service.js';
 
@@ -20,6 +23,8 @@ export interface Services extends MetaServices {
   events: EventsService;
   ingest: IngestService;
   batcher: Batcher;
+  runner: QueryRunner;
+  queries: QueriesService;
 }
 
 export function createMetaServices(meta: MetadataDb, config: Config): MetaServices {
@@ -35,10 +40,21 @@ export function createServices(meta: MetadataDb, events: EventStore, config: Con
     maxBatchEvents: config.ingestBatchEvents,
     maxQueuedEvents: config.ingestQueueEvents,
   });
+  const runner = new QueryRunner(events, {
+    sliceEvents: config.querySliceEvents,
+    maxSlices: 8,
+    refreshMs: config.queryRefreshMs,
+  });
   return {
     ...createMetaServices(meta, config),
     events: new EventsService(events),
     ingest: new IngestService(batcher),
     batcher,
+    runner,
+    queries: new QueriesService(new QueriesRepository(meta.db), runner, events, {
+      exportMaxRows: config.exportMaxRows,
+      syncWindowMs: config.querySyncMs,
+      ttlMs: config.queryTtlSeconds * 1000,
+    }),
   };
 }

@@ -1,4 +1,5 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from './query-plan.js';
 
 /** What a backend can do, so callers choose a strategy without knowing the engine. */
 export interface EventStoreCapabilities {
@@ -28,6 +29,12 @@ export interface EventStore {
    * `stored_at` it gave every event of the batch.
    */
   append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }>;
+  /** Runs a query plan; aborting `opts.signal` interrupts the engine's work. */
+  execute<P extends QueryPlan>(plan: P, opts?: ExecOptions): Promise<ResultOf<P>>;
+  /** Every event a search matches, in order, streamed (exports). */
+  stream(plan: SearchPlan, opts?: ExecOptions): AsyncGenerator<StoredEvent>;
+  /** How many events lie in a time range, ignoring filters (to size query slices). */
+  countInRange(fromMs: number, toMs: number): Promise<number>;
   /** One event by id, or null. */
   getById(evId: string): Promise<StoredEvent | null>;
   /** Deletes events whose `ts` is older than the cut-off; returns how many. */

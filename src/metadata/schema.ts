@@ -26,10 +26,23 @@ export interface AuthTokensTable {
   last_used_at: string | null;
 }
 
+export interface QueriesTable {
+  query_id: string;
+  owner_id: number;
+  type: string;
+  /** JSON of the params with defaults filled in. */
+  params: string;
+  created_at: string;
+  last_used_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   auth_tokens: AuthTokensTable;
+  queries: QueriesTable;
 }
+
+export type QueryRow = Selectable<QueriesTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUserRow = Insertable<UsersTable>;

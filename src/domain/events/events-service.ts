@@ -1,9 +1,13 @@
 import type { StoredEvent } from '../../core/event.js';
+import { presentEvent } from '../../core/present-event.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { toRawRecord } from '../../ingest/normalise.js';
 
 const seconds = (ms: number) => ms / 1000;
+
+/** An event with `raw`: the record rebuilt from its columns (GET /api/events/{ev_id}). */
+export const presentEventWithRaw = (e: StoredEvent) => ({ ...presentEvent(e), raw: toRawRecord(e) });
 
 /** One trigger an event matched (API.md §7). */
 export interface TriggerMatch {
@@ -13,19 +17,6 @@ export interface TriggerMatch {
   description: string;
   matched_at: number;
   task_id: number | null;
-}
-
-/** The JSON representation of an event: times in Unix seconds (ms precision), plus `raw`. */
-export function presentEvent(e: StoredEvent): Record<string, unknown> {
-  const { fields, ...columns } = e;
-  return {
-    ...columns,
-    ...fields,
-    ts: seconds(e.ts),
-    received_at: seconds(e.received_at),
-    stored_at: seconds(e.stored_at),
-    raw: toRawRecord(e),
-  };
 }
 
 export class EventsService {
@@ -38,7 +29,7 @@ export class EventsService {
   }
 
   async get(evId: string) {
-    return presentEvent(await this.load(evId));
+    return presentEventWithRaw(await this.load(evId));
   }
 
   async timestamps(evId: string) {

@@ -13,6 +13,28 @@ import {
 import { decodeTime } from 'ulidx';
 import type { NormalisedEvent, Severity, StoredEvent } from '../../core/event.js';
 import type { EventStore, EventStoreStats } from '../event-store.js';
+import type {
+  ExecOptions,
+  LastNResult,
+  QueryPlan,
+  ResultOf,
+  SearchPlan,
+  SearchResult,
+  SummaryResult,
+  TimelineResult,
+  TopNResult,
+} from '../query-plan.js';
+import { registerFilterFunctions } from './duckdb-filter-compiler.js';
+import {
+  type Compiled,
+  lastnSql,
+  metricKey,
+  searchCountSql,
+  searchRowsSql,
+  summarySql,
+  timelineSql,
+  topnSql,
+} from './duckdb-plans.js';
 
 /** The events table (ARCHITECTURE.md "Event schema"); `fields` holds every other field. */
 const CREATE_EVENTS = `
@@ -58,6 +80,8 @@ export class DuckDbEventStore implements EventStore {
   readonly kind = 'duckdb' as const;
   readonly capabilities = { interrupt: true, re2: true };
   private appendQueue: Promise<unknown> = Promise.resolve();
+  /** Idle query connections; each running statement has its own so it can be interrupted. */
+  private readonly idle: DuckDBConnection[] = [];
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -84,6 +108,7 @@ export class DuckDbEventStore implements EventStore {
     const writer = await instance.connect();
     await writer.run(CREATE_EVENTS);
     const reader = await instance.connect();
+    registerFilterFunctions(reader);
     const appender = await writer.createAppender('events');
     const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
     return new DuckDbEventStore(instance, writer, reader, appender, types, file);
@@ -160,6 +185,153 @@ export class DuckDbEventStore implements EventStore {
     return row ? rowToEvent(row) : null;
   }
 
+  private async withConnection<T>(opts: ExecOptions, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (opts.signal?.aborted) throw abortError();
+    const conn = this.idle.pop() ?? (await this.instance.connect());
+    const onAbort = () => conn.interrupt();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const poll = opts.onProgress
+      ? setInterval(() => {
+          const p = conn.progress.percentage;
+          if (p >= 0) opts.onProgress?.(Math.min(1, p / 100));
+        }, 100)
+      : undefined;
+    try {
+      return await fn(conn);
+    } catch (err) {
+      if (opts.signal?.aborted) throw abortError();
+      throw err;
+    } finally {
+      clearInterval(poll);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (this.idle.length < 4) this.idle.push(conn);
+      else conn.closeSync();
+    }
+  }
+
+  private async rows(conn: DuckDBConnection, q: Compiled): Promise<Record<string, DuckDBValue>[]> {
+    const reader = await conn.runAndReadAll(q.sql, q.params.values);
+    return reader.getRowObjects();
+  }
+
+  /** Runs a plan on its own connection; aborting the signal interrupts the statement. */
+  execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
+    return this.withConnection(opts, async (conn) => {
+      const result = await this.executeOn(conn, plan);
+      return result as ResultOf<P>;
+    });
+  }
+
+  private async executeOn(conn: DuckDBConnection, plan: QueryPlan): Promise<ResultOf<QueryPlan>> {
+    switch (plan.kind) {
+      case 'search': {
+        const rows = plan.limit > 0 ? (await this.rows(conn, searchRowsSql(plan))).map(rowToEvent) : [];
+        const total = plan.count ? Number((await this.rows(conn, searchCountSql(plan)))[0]?.n ?? 0) : -1;
+        return { total, events: rows } satisfies SearchResult;
+      }
+      case 'topn': {
+        const rows = await this.rows(conn, topnSql(plan));
+        return {
+          total: Number(rows[0]?.total ?? 0),
+          items: rows.map((r) => ({ value: plain(r.v) as string, count: Number(r.c) })),
+        } satisfies TopNResult;
+      }
+      case 'lastn': {
+        const rows = await this.rows(conn, lastnSql(plan));
+        return {
+          items: rows.map((r) => ({
+            value: plain(r.v) as string,
+            lastSeen: Number(r.last_seen),
+            firstSeen: Number(r.first_seen),
+            count: Number(r.c),
+          })),
+        } satisfies LastNResult;
+      }
+      case 'summary': {
+        const rows = await this.rows(conn, summarySql(plan));
+        const metricsOf = (r: Record<string, DuckDBValue>) =>
+          Object.fromEntries(plan.metrics.map((m, i) => [metricKey(m), numOrNull(r[`m${i}`])]));
+        const totalRow = plan.groupBy.length ? rows.find((r) => Number(r.total_row) === 1) : rows[0];
+        const details = plan.groupBy.length
+          ? rows
+              .filter((r) => Number(r.total_row) === 0)
+              .map((r) => ({
+                group: Object.fromEntries(
+                  plan.groupBy.map((f, i) => [f, plain(r[`g${i}`]) as string | null]),
+                ),
+                metrics: { count: Number(r.c), ...metricsOf(r) },
+              }))
+          : [];
+        return {
+          totals: { count: Number(totalRow?.c ?? 0), ...(totalRow ? metricsOf(totalRow) : {}) },
+          details,
+        } satisfies SummaryResult;
+      }
+      case 'timeline': {
+        const rows = await this.rows(conn, timelineSql(plan));
+        const buckets = new Map<
+          number,
+          { startMs: number; count: number; series?: Record<string, number> }
+        >();
+        for (const r of rows) {
+          const startMs = Number(r.b);
+          let b = buckets.get(startMs);
+          if (!b) {
+            b = { startMs, count: 0, ...(plan.splitBy ? { series: {} } : {}) };
+            buckets.set(startMs, b);
+          }
+          const c = Number(r.c);
+          b.count += c;
+          if (b.series) {
+            const key = r.s === null || r.s === undefined ? 'other' : String(r.s);
+            b.series[key] = (b.series[key] ?? 0) + c;
+          }
+        }
+        return { buckets: [...buckets.values()] } satisfies TimelineResult;
+      }
+      default:
+        return plan satisfies never;
+    }
+  }
+
+  /** Events matching in range (for slicing decisions): the filter is not applied. */
+  async countInRange(fromMs: number, toMs: number): Promise<number> {
+    const rows = await this.runSql('SELECT count(*) AS n FROM events WHERE ts >= $1 AND ts < $2', [
+      ts(fromMs),
+      ts(toMs),
+    ]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Streams every event a search matches, in its order, a chunk at a time, so an export
+   * of a million rows never holds them all in memory.
+   */
+  async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+    const conn = await this.instance.connect();
+    const onAbort = () => conn.interrupt();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const q = searchRowsSql(plan);
+      const result = await conn.stream(q.sql, q.params.values);
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        const names = result.columnNames();
+        for (const row of chunk.getRows()) {
+          const obj: Record<string, DuckDBValue> = {};
+          names.forEach((n, i) => {
+            obj[n] = row[i] as DuckDBValue;
+          });
+          yield rowToEvent(obj);
+        }
+      }
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+      conn.closeSync();
+    }
+  }
+
   async deleteOlderThan(tsMs: number): Promise<number> {
     const res = await this.writer.run('DELETE FROM events WHERE ts < $1', [ts(tsMs)]);
     return res.rowsChanged;
@@ -208,11 +380,32 @@ export class DuckDbEventStore implements EventStore {
 
   async close(): Promise<void> {
     await this.appendQueue;
+    for (const c of this.idle.splice(0)) c.closeSync();
     this.appender.closeSync();
     this.reader.closeSync();
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+function abortError(): Error {
+  const err = new Error('The query was stopped.');
+  err.name = 'AbortError';
+  return err;
+}
+
+/** DuckDB values as plain JSON-friendly values (bigints as numbers). */
+function plain(v: DuckDBValue | undefined): string | number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number' || typeof v === 'string') return v;
+  return String(v);
+}
+
+function numOrNull(v: DuckDBValue | undefined): number | null {
+  if (v === null || v === undefined) return null;
+  const n = Number(typeof v === 'object' ? String(v) : v);
+  return Number.isFinite(n) ? n : null;
 }
 
 function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {

@@ -1,0 +1,252 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { prng } from '../src/cli/demo-generator.js';
+import type { NormalisedEvent, Severity } from '../src/core/event.js';
+import { and } from '../src/core/filter-ast.js';
+import { newUlid } from '../src/core/ids.js';
+import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
+import {
+  type Compiled,
+  lastnSql,
+  searchCountSql,
+  searchRowsSql,
+  summarySql,
+  timelineSql,
+  topnSql,
+} from '../src/event-store/duckdb/duckdb-plans.js';
+import type { QueryPlan } from '../src/event-store/query-plan.js';
+import { parseFilter } from '../src/query/filter/parse-filter.js';
+import { parseQuery } from '../src/query/language/parse-query.js';
+import { resolveTimeRange } from '../src/query/time-range.js';
+import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
+import type { QueryTypeName } from '../src/query/types/query-type.js';
+import { validateQuery } from '../src/query/validate.js';
+import { flag, fmt, percentile, startServer } from './lib.js';
+
+/**
+ * Query latency: each query type through the API (HTTP, validation, JSON) beside the same
+ * SQL run directly on DuckDB, over N demo-like events spread over the last 24 hours.
+ * Flags: --events N (default 10,000,000), --runs R (default 15 per case).
+ * The data set is built once under .bench/ and reused while its size matches.
+ */
+const CASES: Array<{ name: string; goalMs: number; type: QueryTypeName; params: Record<string, unknown> }> = [
+  {
+    name: 'Search filter+sort+100+total',
+    goalMs: 50,
+    type: 'Search',
+    params: { query: 'status:>=500 AND host:web-2', page_size: 100 },
+  },
+  {
+    name: 'Search substring on message',
+    goalMs: 250,
+    type: 'Search',
+    params: { query: '"timeout after"', page_size: 100 },
+  },
+  { name: 'TopN cardinality 50', goalMs: 50, type: 'TopN', params: { field: 'app', n: 10 } },
+  { name: 'TopN cardinality 10k', goalMs: 150, type: 'TopN', params: { field: 'user', n: 10 } },
+  { name: 'TopN cardinality 1M', goalMs: 500, type: 'TopN', params: { field: 'src_ip', n: 10 } },
+  { name: 'LastN', goalMs: 50, type: 'LastN', params: { field: 'host', n: 10 } },
+  {
+    name: 'Summary count/avg by host',
+    goalMs: 250,
+    type: 'Summary',
+    params: { group_by: ['host'], metrics: [{ op: 'count' }, { op: 'avg', field: 'bytes' }] },
+  },
+  { name: 'Timeline 1,440 buckets', goalMs: 50, type: 'Timeline', params: { interval: '1m' } },
+];
+
+const HOSTS = Array.from({ length: 20 }, (_, i) => `web-${i + 1}`);
+const MESSAGES = [
+  'GET /index.html 200',
+  'POST /api/v1/orders 201',
+  'Timeout after 30000 ms calling payments-gateway',
+  'Accepted publickey for user',
+  'Failed password for invalid user',
+  'DENY TCP connection',
+  'Connection refused: redis://cache-1:6379',
+];
+const SEVERITIES: Severity[] = ['info', 'info', 'info', 'notice', 'warning', 'error'];
+
+async function buildData(dir: string, total: number, windowEnd: number) {
+  const tmp = `${dir}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  const store = await DuckDbEventStore.open({ dataDir: tmp, memoryLimit: '1GB', checkpointThreshold: '1GB' });
+  const r = prng(7);
+  const start = windowEnd - 86_400_000;
+  const batch = 50_000;
+  for (let done = 0; done < total; done += batch) {
+    const events: NormalisedEvent[] = [];
+    for (let i = 0; i < batch && done + i < total; i++) {
+      const ts = Math.floor(start + ((done + i) / total) * 86_400_000);
+      const status = r() < 0.9 ? 200 : r() < 0.5 ? 404 : 503;
+      events.push({
+        ev_id: newUlid(ts),
+        ts,
+        received_at: ts,
+        host: HOSTS[Math.floor(r() * HOSTS.length)] as string,
+        app: `app-${Math.floor(r() * 50)}`,
+        severity: SEVERITIES[Math.floor(r() * SEVERITIES.length)] as Severity,
+        facility: null,
+        message: `${MESSAGES[Math.floor(r() * r() * MESSAGES.length)]} #${done + i}`,
+        src_ip: `10.${Math.floor(r() * 16)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}`,
+        src_port: 1024 + Math.floor(r() * 60000),
+        dst_ip: null,
+        dst_port: 443,
+        user: `user-${Math.floor(r() * 10_000)}`,
+        action: null,
+        status,
+        bytes: Math.floor(r() * 100_000),
+        source: 'bench',
+        fields: { 'http.method': r() < 0.8 ? 'GET' : 'POST' },
+      });
+    }
+    await store.append(events);
+    process.stderr.write(`\r  building: ${fmt(Math.min(total, done + batch))} events`);
+  }
+  process.stderr.write('\n');
+  await store.checkpoint();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+}
+
+const rangeOf = (windowEnd: number) => ({
+  ts_from: Math.floor((windowEnd - 86_400_000) / 1000),
+  ts_to: Math.ceil(windowEnd / 1000) + 1,
+});
+
+function planFor(c: (typeof CASES)[number], baseMs: number): QueryPlan {
+  const params = { ...c.params, time_range: rangeOf(baseMs) };
+  const valid = validateQuery({ type: c.type, params });
+  const filter = and(parseFilter(valid.params.filter, {}), parseQuery(valid.params.query, {}));
+  return QUERY_TYPE_DEFS[c.type].plan(
+    valid.params,
+    filter,
+    resolveTimeRange(valid.params.time_range, baseMs),
+  );
+}
+
+function sqlFor(plan: QueryPlan): Compiled[] {
+  switch (plan.kind) {
+    case 'search':
+      return [searchRowsSql(plan), searchCountSql(plan)];
+    case 'topn':
+      return [topnSql(plan)];
+    case 'lastn':
+      return [lastnSql(plan)];
+    case 'summary':
+      return [summarySql(plan)];
+    case 'timeline':
+      return [timelineSql(plan)];
+    default:
+      return plan satisfies never;
+  }
+}
+
+const stats = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99) };
+};
+
+export async function main(argv: string[]) {
+  const total = flag(argv, 'events', 10_000_000);
+  const runs = flag(argv, 'runs', 15);
+  const root = path.resolve('.bench');
+  const dir = path.join(root, `query-${total}`);
+  const metaFile = path.join(dir, 'bench.json');
+  mkdirSync(root, { recursive: true });
+  // The data spans the 24 h before it was built; queries are pinned to that end time.
+  let windowEnd = Date.now();
+  if (existsSync(metaFile)) {
+    windowEnd = (JSON.parse(readFileSync(metaFile, 'utf8')) as { windowEnd: number }).windowEnd;
+    console.log(`reusing ${fmt(total)} events in ${dir}`);
+  } else {
+    console.log(`building ${fmt(total)} events in ${dir} (once)`);
+    await buildData(dir, total, windowEnd);
+    writeFileSync(metaFile, JSON.stringify({ windowEnd }));
+  }
+
+  // --- raw engine: the same SQL the API compiles, straight on DuckDB
+  const raw: Record<string, number[]> = {};
+  {
+    const store = await DuckDbEventStore.open({
+      dataDir: dir,
+      memoryLimit: '1GB',
+      checkpointThreshold: '256MB',
+    });
+    for (const c of CASES) {
+      const queries = sqlFor(planFor(c, windowEnd));
+      const times: number[] = [];
+      for (let i = 0; i < runs + 2; i++) {
+        const t0 = performance.now();
+        for (const q of queries) await store.runSql(q.sql, q.params.values);
+        if (i >= 2) times.push(performance.now() - t0);
+      }
+      raw[c.name] = times;
+    }
+    await store.close();
+  }
+
+  // --- through the API: a real server process on the same files
+  const server = await startServer({
+    LOGSCOPE_DATA_DIR: dir,
+    LOGSCOPE_DUCKDB_MEMORY_LIMIT: '1GB',
+    LOGSCOPE_QUERY_SYNC_MS: '60000',
+    LOGSCOPE_QUERY_SLICE_EVENTS: String(1e12),
+  });
+  const api: Record<string, number[]> = {};
+  for (const c of CASES) {
+    const times: number[] = [];
+    for (let i = 0; i < runs + 2; i++) {
+      const body = { type: c.type, params: { ...c.params, time_range: rangeOf(windowEnd) } };
+      const t0 = performance.now();
+      const res = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as { status?: string; detail?: string };
+      if (res.status !== 200 || json.status !== 'SUCCESS')
+        throw new Error(`${c.name}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+      if (i >= 2) times.push(performance.now() - t0);
+    }
+    api[c.name] = times;
+  }
+
+  // --- export of up to 1M rows to CSV: server memory while streaming
+  const rssBefore = server.rss();
+  const exp = await fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'Search', params: { time_range: rangeOf(windowEnd), page_size: 10 } }),
+  });
+  const qid = ((await exp.json()) as { query_id: string }).query_id;
+  const t0 = performance.now();
+  const file = await fetch(`${server.url}/api/query/${qid}/export?ftype=csv`, {
+    headers: { authorization: `token ${server.token}` },
+  });
+  let bytes = 0;
+  let lines = 0;
+  let peakRss = rssBefore;
+  for await (const chunk of file.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const b of chunk) if (b === 10) lines++;
+    peakRss = Math.max(peakRss, server.rss());
+  }
+  const exportSeconds = (performance.now() - t0) / 1000;
+  await server.stop();
+
+  console.log('');
+  console.log(`${fmt(total)} events over 24 h, ${runs} runs per case (ms)`);
+  console.log('case                              API p50   API p99   raw p50   raw p99   ratio(p50)   goal');
+  for (const c of CASES) {
+    const a = stats(api[c.name] ?? []);
+    const r = stats(raw[c.name] ?? []);
+    console.log(
+      `${c.name.padEnd(32)} ${fmt(a.p50, 1).padStart(8)} ${fmt(a.p99, 1).padStart(9)} ${fmt(r.p50, 1).padStart(9)} ${fmt(r.p99, 1).padStart(9)} ${fmt(a.p50 / r.p50, 2).padStart(12)}   ≤ ${c.goalMs}`,
+    );
+  }
+  console.log(
+    `export CSV: ${fmt(lines - 1)} rows, ${fmt(bytes / 1048576, 1)} MiB in ${fmt(exportSeconds, 1)} s; server RSS ${fmt(rssBefore / 1048576)} → peak ${fmt(peakRss / 1048576)} MiB (growth ${fmt((peakRss - rssBefore) / 1048576)} MiB)`,
+  );
+}

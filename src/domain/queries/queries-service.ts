@@ -1,0 +1,212 @@
+import { newUlid } from '../../core/ids.js';
+import { conflict, fieldError, notFound } from '../../errors/errors.js';
+import type { EventStore } from '../../event-store/event-store.js';
+import { EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js';
+import type { ExportDocument, Renderer } from '../../export/renderer.js';
+import { RENDERERS } from '../../export/renderers.js';
+import { isValidTimeZone } from '../../export/time-format.js';
+import type { QueriesRepository } from '../../metadata/queries-repository.js';
+import { exportTable } from '../../query/export-tables.js';
+import type { QueryJob, QueryRunner } from '../../query/runner.js';
+import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
+import { type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
+import { type ValidQuery, validateQuery } from '../../query/validate.js';
+import type { Identity } from '../auth/identity.js';
+
+/** GenericQuery (the seed's representation plus API.md §3's additions). */
+export interface GenericQuery {
+  query_id: string;
+  status: string;
+  type: string;
+  base_time: number;
+  results: unknown;
+  params: unknown;
+  owner_id: number;
+  error: string | null;
+  progress: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface QueryExport {
+  renderer: Renderer;
+  filename: string;
+  doc: ExportDocument;
+}
+
+export interface QueriesServiceOptions {
+  /** Most rows an export holds. */
+  exportMaxRows: number;
+  /** How long POST waits for a result before answering 202 (ms). */
+  syncWindowMs: number;
+  /** Queries unread this long are deleted (ms). */
+  ttlMs: number;
+}
+
+// Reads move last_used_at at most this often: the TTL is in hours, not seconds.
+const TOUCH_EVERY_MS = 60_000;
+
+export class QueriesService {
+  private readonly touchedAt = new Map<string, number>();
+
+  constructor(
+    private readonly repo: QueriesRepository,
+    private readonly runner: QueryRunner,
+    private readonly store: EventStore,
+    private readonly opts: QueriesServiceOptions,
+  ) {}
+
+  validate(body: { type: unknown; params: unknown }): ValidQuery {
+    return validateQuery(body);
+  }
+
+  /** Stores and starts a query; answers within the sync window or with its state so far. */
+  async create(
+    who: Identity,
+    valid: ValidQuery,
+    present: PresentOptions,
+  ): Promise<{ finished: boolean; query: GenericQuery }> {
+    const now = new Date().toISOString();
+    const row = {
+      query_id: newUlid(),
+      owner_id: who.userId,
+      type: valid.type,
+      params: JSON.stringify(valid.params),
+      created_at: now,
+      last_used_at: now,
+    };
+    await this.repo.insert(row);
+    const job = this.runner.start(row, valid.filter);
+    await this.runner.settle(job, this.opts.syncWindowMs);
+    const finished = job.status === 'SUCCESS' || job.status === 'ERROR';
+    return { finished, query: await this.represent(job, present) };
+  }
+
+  /** The caller's query, started again from its definition if the server restarted. */
+  async job(who: Identity, id: string): Promise<QueryJob> {
+    let job = this.runner.peek(id);
+    if (!job) {
+      const row = await this.repo.byId(id);
+      if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) throw notFound('No such query.');
+      if (row.owner_id !== who.userId) throw notFound('No such query.');
+      job = this.runner.start(row, validateQuery({ type: row.type, params: JSON.parse(row.params) }).filter);
+    }
+    if (job.ownerId !== who.userId) throw notFound('No such query.');
+    await this.markUsed(id);
+    return job;
+  }
+
+  async get(who: Identity, id: string, present: PresentOptions): Promise<GenericQuery> {
+    const job = await this.job(who, id);
+    this.runner.touch(job);
+    return this.represent(job, present);
+  }
+
+  async recalculate(who: Identity, id: string): Promise<GenericQuery> {
+    const job = await this.job(who, id);
+    this.runner.recalculate(job);
+    await this.runner.settle(job, this.opts.syncWindowMs);
+    return this.represent(job, {});
+  }
+
+  async stop(who: Identity, id: string): Promise<GenericQuery> {
+    const job = await this.job(who, id);
+    await this.runner.stop(job);
+    return this.represent(job, {});
+  }
+
+  async remove(who: Identity, id: string): Promise<GenericQuery> {
+    const job = await this.job(who, id);
+    const last = await this.represent(job, {});
+    await this.repo.delete(id);
+    await this.runner.remove(job);
+    this.touchedAt.delete(id);
+    return last;
+  }
+
+  /**
+   * What `GET /api/query/{qid}/export` streams: the renderer, a safe file name and the
+   * document (a Search streams every matching event, not one page). Waits for a running
+   * query up to the sync window, then answers 409.
+   */
+  async export(
+    who: Identity,
+    id: string,
+    q: { ftype?: string | undefined; timezone?: string | undefined; filename?: string | undefined },
+  ): Promise<QueryExport> {
+    const format = parseExportFormat(q.ftype ?? 'json');
+    if (!format)
+      throw fieldError(
+        'ftype',
+        `Unknown format "${q.ftype}"; use one of ${EXPORT_FORMATS.join(', ')} (or xslx).`,
+      );
+    const timezone = q.timezone ?? 'UTC';
+    if (!isValidTimeZone(timezone))
+      throw fieldError('timezone', `Unknown timezone "${timezone}"; use an IANA name such as Europe/Paris.`);
+    const job = await this.job(who, id);
+    await this.runner.settle(job, this.opts.syncWindowMs);
+    if (job.status === 'PENDING' || job.status === 'IN_PROGRESS') {
+      throw conflict('The query is still running; export it once its status is SUCCESS.');
+    }
+    if (job.status === 'ERROR') throw conflict(`The query failed: ${job.error ?? 'unknown error'}`);
+    const renderer = RENDERERS[format];
+    const base =
+      (q.filename ?? `${job.type.toLowerCase()}-${job.id}`).replace(/[^\w.\- ]+/g, '_').slice(0, 200) ||
+      'export';
+    const filename = base.toLowerCase().endsWith(`.${renderer.ext}`) ? base : `${base}.${renderer.ext}`;
+    const table = exportTable(
+      job,
+      await this.runner.present(job, { page: 1 }),
+      this.store,
+      this.opts.exportMaxRows,
+    );
+    return {
+      renderer,
+      filename,
+      doc: { title: table.title, timezone, generatedAt: new Date(), sections: [{ kind: 'table', table }] },
+    };
+  }
+
+  /** Deletes queries nobody read for the TTL. */
+  async sweep(): Promise<number> {
+    const ids = await this.repo.unusedSince(new Date(Date.now() - this.opts.ttlMs).toISOString());
+    for (const id of ids) {
+      this.runner.forget(id);
+      this.touchedAt.delete(id);
+      await this.repo.delete(id);
+    }
+    return ids.length;
+  }
+
+  types() {
+    return QUERY_TYPES.map((t) => ({
+      type: t,
+      description: QUERY_TYPE_DEFS[t].description,
+      params: QUERY_TYPE_DEFS[t].params,
+      results: QUERY_TYPE_DEFS[t].results,
+    }));
+  }
+
+  private async markUsed(id: string) {
+    const now = Date.now();
+    if (now - (this.touchedAt.get(id) ?? 0) < TOUCH_EVERY_MS) return;
+    this.touchedAt.set(id, now);
+    await this.repo.touch(id, new Date(now).toISOString());
+  }
+
+  async represent(job: QueryJob, present: PresentOptions): Promise<GenericQuery> {
+    return {
+      query_id: job.id,
+      status: job.status,
+      type: job.type,
+      base_time: Math.floor(job.baseMs / 1000),
+      results: await this.runner.present(job, present),
+      params: job.params,
+      owner_id: job.ownerId,
+      error: job.error,
+      progress: job.progress,
+      created_at: job.createdAt,
+      updated_at: job.updatedAt,
+    };
+  }
+}

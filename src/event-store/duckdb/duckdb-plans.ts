@@ -1,0 +1,150 @@
+import { DuckDBTimestampValue } from '@duckdb/node-api';
+import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import type {
+  LastNPlan,
+  Metric,
+  SearchPlan,
+  SummaryPlan,
+  TimelinePlan,
+  TimeWindow,
+  TopNPlan,
+} from '../query-plan.js';
+import { compileFilter } from './duckdb-filter-compiler.js';
+import { quoteIdent, SqlParams } from './sql-params.js';
+
+/** SQL text plus its bound values. */
+export interface Compiled {
+  sql: string;
+  params: SqlParams;
+}
+
+const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
+
+/** A field as a SQL value: its column, or its entry in the `fields` map (NULL when absent). */
+export function fieldSql(field: string, params: SqlParams): string {
+  return isColumn(field) ? quoteIdent(field) : `element_at(fields, ${params.add(field)})[1]`;
+}
+
+/** A field as grouped and returned: times as epoch ms, everything else as stored. */
+function groupSql(field: string, params: SqlParams): string {
+  if (isColumn(field) && COLUMN_KINDS[field] === 'time') return `epoch_ms(${quoteIdent(field)})`;
+  return fieldSql(field, params);
+}
+
+const tsValue = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+
+/** The time range and the filter: every query's WHERE clause. */
+export function whereSql(filter: SearchPlan['filter'], range: TimeWindow, params: SqlParams): string {
+  const lo = params.add(tsValue(range.fromMs));
+  const hi = params.add(tsValue(range.toMs));
+  const f = filter.kind === 'true' ? '' : ` AND (${compileFilter(filter, params)})`;
+  return `ts >= ${lo} AND ts < ${hi}${f}`;
+}
+
+export function searchCountSql(plan: SearchPlan): Compiled {
+  const params = new SqlParams();
+  return {
+    sql: `SELECT count(*) AS n FROM events WHERE ${whereSql(plan.filter, plan.range, params)}`,
+    params,
+  };
+}
+
+export function searchRowsSql(plan: SearchPlan): Compiled {
+  const params = new SqlParams();
+  const where = whereSql(plan.filter, plan.range, params);
+  const order = [...plan.sort, { field: 'ev_id', desc: plan.sort[0]?.desc ?? true }]
+    .map((s) => `${fieldSql(s.field, params)} ${s.desc ? 'DESC' : 'ASC'} NULLS LAST`)
+    .join(', ');
+  const sql = `SELECT * FROM events WHERE ${where} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
+  return { sql, params };
+}
+
+export function topnSql(plan: TopNPlan): Compiled {
+  const params = new SqlParams();
+  const v = groupSql(plan.field, params);
+  const where = whereSql(plan.filter, plan.range, params);
+  // One pass: the per-value counts, their grand total (window sum) and the top n.
+  const sql = `SELECT v, c, sum(c) OVER () AS total FROM (
+    SELECT ${v} AS v, count(*) AS c FROM events WHERE ${where} AND ${v} IS NOT NULL GROUP BY ALL
+  ) ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`;
+  return { sql, params };
+}
+
+export function lastnSql(plan: LastNPlan): Compiled {
+  const params = new SqlParams();
+  const v = groupSql(plan.field, params);
+  const where = whereSql(plan.filter, plan.range, params);
+  const sql = `SELECT ${v} AS v, epoch_ms(max(ts)) AS last_seen, epoch_ms(min(ts)) AS first_seen, count(*) AS c
+    FROM events WHERE ${where} AND ${v} IS NOT NULL GROUP BY ALL
+    ORDER BY last_seen DESC, v ASC LIMIT ${params.add(plan.n)}`;
+  return { sql, params };
+}
+
+/** The result key of a metric: `count`, or `<op>_<field>` (e.g. `avg_bytes`). */
+export const metricKey = (m: Metric) => (m.field ? `${m.op}_${m.field}` : m.op);
+
+function metricSql(m: Metric, params: SqlParams): string {
+  if (m.op === 'count') return m.field ? `count(${fieldSql(m.field, params)})` : 'count(*)';
+  const raw = fieldSql(m.field ?? 'bytes', params);
+  if (m.op === 'count_distinct') return `count(DISTINCT ${raw})`;
+  const num = `TRY_CAST(${raw} AS DOUBLE)`;
+  switch (m.op) {
+    case 'sum':
+      return `sum(${num})`;
+    case 'avg':
+      return `avg(${num})`;
+    case 'min':
+      return `min(${num})`;
+    case 'max':
+      return `max(${num})`;
+    case 'p50':
+      return `quantile_cont(${num}, 0.5)`;
+    case 'p90':
+      return `quantile_cont(${num}, 0.9)`;
+    case 'p99':
+      return `quantile_cont(${num}, 0.99)`;
+    default:
+      return m.op satisfies never;
+  }
+}
+
+/**
+ * Totals and the n largest groups in one statement: GROUPING SETS computes the grand
+ * total row (all group columns NULL, grouping id set) beside the groups.
+ */
+export function summarySql(plan: SummaryPlan): Compiled {
+  const params = new SqlParams();
+  const metrics = plan.metrics.map((m, i) => `${metricSql(m, params)} AS m${i}`);
+  const groups = plan.groupBy.map((f, i) => `${groupSql(f, params)} AS g${i}`);
+  const where = whereSql(plan.filter, plan.range, params);
+  if (!groups.length) {
+    return { sql: `SELECT count(*) AS c, ${metrics.join(', ')} FROM events WHERE ${where}`, params };
+  }
+  const keys = plan.groupBy.map((_, i) => `g${i}`).join(', ');
+  const sql = `WITH base AS (SELECT ${groups.join(', ')}, * FROM events WHERE ${where})
+    (SELECT 1 AS total_row, ${plan.groupBy.map((_, i) => `NULL AS g${i}`).join(', ')}, count(*) AS c, ${metrics.join(', ')} FROM base)
+    UNION ALL
+    (SELECT 0 AS total_row, ${keys}, count(*) AS c, ${metrics.join(', ')} FROM base GROUP BY ${keys}
+     ORDER BY c DESC, ${keys} LIMIT ${params.add(plan.n)})`;
+  return { sql, params };
+}
+
+export function timelineSql(plan: TimelinePlan): Compiled {
+  const params = new SqlParams();
+  const interval = params.add(plan.intervalMs);
+  const bucket = `(epoch_ms(ts) // ${interval}) * ${interval}`;
+  const where = whereSql(plan.filter, plan.range, params);
+  if (!plan.splitBy) {
+    return {
+      sql: `SELECT ${bucket} AS b, count(*) AS c FROM events WHERE ${where} GROUP BY b ORDER BY b`,
+      params,
+    };
+  }
+  const v = groupSql(plan.splitBy, params);
+  // The top series over the whole range by name, the rest folded into `other`.
+  const sql = `WITH base AS (SELECT ${bucket} AS b, CAST(${v} AS VARCHAR) AS v FROM events WHERE ${where}),
+    top AS (SELECT v FROM base WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT ${params.add(plan.series)})
+    SELECT b, CASE WHEN v IN (SELECT v FROM top) THEN v ELSE NULL END AS s, count(*) AS c
+    FROM base GROUP BY ALL ORDER BY b`;
+  return { sql, params };
+}

@@ -1,0 +1,121 @@
+import type { StoredEvent } from '../core/event.js';
+import type { FilterNode } from '../core/filter-ast.js';
+
+/**
+ * Dialect-neutral plans: what the query layer asks of an event store. Each backend
+ * compiles them to its own SQL. Times are Unix milliseconds; ranges are [from, to).
+ */
+export interface TimeWindow {
+  fromMs: number;
+  toMs: number;
+}
+
+export interface SortTerm {
+  field: string;
+  desc: boolean;
+}
+
+interface Base {
+  filter: FilterNode;
+  range: TimeWindow;
+}
+
+export interface SearchPlan extends Base {
+  kind: 'search';
+  sort: SortTerm[];
+  limit: number;
+  offset: number;
+  /** Count every match (the page's total); false when re-paging a known total. */
+  count: boolean;
+}
+
+export interface TopNPlan extends Base {
+  kind: 'topn';
+  field: string;
+  n: number;
+}
+
+export interface LastNPlan extends Base {
+  kind: 'lastn';
+  field: string;
+  n: number;
+}
+
+export const METRIC_OPS = [
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'count_distinct',
+  'p50',
+  'p90',
+  'p99',
+] as const;
+export type MetricOp = (typeof METRIC_OPS)[number];
+
+export interface Metric {
+  op: MetricOp;
+  field?: string;
+}
+
+export interface SummaryPlan extends Base {
+  kind: 'summary';
+  groupBy: string[];
+  metrics: Metric[];
+  n: number;
+}
+
+export interface TimelinePlan extends Base {
+  kind: 'timeline';
+  intervalMs: number;
+  splitBy?: string;
+  /** Series kept by name; the rest are summed as `other`. */
+  series: number;
+}
+
+export type QueryPlan = SearchPlan | TopNPlan | LastNPlan | SummaryPlan | TimelinePlan;
+
+export interface SearchResult {
+  total: number;
+  events: StoredEvent[];
+  /** The position of `events[0]` among all matches (0 unless a later page was fetched). */
+  eventsOffset?: number;
+}
+
+export interface TopNResult {
+  /** Matching events that have the field. */
+  total: number;
+  items: Array<{ value: string; count: number }>;
+}
+
+export interface LastNResult {
+  items: Array<{ value: string; lastSeen: number; firstSeen: number; count: number }>;
+}
+
+export interface SummaryResult {
+  totals: Record<string, number | null>;
+  details: Array<{ group: Record<string, string | null>; metrics: Record<string, number | null> }>;
+}
+
+export interface TimelineResult {
+  /** Bucket start (ms) → count and, with splitBy, counts per series value. */
+  buckets: Array<{ startMs: number; count: number; series?: Record<string, number> }>;
+}
+
+export interface PlanResults {
+  search: SearchResult;
+  topn: TopNResult;
+  lastn: LastNResult;
+  summary: SummaryResult;
+  timeline: TimelineResult;
+}
+
+export type ResultOf<P extends QueryPlan> = PlanResults[P['kind']];
+
+/** A running statement can be stopped through this. */
+export interface ExecOptions {
+  signal?: AbortSignal;
+  /** Called with the engine's progress (0..1) while the statement runs. */
+  onProgress?: (fraction: number) => void;
+}

@@ -1,0 +1,144 @@
+import type { StoredEvent } from '../core/event.js';
+import { presentEvent } from '../core/present-event.js';
+import type { EventStore } from '../event-store/event-store.js';
+import type { ExportColumn, ExportTable } from '../export/renderer.js';
+import type { QueryJob } from './runner.js';
+import { parseSort, type SearchParams } from './types/search.js';
+import type { SummaryParams } from './types/summary.js';
+
+const EVENT_COLUMNS: ExportColumn[] = [
+  { key: 'ts', title: 'time', kind: 'time' },
+  { key: 'host', title: 'host', kind: 'string' },
+  { key: 'app', title: 'app', kind: 'string' },
+  { key: 'severity', title: 'severity', kind: 'string' },
+  { key: 'message', title: 'message', kind: 'string' },
+  { key: 'src_ip', title: 'src_ip', kind: 'string' },
+  { key: 'src_port', title: 'src_port', kind: 'number' },
+  { key: 'dst_ip', title: 'dst_ip', kind: 'string' },
+  { key: 'dst_port', title: 'dst_port', kind: 'number' },
+  { key: 'user', title: 'user', kind: 'string' },
+  { key: 'action', title: 'action', kind: 'string' },
+  { key: 'status', title: 'status', kind: 'number' },
+  { key: 'bytes', title: 'bytes', kind: 'number' },
+  { key: 'facility', title: 'facility', kind: 'string' },
+  { key: 'source', title: 'source', kind: 'string' },
+  { key: 'fields', title: 'fields', kind: 'json' },
+  { key: 'ev_id', title: 'ev_id', kind: 'string' },
+];
+const TIME_FIELDS = new Set(['ts', 'received_at', 'stored_at']);
+
+async function* eventRows(events: AsyncIterable<StoredEvent>, projection: string[] | undefined) {
+  for await (const e of events) {
+    if (!projection) {
+      yield { ...presentEvent({ ...e, fields: {} }), fields: Object.keys(e.fields).length ? e.fields : null };
+    } else {
+      const p = presentEvent(e);
+      yield Object.fromEntries(projection.map((f) => [f, p[f] ?? null]));
+    }
+  }
+}
+
+async function* fromArray(rows: Array<Record<string, unknown>>) {
+  yield* rows;
+}
+
+/**
+ * The table an export of a query holds. A Search streams every matching event from the
+ * store (not only the fetched page), up to `maxRows`; the other types export their
+ * computed results.
+ */
+export function exportTable(
+  job: QueryJob,
+  results: unknown,
+  store: EventStore,
+  maxRows: number,
+): ExportTable {
+  const title = `${job.type} ${job.id}`;
+  switch (job.type) {
+    case 'Search': {
+      const p = job.params as SearchParams;
+      const projection = p.fields;
+      const columns: ExportColumn[] = projection
+        ? ['ts', ...projection.filter((f) => f !== 'ts')].map((f) => ({
+            key: f,
+            title: f,
+            kind: TIME_FIELDS.has(f) ? 'time' : 'string',
+          }))
+        : EVENT_COLUMNS;
+      const rows = eventRows(
+        store.stream({
+          kind: 'search',
+          filter: job.filter,
+          range: job.window,
+          sort: parseSort(p.sort),
+          limit: maxRows,
+          offset: 0,
+          count: false,
+        }),
+        projection ? columns.map((c) => c.key) : undefined,
+      );
+      return { title, columns, rows };
+    }
+    case 'TopN': {
+      const r = results as { items: Array<Record<string, unknown>> };
+      return {
+        title,
+        columns: [
+          { key: 'value', title: 'value', kind: 'string' },
+          { key: 'count', title: 'count', kind: 'number' },
+          { key: 'share', title: 'share', kind: 'number' },
+        ],
+        rows: fromArray(r.items ?? []),
+      };
+    }
+    case 'LastN': {
+      const r = results as { items: Array<Record<string, unknown>> };
+      return {
+        title,
+        columns: [
+          { key: 'value', title: 'value', kind: 'string' },
+          { key: 'last_seen', title: 'last seen', kind: 'time' },
+          { key: 'first_seen', title: 'first seen', kind: 'time' },
+          { key: 'count', title: 'count', kind: 'number' },
+        ],
+        rows: fromArray(r.items ?? []),
+      };
+    }
+    case 'Summary': {
+      const r = results as { totals: Record<string, unknown>; details: Array<Record<string, unknown>> };
+      const groupBy = (job.params as SummaryParams).group_by;
+      const metricKeys = Object.keys(r.totals ?? {});
+      const columns: ExportColumn[] = [
+        ...groupBy.map((g) => ({ key: `group.${g}`, title: g, kind: 'string' as const })),
+        ...metricKeys.map((k) => ({ key: k, title: k, kind: 'number' as const })),
+      ];
+      const total = { ...Object.fromEntries(groupBy.map((g) => [`group.${g}`, '(total)'])), ...r.totals };
+      const details = (r.details ?? []).map((d) => {
+        const group = d.group as Record<string, unknown>;
+        return { ...Object.fromEntries(groupBy.map((g) => [`group.${g}`, group[g]])), ...d };
+      });
+      return { title, columns, rows: fromArray([total, ...details]) };
+    }
+    case 'Timeline': {
+      const r = results as { buckets: Array<{ ts: number; count: number; series?: Record<string, number> }> };
+      const series = Object.keys(r.buckets?.[0]?.series ?? {});
+      return {
+        title,
+        columns: [
+          { key: 'ts', title: 'time', kind: 'time' },
+          { key: 'count', title: 'count', kind: 'number' },
+          ...series.map((s) => ({ key: `series.${s}`, title: s, kind: 'number' as const })),
+        ],
+        rows: fromArray(
+          (r.buckets ?? []).map((b) => ({
+            ts: b.ts,
+            count: b.count,
+            ...Object.fromEntries(series.map((s) => [`series.${s}`, b.series?.[s] ?? 0])),
+          })),
+        ),
+      };
+    }
+    default:
+      return job.type satisfies never;
+  }
+}

@@ -1,0 +1,437 @@
+/**
+ * The query language (API.md §3): a Lucene/KQL-like search string → the filter AST.
+ *
+ * - `word`, `"quoted phrase"`: case-insensitive substring of `message` (text nodes).
+ *   A word's leading/trailing `*` are dropped (substring matching covers them); an
+ *   inner `*` (`fo*bar`) becomes a case-insensitive regex on `message`; `*` alone and
+ *   `*:*` match everything. `/re/` alone is an RE2 regex on `message`.
+ * - `field:value` is `eq`; `field:"a b"` too (quotes make everything literal).
+ *   Unquoted wildcards: `pre*` startswith, `*suf` endswith, `*mid*` contains
+ *   (case-insensitive, like every contains), other patterns (`a*b`) an anchored regex;
+ *   `field:*` exists. `field:10.0.0.0/8` (an unquoted IPv4/IPv6 CIDR) is `cidr`.
+ * - `field:>=500` (also `>`, `<`, `<=`), `field:[100 TO 200]` (`between`, inclusive);
+ *   `{}` bounds are exclusive, mixing is allowed (`[1 TO 5}`), `*` leaves a side open.
+ * - `field:/re2/` regex (`\/` for a slash), `_exists_:field`, `field:(a OR b)` (a value
+ *   group: `OR` of plain values becomes `in`).
+ * - `AND`, `OR`, `NOT` (upper case), `-term` (NOT), `+term` (required: the same as
+ *   plain), parentheses, implicit AND; precedence NOT > AND > OR.
+ * - Backslash escapes any character in unquoted text (`path:\/var\/log`, `a\ b`,
+ *   `\*`); inside quotes `\"` and `\\` (any `\x` is `x`).
+ *
+ * Value types: unquoted values stay strings in `eq`, wildcard and `in` conditions (the
+ * backend coerces by column kind: `status:200` compares numerically). Relational and
+ * range bounds that are unquoted numbers become numbers, so that `latency:>500` on a
+ * string field compares numerically; quoted bounds stay strings.
+ */
+
+import { isIP } from 'node:net';
+import peggy from 'peggy';
+import {
+  and,
+  cond,
+  FILTER_LIMITS,
+  type FilterNode,
+  type FilterOp,
+  measure,
+  not,
+  or,
+  parseCidr,
+  parseNumeric,
+  type Scalar,
+  TRUE,
+  text,
+} from '../../core/filter-ast.js';
+import { AppError } from '../../errors/errors.js';
+import { buildCondition, checkFieldName } from '../filter/conditions.js';
+import { QUERY_GRAMMAR } from './grammar.js';
+
+/** Longest accepted query string. */
+export const MAX_QUERY_LENGTH = 10_000;
+
+/**
+ * A query string that cannot be parsed or names an invalid value: a 400 whose message
+ * names the position (`offset` is 0-based; `line` and `column` 1-based).
+ */
+export class QuerySyntaxError extends AppError {
+  override name = 'QuerySyntaxError';
+
+  constructor(
+    message: string,
+    readonly offset: number,
+    readonly line: number,
+    readonly column: number,
+    path = 'query',
+  ) {
+    super(400, 'invalid_query', message, { [path]: [message] });
+  }
+}
+
+interface Position {
+  readonly offset: number;
+  readonly line: number;
+  readonly column: number;
+}
+
+interface Location {
+  readonly start: Position;
+}
+
+/** Line and column the way Peggy counts them (only `\n` starts a line). */
+function positionOf(input: string, offset: number): Position {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < input.length; i++) {
+    if (input.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { offset, line, column: offset - lineStart + 1 };
+}
+
+const describePosition = (p: Position) => `position ${p.offset} (line ${p.line}, column ${p.column})`;
+
+/** Thrown by the grammar helpers; turned into a QuerySyntaxError carrying the path. */
+class ValueError extends Error {
+  constructor(
+    message: string,
+    readonly at: Position,
+  ) {
+    super(message);
+  }
+}
+
+// Shapes the grammar's actions produce (see grammar.ts).
+type Segment = { readonly c: string; readonly escaped?: true } | { readonly star: true };
+type Bound = { readonly star: true } | { readonly s: string; readonly quoted: boolean };
+type RelOp = '>=' | '<=' | '>' | '<';
+type ValueDesc =
+  | { readonly t: 'or' | 'and'; readonly items: readonly ValueDesc[] }
+  | { readonly t: 'unary'; readonly ops: readonly boolean[]; readonly item: ValueDesc }
+  | {
+      readonly t: 'range';
+      readonly open: '[' | '{';
+      readonly lo: Bound;
+      readonly hi: Bound;
+      readonly close: ']' | '}';
+      readonly loc: Location;
+    }
+  | {
+      readonly t: 'rel';
+      readonly op: RelOp;
+      readonly v: { s: string; quoted: boolean };
+      readonly loc: Location;
+    }
+  | { readonly t: 'regex' | 'quoted'; readonly s: string; readonly loc: Location }
+  | { readonly t: 'bare'; readonly segs: readonly Segment[]; readonly loc: Location };
+
+const REL_OPS: Readonly<Record<RelOp, FilterOp>> = { '>=': 'gte', '<=': 'lte', '>': 'gt', '<': 'lt' };
+
+const escapeRegex = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+
+const isStar = (s: Segment): s is { readonly star: true } => 'star' in s;
+
+/** Literal chunks between runs of unescaped `*`, and whether the value starts / ends with one. */
+function wildcard(segs: readonly Segment[]) {
+  const chunks: string[] = [];
+  let current = '';
+  for (const s of segs) {
+    if (isStar(s)) {
+      if (current !== '') chunks.push(current);
+      current = '';
+    } else current += s.c;
+  }
+  if (current !== '') chunks.push(current);
+  const first = segs[0];
+  const last = segs[segs.length - 1];
+  return {
+    chunks,
+    leading: first !== undefined && isStar(first),
+    trailing: last !== undefined && isStar(last),
+  };
+}
+
+function condition(field: string, op: FilterOp, value: unknown, loc: Location): FilterNode {
+  const result = buildCondition(field, op, value);
+  if (!result.ok) throw new ValueError(`invalid value for "${field}": ${result.message}`, loc.start);
+  return result.node;
+}
+
+function bareValue(field: string, segs: readonly Segment[], loc: Location): FilterNode {
+  const { chunks, leading, trailing } = wildcard(segs);
+  if (!segs.some(isStar)) {
+    const literal = chunks.join('');
+    const slash = literal.lastIndexOf('/');
+    // Only an unescaped address/prefix is a CIDR; escaping or quoting keeps it literal.
+    if (slash > 0 && !segs.some((s) => 'escaped' in s) && isIP(literal.slice(0, slash)) !== 0) {
+      if (parseCidr(literal) === undefined) {
+        throw new ValueError(`invalid CIDR block "${literal}" for "${field}"`, loc.start);
+      }
+      return condition(field, 'cidr', literal, loc);
+    }
+    return condition(field, 'eq', literal, loc);
+  }
+  const [only] = chunks;
+  if (only === undefined) return condition(field, 'exists', undefined, loc);
+  if (chunks.length === 1) {
+    if (leading && trailing) return condition(field, 'contains', only, loc);
+    return condition(field, leading ? 'endswith' : 'startswith', only, loc);
+  }
+  const pattern = `${leading ? '' : '^'}${chunks.map(escapeRegex).join('.*')}${trailing ? '' : '$'}`;
+  return condition(field, 'regex', pattern, loc);
+}
+
+function boundValue(b: Bound, numeric: boolean): string | number | undefined {
+  if ('star' in b) return undefined;
+  return numeric ? Number(b.s) : b.s;
+}
+
+function rangeValue(field: string, d: Extract<ValueDesc, { t: 'range' }>): FilterNode {
+  const bounds = [d.lo, d.hi].filter((b): b is { s: string; quoted: boolean } => !('star' in b));
+  // Numbers only when every given bound is an unquoted number; otherwise both strings.
+  const numeric = bounds.every((b) => !b.quoted && parseNumeric(b.s) !== undefined);
+  const lo = boundValue(d.lo, numeric);
+  const hi = boundValue(d.hi, numeric);
+  const loInclusive = d.open === '[';
+  const hiInclusive = d.close === ']';
+  if (lo !== undefined && hi !== undefined && loInclusive && hiInclusive) {
+    return condition(field, 'between', [lo, hi], d.loc);
+  }
+  const parts: FilterNode[] = [];
+  if (lo !== undefined) parts.push(condition(field, loInclusive ? 'gte' : 'gt', lo, d.loc));
+  if (hi !== undefined) parts.push(condition(field, hiInclusive ? 'lte' : 'lt', hi, d.loc));
+  return parts.length === 0 ? condition(field, 'exists', undefined, d.loc) : and(...parts);
+}
+
+/** `f:(a OR b)` of plain values is `f in [a, b]`; nested groups merge. */
+function foldIn(field: string, items: readonly FilterNode[]): FilterNode | undefined {
+  const values: Scalar[] = [];
+  for (const item of items) {
+    if (item.kind !== 'cond' || item.field !== field) return undefined;
+    if (item.op === 'eq') values.push(item.value);
+    else if (item.op === 'in') values.push(...item.value);
+    else return undefined;
+  }
+  return values.length <= FILTER_LIMITS.maxNodes ? cond(field, 'in', values) : undefined;
+}
+
+function applyNegations(ops: readonly boolean[], item: FilterNode): FilterNode {
+  // `+` (false) only marks a required term, which every term already is.
+  const negations = ops.filter(Boolean).length;
+  return negations % 2 === 1 ? not(item) : item;
+}
+
+function fieldValue(field: string, d: ValueDesc): FilterNode {
+  switch (d.t) {
+    case 'or': {
+      const items = d.items.map((i) => fieldValue(field, i));
+      const [first, ...rest] = items;
+      if (first === undefined) return TRUE;
+      return rest.length === 0 ? first : (foldIn(field, items) ?? or(first, ...rest));
+    }
+    case 'and':
+      return and(...d.items.map((i) => fieldValue(field, i)));
+    case 'unary':
+      return applyNegations(d.ops, fieldValue(field, d.item));
+    case 'range':
+      return rangeValue(field, d);
+    case 'rel': {
+      const value = !d.v.quoted && parseNumeric(d.v.s) !== undefined ? Number(d.v.s) : d.v.s;
+      return condition(field, REL_OPS[d.op], value, d.loc);
+    }
+    case 'regex':
+      return condition(field, 'regex', d.s, d.loc);
+    case 'quoted':
+      return condition(field, 'eq', d.s, d.loc);
+    case 'bare':
+      return bareValue(field, d.segs, d.loc);
+    default:
+      return d satisfies never;
+  }
+}
+
+function checkField(field: string, loc: Location): void {
+  const problem = checkFieldName(field);
+  if (problem !== undefined) throw new ValueError(`field name ${problem}`, loc.start);
+}
+
+/** What the grammar's actions call (`options.helpers`). */
+const helpers = {
+  or: (head: FilterNode, tail: readonly FilterNode[]) => or(head, ...tail),
+  and: (head: FilterNode, tail: readonly FilterNode[]) => and(head, ...tail),
+  unary: applyNegations,
+  all: () => TRUE,
+  exists(field: string, loc: Location): FilterNode {
+    checkField(field, loc);
+    return cond(field, 'exists');
+  },
+  field(field: string, value: ValueDesc, loc: Location): FilterNode {
+    checkField(field, loc);
+    return fieldValue(field, value);
+  },
+  messageRegex: (pattern: string, loc: Location) => condition('message', 'regex', pattern, loc),
+  phrase: (value: string) => text(value, true),
+  word(segs: readonly Segment[]): FilterNode {
+    const { chunks } = wildcard(segs);
+    const [only] = chunks;
+    if (only === undefined) return TRUE;
+    if (chunks.length === 1) return text(only);
+    // Inner wildcards: the same case-insensitive substring search, as a regex.
+    return cond('message', 'regex', `(?is)${chunks.map(escapeRegex).join('.*')}`);
+  },
+};
+
+const parser = peggy.generate(QUERY_GRAMMAR);
+
+// Expectations that all mean "a new term could start here", and "a value could start here".
+const TERM_STARTS = new Set([
+  '"("',
+  '"-"',
+  '"+"',
+  'NOT',
+  '"*:*"',
+  '"_exists_:"',
+  'field name',
+  '"/"',
+  '"\\""',
+  '"\\\\"',
+  '"*"',
+  'word',
+]);
+const VALUE_STARTS = new Set([
+  '"("',
+  '"-"',
+  '"+"',
+  'NOT',
+  'range',
+  '">="',
+  '"<="',
+  '">"',
+  '"<"',
+  '"/"',
+  '"\\""',
+  '"\\\\"',
+  '"*"',
+  'value',
+]);
+
+function describeExpectation(e: peggy.parser.Expectation): string {
+  switch (e.type) {
+    case 'literal':
+      return /^[A-Z]+$/.test(e.text) ? e.text : JSON.stringify(e.text);
+    case 'class':
+      return 'character';
+    case 'any':
+      return 'character';
+    case 'end':
+      return 'end of input';
+    case 'other':
+      return e.description;
+    default:
+      return e satisfies never;
+  }
+}
+
+function describeExpected(expected: readonly peggy.parser.Expectation[]): string {
+  let names = new Set(expected.map(describeExpectation));
+  const collapse = (group: Set<string>, markers: readonly string[], label: string) => {
+    if (!markers.some((m) => names.has(m))) return;
+    names = new Set([...names].filter((n) => !group.has(n)));
+    names.add(label);
+  };
+  // Markers: expectations that arise only where a whole term (or value) may start.
+  collapse(TERM_STARTS, ['word', 'field name', '"_exists_:"', '"*:*"'], 'a search term');
+  collapse(VALUE_STARTS, ['value', 'range', '">="', '"-"'], 'a value');
+  // Whitespace, any character and backslash escapes are possible almost anywhere: noise.
+  for (const noise of ['whitespace', 'character', '"\\\\"', '"\\\\/"'])
+    if (names.size > 1) names.delete(noise);
+  const list = [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  if (list.length <= 1) return list[0] ?? 'something else';
+  return `${list.slice(0, -1).join(', ')} or ${list[list.length - 1]}`;
+}
+
+const rank = (name: string) => (name === 'end of input' ? 2 : name.startsWith('a ') ? 1 : 0);
+
+function syntaxError(input: string, error: InstanceType<typeof parser.SyntaxError>): ValueError {
+  const at = positionOf(input, error.location.start.offset);
+  const found = error.found === null ? 'end of input' : JSON.stringify(error.found);
+  const message = error.expected
+    ? `expected ${describeExpected(error.expected)} but found ${found}`
+    : error.message;
+  return new ValueError(message, at);
+}
+
+/**
+ * Offset of the first parenthesis nested deeper than the limit, if any. Checked before
+ * parsing because nesting is the grammar's only recursion. Quoted strings are skipped;
+ * regex literals are not, so their parentheses count too, which errs on the safe side.
+ */
+function tooDeep(input: string): number | undefined {
+  let depth = 0;
+  for (let i = 0; i < input.length; i++) {
+    const ch = input[i];
+    if (ch === '\\') i++;
+    else if (ch === '"') {
+      for (i++; i < input.length && input[i] !== '"'; i++) if (input[i] === '\\') i++;
+    } else if (ch === '(') {
+      depth++;
+      if (depth > FILTER_LIMITS.maxDepth) return i;
+    } else if (ch === ')') depth = Math.max(0, depth - 1);
+  }
+  return undefined;
+}
+
+export interface ParseQueryOptions {
+  /** Parameter name reported in the error's `errors` (default `query`). */
+  readonly path?: string;
+}
+
+/**
+ * Parses a query string into the filter AST; an empty or blank string is `true`.
+ * Throws QuerySyntaxError naming the position of the problem.
+ */
+export function parseQuery(input: string, options: ParseQueryOptions = {}): FilterNode {
+  const fail = (message: string, at: Position, kind = 'Syntax error'): never => {
+    throw new QuerySyntaxError(
+      `${kind} at ${describePosition(at)}: ${message}`,
+      at.offset,
+      at.line,
+      at.column,
+      options.path,
+    );
+  };
+  if (input.length > MAX_QUERY_LENGTH) {
+    fail(
+      `the query is longer than ${MAX_QUERY_LENGTH} characters`,
+      positionOf(input, MAX_QUERY_LENGTH),
+      'Query too long',
+    );
+  }
+  if (/^\s*$/.test(input)) return TRUE;
+  const deep = tooDeep(input);
+  if (deep !== undefined) {
+    fail(`parentheses are nested more than ${FILTER_LIMITS.maxDepth} levels deep`, positionOf(input, deep));
+  }
+  let ast: FilterNode;
+  try {
+    // The generated parser is untyped; the grammar's start rule returns a FilterNode.
+    ast = parser.parse(input, { helpers }) as FilterNode;
+  } catch (error) {
+    if (error instanceof parser.SyntaxError) {
+      const e = syntaxError(input, error);
+      return fail(e.message, e.at);
+    }
+    if (error instanceof ValueError)
+      return fail(error.message, positionOf(input, error.at.offset), 'Invalid value');
+    throw error;
+  }
+  const size = measure(ast);
+  if (size.depth > FILTER_LIMITS.maxDepth || size.nodes > FILTER_LIMITS.maxNodes) {
+    fail(
+      `the query is too complex (at most ${FILTER_LIMITS.maxNodes} conditions and ${FILTER_LIMITS.maxDepth} levels of nesting)`,
+      positionOf(input, 0),
+      'Query too complex',
+    );
+  }
+  return ast;
+}

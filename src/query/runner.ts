@@ -1,0 +1,272 @@
+import type { FilterNode } from '../core/filter-ast.js';
+import type { EventStore } from '../event-store/event-store.js';
+import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
+import type { QueryRow } from '../metadata/schema.js';
+import { isRelative, resolveTimeRange } from './time-range.js';
+import { QUERY_TYPE_DEFS } from './types/index.js';
+import type { CommonParamValues, PresentOptions, QueryTypeDef, QueryTypeName } from './types/query-type.js';
+import { Search, type SearchParams } from './types/search.js';
+
+export type QueryStatus = 'PENDING' | 'IN_PROGRESS' | 'SUCCESS' | 'STOPPED' | 'ERROR';
+
+/** A query's live state: its definition plus the latest computation. */
+export interface QueryJob {
+  readonly id: string;
+  readonly ownerId: number;
+  readonly type: QueryTypeName;
+  readonly def: QueryTypeDef;
+  readonly params: CommonParamValues;
+  readonly filter: FilterNode;
+  readonly createdAt: string;
+  status: QueryStatus;
+  /** The type's raw results (presented on read), null before the first slice. */
+  results: unknown;
+  progress: number;
+  error: string | null;
+  /** The evaluation time (ms) the window was resolved at. */
+  baseMs: number;
+  window: TimeWindow;
+  updatedAt: string;
+  /** Set while a computation runs. */
+  controller: AbortController | null;
+  running: Promise<void> | null;
+  /** Stopped by the user: no re-evaluation until recalculated. */
+  stopped: boolean;
+}
+
+export interface RunnerOptions {
+  /** Events per slice above which a sliceable query is split (newest first). */
+  sliceEvents: number;
+  maxSlices: number;
+  /** A relative query read or watched is re-evaluated at most this often (ms). */
+  refreshMs: number;
+}
+
+export type JobListener = (job: QueryJob) => void;
+
+/**
+ * Runs queries on the event store: full computation or newest-first time slices with
+ * partial results, stop (which interrupts the engine), recalculation, and re-evaluation of
+ * relative-time queries while they are read. Holds the live state of every query in
+ * memory; definitions are in the metadata store (so a restart recomputes on first read).
+ */
+export class QueryRunner {
+  private readonly jobs = new Map<string, QueryJob>();
+  private readonly listeners = new Set<JobListener>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly opts: RunnerOptions,
+  ) {}
+
+  /** Called on every change of a job (partial results, final result, re-evaluation, removal). */
+  onChange(listener: JobListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(job: QueryJob) {
+    for (const l of this.listeners) l(job);
+  }
+
+  peek(id: string): QueryJob | undefined {
+    return this.jobs.get(id);
+  }
+
+  /** Makes a job from a stored definition (new, or after a restart) and starts it. */
+  start(row: QueryRow, filter: FilterNode): QueryJob {
+    const def = QUERY_TYPE_DEFS[row.type as QueryTypeName];
+    const params = JSON.parse(row.params) as CommonParamValues;
+    const now = Date.now();
+    const job: QueryJob = {
+      id: row.query_id,
+      ownerId: row.owner_id,
+      type: row.type as QueryTypeName,
+      def,
+      params,
+      filter,
+      createdAt: row.created_at,
+      status: 'PENDING',
+      results: null,
+      progress: 0,
+      error: null,
+      baseMs: now,
+      window: resolveTimeRange(params.time_range, now),
+      updatedAt: new Date(now).toISOString(),
+      controller: null,
+      running: null,
+      stopped: false,
+    };
+    this.jobs.set(job.id, job);
+    this.compute(job, false);
+    return job;
+  }
+
+  /** Waits until the job settles or `ms` pass, whichever is first. */
+  async settle(job: QueryJob, ms: number): Promise<void> {
+    if (!job.running) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([job.running, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
+
+  /** A read: re-evaluates a relative-time query in the background when it is due. */
+  touch(job: QueryJob): void {
+    if (
+      isRelative(job.params.time_range) &&
+      !job.stopped &&
+      !job.running &&
+      job.status === 'SUCCESS' &&
+      Date.now() - job.baseMs >= this.opts.refreshMs
+    ) {
+      this.compute(job, true);
+    }
+  }
+
+  recalculate(job: QueryJob): void {
+    job.controller?.abort();
+    job.stopped = false;
+    // The aborted run settles as STOPPED first; the fresh run starts after it.
+    const previous = job.running ?? Promise.resolve();
+    job.status = 'PENDING';
+    job.results = null;
+    job.progress = 0;
+    job.error = null;
+    job.running = previous.then(() => this.run(job, false));
+  }
+
+  async stop(job: QueryJob): Promise<void> {
+    job.stopped = true;
+    if (job.running && job.controller) {
+      job.controller.abort();
+      await job.running;
+    }
+  }
+
+  /** Forgets a job, interrupting its work; listeners get it one last time with status unchanged. */
+  async remove(job: QueryJob): Promise<void> {
+    this.jobs.delete(job.id);
+    job.stopped = true;
+    job.controller?.abort();
+    await job.running;
+    this.emit(job);
+  }
+
+  /**
+   * The results as the API shows them (PENDING: empty). A Search page beyond the rows the
+   * computation fetched runs only that page's rows, never the count again (API.md §3:
+   * re-paging does not recompute totals).
+   */
+  async present(job: QueryJob, opts: PresentOptions): Promise<unknown> {
+    if (job.results === null) return {};
+    let results = job.results;
+    if (
+      job.type === 'Search' &&
+      (opts.page !== undefined || opts.offset !== undefined || opts.pageSize !== undefined)
+    ) {
+      const params = job.params as SearchParams;
+      const r = job.results as SearchResult;
+      const pageSize = opts.pageSize ?? params.page_size;
+      const offset = opts.offset ?? ((opts.page ?? params.page) - 1) * pageSize;
+      if (offset + pageSize > r.events.length && r.events.length < r.total && offset < r.total) {
+        const plan = Search.plan(params, job.filter, job.window);
+        if (plan.kind === 'search') {
+          const page = await this.store.execute({ ...plan, offset, limit: pageSize, count: false });
+          results = { total: r.total, events: page.events, eventsOffset: offset } satisfies SearchResult;
+        }
+      }
+    }
+    return job.def.present(results, job.params, { ...opts, window: job.window });
+  }
+
+  private compute(job: QueryJob, reevaluation: boolean): void {
+    job.running = this.run(job, reevaluation);
+  }
+
+  private async run(job: QueryJob, reevaluation: boolean): Promise<void> {
+    const controller = new AbortController();
+    job.controller = controller;
+    const baseMs = Date.now();
+    const window = resolveTimeRange(job.params.time_range, baseMs);
+    if (!reevaluation) {
+      job.baseMs = baseMs;
+      job.window = window;
+      job.status = 'IN_PROGRESS';
+      job.updatedAt = new Date().toISOString();
+      this.emit(job);
+    }
+    let acc: unknown = null;
+    try {
+      const slices = await this.slices(job, window);
+      for (let i = 0; i < slices.length; i++) {
+        const plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow);
+        const part = await this.store.execute(plan, {
+          signal: controller.signal,
+          onProgress: (f) => {
+            if (!reevaluation) job.progress = (i + f) / slices.length;
+          },
+        });
+        acc = acc === null ? part : job.def.merge(acc, part, job.params);
+        if (!reevaluation && i < slices.length - 1) {
+          job.results = acc;
+          job.progress = (i + 1) / slices.length;
+          job.updatedAt = new Date().toISOString();
+          this.emit(job);
+        }
+      }
+      const changed = reevaluation && JSON.stringify(acc) !== JSON.stringify(job.results);
+      job.results = acc;
+      job.baseMs = baseMs;
+      job.window = window;
+      job.status = 'SUCCESS';
+      job.progress = 1;
+      job.error = null;
+      job.updatedAt = new Date().toISOString();
+      if (!reevaluation || changed) this.emit(job);
+    } catch (err) {
+      if (controller.signal.aborted) {
+        if (!reevaluation || job.status !== 'SUCCESS') {
+          job.status = 'STOPPED';
+          if (acc !== null) job.results = acc;
+        }
+      } else {
+        job.status = 'ERROR';
+        job.error = (err as Error).message;
+      }
+      job.updatedAt = new Date().toISOString();
+      this.emit(job);
+    } finally {
+      if (job.controller === controller) {
+        job.controller = null;
+        job.running = null;
+      }
+    }
+  }
+
+  /** Disjoint windows in the type's order, or the whole window when slicing does not pay. */
+  private async slices(job: QueryJob, w: TimeWindow): Promise<TimeWindow[]> {
+    const order = job.def.slicing(job.params);
+    if (!order) return [w];
+    const rows = await this.store.countInRange(w.fromMs, w.toMs);
+    const k = Math.min(this.opts.maxSlices, Math.ceil(rows / this.opts.sliceEvents));
+    if (k <= 1) return [w];
+    const align = job.def.align?.(job.params, w) ?? 1;
+    const step = Math.max(align, Math.ceil((w.toMs - w.fromMs) / k / align) * align);
+    const out: TimeWindow[] = [];
+    // Boundaries on multiples of `align` (bucket edges), counted back from the end.
+    let hi = w.toMs;
+    while (hi > w.fromMs) {
+      const lo = Math.max(w.fromMs, Math.floor((hi - step) / align) * align);
+      out.push({ fromMs: lo === hi ? w.fromMs : lo, toMs: hi });
+      hi = lo;
+    }
+    return order === 'newest-first' ? out : out.reverse();
+  }
+
+  /** Drops a job from memory without touching its definition (TTL sweep). */
+  forget(id: string): void {
+    const job = this.jobs.get(id);
+    job?.controller?.abort();
+    this.jobs.delete(id);
+  }
+}

@@ -1,0 +1,78 @@
+import { Type } from 'typebox';
+import { fieldError } from '../errors/errors.js';
+import type { TimeWindow } from '../event-store/query-plan.js';
+
+/** `{ts_from, ts_to}` (Unix s, [from, to)) or `{preset}` (API.md §3). */
+export type TimeRangeParam = { ts_from: number; ts_to: number } | { preset: string };
+
+export const TimeRangeSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        ts_from: Type.Integer({ description: 'Unix seconds, inclusive' }),
+        ts_to: Type.Integer({ description: 'Unix seconds, exclusive' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        preset: Type.String({
+          description:
+            'last_5_minutes, last_15_minutes, last_hour, last_4_hours, last_24_hours, last_7_days, last_30_days, today, yesterday, or last_<n>_<minutes|hours|days>',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { default: { preset: 'last_hour' } },
+);
+
+const UNIT_MS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+const NAMED: Record<string, number> = {
+  last_5_minutes: 5 * 60_000,
+  last_15_minutes: 15 * 60_000,
+  last_hour: 3_600_000,
+  last_4_hours: 4 * 3_600_000,
+  last_24_hours: 86_400_000,
+  last_7_days: 7 * 86_400_000,
+  last_30_days: 30 * 86_400_000,
+};
+/** Ten years: beyond it a preset is more likely a typo than a wish. */
+const MAX_RANGE_MS = 3650 * 86_400_000;
+
+export const isRelative = (r: TimeRangeParam): r is { preset: string } => 'preset' in r;
+
+/** Checks a time range without resolving it; throws a 400 naming `params.time_range`. */
+export function validateTimeRange(r: TimeRangeParam): void {
+  resolveTimeRange(r, Date.now());
+}
+
+/**
+ * Resolves a range at a base time (Unix ms). `today` and `yesterday` are UTC calendar
+ * days; `last_*` ranges end at the base time.
+ */
+export function resolveTimeRange(r: TimeRangeParam, baseMs: number): TimeWindow {
+  if (!isRelative(r)) {
+    if (r.ts_from >= r.ts_to) {
+      throw fieldError('params.time_range', 'ts_from must be before ts_to.');
+    }
+    return { fromMs: r.ts_from * 1000, toMs: r.ts_to * 1000 };
+  }
+  const preset = r.preset;
+  const startOfDay = Math.floor(baseMs / 86_400_000) * 86_400_000;
+  if (preset === 'today') return { fromMs: startOfDay, toMs: baseMs + 1 };
+  if (preset === 'yesterday') return { fromMs: startOfDay - 86_400_000, toMs: startOfDay };
+  let span = NAMED[preset];
+  if (span === undefined) {
+    const m = /^last_([1-9][0-9]{0,6})_(minutes|hours|days)$/.exec(preset);
+    if (m) span = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  }
+  if (span === undefined || span > MAX_RANGE_MS) {
+    throw fieldError(
+      'params.time_range',
+      `Unknown preset "${preset}": use ${Object.keys(NAMED).join(', ')}, today, yesterday or last_<n>_<minutes|hours|days> (up to 10 years).`,
+    );
+  }
+  // +1 ms: an event stamped at the base time itself is inside "the last hour".
+  return { fromMs: baseMs - span + 1, toMs: baseMs + 1 };
+}

@@ -1,0 +1,60 @@
+import { type TObject, type TSchema, Type } from 'typebox';
+import type { FilterNode } from '../../core/filter-ast.js';
+import type { QueryPlan, TimeWindow } from '../../event-store/query-plan.js';
+import { type TimeRangeParam, TimeRangeSchema } from '../time-range.js';
+
+export const QUERY_TYPES = ['Search', 'TopN', 'LastN', 'Summary', 'Timeline'] as const;
+export type QueryTypeName = (typeof QUERY_TYPES)[number];
+
+/** Parameters every type takes (API.md §3 "Common parameters"). */
+export const CommonParams = {
+  time_range: TimeRangeSchema,
+  filter: Type.Array(Type.Unknown(), { default: [], description: 'Conditions, all of which must hold.' }),
+  query: Type.String({
+    default: '',
+    maxLength: 10_000,
+    description: 'Query-language string, AND-ed with filter.',
+  }),
+};
+
+export interface CommonParamValues {
+  time_range: TimeRangeParam;
+  filter: unknown[];
+  query: string;
+}
+
+/** Field names in params: letters, digits, `_ . - @` (as in filters). */
+export const FieldName = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9_.@-]+$', description });
+
+/** Read-time options of a representation (query-string flags of GET /api/query/{qid}). */
+export interface PresentOptions {
+  page?: number;
+  pageSize?: number;
+  offset?: number;
+  actionsHint?: boolean;
+  addTriggerData?: boolean;
+  addGeoipData?: boolean;
+}
+
+/**
+ * One query type: its params schema (with defaults), its result layout, how it becomes a
+ * store plan, whether it can be computed in disjoint time slices (and how slices merge
+ * exactly), and how its results are presented.
+ */
+export interface QueryTypeDef<P extends CommonParamValues = CommonParamValues, R = unknown> {
+  readonly name: QueryTypeName;
+  readonly description: string;
+  readonly params: TObject;
+  readonly results: TSchema;
+  plan(params: P, filter: FilterNode, window: TimeWindow): QueryPlan;
+  /** Slice order when the type can be sliced for these params, else null (one statement). */
+  slicing(params: P): 'newest-first' | 'oldest-first' | null;
+  merge(acc: R, part: R, params: P): R;
+  /** Slice boundaries must be multiples of this (ms), e.g. a timeline's bucket size. */
+  align?(params: P, window: TimeWindow): number;
+  present(results: R, params: P, opts: PresentOptions & { window: TimeWindow }): unknown;
+}
+
+export const withCommon = (specific: Record<string, TSchema>) =>
+  Type.Object({ ...CommonParams, ...specific }, { additionalProperties: false });

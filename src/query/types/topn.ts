@@ -1,0 +1,76 @@
+import { Type } from 'typebox';
+import type { LastNResult, TopNResult } from '../../event-store/query-plan.js';
+import { type CommonParamValues, FieldName, type QueryTypeDef, withCommon } from './query-type.js';
+
+export interface TopNParams extends CommonParamValues {
+  field: string;
+  n: number;
+}
+
+const Value = Type.Union([Type.String(), Type.Number(), Type.Null()]);
+
+/** Time-valued groups come back from the store in ms; the API speaks seconds. */
+const outValue = (field: string, v: string | number) =>
+  typeof v === 'number' && (field === 'ts' || field === 'received_at' || field === 'stored_at')
+    ? v / 1000
+    : v;
+
+export const TopN: QueryTypeDef<TopNParams, TopNResult> = {
+  name: 'TopN',
+  description:
+    'The most frequent values of a field among matching events. `total` counts matching events that have the field; `other` those whose value is not in the top n.',
+  params: withCommon({
+    field: FieldName('The field to count values of'),
+    n: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  }),
+  results: Type.Object({
+    total: Type.Integer(),
+    items: Type.Array(Type.Object({ value: Value, count: Type.Integer(), share: Type.Number() })),
+    other: Type.Integer(),
+  }),
+  plan: (p, filter, range) => ({ kind: 'topn', filter, range, field: p.field, n: p.n }),
+  slicing: () => null,
+  merge: (_acc, part) => part,
+  present: (r, p) => {
+    const top = r.items.reduce((s, i) => s + i.count, 0);
+    return {
+      total: r.total,
+      items: r.items.map((i) => ({
+        value: outValue(p.field, i.value),
+        count: i.count,
+        share: r.total ? i.count / r.total : 0,
+      })),
+      other: r.total - top,
+    };
+  },
+};
+
+export const LastN: QueryTypeDef<TopNParams, LastNResult> = {
+  name: 'LastN',
+  description: 'The n most recently seen distinct values of a field, newest first.',
+  params: withCommon({
+    field: FieldName('The field whose values to list'),
+    n: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  }),
+  results: Type.Object({
+    items: Type.Array(
+      Type.Object({
+        value: Value,
+        last_seen: Type.Number(),
+        first_seen: Type.Number(),
+        count: Type.Integer(),
+      }),
+    ),
+  }),
+  plan: (p, filter, range) => ({ kind: 'lastn', filter, range, field: p.field, n: p.n }),
+  slicing: () => null,
+  merge: (_acc, part) => part,
+  present: (r, p) => ({
+    items: r.items.map((i) => ({
+      value: outValue(p.field, i.value),
+      last_seen: i.lastSeen / 1000,
+      first_seen: i.firstSeen / 1000,
+      count: i.count,
+    })),
+  }),
+};

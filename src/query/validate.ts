@@ -1,0 +1,96 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { and, type FilterNode } from '../core/filter-ast.js';
+import { AppError, validationError } from '../errors/errors.js';
+import { parseFilter } from './filter/parse-filter.js';
+import { parseQuery } from './language/parse-query.js';
+import { resolveTimeRange, validateTimeRange } from './time-range.js';
+import { QUERY_TYPE_DEFS } from './types/index.js';
+import { type CommonParamValues, QUERY_TYPES, type QueryTypeName } from './types/query-type.js';
+import type { SummaryParams } from './types/summary.js';
+import { chooseInterval, type TimelineParams } from './types/timeline.js';
+
+const ajv = new Ajv.default({
+  useDefaults: true,
+  coerceTypes: false,
+  removeAdditional: false,
+  allErrors: true,
+  strict: false,
+});
+addFormats.default(ajv);
+const validators = Object.fromEntries(
+  QUERY_TYPES.map((t) => [t, ajv.compile(QUERY_TYPE_DEFS[t].params)]),
+) as Record<QueryTypeName, ValidateFunction>;
+
+export interface ValidQuery {
+  type: QueryTypeName;
+  params: CommonParamValues;
+  filter: FilterNode;
+}
+
+const isQueryType = (t: unknown): t is QueryTypeName => QUERY_TYPES.includes(t as QueryTypeName);
+
+/**
+ * Checks a query body `{type, params}`: the type, the params against the type's schema
+ * (filling defaults), the filter conditions, the query string and the time range. Throws
+ * a 400 whose `errors` name each problem (`params.filter[1].op`, `params.query`, ...).
+ */
+export function validateQuery(body: { type: unknown; params: unknown }): ValidQuery {
+  if (!isQueryType(body.type)) {
+    throw validationError({ type: [`Unknown query type; use one of ${QUERY_TYPES.join(', ')}.`] });
+  }
+  const type = body.type;
+  const params = structuredClone(body.params ?? {}) as Record<string, unknown>;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw validationError({ params: ['Must be an object.'] });
+  }
+  const validate = validators[type];
+  if (!validate(params)) {
+    const errors: Record<string, string[]> = {};
+    for (const e of validate.errors ?? []) {
+      const base = `params${e.instancePath.replace(/\//g, '.')}`;
+      const key =
+        e.keyword === 'additionalProperties'
+          ? `${base}.${String(e.params.additionalProperty)}`
+          : e.keyword === 'required'
+            ? `${base}.${String(e.params.missingProperty)}`
+            : base;
+      const msg =
+        e.keyword === 'additionalProperties' ? 'Unknown parameter.' : (e.message ?? 'Invalid value.');
+      if (!errors[key]?.includes(msg)) errors[key] = [...(errors[key] ?? []), msg];
+    }
+    // A union (time_range) reports each branch: keep the field-level message readable.
+    if (errors['params.time_range']) errors['params.time_range'] = ['Must be {ts_from, ts_to} or {preset}.'];
+    throw validationError(errors, `Invalid params: ${Object.keys(errors).join(', ')}`);
+  }
+  const p = params as unknown as CommonParamValues;
+  validateTimeRange(p.time_range);
+  const filter = and(
+    parseFilter(p.filter, { path: 'params.filter' }),
+    parseQuery(p.query, { path: 'params.query' }),
+  );
+  checkSpecific(type, p);
+  return { type, params: p, filter };
+}
+
+function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
+  switch (type) {
+    case 'Timeline':
+      chooseInterval((p as TimelineParams).interval, resolveTimeRange(p.time_range, Date.now()));
+      return;
+    case 'Summary': {
+      const bad = (p as SummaryParams).metrics.findIndex((m) => m.op !== 'count' && !m.field);
+      if (bad >= 0)
+        throw new AppError(400, 'invalid', 'A metric other than count needs a field.', {
+          [`params.metrics.${bad}.field`]: ['Required for this op.'],
+        });
+      return;
+    }
+    case 'Search':
+    case 'TopN':
+    case 'LastN':
+      return;
+    default:
+      type satisfies never;
+  }
+}

@@ -1,0 +1,87 @@
+import { DuckDBConnection } from '@duckdb/node-api';
+import type { NormalisedEvent } from '../../src/core/event.js';
+import type { FilterNode } from '../../src/core/filter-ast.js';
+import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import {
+  compileFilter,
+  FILTER_FUNCTIONS,
+  registerFilterFunctions,
+} from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
+import { SqlParams } from '../../src/event-store/duckdb/sql-params.js';
+import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
+
+/**
+ * An in-memory store whose instance has the filter functions. Once DuckDbEventStore.open
+ * registers them itself this only checks; until then it reaches the store's private
+ * reader connection, the one connection a test cannot get otherwise.
+ */
+export async function openFilterStore(): Promise<DuckDbEventStore> {
+  const store = await DuckDbEventStore.open({
+    dataDir: ':memory:',
+    memoryLimit: '256MB',
+    checkpointThreshold: '16MB',
+  });
+  const rows = await store.runSql('SELECT count(*) AS n FROM duckdb_functions() WHERE function_name = $1', [
+    FILTER_FUNCTIONS.cidr,
+  ]);
+  if (Number(rows[0]?.n) === 0) {
+    const reader = (store as unknown as Record<string, unknown>).reader;
+    if (!(reader instanceof DuckDBConnection)) throw new Error('DuckDbEventStore has no reader connection');
+    registerFilterFunctions(reader);
+  }
+  return store;
+}
+
+export function event(ev_id: string, fields: Partial<NormalisedEvent> = {}): NormalisedEvent {
+  return {
+    ev_id,
+    ts: Date.UTC(2024, 4, 1, 10),
+    received_at: Date.UTC(2024, 4, 1, 10, 0, 1),
+    host: null,
+    app: null,
+    severity: null,
+    facility: null,
+    message: null,
+    src_ip: null,
+    src_port: null,
+    dst_ip: null,
+    dst_port: null,
+    user: null,
+    action: null,
+    status: null,
+    bytes: null,
+    source: null,
+    fields: {},
+    ...fields,
+  };
+}
+
+/** Appends `events` and returns them as the evaluator sees them (with `stored_at`). */
+export async function appendEvents(
+  store: DuckDbEventStore,
+  events: readonly NormalisedEvent[],
+): Promise<EventLike[]> {
+  const { storedAt } = await store.append(events);
+  return events.map((e) => ({ ...e, stored_at: storedAt }));
+}
+
+/** The ev_ids the compiled filter selects (among those starting with `prefix`), sorted. */
+export async function sqlSelects(store: DuckDbEventStore, ast: FilterNode, prefix = ''): Promise<string[]> {
+  const params = new SqlParams();
+  const scope = params.add(prefix);
+  const where = compileFilter(ast, params);
+  const rows = await store.runSql(
+    `SELECT ev_id FROM events WHERE starts_with(ev_id, ${scope}) AND ${where} ORDER BY ev_id`,
+    params.values,
+  );
+  return rows.map((r) => String(r.ev_id));
+}
+
+/** The ev_ids the JavaScript evaluator accepts, sorted as DuckDB sorts them (bytewise). */
+export function jsSelects(events: readonly EventLike[], ast: FilterNode): string[] {
+  const p = compilePredicate(ast);
+  return events
+    .filter(p)
+    .map((e) => String(e.ev_id))
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+}
