@@ -13,7 +13,10 @@ import { eventRoutes } from './http/routes/events.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
 import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
+import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
+import { taskRoutes } from './http/routes/tasks.js';
 import { userRoutes } from './http/routes/users.js';
+import { TaskSchema } from './http/schemas/tasks.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
 import { VERSION } from './version.js';
 
@@ -60,6 +63,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(AuthTokenSchema);
   app.addSchema(IngestResultSchema);
   app.addSchema(GenericQuerySchema);
+  app.addSchema(ShortReportSchema);
+  app.addSchema(TaskSchema);
   await app.register(bodyPlugin);
   await app.register(authPlugin, { tokens: services.tokens });
 
@@ -68,6 +73,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(userRoutes, { users: services.users });
   await app.register(eventRoutes, { events: services.events });
   await app.register(queryRoutes, { queries: services.queries });
+  await app.register(reportRoutes, { reports: services.reports });
+  await app.register(taskRoutes, { tasks: services.tasks });
   await app.register(ingestRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   await app.register(esBulkRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   return app;

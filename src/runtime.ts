@@ -53,6 +53,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     throw err;
   }
   const services = createServices(meta, events, config);
+  await services.reports.failPendingFromEarlierRun();
   const retention = startRetention(events, config.retentionDays);
   const sweep = setInterval(() => {
     services.queries.sweep().catch(() => undefined);
@@ -65,6 +66,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     async close() {
       clearInterval(retention);
       clearInterval(sweep);
+      await services.reports.idle();
       await services.batcher.close();
       await events.close();
       await meta.close();

@@ -4,11 +4,15 @@ import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
 import type { MetadataDb } from '../metadata/database.js';
 import { QueriesRepository } from '../metadata/queries-repository.js';
+import { ReportsRepository } from '../metadata/reports-repository.js';
+import { TasksRepository } from '../metadata/tasks-repository.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { QueryRunner } from '../query/runner.js';
 import { EventsService } from './events/events-service.js';
 import { QueriesService } from './queries/queries-service.js';
+import { ReportsService } from './reports/reports-service.js';
+import { TasksService } from './tasks/tasks-service.js';
 import { TokensService } from './tokens/tokens-service.js';
 import { UsersService } from './users/users-service.js';
 
@@ -25,6 +29,8 @@ export interface Services extends MetaServices {
   batcher: Batcher;
   runner: QueryRunner;
   queries: QueriesService;
+  tasks: TasksService;
+  reports: ReportsService;
 }
 
 export function createMetaServices(meta: MetadataDb, config: Config): MetaServices {
@@ -55,6 +61,11 @@ export function createServices(meta: MetadataDb, events: EventStore, config: Con
       exportMaxRows: config.exportMaxRows,
       syncWindowMs: config.querySyncMs,
       ttlMs: config.queryTtlSeconds * 1000,
+    }),
+    tasks: new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db)),
+    reports: new ReportsService(new ReportsRepository(meta.db), runner, events, null, {
+      dataDir: config.dataDir,
+      maxRows: config.exportMaxRows,
     }),
   };
 }

@@ -33,8 +33,11 @@ export interface EventStore {
   execute<P extends QueryPlan>(plan: P, opts?: ExecOptions): Promise<ResultOf<P>>;
   /** Every event a search matches, in order, streamed (exports). */
   stream(plan: SearchPlan, opts?: ExecOptions): AsyncGenerator<StoredEvent>;
-  /** How many events lie in a time range, ignoring filters (to size query slices). */
-  countInRange(fromMs: number, toMs: number): Promise<number>;
+  /**
+   * About how many events lie in a time range, ignoring filters, from an in-memory
+   * histogram (no query): sizes query slices at no cost.
+   */
+  estimateInRange(fromMs: number, toMs: number): number;
   /** One event by id, or null. */
   getById(evId: string): Promise<StoredEvent | null>;
   /** Deletes events whose `ts` is older than the cut-off; returns how many. */

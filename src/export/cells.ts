@@ -57,6 +57,7 @@ export const rowTexts = (
 
 // XML 1.0 forbids C0 controls other than TAB, LF, CR (and U+FFFE/U+FFFF); log lines carry
 // them (ANSI colour escapes, NULs), and one would make Word refuse the whole file.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const XML_INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
 
 /** `s` without the characters XML cannot hold. */

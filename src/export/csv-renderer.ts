@@ -2,7 +2,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import { rowTexts } from './cells.js';
-import { rendering, tablesOf } from './output.js';
+import { Pacer, rendering, tablesOf } from './output.js';
 import type { ExportDocument, Renderer } from './renderer.js';
 
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -23,6 +23,7 @@ export function inertCell(text: string): string {
 async function* records(doc: ExportDocument, count: () => void): AsyncGenerator<string[]> {
   const tables = tablesOf(doc);
   const several = tables.length > 1;
+  const pacer = new Pacer();
   for (const [i, table] of tables.entries()) {
     // One table is plain RFC 4180 (header, rows) so any CSV reader takes it; several are
     // told apart by a title line, each after an empty line.
@@ -33,6 +34,7 @@ async function* records(doc: ExportDocument, count: () => void): AsyncGenerator<
     yield table.columns.map((c) => inertCell(c.title));
     for await (const row of table.rows) {
       count();
+      await pacer.tick();
       yield rowTexts(row, table.columns, doc.timezone).map(inertCell);
     }
   }

@@ -1,25 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import type { Writable } from 'node:stream';
-import {
-  Document,
-  HeadingLevel,
-  ImageRun,
-  Packer,
-  PageOrientation,
-  Paragraph,
-  ShadingType,
-  Table,
-  TableCell,
-  TableLayoutType,
-  TableRow,
-  TextRun,
-  WidthType,
-} from 'docx';
-import { countText, rowTexts, truncateText, truncationNote, xmlSafe } from './cells.js';
-import { capped, checkPng, rendering } from './output.js';
+import { Document, HeadingLevel, ImageRun, Packer, PageOrientation, Paragraph, TextRun } from 'docx';
+import { rowTexts, truncateText, truncationNote, xmlSafe } from './cells.js';
+import { fitColumns } from './column-widths.js';
+import { CELL_MARGIN, tableXml } from './docx-table-xml.js';
+import { capped, checkPng, Pacer, rendering } from './output.js';
 import type { ExportDocument, ExportImage, ExportTable, Renderer } from './renderer.js';
 import { formatTime } from './time-format.js';
+import { readZipEntry } from './zip-entry.js';
 
-/** Rows per table a docx holds: the docx library builds the whole document in memory. */
+/** Rows per table a docx holds: the file is built whole in memory before it is sent. */
 export const DOCX_MAX_ROWS = 10_000;
 
 // A4 landscape (log tables are wide) with 2 cm margins, in twips (1/20 pt; 15 per CSS px).
@@ -34,92 +24,77 @@ const IMAGE_TITLE_ALLOWANCE = 1_200;
 
 const TABLE_FONT_SIZE = 16; // half-points: 8 pt
 const NOTE_COLOR = '595959';
-const HEADER_SHADING = { type: ShadingType.CLEAR, color: 'auto', fill: 'E7E6E6' } as const;
 // A cell of a whole log payload would fill pages; the file says where it was cut.
 const MAX_CELL_CHARS = 4_000;
-// Column widths follow the longest line seen, up to this many characters.
-const MAX_WEIGHT = 50;
-const MIN_WEIGHT = 4;
+// Widths follow the longest line of a column, counted up to this many characters, at
+// a little over the average advance of 8 pt Calibri (fallback fonts run wider).
+const MAX_MEASURED_CHARS = 80;
+const TWIPS_PER_CHAR = 100;
+const MIN_COLUMN_WIDTH = 500;
+const DOCUMENT_XML = 'word/document.xml';
 
 const clean = (s: string) => xmlSafe(s);
-
-function runs(text: string, options: { bold?: boolean } = {}): TextRun[] {
-  return clean(text)
-    .split(/\r\n|\r|\n/)
-    .map(
-      (line, i) =>
-        new TextRun({ text: line, break: i > 0 ? 1 : undefined, size: TABLE_FONT_SIZE, ...options }),
-    );
-}
 
 const note = (text: string, bold = false) =>
   new Paragraph({ children: [new TextRun({ text: clean(text), italics: true, bold, color: NOTE_COLOR })] });
 
 const longestLine = (s: string) => s.split(/\r\n|\r|\n/).reduce((max, line) => Math.max(max, line.length), 0);
 
-/** Twips per column, in proportion to the longest line of each (titles included). */
+/** Twips per column: what the longest line of each needs (titles included), fitted to the page. */
 function columnWidths(titles: string[], rows: string[][]): number[] {
-  const weights = titles.map((t) => Math.min(Math.max(longestLine(t), MIN_WEIGHT), MAX_WEIGHT));
+  const chars = titles.map((t) => Math.min(longestLine(t) + 1, MAX_MEASURED_CHARS));
   for (const row of rows) {
     for (const [i, text] of row.entries()) {
-      const w = Math.min(longestLine(text), MAX_WEIGHT);
-      if (w > (weights[i] ?? 0)) weights[i] = w;
+      const n = Math.min(longestLine(text), MAX_MEASURED_CHARS);
+      if (n > (chars[i] ?? 0)) chars[i] = n;
     }
   }
-  const total = weights.reduce((a, b) => a + b, 0) || 1;
-  return weights.map((w) => Math.floor((w / total) * CONTENT_WIDTH));
+  const natural = chars.map((n) => n * TWIPS_PER_CHAR + 2 * CELL_MARGIN);
+  return fitColumns(natural, CONTENT_WIDTH, MIN_COLUMN_WIDTH).map(Math.floor);
 }
 
-function tableBlock(titles: string[], rows: string[][]): Table {
-  const widths = columnWidths(titles, rows);
-  const cell = (text: string, i: number, header: boolean) =>
-    new TableCell({
-      width: { size: widths[i] ?? 0, type: WidthType.DXA },
-      shading: header ? HEADER_SHADING : undefined,
-      children: [new Paragraph({ children: runs(text, header ? { bold: true } : {}) })],
-    });
-  return new Table({
-    width: { size: CONTENT_WIDTH, type: WidthType.DXA },
-    columnWidths: widths,
-    // Fixed layout: Word need not measure ten thousand rows to open the file.
-    layout: TableLayoutType.FIXED,
-    rows: [
-      // tableHeader repeats the header row on every page.
-      new TableRow({ tableHeader: true, children: titles.map((t, i) => cell(t, i, true)) }),
-      ...rows.map((r) => new TableRow({ cantSplit: false, children: r.map((t, i) => cell(t, i, false)) })),
-    ],
-  });
+interface TablePart {
+  children: Paragraph[];
+  /** the text standing where the table goes, until the table XML replaces its paragraph */
+  marker: string;
+  xml: string;
+  rows: number;
+  truncated: boolean;
 }
 
-async function tableChildren(
+async function tablePart(
   table: ExportTable,
   tz: string,
   maxRows: number,
-  onTruncated: () => void,
-): Promise<{ children: Array<Paragraph | Table>; rows: number }> {
+  marker: string,
+): Promise<TablePart> {
   let truncated = false;
   const texts: string[][] = [];
+  const pacer = new Pacer();
   for await (const row of capped(table.rows, maxRows, () => {
     truncated = true;
   })) {
     texts.push(rowTexts(row, table.columns, tz).map((t) => truncateText(t, MAX_CELL_CHARS)));
+    await pacer.tick();
   }
-  if (truncated) onTruncated();
-  const children: Array<Paragraph | Table> = [
-    new Paragraph({ heading: HeadingLevel.HEADING_1, children: [new TextRun(clean(table.title))] }),
+  const titles = table.columns.map((c) => c.title);
+  const children = [
+    new Paragraph({
+      heading: HeadingLevel.HEADING_1,
+      keepNext: true,
+      children: [new TextRun(clean(table.title))],
+    }),
     ...(table.notes ?? []).map((n) => note(n)),
   ];
   // Above the table rather than after it: the document is built whole, so the reader can
   // be told before paging through ten thousand rows.
   if (truncated) children.push(note(truncationNote(maxRows), true));
   if (texts.length === 0) children.push(note('No rows.'));
-  children.push(
-    tableBlock(
-      table.columns.map((c) => c.title),
-      texts,
-    ),
-  );
-  return { children, rows: texts.length };
+  children.push(new Paragraph({ children: [new TextRun(marker)] }));
+  // Word refuses a table row without cells, so a table without columns is left out.
+  const xml =
+    titles.length === 0 ? '' : tableXml(titles, texts, columnWidths(titles, texts), TABLE_FONT_SIZE);
+  return { children, marker, xml, rows: texts.length, truncated };
 }
 
 function imageChildren(image: ExportImage): Paragraph[] {
@@ -149,6 +124,19 @@ function imageChildren(image: ExportImage): Paragraph[] {
   ];
 }
 
+/** `xml` with the paragraph holding each marker replaced by its table. */
+function spliceTables(xml: string, tables: readonly TablePart[]): string {
+  let out = xml;
+  for (const t of tables) {
+    const at = out.indexOf(t.marker);
+    const start = Math.max(out.lastIndexOf('<w:p>', at), out.lastIndexOf('<w:p ', at));
+    const end = out.indexOf('</w:p>', at);
+    if (at < 0 || start < 0 || end < 0) throw new Error('docx: table placeholder not found in the document');
+    out = `${out.slice(0, start)}${t.xml}${out.slice(end + '</w:p>'.length)}`;
+  }
+  return out;
+}
+
 /** Options of the docx renderer. */
 export interface DocxOptions {
   /** rows per table before it is cut short with a visible note */
@@ -168,21 +156,25 @@ export function createDocxRenderer(options: DocxOptions = {}): Renderer {
     mediaType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     render: (doc: ExportDocument, out: Writable) =>
       rendering(out, async () => {
-        let rows = 0;
-        let truncated = false;
         const tz = doc.timezone;
-        const children: Array<Paragraph | Table> = [
+        // Random so that no text of the document can pass for a placeholder.
+        const nonce = randomUUID();
+        const tables: TablePart[] = [];
+        const children: Paragraph[] = [
           new Paragraph({ heading: HeadingLevel.TITLE, children: [new TextRun(clean(doc.title))] }),
           note(`Generated ${formatTime(doc.generatedAt.getTime() / 1000, tz)}. Times in ${tz}.`),
         ];
         for (const section of doc.sections) {
           switch (section.kind) {
             case 'table': {
-              const t = await tableChildren(section.table, tz, maxRows, () => {
-                truncated = true;
-              });
+              const t = await tablePart(
+                section.table,
+                tz,
+                maxRows,
+                `logscope-table-${nonce}-${tables.length}`,
+              );
+              tables.push(t);
               children.push(...t.children);
-              rows += t.rows;
               break;
             }
             case 'image':
@@ -195,7 +187,7 @@ export function createDocxRenderer(options: DocxOptions = {}): Renderer {
         const file = new Document({
           creator: 'Logscope',
           title: clean(doc.title),
-          description: `${countText(rows)} rows`,
+          styles: { default: { document: { run: { size: 20, font: 'Calibri' } } } },
           sections: [
             {
               properties: {
@@ -208,8 +200,16 @@ export function createDocxRenderer(options: DocxOptions = {}): Renderer {
             },
           ],
         });
-        out.end(await Packer.toBuffer(file));
-        return { rows, truncated };
+        // Packing the same File again gives the same parts (relationship ids included), so
+        // the first pass's document.xml, tables spliced in, can stand in for the second's.
+        const skeleton = readZipEntry(await Packer.toBuffer(file), DOCUMENT_XML);
+        if (skeleton === undefined) throw new Error(`docx: ${DOCUMENT_XML} missing from the package`);
+        const documentXml = spliceTables(skeleton.toString('utf8'), tables);
+        out.end(await Packer.toBuffer(file, false, [{ path: DOCUMENT_XML, data: documentXml }]));
+        return {
+          rows: tables.reduce((n, t) => n + t.rows, 0),
+          truncated: tables.some((t) => t.truncated),
+        };
       }),
   };
 }

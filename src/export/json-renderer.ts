@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { timeOf } from './cells.js';
-import { ChunkWriter, rendering, tablesOf } from './output.js';
+import { ChunkWriter, Pacer, rendering, tablesOf } from './output.js';
 import type { ColumnKind, ExportDocument, ExportTable, Renderer } from './renderer.js';
 import { formatTimeIso } from './time-format.js';
 
@@ -20,12 +20,14 @@ async function writeTable(w: ChunkWriter, table: ExportTable, tz: string, count:
     `{"kind":"table","title":${json(title)},"notes":${json(notes)},"columns":${json(columns)},"rows":[`,
   );
   let first = true;
+  const pacer = new Pacer();
   for await (const row of table.rows) {
     const cells: Record<string, unknown> = {};
     for (const c of columns) cells[c.key] = jsonCell(row[c.key], c.kind, tz);
     await w.push(`${first ? '\n' : ',\n'}${json(cells)}`);
     first = false;
     count();
+    await pacer.tick();
   }
   await w.push(']}');
 }

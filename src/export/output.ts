@@ -36,6 +36,22 @@ export async function pace(out: Writable): Promise<void> {
 }
 
 /**
+ * Yields to the event loop every `every` rows. A row source that answers from memory
+ * (a driver's prefetched batch, an array) never leaves the microtask queue otherwise, and
+ * a million rows would hold up every other request of the server.
+ */
+export class Pacer {
+  private count = 0;
+
+  constructor(private readonly every = 1_000) {}
+
+  async tick(): Promise<void> {
+    this.count += 1;
+    if (this.count % this.every === 0) await nextTurn();
+  }
+}
+
+/**
  * Gathers small strings into larger writes: one `write` per row costs more than the
  * JSON or CSV text of the row itself.
  */

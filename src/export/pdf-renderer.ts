@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import PDFDocument from 'pdfkit';
 import { rowTexts, truncateText, truncationNote } from './cells.js';
+import { fitColumns } from './column-widths.js';
 import { capped, checkPng, pace, rendering } from './output.js';
 import type { ExportColumn, ExportDocument, ExportImage, ExportTable, Renderer } from './renderer.js';
 import { formatTime } from './time-format.js';
@@ -59,41 +60,15 @@ export function winAnsiText(s: string): string {
   return out;
 }
 
-/**
- * Column widths for `available` points: each column's natural width when they all fit
- * (stretched to the full width), otherwise narrow columns keep theirs and the wide ones
- * share what is left equally.
- */
-export function fitColumns(natural: number[], available: number): number[] {
-  const n = natural.length;
-  if (n === 0) return [];
-  if (n * MIN_COLUMN_WIDTH >= available) return natural.map(() => available / n);
-  const wanted = natural.map((w) => Math.max(w, MIN_COLUMN_WIDTH));
-  const total = wanted.reduce((a, b) => a + b, 0);
-  if (total <= available) return wanted.map((w) => (w / total) * available);
-  const widths = [...wanted];
-  let open = wanted.map((_, i) => i);
-  let remaining = available;
-  // Each round the columns narrower than an equal share keep their width; the share of
-  // the others only grows, so this ends with at least one column sharing.
-  for (;;) {
-    const share = remaining / open.length;
-    const fits = open.filter((i) => (wanted[i] ?? 0) <= share);
-    if (fits.length === 0) {
-      for (const i of open) widths[i] = share;
-      return widths;
-    }
-    for (const i of fits) remaining -= wanted[i] ?? 0;
-    open = open.filter((i) => !fits.includes(i));
-  }
-}
-
 class PdfWriter {
   readonly pdf: PDFKit.PDFDocument;
   private readonly regular: string;
   private readonly bold: string;
   private readonly text: (s: string) => string;
   private lineHeight = 0;
+  private font = '';
+  /** font → character → advance width at the cell size */
+  private readonly advances = new Map<string, Map<string, number>>();
 
   constructor(
     readonly doc: ExportDocument,
@@ -164,66 +139,125 @@ class PdfWriter {
   }
 
   private cellFont(header: boolean): void {
-    this.pdf.font(header ? this.bold : this.regular).fontSize(CELL_SIZE);
+    this.font = header ? this.bold : this.regular;
+    this.pdf.font(this.font).fontSize(CELL_SIZE);
     this.lineHeight = this.pdf.currentLineHeight(true);
   }
 
+  /**
+   * The width of `s` in the current cell font, from cached advance widths. pdfkit's own
+   * widthOfString looks up a kerning pair per character and took most of the time of a
+   * large table; kerning only narrows text, so the sum errs on the roomy side.
+   */
+  private measure(s: string): number {
+    let widths = this.advances.get(this.font);
+    if (widths === undefined) {
+      widths = new Map();
+      this.advances.set(this.font, widths);
+    }
+    let w = 0;
+    for (const ch of s) {
+      let cw = widths.get(ch);
+      if (cw === undefined) {
+        cw = this.pdf.widthOfString(ch);
+        widths.set(ch, cw);
+      }
+      w += cw;
+    }
+    return w;
+  }
+
+  /** `s` cut to fit `width` with an ellipsis. */
+  private ellipsize(s: string, width: number): string {
+    let cut = s.trimEnd();
+    while (cut !== '' && this.measure(`${cut}…`) > width) cut = cut.slice(0, -1);
+    return `${cut}…`;
+  }
+
+  /**
+   * `text` broken into lines of at most `width` (at spaces, or anywhere in a word longer
+   * than a line), at most MAX_CELL_LINES of them, the last ending in an ellipsis when
+   * there was more.
+   */
+  private wrap(text: string, width: number): string[] {
+    if (!text.includes('\n') && this.measure(text) <= width) return text === '' ? [] : [text];
+    const lines: string[] = [];
+    const full = () => lines.length > MAX_CELL_LINES;
+    for (const paragraph of text.split('\n')) {
+      let line = '';
+      let lineWidth = 0;
+      for (let word of paragraph.split(/(?<= )/)) {
+        const ww = this.measure(word);
+        if (lineWidth + ww <= width || (line === '' && ww <= width)) {
+          line += word;
+          lineWidth += ww;
+          continue;
+        }
+        if (line !== '') lines.push(line.trimEnd());
+        if (full()) break;
+        while (this.measure(word) > width && !full()) {
+          let head = '';
+          for (const ch of word) {
+            if (head !== '' && this.measure(head + ch) > width) break;
+            head += ch;
+          }
+          lines.push(head);
+          word = word.slice(head.length);
+        }
+        line = word;
+        lineWidth = this.measure(word);
+      }
+      if (full()) break;
+      lines.push(line.trimEnd());
+    }
+    if (lines.length > MAX_CELL_LINES) {
+      lines.length = MAX_CELL_LINES;
+      lines[MAX_CELL_LINES - 1] = this.ellipsize(lines[MAX_CELL_LINES - 1] ?? '', width);
+    }
+    return lines;
+  }
+
   private naturalWidths(columns: ExportColumn[], sample: string[][]): number[] {
-    const measure = (s: string) =>
-      s
-        .split('\n')
-        .reduce((max, line) => Math.max(max, this.pdf.widthOfString(line.slice(0, MAX_MEASURED_CHARS))), 0);
+    const longest = (s: string) =>
+      s.split('\n').reduce((max, line) => Math.max(max, this.measure(line.slice(0, MAX_MEASURED_CHARS))), 0);
     this.cellFont(true);
-    const widths = columns.map((c) => measure(this.text(c.title)));
+    const widths = columns.map((c) => longest(this.text(c.title)));
     this.cellFont(false);
     for (const row of sample) {
-      for (const [i, t] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, measure(t));
+      for (const [i, t] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, longest(t));
     }
     return widths.map((w) => w + 2 * PAD_X + 1);
   }
 
-  /** The height `cells` need as one row; measuring with the font the row is drawn in. */
-  private rowHeight(cells: string[], widths: number[]): number {
-    let lines = 1;
-    for (const [i, t] of cells.entries()) {
-      const inner = (widths[i] ?? 0) - 2 * PAD_X;
-      if (!t.includes('\n') && this.pdf.widthOfString(t) <= inner) continue;
-      const h = this.pdf.heightOfString(t, { width: inner });
-      lines = Math.max(lines, Math.min(MAX_CELL_LINES, Math.ceil(h / this.lineHeight - 0.01)));
-      if (lines === MAX_CELL_LINES) break;
-    }
-    return lines * this.lineHeight + 2 * PAD_Y;
+  /** Each cell's lines and the row's height, in the font the row is drawn in. */
+  private layout(cells: string[], widths: number[], header: boolean): { lines: string[][]; height: number } {
+    this.cellFont(header);
+    const lines = cells.map((t, i) => this.wrap(t, (widths[i] ?? 0) - 2 * PAD_X));
+    const most = lines.reduce((max, l) => Math.max(max, l.length), 1);
+    return { lines, height: most * this.lineHeight + 2 * PAD_Y };
   }
 
-  private drawRow(cells: string[], widths: number[], header: boolean): void {
+  private drawRow(row: { lines: string[][]; height: number }, widths: number[], header: boolean): void {
     this.cellFont(header);
     const top = this.pdf.y;
-    const height = this.rowHeight(cells, widths);
-    if (header) this.pdf.rect(this.left, top, this.width, height).fill(HEADER_FILL);
+    if (header) this.pdf.rect(this.left, top, this.width, row.height).fill(HEADER_FILL);
     this.pdf.fillColor('black');
     let x = this.left;
-    for (const [i, t] of cells.entries()) {
-      const w = widths[i] ?? 0;
-      const inner = w - 2 * PAD_X;
-      if (!t.includes('\n') && this.pdf.widthOfString(t) <= inner) {
-        if (t !== '') this.pdf.text(t, x + PAD_X, top + PAD_Y, { lineBreak: false });
-      } else {
-        this.pdf.text(t, x + PAD_X, top + PAD_Y, {
-          width: inner,
-          height: height - 2 * PAD_Y,
-          ellipsis: true,
-        });
+    for (const [i, lines] of row.lines.entries()) {
+      for (const [k, line] of lines.entries()) {
+        if (line !== '')
+          this.pdf.text(line, x + PAD_X, top + PAD_Y + k * this.lineHeight, { lineBreak: false });
       }
-      x += w;
+      x += widths[i] ?? 0;
     }
     this.pdf
-      .moveTo(this.left, top + height)
-      .lineTo(this.left + this.width, top + height)
+      .moveTo(this.left, top + row.height)
+      .lineTo(this.left + this.width, top + row.height)
       .lineWidth(0.25)
       .strokeColor(RULE_COLOR)
       .stroke();
     this.pdf.x = this.left;
-    this.pdf.y = top + height;
+    this.pdf.y = top + row.height;
   }
 
   private cells(row: Record<string, unknown>, columns: ExportColumn[]): string[] {
@@ -245,8 +279,12 @@ class PdfWriter {
         if (next.done) break;
         sample.push(this.cells(next.value, columns));
       }
-      const header = columns.map((c) => this.text(c.title));
-      const widths = fitColumns(this.naturalWidths(columns, sample), this.width);
+      const widths = fitColumns(this.naturalWidths(columns, sample), this.width, MIN_COLUMN_WIDTH);
+      const header = this.layout(
+        columns.map((c) => this.text(c.title)),
+        widths,
+        true,
+      );
 
       this.pdf.font(this.bold).fontSize(HEADING_SIZE);
       // Title, notes, header and a first row together, or all on the next page.
@@ -257,13 +295,12 @@ class PdfWriter {
       this.drawRow(header, widths, true);
 
       const draw = async (cells: string[]) => {
-        this.cellFont(false);
-        const height = this.rowHeight(cells, widths);
-        if (this.pdf.y + height > this.bottom) {
+        const row = this.layout(cells, widths, false);
+        if (this.pdf.y + row.height > this.bottom) {
           await this.newPage();
           this.drawRow(header, widths, true);
         }
-        this.drawRow(cells, widths, false);
+        this.drawRow(row, widths, false);
         written += 1;
       };
       for (const cells of sample) await draw(cells);

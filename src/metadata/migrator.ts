@@ -2,12 +2,18 @@ import { type Kysely, type Migration, Migrator } from 'kysely';
 import type { MetadataDialect } from './database.js';
 import { initial } from './migrations/0001-initial.js';
 import { queries } from './migrations/0002-queries.js';
+import { tasks } from './migrations/0003-tasks.js';
+import { dashboards } from './migrations/0004-dashboards.js';
+import { reports } from './migrations/0005-reports.js';
 import type { Database } from './schema.js';
 
 /** Migrations in order; each gets the dialect for the few column types that differ. */
 const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
   '0001-initial': initial,
   '0002-queries': queries,
+  '0003-tasks': tasks,
+  '0004-dashboards': dashboards,
+  '0005-reports': reports,
 };
 
 export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {

@@ -36,16 +36,110 @@ export interface QueriesTable {
   last_used_at: string;
 }
 
+export type TaskPriority = 'low' | 'medium' | 'high' | 'critical';
+
+export interface TasksTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  owner_id: number;
+  assigned_to: number | null;
+  is_open: number;
+  due_date: string | null;
+  priority: TaskPriority;
+  /** JSON array of event ids. */
+  ev_ids: string;
+  trigger_id: number | null;
+  created_at: string;
+  updated_at: string;
+  closed_at: string | null;
+}
+
+export interface DashboardsTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  owner_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WidgetsTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  owner_id: number;
+  /** JSON `{type, params}`, params with defaults filled in. */
+  query: string;
+  /** JSON `{kind, options}`. */
+  visualization: string;
+  /** JSON `{x, y, w, h}`. */
+  position: string;
+  refresh_interval: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DashboardWidgetsTable {
+  dashboard_id: number;
+  widget_id: number;
+  /** Place of the widget in the dashboard's layout order (0-based). */
+  layout: number;
+}
+
+export interface DashboardTemplatesTable {
+  path: string;
+  /** Null once the saving user is deleted. */
+  owner_id: number | null;
+  /** JSON of the portable dashboard (title, description, widgets). */
+  definition: string;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   auth_tokens: AuthTokensTable;
   queries: QueriesTable;
+  dashboards: DashboardsTable;
+  widgets: WidgetsTable;
+  dashboard_widgets: DashboardWidgetsTable;
+  dashboard_templates: DashboardTemplatesTable;
+  tasks: TasksTable;
+  reports: ReportsTable;
 }
 
 export type QueryRow = Selectable<QueriesTable>;
+
+export interface ReportsTable {
+  id: Generated<number>;
+  title: string;
+  ftype: string;
+  status: 'PENDING' | 'READY' | 'ERROR';
+  size: number;
+  filename: string;
+  /** JSON: {kind: 'query', query} or {kind: 'dashboard', dashboard_id}. */
+  source: string;
+  timezone: string;
+  owner_id: number;
+  created_at: string;
+  error: string | null;
+}
+
+export type ReportRow = Selectable<ReportsTable>;
+export type NewReportRow = Insertable<ReportsTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type NewUserRow = Insertable<UsersTable>;
 export type UserUpdate = Updateable<UsersTable>;
 export type TokenRow = Selectable<AuthTokensTable>;
 export type NewTokenRow = Insertable<AuthTokensTable>;
+export type TaskRow = Selectable<TasksTable>;
+export type NewTaskRow = Insertable<TasksTable>;
+export type TaskUpdate = Updateable<TasksTable>;
+export type DashboardRow = Selectable<DashboardsTable>;
+export type NewDashboardRow = Insertable<DashboardsTable>;
+export type DashboardUpdate = Updateable<DashboardsTable>;
+export type WidgetRow = Selectable<WidgetsTable>;
+export type NewWidgetRow = Insertable<WidgetsTable>;
+export type WidgetUpdate = Updateable<WidgetsTable>;
+export type TemplateRow = Selectable<DashboardTemplatesTable>;

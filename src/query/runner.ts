@@ -247,7 +247,7 @@ export class QueryRunner {
   private async slices(job: QueryJob, w: TimeWindow): Promise<TimeWindow[]> {
     const order = job.def.slicing(job.params);
     if (!order) return [w];
-    const rows = await this.store.countInRange(w.fromMs, w.toMs);
+    const rows = this.store.estimateInRange(w.fromMs, w.toMs);
     const k = Math.min(this.opts.maxSlices, Math.ceil(rows / this.opts.sliceEvents));
     if (k <= 1) return [w];
     const align = job.def.align?.(job.params, w) ?? 1;

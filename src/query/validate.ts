@@ -91,6 +91,6 @@ function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
     case 'LastN':
       return;
     default:
-      type satisfies never;
+      throw new Error(`Unhandled query type ${type satisfies never}`);
   }
 }

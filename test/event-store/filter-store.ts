@@ -1,35 +1,13 @@
-import { DuckDBConnection } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../src/core/event.js';
 import type { FilterNode } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
-import {
-  compileFilter,
-  FILTER_FUNCTIONS,
-  registerFilterFunctions,
-} from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
+import { compileFilter } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
 import { SqlParams } from '../../src/event-store/duckdb/sql-params.js';
 import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
 
-/**
- * An in-memory store whose instance has the filter functions. Once DuckDbEventStore.open
- * registers them itself this only checks; until then it reaches the store's private
- * reader connection, the one connection a test cannot get otherwise.
- */
-export async function openFilterStore(): Promise<DuckDbEventStore> {
-  const store = await DuckDbEventStore.open({
-    dataDir: ':memory:',
-    memoryLimit: '256MB',
-    checkpointThreshold: '16MB',
-  });
-  const rows = await store.runSql('SELECT count(*) AS n FROM duckdb_functions() WHERE function_name = $1', [
-    FILTER_FUNCTIONS.cidr,
-  ]);
-  if (Number(rows[0]?.n) === 0) {
-    const reader = (store as unknown as Record<string, unknown>).reader;
-    if (!(reader instanceof DuckDBConnection)) throw new Error('DuckDbEventStore has no reader connection');
-    registerFilterFunctions(reader);
-  }
-  return store;
+/** An in-memory store; `open` registers the filter functions (registerFilterFunctions). */
+export function openFilterStore(): Promise<DuckDbEventStore> {
+  return DuckDbEventStore.open({ dataDir: ':memory:', memoryLimit: '256MB', checkpointThreshold: '16MB' });
 }
 
 export function event(ev_id: string, fields: Partial<NormalisedEvent> = {}): NormalisedEvent {

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { deflateSync } from 'node:zlib';
+import ExcelJS from 'exceljs';
 import type { ExportColumn, ExportDocument, ExportSection } from '../../src/export/renderer.js';
 
 // --- a PNG written by hand: signature, IHDR, IDAT, IEND, each chunk with its CRC-32 ---
@@ -233,4 +234,14 @@ export async function readPdf(buf: Buffer): Promise<{ pages: number; texts: stri
   }
   await pdf.destroy();
   return { pages: pdf.numPages, texts, images };
+}
+
+/** A workbook read back with exceljs's own reader. */
+export async function loadXlsx(buf: Buffer): Promise<ExcelJS.Workbook> {
+  const wb = new ExcelJS.Workbook();
+  // exceljs declares its own `Buffer` (an ArrayBuffer); JSZip underneath takes either.
+  const bytes = new ArrayBuffer(buf.byteLength);
+  buf.copy(new Uint8Array(bytes));
+  await wb.xlsx.load(bytes);
+  return wb;
 }

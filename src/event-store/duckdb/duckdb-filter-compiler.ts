@@ -385,7 +385,7 @@ function containsText(f: Field, value: string, params: SqlParams): string {
     }
     const n = params.add(needle);
     // JavaScript lowers U+0130 to "i" + U+0307; only a needle holding either can tell.
-    if (!/[i\u0307]/.test(needle)) return `contains(lower(${s}), ${n})`;
+    if (!needle.includes('i') && !needle.includes('\u0307')) return `contains(lower(${s}), ${n})`;
     const dotted = params.add('\u0130');
     return `CASE WHEN contains(${s}, ${dotted}) THEN contains(lower(replace(${s}, ${dotted}, ${params.add('i\u0307')})), ${n}) ELSE contains(lower(${s}), ${n}) END`;
   });
@@ -395,7 +395,7 @@ function containsText(f: Field, value: string, params: SqlParams): string {
 // cidr
 
 /** The 128-bit value of an IPv6 address that `isIP` accepted (zone id ignored, as libuv does). */
-export function ipv6ToBigInt(address: string): bigint {
+function ipv6ToBigInt(address: string): bigint {
   const text = address.split('%', 1)[0] ?? '';
   const groups = (part: string): bigint[] =>
     part === ''
@@ -548,7 +548,7 @@ function blockListFor(value: string): BlockList | null {
   return list;
 }
 
-export function cidrContains(block: string, address: string): boolean {
+function cidrContains(block: string, address: string): boolean {
   const list = blockListFor(block);
   const family = isIP(address);
   if (list === null || family === 0) return false;

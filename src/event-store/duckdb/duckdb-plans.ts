@@ -22,7 +22,7 @@ const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_K
 
 /** A field as a SQL value: its column, or its entry in the `fields` map (NULL when absent). */
 export function fieldSql(field: string, params: SqlParams): string {
-  return isColumn(field) ? quoteIdent(field) : `element_at(fields, ${params.add(field)})[1]`;
+  return isColumn(field) ? quoteIdent(field) : `map_extract_value(fields, ${params.add(field)})`;
 }
 
 /** A field as grouped and returned: times as epoch ms, everything else as stored. */

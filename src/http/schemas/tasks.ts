@@ -1,0 +1,64 @@
+import { type TSchema, Type } from 'typebox';
+import { TASK_PRIORITIES } from '../../domain/tasks/tasks-service.js';
+import { IsoDateTime } from './common.js';
+
+export const PrioritySchema = Type.Union(
+  TASK_PRIORITIES.map((p) => Type.Literal(p)),
+  { description: 'low, medium (the default), high or critical.' },
+);
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const TaskSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    title: Type.String(),
+    description: Type.String(),
+    owner: Type.Integer({ description: 'Id of the user who created the task.' }),
+    assigned_to: Nullable(Type.Integer({ description: 'Id of the assigned user.' })),
+    is_open: Type.Boolean(),
+    due_date: Nullable(IsoDateTime()),
+    is_overdue: Type.Boolean({ description: 'Open and due_date in the past (computed when read).' }),
+    priority: PrioritySchema,
+    ev_ids: Type.Array(Type.String(), { description: 'Ids of the related events.' }),
+    trigger_id: Nullable(Type.Integer({ description: 'The trigger that opened the task, if any.' })),
+    created_at: IsoDateTime(),
+    updated_at: IsoDateTime(),
+    closed_at: Nullable(IsoDateTime('When the task was closed; null while open.')),
+  },
+  { $id: 'Task' },
+);
+
+/** The writable fields; PUT requires `title` and resets the others to their defaults. */
+const writable = {
+  title: Type.String({ minLength: 1, maxLength: 200, description: 'Not blank.' }),
+  description: Type.Optional(Type.String({ maxLength: 10_000, description: 'Default "".' })),
+  assigned_to: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, description: 'Id of an existing user; default null.' })),
+  ),
+  is_open: Type.Optional(Type.Boolean({ description: 'Default true.' })),
+  due_date: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: 64,
+        description:
+          'ISO 8601 date-time (UTC when it has no offset) or a date YYYY-MM-DD (midnight UTC); ' +
+          '"" or null for none.',
+      }),
+    ),
+  ),
+  priority: Type.Optional(PrioritySchema),
+  ev_ids: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      maxItems: 1000,
+      description: 'Related event ids (duplicates are dropped); default [].',
+    }),
+  ),
+};
+
+export const TaskCreateSchema = Type.Object(writable, { additionalProperties: false, title: 'TaskCreate' });
+
+export const TaskPatchSchema = Type.Partial(TaskCreateSchema, {
+  additionalProperties: false,
+  title: 'PatchedTask',
+});

@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { PageRequest } from '../core/list.js';
+import { paginate } from './paginate.js';
+import type { Database, NewReportRow, ReportRow } from './schema.js';
+
+export class ReportsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  insert(row: NewReportRow): Promise<ReportRow> {
+    return this.db.insertInto('reports').values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  byId(id: number): Promise<ReportRow | undefined> {
+    return this.db.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  list(ownerId: number | undefined, page: PageRequest) {
+    let q = this.db.selectFrom('reports').selectAll();
+    if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+    return paginate(q, page);
+  }
+
+  async finish(
+    id: number,
+    patch: { status: 'READY' | 'ERROR'; size?: number; error?: string | null },
+  ): Promise<void> {
+    await this.db.updateTable('reports').set(patch).where('id', '=', id).execute();
+  }
+
+  async delete(id: number): Promise<void> {
+    await this.db.deleteFrom('reports').where('id', '=', id).execute();
+  }
+
+  /** Reports left PENDING by a process that stopped: they will never finish. */
+  async failPending(message: string): Promise<void> {
+    await this.db
+      .updateTable('reports')
+      .set({ status: 'ERROR', error: message })
+      .where('status', '=', 'PENDING')
+      .execute();
+  }
+}
