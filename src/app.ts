@@ -8,16 +8,27 @@ import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
 import { authTokenRoutes } from './http/routes/authtokens.js';
+import { dashboardRoutes } from './http/routes/dashboards.js';
 import { esBulkRoutes } from './http/routes/es-bulk.js';
 import { eventRoutes } from './http/routes/events.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
+import { liveRoutes } from './http/routes/live.js';
 import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
 import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { userRoutes } from './http/routes/users.js';
+import { widgetRoutes } from './http/routes/widgets.js';
+import {
+  DashboardExportSchema,
+  DashboardSchema,
+  WidgetExportSchema,
+  WidgetSchema,
+} from './http/schemas/dashboards.js';
 import { TaskSchema } from './http/schemas/tasks.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
+import { LiveHub } from './live/live-hub.js';
+import { WidgetQueries } from './live/widget-queries.js';
 import { VERSION } from './version.js';
 
 export interface AppDeps {
@@ -65,6 +76,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(GenericQuerySchema);
   app.addSchema(ShortReportSchema);
   app.addSchema(TaskSchema);
+  app.addSchema(WidgetSchema);
+  app.addSchema(WidgetExportSchema);
+  app.addSchema(DashboardSchema);
+  app.addSchema(DashboardExportSchema);
   await app.register(bodyPlugin);
   await app.register(authPlugin, { tokens: services.tokens });
 
@@ -74,7 +89,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(eventRoutes, { events: services.events });
   await app.register(queryRoutes, { queries: services.queries });
   await app.register(reportRoutes, { reports: services.reports });
+  const widgetQueries = new WidgetQueries(services.dashboards, services.queries, services.runner);
+  const hub = new LiveHub(services.queries, services.runner, widgetQueries, {
+    maxBufferedBytes: config.liveBufferBytes,
+    maxMessageBytes: 64 * 1024,
+    pingMs: 30_000,
+    tailMs: 250,
+    refreshMs: config.liveRefreshMs,
+  });
+  const offEvents = services.bus.subscribe('events-committed', (events) => hub.eventsArrived(events));
+  services.queries.keepWhile((id) => hub.watches(id));
+  app.addHook('onClose', async () => {
+    offEvents();
+    hub.close();
+  });
+  await app.register(liveRoutes, { hub });
   await app.register(taskRoutes, { tasks: services.tasks });
+  await app.register(dashboardRoutes, { dashboards: services.dashboards });
+  await app.register(widgetRoutes, { widgets: services.widgets });
   await app.register(ingestRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   await app.register(esBulkRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
   return app;

@@ -91,6 +91,17 @@ export const ConfigSchema = Type.Object(
       default: 2000000,
       description: 'Events per time slice of a long query (partial results after each slice)',
     }),
+    liveRefreshMs: Type.Integer({
+      minimum: 100,
+      default: 5000,
+      description:
+        'A watched relative-time aggregate is re-evaluated at most this often (ms); a watched Search within 250 ms of new data',
+    }),
+    liveBufferBytes: Type.Integer({
+      minimum: 65536,
+      default: 8388608,
+      description: 'Bytes a websocket client may have waiting; beyond it the client is closed with 1013',
+    }),
     exportMaxRows: Type.Integer({
       minimum: 1,
       default: 1000000,

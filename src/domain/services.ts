@@ -1,14 +1,18 @@
 import type { Config } from '../config/config.js';
+import { type Bus, InProcessBus } from '../core/bus.js';
 import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
+import { DashboardRepositories } from '../metadata/dashboards-repository.js';
 import type { MetadataDb } from '../metadata/database.js';
 import { QueriesRepository } from '../metadata/queries-repository.js';
 import { ReportsRepository } from '../metadata/reports-repository.js';
 import { TasksRepository } from '../metadata/tasks-repository.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
-import { QueryRunner } from '../query/runner.js';
+import { type LiveTopics, QueryRunner } from '../query/runner.js';
+import { DashboardsService } from './dashboards/dashboards-service.js';
+import { WidgetsService } from './dashboards/widgets-service.js';
 import { EventsService } from './events/events-service.js';
 import { QueriesService } from './queries/queries-service.js';
 import { ReportsService } from './reports/reports-service.js';
@@ -27,8 +31,11 @@ export interface Services extends MetaServices {
   events: EventsService;
   ingest: IngestService;
   batcher: Batcher;
+  bus: Bus<LiveTopics>;
   runner: QueryRunner;
   queries: QueriesService;
+  dashboards: DashboardsService;
+  widgets: WidgetsService;
   tasks: TasksService;
   reports: ReportsService;
 }
@@ -46,24 +53,31 @@ export function createServices(meta: MetadataDb, events: EventStore, config: Con
     maxBatchEvents: config.ingestBatchEvents,
     maxQueuedEvents: config.ingestQueueEvents,
   });
-  const runner = new QueryRunner(events, {
+  const bus = new InProcessBus<LiveTopics>();
+  batcher.onCommit((committed) => bus.publish('events-committed', committed));
+  const runner = new QueryRunner(events, bus, {
     sliceEvents: config.querySliceEvents,
     maxSlices: 8,
     refreshMs: config.queryRefreshMs,
   });
+  const dashboardRepos = new DashboardRepositories(meta.db);
+  const dashboards = new DashboardsService(dashboardRepos);
   return {
     ...createMetaServices(meta, config),
     events: new EventsService(events),
     ingest: new IngestService(batcher),
     batcher,
+    bus,
     runner,
     queries: new QueriesService(new QueriesRepository(meta.db), runner, events, {
       exportMaxRows: config.exportMaxRows,
       syncWindowMs: config.querySyncMs,
       ttlMs: config.queryTtlSeconds * 1000,
     }),
+    dashboards,
+    widgets: new WidgetsService(dashboardRepos),
     tasks: new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db)),
-    reports: new ReportsService(new ReportsRepository(meta.db), runner, events, null, {
+    reports: new ReportsService(new ReportsRepository(meta.db), runner, events, dashboards, {
       dataDir: config.dataDir,
       maxRows: config.exportMaxRows,
     }),

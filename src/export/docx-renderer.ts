@@ -33,10 +33,8 @@ const TWIPS_PER_CHAR = 100;
 const MIN_COLUMN_WIDTH = 500;
 const DOCUMENT_XML = 'word/document.xml';
 
-const clean = (s: string) => xmlSafe(s);
-
 const note = (text: string, bold = false) =>
-  new Paragraph({ children: [new TextRun({ text: clean(text), italics: true, bold, color: NOTE_COLOR })] });
+  new Paragraph({ children: [new TextRun({ text: xmlSafe(text), italics: true, bold, color: NOTE_COLOR })] });
 
 const longestLine = (s: string) => s.split(/\r\n|\r|\n/).reduce((max, line) => Math.max(max, line.length), 0);
 
@@ -82,7 +80,7 @@ async function tablePart(
     new Paragraph({
       heading: HeadingLevel.HEADING_1,
       keepNext: true,
-      children: [new TextRun(clean(table.title))],
+      children: [new TextRun(xmlSafe(table.title))],
     }),
     ...(table.notes ?? []).map((n) => note(n)),
   ];
@@ -106,7 +104,7 @@ function imageChildren(image: ExportImage): Paragraph[] {
     new Paragraph({
       heading: HeadingLevel.HEADING_1,
       keepNext: true,
-      children: [new TextRun(clean(image.title))],
+      children: [new TextRun(xmlSafe(image.title))],
     }),
     new Paragraph({
       children: [
@@ -117,7 +115,11 @@ function imageChildren(image: ExportImage): Paragraph[] {
             width: Math.round(image.width * scale),
             height: Math.round(image.height * scale),
           },
-          altText: { name: clean(image.title), title: clean(image.title), description: clean(image.title) },
+          altText: {
+            name: xmlSafe(image.title),
+            title: xmlSafe(image.title),
+            description: xmlSafe(image.title),
+          },
         }),
       ],
     }),
@@ -129,9 +131,10 @@ function spliceTables(xml: string, tables: readonly TablePart[]): string {
   let out = xml;
   for (const t of tables) {
     const at = out.indexOf(t.marker);
-    const start = Math.max(out.lastIndexOf('<w:p>', at), out.lastIndexOf('<w:p ', at));
-    const end = out.indexOf('</w:p>', at);
-    if (at < 0 || start < 0 || end < 0) throw new Error('docx: table placeholder not found in the document');
+    // '<w:p>' or '<w:p ', not '<w:pPr>': the paragraph itself, not its properties.
+    const start = at < 0 ? -1 : Math.max(out.lastIndexOf('<w:p>', at), out.lastIndexOf('<w:p ', at));
+    const end = at < 0 ? -1 : out.indexOf('</w:p>', at);
+    if (start < 0 || end < 0) throw new Error('docx: table placeholder not found in the document');
     out = `${out.slice(0, start)}${t.xml}${out.slice(end + '</w:p>'.length)}`;
   }
   return out;
@@ -146,8 +149,10 @@ export interface DocxOptions {
 /**
  * Word document, A4 landscape: the title, when it was made and the zone its times are
  * in, then per section a heading, the notes and a table (header repeated on every page)
- * or the picture, shrunk to fit the page. docx builds in memory, so each table stops at
- * `maxRows` (10,000) with a note saying so, and the result reports `truncated`.
+ * or the picture, shrunk to fit the page. The docx library writes the document and the
+ * tables are spliced in as text (see docx-table-xml.ts). The file is still built whole in
+ * memory, so each table stops at `maxRows` (10,000) with a note saying so, and the
+ * result reports `truncated`.
  */
 export function createDocxRenderer(options: DocxOptions = {}): Renderer {
   const maxRows = options.maxRows ?? DOCX_MAX_ROWS;
@@ -161,7 +166,7 @@ export function createDocxRenderer(options: DocxOptions = {}): Renderer {
         const nonce = randomUUID();
         const tables: TablePart[] = [];
         const children: Paragraph[] = [
-          new Paragraph({ heading: HeadingLevel.TITLE, children: [new TextRun(clean(doc.title))] }),
+          new Paragraph({ heading: HeadingLevel.TITLE, children: [new TextRun(xmlSafe(doc.title))] }),
           note(`Generated ${formatTime(doc.generatedAt.getTime() / 1000, tz)}. Times in ${tz}.`),
         ];
         for (const section of doc.sections) {
@@ -186,7 +191,7 @@ export function createDocxRenderer(options: DocxOptions = {}): Renderer {
         }
         const file = new Document({
           creator: 'Logscope',
-          title: clean(doc.title),
+          title: xmlSafe(doc.title),
           styles: { default: { document: { run: { size: 20, font: 'Calibri' } } } },
           sections: [
             {

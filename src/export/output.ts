@@ -81,7 +81,9 @@ export class ChunkWriter {
 
 /**
  * Runs a renderer body that ends `out`, then waits for `out` to finish. On failure `out`
- * is destroyed so that the reader of a half-written file sees an error, not an ending.
+ * is destroyed, so that whoever reads it sees it break off rather than end. It is
+ * destroyed without the error: an 'error' event nobody listens to would bring the
+ * process down, and the rejected promise already carries the cause.
  */
 export async function rendering(out: Writable, body: () => Promise<RenderResult>): Promise<RenderResult> {
   try {
@@ -90,7 +92,7 @@ export async function rendering(out: Writable, body: () => Promise<RenderResult>
     await finished(out, { readable: false });
     return result;
   } catch (err) {
-    if (!out.destroyed) out.destroy(err instanceof Error ? err : new Error(String(err)));
+    if (!out.destroyed) out.destroy();
     throw err;
   }
 }

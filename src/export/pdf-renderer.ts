@@ -28,7 +28,7 @@ const NOTE_COLOR = '#595959';
 const RULE_COLOR = '#d9d9d9';
 const HEADER_FILL = '#e7e6e6';
 
-/** TrueType (or OpenType) fonts for text beyond Latin-1, e.g. DejaVu Sans: a path or the file's bytes. */
+/** TrueType (or OpenType) fonts for text beyond Windows-1252, e.g. DejaVu Sans: a path or the file's bytes. */
 export interface PdfFonts {
   regular: string | Buffer;
   bold: string | Buffer;
@@ -60,6 +60,14 @@ export function winAnsiText(s: string): string {
   return out;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const CONTROL = /[\u0000-\u0009\u000B-\u001F\u007F-\u009F]/g;
+
+/** `s` for an embedded font: tabs as spaces, control characters (no glyph in any font) as "?". */
+export function unicodeText(s: string): string {
+  return s.replace(/\r\n?/g, '\n').replace(/\t/g, ' ').replace(CONTROL, '?');
+}
+
 class PdfWriter {
   readonly pdf: PDFKit.PDFDocument;
   private readonly regular: string;
@@ -87,7 +95,7 @@ class PdfWriter {
       this.pdf.registerFont('bold', fonts.bold);
       this.regular = 'regular';
       this.bold = 'bold';
-      this.text = (s) => s.replace(/\r\n?/g, '\n').replace(/\t/g, ' ');
+      this.text = unicodeText;
     } else {
       this.regular = 'Helvetica';
       this.bold = 'Helvetica-Bold';

@@ -58,7 +58,7 @@ export interface RenderResult {
 /**
  * Writes a document as one file format to `out`. `render` ends `out` and resolves once
  * it has finished; on failure (a row source that throws, a closed client) it destroys
- * `out` with the error, so a partial file is never mistaken for a whole one, and rejects.
+ * `out`, so a partial file is never mistaken for a whole one, and rejects with the cause.
  * Formats without room for pictures (csv, json) leave image sections out.
  */
 export interface Renderer {

@@ -7,6 +7,7 @@
  * falls back to a background image.
  */
 import type ExcelJS from 'exceljs';
+import { xmlSafe } from './cells.js';
 
 interface ZipInternals {
   append(source: string | Buffer, data: { name: string }): unknown;
@@ -60,7 +61,7 @@ function drawingXml(row: number, widthPx: number, heightPx: number, title: strin
     `<xdr:from><xdr:col>0</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>${row}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from>` +
     `<xdr:ext cx="${cx}" cy="${cy}"/>` +
     '<xdr:pic>' +
-    `<xdr:nvPicPr><xdr:cNvPr id="2" name="Picture 1" descr="${xmlAttr(title)}"/>` +
+    `<xdr:nvPicPr><xdr:cNvPr id="2" name="Picture 1" descr="${xmlAttr(xmlSafe(title))}"/>` +
     '<xdr:cNvPicPr><a:picLocks noChangeAspect="1"/></xdr:cNvPicPr></xdr:nvPicPr>' +
     `<xdr:blipFill><a:blip xmlns:r="${REL}" r:embed="rId1"/><a:stretch><a:fillRect/></a:stretch></xdr:blipFill>` +
     `<xdr:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="${cx}" cy="${cy}"/></a:xfrm>` +

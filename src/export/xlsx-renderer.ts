@@ -118,7 +118,7 @@ function openSheet(
     row.font = i === 0 ? TITLE_FONT : NOTE_FONT;
     row.commit();
   }
-  const header = ws.addRow(table.columns.map((c) => c.title));
+  const header = ws.addRow(table.columns.map((c) => truncateText(c.title, MAX_CELL_TEXT)));
   header.eachCell((cell) => {
     cell.font = HEADER_FONT;
     cell.fill = HEADER_FILL;
@@ -141,7 +141,8 @@ async function writeTable(ctx: SheetContext, table: ExportTable, count: () => vo
   let lastRow = headerRow;
   let sincePause = 0;
   for await (const row of table.rows) {
-    if (lastRow === ctx.maxSheetRows) {
+    // `> headerRow`: every sheet takes at least one row, however long the preface.
+    if (lastRow >= ctx.maxSheetRows && lastRow > headerRow) {
       // Past Excel's row limit the table goes on in a sheet of its own, header repeated.
       closeSheet(ws, headerRow, lastRow, columns.length);
       part += 1;

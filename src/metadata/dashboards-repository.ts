@@ -1,5 +1,6 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { OrderTerm, Page, PageRequest } from '../core/list.js';
+import { inChunks } from './chunks.js';
 import { DashboardTemplatesRepository } from './dashboard-templates-repository.js';
 import { paginate } from './paginate.js';
 import type { DashboardRow, DashboardUpdate, Database, NewDashboardRow } from './schema.js';
@@ -82,16 +83,18 @@ export class DashboardsRepository {
   }
 
   /** The attachments of these dashboards, each dashboard's in layout order. */
-  async attachmentsOf(dashboardIds: number[]): Promise<Attachment[]> {
-    if (!dashboardIds.length) return [];
-    return this.db
-      .selectFrom('dashboard_widgets')
-      .selectAll()
-      .where('dashboard_id', 'in', dashboardIds)
-      .orderBy('dashboard_id')
-      .orderBy('layout')
-      .orderBy('widget_id')
-      .execute();
+  attachmentsOf(dashboardIds: number[]): Promise<Attachment[]> {
+    const sorted = [...dashboardIds].sort((a, b) => a - b);
+    return inChunks(sorted, (slice) =>
+      this.db
+        .selectFrom('dashboard_widgets')
+        .selectAll()
+        .where('dashboard_id', 'in', slice)
+        .orderBy('dashboard_id')
+        .orderBy('layout')
+        .orderBy('widget_id')
+        .execute(),
+    );
   }
 
   /**
@@ -102,14 +105,15 @@ export class DashboardsRepository {
     widgetIds: number[],
     visibleTo: number | undefined,
   ): Promise<Array<{ widget_id: number; dashboard_id: number }>> {
-    if (!widgetIds.length) return Promise.resolve([]);
-    let q = this.db
-      .selectFrom('dashboard_widgets')
-      .innerJoin('dashboards', 'dashboards.id', 'dashboard_widgets.dashboard_id')
-      .select(['dashboard_widgets.widget_id', 'dashboard_widgets.dashboard_id'])
-      .where('dashboard_widgets.widget_id', 'in', widgetIds);
-    if (visibleTo !== undefined) q = q.where('dashboards.owner_id', '=', visibleTo);
-    return q.orderBy('dashboard_widgets.dashboard_id').execute();
+    return inChunks(widgetIds, (slice) => {
+      let q = this.db
+        .selectFrom('dashboard_widgets')
+        .innerJoin('dashboards', 'dashboards.id', 'dashboard_widgets.dashboard_id')
+        .select(['dashboard_widgets.widget_id', 'dashboard_widgets.dashboard_id'])
+        .where('dashboard_widgets.widget_id', 'in', slice);
+      if (visibleTo !== undefined) q = q.where('dashboards.owner_id', '=', visibleTo);
+      return q.orderBy('dashboard_widgets.dashboard_id').execute();
+    });
   }
 
   /** Replaces a dashboard's widgets by these, in this order. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { PageRequest } from '../core/list.js';
+import { inChunks } from './chunks.js';
 import { paginate } from './paginate.js';
 import type { Database, NewWidgetRow, WidgetRow, WidgetUpdate } from './schema.js';
 
@@ -18,8 +19,9 @@ export class WidgetsRepository {
 
   /** The widgets with these ids (any order; unknown ids are absent). */
   byIds(ids: number[]): Promise<WidgetRow[]> {
-    if (!ids.length) return Promise.resolve([]);
-    return this.db.selectFrom('widgets').selectAll().where('id', 'in', ids).execute();
+    return inChunks(ids, (slice) =>
+      this.db.selectFrom('widgets').selectAll().where('id', 'in', slice).execute(),
+    );
   }
 
   list(filter: WidgetFilter, page: PageRequest) {

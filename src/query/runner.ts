@@ -1,3 +1,5 @@
+import type { Bus } from '../core/bus.js';
+import type { NormalisedEvent } from '../core/event.js';
 import type { FilterNode } from '../core/filter-ast.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
@@ -44,6 +46,14 @@ export interface RunnerOptions {
 
 export type JobListener = (job: QueryJob) => void;
 
+/** The topics the runner, ingest and the live hub exchange (see core/bus.ts). */
+export interface LiveTopics extends Record<string, unknown> {
+  /** A query's state changed (partial result, result, re-evaluation, removal). */
+  'query-changed': QueryJob;
+  /** A batch of events was committed and is queryable. */
+  'events-committed': readonly NormalisedEvent[];
+}
+
 /**
  * Runs queries on the event store: full computation or newest-first time slices with
  * partial results, stop (which interrupts the engine), recalculation, and re-evaluation of
@@ -52,21 +62,26 @@ export type JobListener = (job: QueryJob) => void;
  */
 export class QueryRunner {
   private readonly jobs = new Map<string, QueryJob>();
-  private readonly listeners = new Set<JobListener>();
 
   constructor(
     private readonly store: EventStore,
+    private readonly bus: Bus<LiveTopics>,
     private readonly opts: RunnerOptions,
   ) {}
 
   /** Called on every change of a job (partial results, final result, re-evaluation, removal). */
   onChange(listener: JobListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.bus.subscribe('query-changed', listener);
   }
 
   private emit(job: QueryJob) {
-    for (const l of this.listeners) l(job);
+    this.bus.publish('query-changed', job);
+  }
+
+  /** Re-evaluates a finished query now (live updates on new data); no-op while it runs or is stopped. */
+  reevaluate(job: QueryJob): void {
+    if (job.running || job.stopped || !this.jobs.has(job.id)) return;
+    this.compute(job, job.status === 'SUCCESS');
   }
 
   peek(id: string): QueryJob | undefined {

@@ -105,7 +105,6 @@ describe('images', () => {
     };
     for (const format of ['pdf', 'docx', 'xlsx'] as const) {
       const out = new Sink();
-      out.on('error', () => {});
       await expect(RENDERERS[format].render(doc, out), format).rejects.toThrow(
         'image "not a png" is not a PNG',
       );

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
 import { EXPORT_FORMATS } from '../../src/export/export-format.js';
+import { createPdfRenderer } from '../../src/export/pdf-renderer.js';
 import { RENDERERS } from '../../src/export/renderers.js';
 import {
   BASE_TS,
@@ -213,4 +215,34 @@ it('every format has a renderer with its media type and extension', () => {
     docx: ['docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
   });
   expect(MESSAGES.length).toBeGreaterThan(0);
+});
+
+it('pdf with embedded TrueType fonts shows text beyond Windows-1252', async () => {
+  // Liberation Sans (Latin, Greek, Cyrillic) ships with pdfjs-dist, so the test needs no system font.
+  const font = (name: string) =>
+    readFileSync(new URL(`../../node_modules/pdfjs-dist/standard_fonts/${name}.ttf`, import.meta.url));
+  const renderer = createPdfRenderer({
+    fonts: { regular: font('LiberationSans-Regular'), bold: font('LiberationSans-Bold') },
+  });
+  const doc = sampleDoc('Europe/Paris');
+  doc.title = 'Журнал ошибок';
+  doc.sections = [
+    {
+      kind: 'table',
+      table: {
+        title: 'Ελληνικά',
+        columns: [{ key: 'm', title: 'сообщение', kind: 'string' }],
+        rows: (async function* () {
+          yield { m: 'Привет, мир — ünïcödé' };
+          yield { m: 'bell\u0007here' };
+        })(),
+      },
+    },
+  ];
+  const out = new Sink();
+  expect(await renderer.render(doc, out)).toEqual({ rows: 2, truncated: false });
+  const text = (await readPdf(out.buffer)).texts.join('\n');
+  for (const s of ['Журнал ошибок', 'Ελληνικά', 'сообщение', 'Привет, мир — ünïcödé', 'bell?here']) {
+    expect(text).toContain(s);
+  }
 });

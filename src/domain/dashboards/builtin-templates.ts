@@ -41,7 +41,10 @@ const overview: DashboardDefinition = {
     }),
     widget({
       title: 'Severity breakdown',
-      query: { type: 'Summary', params: { time_range: DAY, group_by: ['severity'], metrics: [{ op: 'count' }] } },
+      query: {
+        type: 'Summary',
+        params: { time_range: DAY, group_by: ['severity'], metrics: [{ op: 'count' }] },
+      },
       visualization: { kind: 'pie', options: {} },
       position: { x: 0, y: 8, w: 4, h: 5 },
     }),
@@ -106,7 +109,10 @@ const webTraffic: DashboardDefinition = {
   widgets: [
     widget({
       title: 'Requests by status',
-      query: { type: 'Timeline', params: { time_range: DAY, query: WEB, interval: 'auto', split_by: 'status' } },
+      query: {
+        type: 'Timeline',
+        params: { time_range: DAY, query: WEB, interval: 'auto', split_by: 'status' },
+      },
       visualization: { kind: 'area', options: { stacked: true } },
       position: { x: 0, y: 0, w: 12, h: 4 },
     }),
@@ -118,7 +124,10 @@ const webTraffic: DashboardDefinition = {
     }),
     widget({
       title: 'Server errors (5xx)',
-      query: { type: 'Timeline', params: { time_range: DAY, query: `${WEB} AND status:>=500`, interval: 'auto' } },
+      query: {
+        type: 'Timeline',
+        params: { time_range: DAY, query: `${WEB} AND status:>=500`, interval: 'auto' },
+      },
       visualization: { kind: 'line', options: {} },
       position: { x: 6, y: 4, w: 6, h: 4 },
     }),

@@ -72,8 +72,8 @@ export interface Dashboard {
 export interface WidgetInput {
   title?: string | undefined;
   description?: string | undefined;
-  query?: { type: string; params?: Record<string, unknown> | undefined } | undefined;
-  visualization?: { kind: VisualizationKind; options?: Record<string, unknown> | undefined } | undefined;
+  query?: { type: string; params?: object | undefined } | undefined;
+  visualization?: { kind: VisualizationKind; options?: object | undefined } | undefined;
   position?: Position | undefined;
   refresh_interval?: number | null | undefined;
 }
@@ -227,13 +227,16 @@ export function completeWidget(input: WidgetInput, path: string, bottom: number)
     title: input.title!,
     description: input.description ?? '',
     query: checkWidgetQuery(input.query!, at('query')),
-    visualization: input.visualization
-      ? { kind: input.visualization.kind, options: input.visualization.options ?? {} }
-      : DEFAULT_VISUALIZATION,
+    visualization: input.visualization ? visualizationOf(input.visualization) : DEFAULT_VISUALIZATION,
     position: input.position ?? { x: 0, y: bottom, ...DEFAULT_SIZE },
     refresh_interval: input.refresh_interval ?? null,
   };
 }
+
+export const visualizationOf = (v: NonNullable<WidgetInput['visualization']>): Visualization => ({
+  kind: v.kind,
+  options: (v.options ?? {}) as Record<string, unknown>,
+});
 
 /** The lowest edge of these widgets: where the next default position starts. */
 export const bottomOf = (positions: Position[]) => positions.reduce((m, p) => Math.max(m, p.y + p.h), 0);
@@ -248,6 +251,6 @@ export const widgetColumns = (def: WidgetDefinition) => ({
   refresh_interval: def.refresh_interval,
 });
 
-export const requireIds = (ids: number[], field: string) => {
+export const requireUnique = (ids: number[], field: string) => {
   if (new Set(ids).size !== ids.length) throw fieldError(field, 'A widget may appear only once.');
 };

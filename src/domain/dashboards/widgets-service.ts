@@ -9,6 +9,7 @@ import {
   isReadOnly,
   presentWidgets,
   seesAllWidgets,
+  visualizationOf,
   type Widget,
   type WidgetDefinition,
   type WidgetInput,
@@ -76,11 +77,10 @@ export class WidgetsService {
       title: input.title ?? current.title,
       description: input.description ?? current.description,
       query: input.query ? checkWidgetQuery(input.query, 'query') : current.query,
-      visualization: input.visualization
-        ? { kind: input.visualization.kind, options: input.visualization.options ?? {} }
-        : current.visualization,
+      visualization: input.visualization ? visualizationOf(input.visualization) : current.visualization,
       position: input.position ?? current.position,
-      refresh_interval: input.refresh_interval !== undefined ? input.refresh_interval : current.refresh_interval,
+      refresh_interval:
+        input.refresh_interval !== undefined ? input.refresh_interval : current.refresh_interval,
     };
     const updated = await this.repos.widgets.update(id, {
       ...widgetColumns(next),

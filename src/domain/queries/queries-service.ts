@@ -60,6 +60,29 @@ export class QueriesService {
     return validateQuery(body);
   }
 
+  /** Queries the live hub watches: the TTL sweep leaves them alone. */
+  private inUse: (id: string) => boolean = () => false;
+
+  keepWhile(inUse: (id: string) => boolean): void {
+    this.inUse = inUse;
+  }
+
+  /** Stores and starts a query without waiting (widget queries behind live subscriptions). */
+  async start(who: Identity, valid: ValidQuery): Promise<string> {
+    const now = new Date().toISOString();
+    const row = {
+      query_id: newUlid(),
+      owner_id: who.userId,
+      type: valid.type,
+      params: JSON.stringify(valid.params),
+      created_at: now,
+      last_used_at: now,
+    };
+    await this.repo.insert(row);
+    this.runner.start(row, valid.filter);
+    return row.query_id;
+  }
+
   /** Stores and starts a query; answers within the sync window or with its state so far. */
   async create(
     who: Identity,
@@ -171,11 +194,15 @@ export class QueriesService {
   async sweep(): Promise<number> {
     const ids = await this.repo.unusedSince(new Date(Date.now() - this.opts.ttlMs).toISOString());
     for (const id of ids) {
+      if (this.inUse(id)) {
+        await this.repo.touch(id, new Date().toISOString());
+        continue;
+      }
       this.runner.forget(id);
       this.touchedAt.delete(id);
       await this.repo.delete(id);
     }
-    return ids.length;
+    return ids.filter((id) => !this.inUse(id)).length;
   }
 
   types() {

@@ -1,0 +1,38 @@
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import type { LiveHub } from '../../live/live-hub.js';
+import { caller } from '../plugins/auth.js';
+
+/** Largest websocket frame the server reads at all (bigger: closed 1009 by ws). */
+const MAX_FRAME_BYTES = 1024 * 1024;
+
+/**
+ * `/ws/live-updates`: the upgrade is authenticated in onRequest like every route (header
+ * or `?token=`), so a missing or bad token is refused with 401 before any frame.
+ */
+export async function liveRoutes(app: FastifyInstance, opts: { hub: LiveHub }) {
+  await app.register(websocket, {
+    options: { maxPayload: MAX_FRAME_BYTES },
+    // On shutdown, cut connections rather than wait for each client's close handshake.
+    preClose(done) {
+      for (const client of this.websocketServer.clients) client.terminate();
+      this.websocketServer.close(() => done());
+    },
+  });
+  // A refused upgrade (401/403) answers on the raw socket; nothing else will ever be read
+  // from it, and Node keeps half-open server sockets: close it once the answer is out.
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.headers.upgrade && reply.statusCode !== 101) request.raw.socket?.destroy();
+  });
+  app.get(
+    '/ws/live-updates',
+    {
+      websocket: true,
+      schema: {
+        tags: ['live'],
+        summary: 'Websocket: subscribe to queries, widgets and dashboards (messages are [command, params])',
+      },
+    },
+    (socket, request) => opts.hub.attach(socket, caller(request)),
+  );
+}

@@ -1,0 +1,350 @@
+import type { WebSocket } from 'ws';
+import type { NormalisedEvent } from '../core/event.js';
+import type { Identity } from '../domain/auth/identity.js';
+import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
+import { compilePredicate } from '../query/filter/evaluate.js';
+import type { QueryJob, QueryRunner } from '../query/runner.js';
+import { isRelative } from '../query/time-range.js';
+
+/** What a client subscribes to (API.md §8). */
+export type Target = { query_id: string } | { widget_id: number } | { dashboard_id: number };
+
+/** The widgets behind a widget or dashboard subscription (from the dashboards service). */
+export interface WidgetSource {
+  /** The caller's visible widgets of the target with their query ids, started if needed. */
+  resolve(
+    who: Identity,
+    target: { widget_id: number } | { dashboard_id: number },
+  ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null }>>;
+}
+
+export interface LiveHubOptions {
+  /** Bytes a connection may have waiting to be sent before it is closed with 1013. */
+  maxBufferedBytes: number;
+  /** Largest accepted message from a client. */
+  maxMessageBytes: number;
+  /** Ping every this many ms; a client that missed one pong is dropped. */
+  pingMs: number;
+  /** Least time between two new-data re-evaluations of a watched Search (live tail). */
+  tailMs: number;
+  /** Least time between two re-evaluations of other watched relative queries. */
+  refreshMs: number;
+}
+
+interface Watch {
+  /** Subscription key as the client sent it (canonical JSON). */
+  key: string;
+  target: Target;
+  widgetId: number | null;
+  dashboardId: number | null;
+  queryId: string;
+}
+
+interface Client {
+  socket: WebSocket;
+  who: Identity;
+  watches: Watch[];
+  alive: boolean;
+}
+
+const targetKey = (t: Target) => JSON.stringify(t);
+
+/**
+ * The websocket hub: subscriptions to queries, widgets and dashboards; one serialisation
+ * per update shared by all its subscribers; re-evaluation of watched relative-time queries
+ * when matching events arrive (throttled) and as time passes; bounded send buffers.
+ */
+export class LiveHub {
+  private readonly clients = new Set<Client>();
+  /** query id → the clients' watches on it. */
+  private readonly byQuery = new Map<string, Set<{ client: Client; watch: Watch }>>();
+  private readonly lastEval = new Map<string, number>();
+  /** Widget refresh intervals of watched queries (ms), where a widget sets one. */
+  private readonly refreshOf = new Map<string, number>();
+  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly pinger: NodeJS.Timeout;
+  private readonly offRunner: () => void;
+
+  constructor(
+    private readonly queries: QueriesService,
+    private readonly runner: QueryRunner,
+    private readonly widgets: WidgetSource | null,
+    private readonly opts: LiveHubOptions,
+  ) {
+    this.offRunner = runner.onChange((job) => this.publish(job));
+    this.timer = setInterval(() => this.tick(), Math.min(1000, opts.refreshMs)).unref();
+    this.pinger = setInterval(() => this.ping(), opts.pingMs).unref();
+  }
+
+  get connectionCount(): number {
+    return this.clients.size;
+  }
+
+  /** A new authenticated connection. */
+  attach(socket: WebSocket, who: Identity): void {
+    const client: Client = { socket, who, watches: [], alive: true };
+    this.clients.add(client);
+    socket.on('pong', () => {
+      client.alive = true;
+    });
+    socket.on('message', (data, isBinary) => {
+      void this.onMessage(client, data as Buffer, isBinary);
+    });
+    socket.on('close', () => this.detach(client));
+    socket.on('error', () => socket.terminate());
+  }
+
+  private detach(client: Client) {
+    this.clients.delete(client);
+    for (const w of client.watches) this.unwatch(client, w);
+    client.watches = [];
+  }
+
+  private send(client: Client, text: string): void {
+    if (client.socket.readyState !== client.socket.OPEN) return;
+    // What is still waiting from earlier messages decides: a large update alone is fine.
+    if (client.socket.bufferedAmount > this.opts.maxBufferedBytes) {
+      // A client that cannot keep up is dropped; the others go on.
+      client.socket.close(1013, 'Too slow: send buffer full');
+      // A stalled peer may never answer the close handshake: cut it after a second.
+      const socket = client.socket;
+      setTimeout(() => socket.terminate(), 1000).unref();
+      this.detach(client);
+      return;
+    }
+    client.socket.send(text);
+  }
+
+  private reply(client: Client, command: string, params: unknown) {
+    this.send(client, JSON.stringify([command, params]));
+  }
+
+  private error(client: Client, detail: string, command: unknown) {
+    this.reply(client, 'error', { detail, command: command ?? null });
+  }
+
+  private async onMessage(client: Client, data: Buffer, isBinary: boolean): Promise<void> {
+    if (isBinary || data.length > this.opts.maxMessageBytes) {
+      this.error(
+        client,
+        isBinary ? 'Binary frames are not accepted.' : `Message over ${this.opts.maxMessageBytes} bytes.`,
+        null,
+      );
+      return;
+    }
+    let msg: unknown;
+    try {
+      msg = JSON.parse(data.toString('utf8'));
+    } catch {
+      this.error(client, 'Messages are JSON arrays: [command, params].', null);
+      return;
+    }
+    if (!Array.isArray(msg) || msg.length < 1 || msg.length > 2 || typeof msg[0] !== 'string') {
+      this.error(client, 'Messages are JSON arrays: [command, params].', Array.isArray(msg) ? msg[0] : null);
+      return;
+    }
+    const [command, params] = msg as [string, unknown];
+    try {
+      switch (command) {
+        case 'ping':
+          this.reply(client, 'pong', {});
+          return;
+        case 'subscribe':
+          await this.subscribe(client, parseTarget(params));
+          return;
+        case 'unsubscribe': {
+          const target = parseTarget(params);
+          const key = targetKey(target);
+          const mine = client.watches.filter((w) => w.key === key);
+          if (!mine.length) throw new Error('Not subscribed to that target.');
+          for (const w of mine) this.unwatch(client, w);
+          client.watches = client.watches.filter((w) => w.key !== key);
+          this.reply(client, 'unsubscribed', { target, subscriptions: this.targets(client) });
+          return;
+        }
+        case 'unsubscribe_all':
+          for (const w of client.watches) this.unwatch(client, w);
+          client.watches = [];
+          this.reply(client, 'unsubscribed', { target: null, subscriptions: [] });
+          return;
+        default:
+          this.error(
+            client,
+            `Unknown command "${command}"; use subscribe, unsubscribe, unsubscribe_all or ping.`,
+            command,
+          );
+      }
+    } catch (err) {
+      this.error(client, (err as Error).message, command);
+    }
+  }
+
+  private targets(client: Client): Target[] {
+    const seen = new Map<string, Target>();
+    for (const w of client.watches) seen.set(w.key, w.target);
+    return [...seen.values()];
+  }
+
+  private async subscribe(client: Client, target: Target): Promise<void> {
+    const key = targetKey(target);
+    if (client.watches.some((w) => w.key === key)) {
+      this.reply(client, 'subscribed', { target, subscriptions: this.targets(client) });
+      return;
+    }
+    let watches: Watch[];
+    if ('query_id' in target) {
+      await this.queries.job(client.who, target.query_id);
+      watches = [{ key, target, widgetId: null, dashboardId: null, queryId: target.query_id }];
+    } else {
+      if (!this.widgets) throw new Error('Widget subscriptions are not available.');
+      const resolved = await this.widgets.resolve(client.who, target);
+      for (const r of resolved) if (r.refreshMs) this.refreshOf.set(r.queryId, r.refreshMs);
+      watches = resolved.map((r) => ({
+        key,
+        target,
+        widgetId: r.widgetId,
+        dashboardId: 'dashboard_id' in target ? target.dashboard_id : null,
+        queryId: r.queryId,
+      }));
+    }
+    client.watches.push(...watches);
+    for (const w of watches) {
+      let set = this.byQuery.get(w.queryId);
+      if (!set) {
+        set = new Set();
+        this.byQuery.set(w.queryId, set);
+      }
+      set.add({ client, watch: w });
+    }
+    this.reply(client, 'subscribed', { target, subscriptions: this.targets(client) });
+    // The current state of each watched query, then whatever changes.
+    for (const w of watches) {
+      const job = await this.queries.job(client.who, w.queryId);
+      this.send(client, updateMessage(w, await this.queries.represent(job, {})));
+    }
+  }
+
+  private unwatch(client: Client, watch: Watch) {
+    const set = this.byQuery.get(watch.queryId);
+    if (!set) return;
+    for (const entry of set) if (entry.client === client && entry.watch === watch) set.delete(entry);
+    if (set.size === 0) {
+      // The last subscriber gone: no more live re-evaluation for this query.
+      this.byQuery.delete(watch.queryId);
+      this.refreshOf.delete(watch.queryId);
+      clearTimeout(this.pending.get(watch.queryId));
+      this.pending.delete(watch.queryId);
+    }
+  }
+
+  /** A query changed: one representation, one message text per (widget, dashboard). */
+  private async publish(job: QueryJob): Promise<void> {
+    const set = this.byQuery.get(job.id);
+    if (!set?.size) return;
+    const data = await this.queries.represent(job, {});
+    const texts = new Map<string, string>();
+    const removed = this.runner.peek(job.id) === undefined;
+    for (const { client, watch } of [...set]) {
+      const k = `${watch.widgetId}:${watch.dashboardId}`;
+      let text = texts.get(k);
+      if (text === undefined) {
+        text = updateMessage(watch, data);
+        texts.set(k, text);
+      }
+      this.send(client, text);
+      if (removed) {
+        client.watches = client.watches.filter((w) => w !== watch);
+        this.unwatch(client, watch);
+        this.reply(client, 'unsubscribed', { target: watch.target, subscriptions: this.targets(client) });
+      }
+    }
+  }
+
+  /** New events committed: re-evaluate watched relative queries they could change. */
+  eventsArrived(events: readonly NormalisedEvent[]): void {
+    for (const queryId of this.byQuery.keys()) {
+      const job = this.runner.peek(queryId);
+      if (!job || job.stopped || !isRelative(job.params.time_range) || this.pending.has(queryId)) continue;
+      const match = compilePredicate(job.filter);
+      if (!events.some((e) => match(e as unknown as Parameters<typeof match>[0]))) continue;
+      const gap = job.type === 'Search' ? this.opts.tailMs : this.refreshMs(queryId);
+      const wait = Math.max(0, (this.lastEval.get(queryId) ?? 0) + gap - Date.now());
+      this.pending.set(
+        queryId,
+        setTimeout(() => {
+          this.pending.delete(queryId);
+          this.reevaluate(queryId);
+        }, wait),
+      );
+    }
+  }
+
+  private refreshMs(queryId: string): number {
+    return this.refreshOf.get(queryId) ?? this.opts.refreshMs;
+  }
+
+  /** Whether anyone watches a query (the TTL sweep keeps those). */
+  watches(queryId: string): boolean {
+    return this.byQuery.has(queryId);
+  }
+
+  private reevaluate(queryId: string) {
+    const job = this.runner.peek(queryId);
+    if (!job || !this.byQuery.has(queryId)) return;
+    this.lastEval.set(queryId, Date.now());
+    this.runner.reevaluate(job);
+  }
+
+  /** Time passes: watched relative queries are re-evaluated at least every refresh interval. */
+  private tick() {
+    const now = Date.now();
+    for (const queryId of this.byQuery.keys()) {
+      const job = this.runner.peek(queryId);
+      if (!job || job.stopped || !isRelative(job.params.time_range)) continue;
+      if (now - (this.lastEval.get(queryId) ?? job.baseMs) >= this.refreshMs(queryId))
+        this.reevaluate(queryId);
+    }
+  }
+
+  private ping() {
+    for (const c of this.clients) {
+      if (!c.alive) {
+        c.socket.terminate();
+        this.detach(c);
+        continue;
+      }
+      c.alive = false;
+      c.socket.ping();
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    clearInterval(this.pinger);
+    for (const t of this.pending.values()) clearTimeout(t);
+    this.offRunner();
+    // terminate, not close: a stalled client would hold a closing handshake open forever.
+    for (const c of this.clients) c.socket.terminate();
+  }
+}
+
+function updateMessage(w: Watch, data: GenericQuery): string {
+  return JSON.stringify(['widget-update', { widget_id: w.widgetId, dashboard_id: w.dashboardId, data }]);
+}
+
+function parseTarget(params: unknown): Target {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw new Error('Params must be an object: {"query_id"}, {"widget_id"} or {"dashboard_id"}.');
+  }
+  const p = params as Record<string, unknown>;
+  const keys = Object.keys(p);
+  if (keys.length !== 1) throw new Error('Name exactly one of query_id, widget_id, dashboard_id.');
+  if (typeof p.query_id === 'string' && p.query_id.length > 0 && p.query_id.length <= 64)
+    return { query_id: p.query_id };
+  if (Number.isInteger(p.widget_id) && (p.widget_id as number) > 0)
+    return { widget_id: p.widget_id as number };
+  if (Number.isInteger(p.dashboard_id) && (p.dashboard_id as number) > 0)
+    return { dashboard_id: p.dashboard_id as number };
+  throw new Error('query_id must be a string; widget_id and dashboard_id positive integers.');
+}

@@ -1,0 +1,292 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+import { event, HOUR, seedWeb } from '../helpers/seed.js';
+
+type Msg = [string, Record<string, unknown>];
+
+/** A websocket client that queues messages and lets a test await the next matching one. */
+class Client {
+  readonly messages: Msg[] = [];
+  private waiters: Array<{ pred: (m: Msg) => boolean; resolve: (m: Msg) => void }> = [];
+  closeCode: number | null = null;
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as Msg;
+      this.messages.push(m);
+      for (const w of [...this.waiters]) {
+        if (w.pred(m)) {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          w.resolve(m);
+        }
+      }
+    });
+    ws.on('close', (code) => {
+      this.closeCode = code;
+    });
+  }
+  static async open(url: string, headers: Record<string, string> = {}): Promise<Client> {
+    const ws = new WebSocket(url, { headers });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return new Client(ws);
+  }
+  send(m: unknown) {
+    this.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
+  }
+  /** The next message (already received or future) matching `pred`. */
+  next(pred: (m: Msg) => boolean, ms = 5000): Promise<Msg> {
+    const seen = this.messages.find(pred);
+    if (seen) {
+      this.messages.splice(this.messages.indexOf(seen), 1);
+      return Promise.resolve(seen);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`timed out waiting; got ${JSON.stringify(this.messages.slice(-3))}`)),
+        ms,
+      );
+      this.waiters.push({
+        pred,
+        resolve: (m) => {
+          clearTimeout(timer);
+          this.messages.splice(this.messages.indexOf(m), 1);
+          resolve(m);
+        },
+      });
+    });
+  }
+  close() {
+    this.ws.close();
+  }
+}
+
+const is = (cmd: string) => (m: Msg) => m[0] === cmd;
+const update =
+  (pred: (d: Record<string, unknown>) => boolean = () => true) =>
+  (m: Msg) =>
+    m[0] === 'widget-update' && pred(m[1].data as Record<string, unknown>);
+
+describe(`live updates websocket on ${BACKEND}`, () => {
+  let t: TestApp;
+  let url: string;
+  let bob: { id: number; token: string };
+  beforeAll(async () => {
+    t = await createTestApp({ LOGSCOPE_LIVE_BUFFER_BYTES: '65536', LOGSCOPE_INGEST_BATCH_MS: '5' });
+    await seedWeb(t);
+    bob = await t.user('bob');
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = `${address.replace('http', 'ws')}/ws/live-updates`;
+  });
+  afterAll(() => t.close());
+
+  const query = async (body: object, token = t.adminToken) =>
+    (await t.as(token, { method: 'POST', url: '/api/query', payload: body })).json();
+
+  it('refuses the upgrade without a valid USER token, before any frame', async () => {
+    for (const [u, headers] of [
+      [url, {}],
+      [`${url}?token=lsnope_nope`, {}],
+      [url, { authorization: 'token lsnope_nope' }],
+    ] as const) {
+      const ws = new WebSocket(u, { headers });
+      const status = await new Promise<number>((resolve) => {
+        ws.on('unexpected-response', (req, res) => {
+          req.destroy();
+          resolve(res.statusCode ?? 0);
+        });
+        ws.on('open', () => resolve(101));
+      });
+      expect(status).toBe(401);
+    }
+    const ingest = await t.rt.services.tokens.create(1, { token_type: 'INGEST' });
+    const ws = new WebSocket(`${url}?token=${ingest.secret_key}`);
+    const status = await new Promise<number>((resolve) =>
+      ws.on('unexpected-response', (req, res) => {
+        req.destroy();
+        resolve(res.statusCode ?? 0);
+      }),
+    );
+    expect(status).toBe(403);
+  });
+
+  it('subscribes to a query: confirmation listing subscriptions, then its current state; ping/pong', async () => {
+    const q = await query({ type: 'TopN', params: { time_range: HOUR, field: 'host' } });
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    c.send(['ping', {}]);
+    expect(await c.next(is('pong'))).toEqual(['pong', {}]);
+    c.send(['subscribe', { query_id: q.query_id }]);
+    const sub = await c.next(is('subscribed'));
+    expect(sub[1]).toEqual({ target: { query_id: q.query_id }, subscriptions: [{ query_id: q.query_id }] });
+    const up = await c.next(update());
+    expect(up[1]).toMatchObject({ widget_id: null, dashboard_id: null });
+    expect(up[1].data).toMatchObject({ query_id: q.query_id, status: 'SUCCESS', type: 'TopN' });
+    const q2 = await query({ type: 'Search', params: { time_range: HOUR } });
+    c.send(['subscribe', { query_id: q2.query_id }]);
+    expect((await c.next(is('subscribed')))[1].subscriptions).toHaveLength(2);
+    c.send(['unsubscribe', { query_id: q.query_id }]);
+    expect((await c.next(is('unsubscribed')))[1]).toEqual({
+      target: { query_id: q.query_id },
+      subscriptions: [{ query_id: q2.query_id }],
+    });
+    c.send(['unsubscribe_all', {}]);
+    expect((await c.next(is('unsubscribed')))[1].subscriptions).toEqual([]);
+    c.close();
+  });
+
+  it('subscribes to a dashboard (one update per widget) and to a single widget', async () => {
+    const dash = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/dashboards',
+      payload: {
+        title: 'Live board',
+        widgets: [
+          { title: 'Hosts', query: { type: 'TopN', params: { time_range: HOUR, field: 'host' } } },
+          { title: 'Errors', query: { type: 'Search', params: { time_range: HOUR, query: 'status:500' } } },
+        ],
+      },
+    });
+    expect(dash.statusCode, dash.body).toBe(201);
+    const d = dash.json();
+    const [w1, w2] = d.widgets.map((w: { id: number }) => w.id);
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    c.send(['subscribe', { dashboard_id: d.id }]);
+    expect((await c.next(is('subscribed')))[1].subscriptions).toEqual([{ dashboard_id: d.id }]);
+    const a = await c.next((m) => m[0] === 'widget-update' && m[1].widget_id === w1);
+    const b = await c.next((m) => m[0] === 'widget-update' && m[1].widget_id === w2);
+    expect(a[1].dashboard_id).toBe(d.id);
+    expect(b[1].dashboard_id).toBe(d.id);
+    expect((b[1].data as { type: string }).type).toBe('Search');
+    c.send(['subscribe', { widget_id: w1 }]);
+    await c.next(is('subscribed'));
+    const single = await c.next(
+      (m) => m[0] === 'widget-update' && m[1].widget_id === w1 && m[1].dashboard_id === null,
+    );
+    expect((single[1].data as { type: string }).type).toBe('TopN');
+    // Someone else's dashboard is invisible: an error, the connection stays.
+    const other = await Client.open(`${url}?token=${bob.token}`);
+    other.send(['subscribe', { dashboard_id: d.id }]);
+    expect((await other.next(is('error')))[1].command).toBe('subscribe');
+    other.send(['subscribe', { widget_id: w2 }]);
+    await other.next(is('error'));
+    other.close();
+    c.close();
+  });
+
+  it('answers bad messages with an error and keeps the connection open', async () => {
+    const c = await Client.open(url, { authorization: `token ${t.adminToken}` });
+    const theirs = await query({ type: 'Search', params: { time_range: HOUR } }, bob.token);
+    const bad: unknown[] = [
+      'not json',
+      '{"a":1}',
+      '[]',
+      ['frobnicate', {}],
+      ['subscribe', 'x'],
+      ['subscribe', { query_id: 5 }],
+      ['subscribe', { widget_id: -1 }],
+      ['subscribe', { query_id: '01NOSUCHQUERY0000000000000' }],
+      ['subscribe', { query_id: theirs.query_id }],
+      ['unsubscribe', { query_id: 'never-subscribed' }],
+      `["ping", "${'x'.repeat(70_000)}"]`,
+    ];
+    for (const m of bad) {
+      c.send(m);
+      const err = await c.next(is('error'));
+      expect(typeof err[1].detail).toBe('string');
+    }
+    c.send(['ping', {}]);
+    await c.next(is('pong'));
+    expect(c.closeCode).toBeNull();
+    c.close();
+  });
+
+  it('streams partial results and the final result of an async query', async () => {
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    const q = await query({ type: 'Search', params: { time_range: HOUR } });
+    c.send(['subscribe', { query_id: q.query_id }]);
+    await c.next(update((d) => d.status === 'SUCCESS'));
+    // Recalculate and watch it go round again.
+    await t.as(t.adminToken, { method: 'GET', url: `/api/query/${q.query_id}/recalculate` });
+    const progressed = await c.next(update((d) => d.status === 'IN_PROGRESS'));
+    expect(progressed[1].data).toMatchObject({ query_id: q.query_id });
+    await c.next(update((d) => d.status === 'SUCCESS'));
+    c.close();
+  });
+
+  it('ends a subscription with one last update when the query is removed', async () => {
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    const q = await query({ type: 'TopN', params: { time_range: HOUR, field: 'status' } });
+    c.send(['subscribe', { query_id: q.query_id }]);
+    await c.next(update());
+    await t.as(t.adminToken, { method: 'GET', url: `/api/query/${q.query_id}/remove` });
+    const last = await c.next(update());
+    expect((last[1].data as { query_id: string }).query_id).toBe(q.query_id);
+    const ended = await c.next(is('unsubscribed'));
+    expect(ended[1].subscriptions).toEqual([]);
+    c.close();
+  });
+
+  it('tails a watched Search: a new matching event arrives within a second of its ingest', async () => {
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    const q = await query({
+      type: 'Search',
+      params: { time_range: { preset: 'last_15_minutes' }, query: 'tailprobe' },
+    });
+    c.send(['subscribe', { query_id: q.query_id }]);
+    await c.next(update());
+    const sent = Date.now();
+    const res = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      payload: { message: 'tailprobe one' },
+    });
+    expect(res.json().accepted).toBe(1);
+    const got = await c.next(
+      update((d) => (d.results as { total: number }).total === 1),
+      3000,
+    );
+    expect(Date.now() - sent).toBeLessThan(1000);
+    const events = (got[1].data as { results: { events: Array<{ message: string }> } }).results.events;
+    expect(events[0]?.message).toBe('tailprobe one');
+    // Events that cannot match do not wake it.
+    await t.as(t.adminToken, { method: 'POST', url: '/api/ingest', payload: { message: 'unrelated' } });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(c.messages.filter(is('widget-update'))).toHaveLength(0);
+    c.close();
+  });
+
+  it('drops a client that cannot keep up (1013) while others keep receiving', async () => {
+    await t.rt.events.append(
+      Array.from({ length: 3000 }, (_, i) =>
+        event({ ts: Date.now() - i, message: `bulk ${'y'.repeat(400)} ${i}` }),
+      ),
+    );
+    const q = await query({
+      type: 'Search',
+      params: { time_range: { preset: 'last_15_minutes' }, query: 'bulk', page_size: 3000 },
+    });
+    const slow = await Client.open(`${url}?token=${t.adminToken}`);
+    const fast = await Client.open(`${url}?token=${t.adminToken}`);
+    for (const c of [slow, fast]) {
+      c.send(['subscribe', { query_id: q.query_id }]);
+      await c.next(is('subscribed'));
+    }
+    // The slow client stops reading: its socket fills, then the server's buffer.
+    (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    let fastUpdates = 0;
+    for (let i = 0; i < 12 && slow.closeCode === null; i++) {
+      await t.as(t.adminToken, { method: 'GET', url: `/api/query/${q.query_id}/recalculate` });
+      await fast.next(update((d) => d.status === 'SUCCESS'));
+      fastUpdates++;
+    }
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(slow.closeCode).toBe(1013);
+    expect(fastUpdates).toBeGreaterThan(0);
+    fast.send(['ping', {}]);
+    await fast.next(is('pong'));
+    fast.close();
+  });
+});
