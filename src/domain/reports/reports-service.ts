@@ -206,7 +206,7 @@ export class ReportsService {
       table.title = title;
       const sections: ExportSection[] = [];
       const chart = chartFor(job.type, results, title, visualization);
-      if (chart && chart.points.length) {
+      if (chart?.points.length) {
         const img = await renderChart(chart);
         sections.push({ kind: 'image', title, png: img.png, width: img.width, height: img.height });
       }
