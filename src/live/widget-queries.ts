@@ -27,7 +27,7 @@ export class WidgetQueries implements WidgetSource {
         const key = `${who.userId}:${w.widgetId}:${hash}`;
         let queryId = this.started.get(key);
         if (!queryId || !this.runner.peek(queryId)) {
-          queryId = await this.queries.start(who, this.queries.validate(w.query));
+          queryId = (await this.queries.start(who, this.queries.validate(w.query))).id;
           this.started.set(key, queryId);
         }
         return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs };

@@ -68,7 +68,7 @@ export class QueriesService {
   }
 
   /** Stores and starts a query without waiting (widget queries behind live subscriptions). */
-  async start(who: Identity, valid: ValidQuery): Promise<string> {
+  async start(who: Identity, valid: ValidQuery): Promise<QueryJob> {
     const now = new Date().toISOString();
     const row = {
       query_id: newUlid(),
@@ -79,8 +79,7 @@ export class QueriesService {
       last_used_at: now,
     };
     await this.repo.insert(row);
-    this.runner.start(row, valid.filter);
-    return row.query_id;
+    return this.runner.start(row, valid.filter);
   }
 
   /** Stores and starts a query; answers within the sync window or with its state so far. */
@@ -89,17 +88,7 @@ export class QueriesService {
     valid: ValidQuery,
     present: PresentOptions,
   ): Promise<{ finished: boolean; query: GenericQuery }> {
-    const now = new Date().toISOString();
-    const row = {
-      query_id: newUlid(),
-      owner_id: who.userId,
-      type: valid.type,
-      params: JSON.stringify(valid.params),
-      created_at: now,
-      last_used_at: now,
-    };
-    await this.repo.insert(row);
-    const job = this.runner.start(row, valid.filter);
+    const job = await this.start(who, valid);
     await this.runner.settle(job, this.opts.syncWindowMs);
     const finished = job.status === 'SUCCESS' || job.status === 'ERROR';
     return { finished, query: await this.represent(job, present) };
