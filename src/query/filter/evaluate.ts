@@ -31,9 +31,8 @@
  *   lower-cased (`toLowerCase`, SQL `lower()`), then a plain substring test (no
  *   wildcards, no tokenising). A text node is `contains` on `message`.
  * startswith / endswith: case-sensitive prefix / suffix.
- * regex: RE2 syntax, partial match (unanchored search), case-sensitive unless `(?i)`.
- *   Evaluated here with a JavaScript translation (see regex.ts) until the trigger work
- *   brings an RE2 binding.
+ * regex: RE2 syntax, partial match (unanchored search), case-sensitive unless `(?i)`;
+ *   evaluated by the RE2 binding (regex.ts), so in linear time and as the stores do.
  * String operators (contains, startswith, endswith, regex) on integer columns work on the
  *   decimal text (`String(n)`, SQL `CAST(x AS VARCHAR)`); on time columns they are false
  *   (so their negations are true). Validation refuses the time case anyway.
@@ -94,6 +93,21 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 const never: Matcher = () => false;
+
+/**
+ * `s.toLowerCase()`, remembered for the last string: a trigger matcher runs every
+ * trigger's text conditions on one event in a row, so the message is lowered once per
+ * event rather than once per condition.
+ */
+let lastText = '';
+let lastLower = '';
+function lower(s: string): string {
+  if (s !== lastText) {
+    lastText = s;
+    lastLower = s.toLowerCase();
+  }
+  return lastLower;
+}
 
 function equality(kind: FieldKind, value: Scalar): Matcher {
   switch (kind) {
@@ -247,7 +261,7 @@ function compileCond(node: CondNode): Predicate {
       const needle = node.value.toLowerCase();
       const p = present(
         read,
-        textual(kind, (s) => s.toLowerCase().includes(needle)),
+        textual(kind, (s) => lower(s).includes(needle)),
       );
       return node.op === 'contains' ? p : negate(p);
     }
@@ -266,7 +280,7 @@ function compileCond(node: CondNode): Predicate {
       );
     }
     case 'regex': {
-      let re: RegExp | undefined;
+      let re: { test(s: string): boolean } | undefined;
       try {
         re = compileRegex(node.value);
       } catch {
@@ -308,7 +322,7 @@ export function compilePredicate(node: FilterNode): Predicate {
       return negate(compilePredicate(node.item));
     case 'text': {
       const needle = node.value.toLowerCase();
-      return (e) => typeof e.message === 'string' && e.message.toLowerCase().includes(needle);
+      return (e) => typeof e.message === 'string' && lower(e.message).includes(needle);
     }
     case 'cond':
       return compileCond(node);

@@ -1,0 +1,128 @@
+import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import type { CondNode, FilterNode } from '../../core/filter-ast.js';
+import { parseNumeric, scalarToString } from '../../core/filter-ast.js';
+import { fieldKind } from '../../query/filter/conditions.js';
+import { compilePredicate, type EventLike, type Predicate } from '../../query/filter/evaluate.js';
+
+/** What the index needs of a trigger: its id and its filter AST. */
+export interface IndexedTrigger {
+  readonly id: number;
+  readonly filter: FilterNode;
+}
+
+/** An equality every match must satisfy: `field` is one of `keys` (as text). */
+interface Key {
+  field: string;
+  keys: string[];
+}
+
+/**
+ * The text an equality key is compared on: an integer column's value as its decimal
+ * text, anything else as its string. Equal keys are necessary for `eq` to hold (the
+ * evaluator then decides), so the index never drops a match.
+ */
+function keyOf(field: string, value: string | number | boolean): string | undefined {
+  switch (fieldKind(field)) {
+    case 'integer': {
+      const n = parseNumeric(value);
+      return n === undefined ? undefined : String(n);
+    }
+    case 'time':
+      // Equality on times compares parsed instants; not worth indexing.
+      return undefined;
+    case 'string':
+    case 'ip':
+      return scalarToString(value);
+    default:
+      return undefined;
+  }
+}
+
+function condKey(node: CondNode): Key | undefined {
+  if (node.op === 'eq') {
+    const k = keyOf(node.field, node.value);
+    return k === undefined ? undefined : { field: node.field, keys: [k] };
+  }
+  if (node.op === 'in') {
+    const keys = node.value.map((v) => keyOf(node.field, v));
+    return keys.every((k) => k !== undefined) ? { field: node.field, keys: keys as string[] } : undefined;
+  }
+  return undefined;
+}
+
+/** Fields that split events most evenly come first when a trigger offers several keys. */
+const PREFERRED = ['app', 'host', 'action', 'user', 'status', 'severity'];
+const rank = (k: Key) => {
+  const i = PREFERRED.indexOf(k.field);
+  return i === -1 ? PREFERRED.length : i;
+};
+
+/** The best equality conjunct of a filter: one every matching event must satisfy. */
+function chooseKey(node: FilterNode): Key | undefined {
+  const conjuncts = node.kind === 'and' ? node.items : [node];
+  const keys = conjuncts.flatMap((c) => (c.kind === 'cond' ? (condKey(c) ?? []) : []));
+  return keys.sort((a, b) => rank(a) - rank(b) || a.keys.length - b.keys.length)[0];
+}
+
+/** The field's value as text, read as the evaluator reads it (columns, then `fields`). */
+const readText = (e: EventLike, field: string): string | undefined => {
+  const v = Object.hasOwn(COLUMN_KINDS, field)
+    ? e[field as EventColumn]
+    : e.fields !== undefined && Object.hasOwn(e.fields, field)
+      ? e.fields[field]
+      : undefined;
+  return v === null || v === undefined ? undefined : String(v);
+};
+
+interface Compiled {
+  id: number;
+  predicate: Predicate;
+}
+
+/**
+ * Matches events against many triggers at once. Each trigger's filter is compiled once
+ * by the evaluator the query engine's semantics are defined by (query/filter/evaluate.ts:
+ * RE2 regexes, the stores' comparisons). Triggers whose filter requires `field = value`
+ * (a top-level `eq` or `in`) are bucketed by that value, so an event is evaluated only
+ * against the triggers its own values can satisfy plus the few without such a key, the
+ * way a percolator indexes stored queries.
+ */
+export class TriggerIndex {
+  private readonly byField = new Map<string, Map<string, Compiled[]>>();
+  private readonly unkeyed: Compiled[] = [];
+  readonly size: number;
+
+  constructor(triggers: readonly IndexedTrigger[]) {
+    this.size = triggers.length;
+    for (const t of triggers) {
+      const compiled = { id: t.id, predicate: compilePredicate(t.filter) };
+      const key = chooseKey(t.filter);
+      if (!key) {
+        this.unkeyed.push(compiled);
+        continue;
+      }
+      let buckets = this.byField.get(key.field);
+      if (!buckets) {
+        buckets = new Map();
+        this.byField.set(key.field, buckets);
+      }
+      for (const k of new Set(key.keys)) {
+        const list = buckets.get(k);
+        if (list) list.push(compiled);
+        else buckets.set(k, [compiled]);
+      }
+    }
+  }
+
+  /** Ids of the triggers `event` matches, in no particular order. */
+  match(event: EventLike): number[] {
+    const out: number[] = [];
+    for (const t of this.unkeyed) if (t.predicate(event)) out.push(t.id);
+    for (const [field, buckets] of this.byField) {
+      const value = readText(event, field);
+      if (value === undefined) continue;
+      for (const t of buckets.get(value) ?? []) if (t.predicate(event)) out.push(t.id);
+    }
+    return out;
+  }
+}
