@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Page, PageRequest } from '../../core/list.js';
-import { conflict, fieldError, notFound } from '../../errors/errors.js';
+import { AppError, conflict, fieldError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { renderChart } from '../../export/charts.js';
 import { EXPORT_FORMATS, type ExportFormat, parseExportFormat } from '../../export/export-format.js';
@@ -110,8 +110,11 @@ export class ReportsService {
     } else {
       if (!this.dashboards) throw fieldError('source', 'Dashboard reports are not available.');
       // Checks the dashboard exists and the caller may see it, before anything is stored.
-      const d = await this.dashboards.reportable(who, input.source.dashboard_id).catch(() => {
-        throw fieldError('source.dashboard_id', 'No such dashboard.');
+      // Only "not found" is the caller's mistake; any other failure stays a server error.
+      const d = await this.dashboards.reportable(who, input.source.dashboard_id).catch((err: unknown) => {
+        throw err instanceof AppError && err.status === 404
+          ? fieldError('source.dashboard_id', 'No such dashboard.')
+          : err;
       });
       title ??= d.title;
     }
