@@ -13,33 +13,101 @@ import { flag, fmt, percentile, startServer } from './lib.js';
  * clients, beside the raw DuckDB DataChunk appender loading the same events.
  * Flags: --events N (default 10,000,000), --clients 4, --batch 1000, --pool 500 (distinct
  * request bodies generated up front and sent in turn, so client-side JSON work does not
- * compete with the server for the two cores).
+ * compete with the server for the two cores), --triggers 100 (a second API run with that many
+ * enabled triggers; 0 skips it).
  */
-export async function main(argv: string[]) {
-  const total = flag(argv, 'events', 10_000_000);
-  const clients = flag(argv, 'clients', 4);
-  const batch = flag(argv, 'batch', 1000);
-  const poolSize = Math.min(flag(argv, 'pool', 500), Math.ceil(total / batch));
-  console.log(
-    `ingest bench: ${fmt(total)} events, ${clients} clients, ${batch}/request, ${poolSize} distinct bodies`,
-  );
+/** 100 (or `count`) realistic triggers over the demo data: keyed, text, regex and CIDR ones. */
+export function benchTriggers(count: number): Array<Record<string, unknown>> {
+  const paths = [
+    '/',
+    '/login',
+    '/admin',
+    '/api/v1/orders',
+    '/api/v1/users',
+    '/api/v1/cart',
+    '/.env',
+    '/wp-login.php',
+  ];
+  const users = ['root', 'admin', 'oracle', 'test', 'alice', 'bob', 'mallory', 'ivan'];
+  const apps = ['checkout', 'inventory', 'payments', 'search', 'notifications'];
+  const ports = [22, 3306, 5432, 6379, 3389, 8080];
+  const texts = [
+    'Deadlock detected',
+    'Out of memory',
+    'Timeout after',
+    'Connection refused',
+    'Certificate verify failed',
+    'wp-login.php',
+    '.env',
+    'invalid user',
+    'NullPointerException',
+    'unexpected token',
+  ];
+  const all: Array<Record<string, unknown>> = [
+    ...paths.map((p) => ({ name: `5xx on ${p}`, query: `app:nginx AND status:>=500 AND http.path:"${p}"` })),
+    ...paths.map((p) => ({
+      name: `404 on ${p}`,
+      filter: [
+        ['app', 'eq', 'nginx'],
+        ['status', 'eq', 404],
+        ['http.path', 'eq', p],
+      ],
+    })),
+    ...users.map((u) => ({ name: `failed login ${u}`, query: `user:${u} AND action:login_failure` })),
+    ...users.map((u) => ({ name: `bastion ${u}`, query: `app:sshd AND user:${u} AND "from 10."` })),
+    ...ports.map((p) => ({ name: `deny ${p}`, query: `app:firewall AND dst_port:${p} AND action:deny` })),
+    ...ports.map((p) => ({ name: `internal ${p}`, query: `src_ip:10.0.0.0/8 AND dst_port:${p}` })),
+    ...apps.map((a) => ({ name: `${a} critical`, query: `app:${a} AND severity:critical` })),
+    ...apps.map((a) => ({ name: `${a} timeout`, query: `app:${a} AND "timeout"` })),
+    ...texts.map((t) => ({ name: `text ${t}`, query: `"${t}"` })),
+    { name: 'root or admin failures', query: 'message:/Failed password for (root|admin) from/' },
+    { name: 'scanner agents', query: 'http.user_agent:/(?i)(sqlmap|nikto|masscan)/' },
+    { name: 'big responses', query: 'bytes:>80000' },
+    { name: 'slow requests', query: 'http.duration_ms:>1500' },
+    ...[1, 2, 3, 4].map((h) => ({ name: `web-${h} errors`, query: `host:web-${h} AND severity:error` })),
+    ...[1, 2].map((h) => ({
+      name: `bastion-${h} failures`,
+      query: `host:bastion-${h} AND action:login_failure`,
+    })),
+    ...users.map((u) => ({ name: `app user ${u}`, query: `user:${u} AND severity:error` })),
+    ...apps.map((a) => ({ name: `${a} refused`, query: `app:${a} AND "refused"` })),
+    ...['deny-22', 'deny-3389', 'deny-3306', 'deny-6379'].map((r) => ({
+      name: `rule ${r}`,
+      query: `rule:${r} AND app:firewall`,
+    })),
+  ];
+  for (let i = 0; all.length < count; i++) all.push({ ...all[i % all.length], name: `copy ${i}` });
+  return all.slice(0, count);
+}
 
-  const gen = demoGenerator(42);
-  const start = Date.now() - 86_400_000;
-  const poolRecords: Array<Array<Record<string, unknown>>> = [];
-  for (let b = 0; b < poolSize; b++) {
-    poolRecords.push(
-      Array.from({ length: batch }, (_, i) =>
-        gen.next(start + Math.floor(((b * batch + i) / (poolSize * batch)) * 86_400_000)),
-      ),
-    );
-  }
-  const bodies = poolRecords.map((recs) => `${recs.map((r) => JSON.stringify(r)).join('\n')}\n`);
-  const avgBody = bodies.reduce((s, b) => s + b.length, 0) / bodies.length;
-  console.log(`average record: ${fmt(avgBody / batch)} bytes of JSON`);
+interface ApiRun {
+  rate: number;
+  accepted: number;
+  seconds: number;
+  latencies: number[];
+  peakRss: number;
+  bytesOnDisk: number;
+  stopSeconds: number;
+}
 
-  // --- end to end through the API
+/** Ingests `total` events through the HTTP API of a fresh server with `triggers` enabled. */
+async function runApi(
+  bodies: string[],
+  total: number,
+  batch: number,
+  clients: number,
+  triggers: number,
+): Promise<ApiRun> {
   const server = await startServer();
+  for (const t of benchTriggers(triggers)) {
+    const res = await fetch(`${server.url}/api/triggers`, {
+      method: 'POST',
+      headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(t),
+    });
+    if (res.status !== 201)
+      throw new Error(`trigger ${JSON.stringify(t)}: ${res.status} ${await res.text()}`);
+  }
   const requests = Math.ceil(total / batch);
   let next = 0;
   let accepted = 0;
@@ -67,19 +135,54 @@ export async function main(argv: string[]) {
         break;
       }
       latencies.push(performance.now() - sent);
-      if (r % 500 === 0) process.stderr.write(`\r  api: ${fmt(accepted)} events`);
+      if (r % 500 === 0) process.stderr.write(`\r  api (${triggers} triggers): ${fmt(accepted)} events`);
     }
   };
   await Promise.all(Array.from({ length: clients }, client));
-  const apiSeconds = (performance.now() - t0) / 1000;
+  const seconds = (performance.now() - t0) / 1000;
   process.stderr.write('\n');
-
-  // An acknowledged event is queryable at once: read the last one back by id.
   const peakRss = server.peakRss();
+  // Stopping waits for the trigger matches still being recorded.
+  const t1 = performance.now();
   await server.stop();
+  const stopSeconds = (performance.now() - t1) / 1000;
   const files = readdirSync(server.dataDir).filter((f) => f.startsWith('events.duckdb'));
   const bytesOnDisk = files.reduce((s, f) => s + statSync(path.join(server.dataDir, f)).size, 0);
   rmSync(server.dataDir, { recursive: true, force: true });
+  latencies.sort((a, b) => a - b);
+  return { rate: accepted / seconds, accepted, seconds, latencies, peakRss, bytesOnDisk, stopSeconds };
+}
+
+export async function main(argv: string[]) {
+  const total = flag(argv, 'events', 10_000_000);
+  const clients = flag(argv, 'clients', 4);
+  const batch = flag(argv, 'batch', 1000);
+  const poolSize = Math.min(flag(argv, 'pool', 500), Math.ceil(total / batch));
+  const at = argv.indexOf('--triggers');
+  const triggerCount = at === -1 ? 100 : Number(argv[at + 1]);
+  if (!Number.isInteger(triggerCount) || triggerCount < 0)
+    throw new Error('--triggers needs a count (0 skips)');
+  console.log(
+    `ingest bench: ${fmt(total)} events, ${clients} clients, ${batch}/request, ${poolSize} distinct bodies`,
+  );
+
+  const gen = demoGenerator(42);
+  const start = Date.now() - 86_400_000;
+  const poolRecords: Array<Array<Record<string, unknown>>> = [];
+  for (let b = 0; b < poolSize; b++) {
+    poolRecords.push(
+      Array.from({ length: batch }, (_, i) =>
+        gen.next(start + Math.floor(((b * batch + i) / (poolSize * batch)) * 86_400_000)),
+      ),
+    );
+  }
+  const bodies = poolRecords.map((recs) => `${recs.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const avgBody = bodies.reduce((s, b) => s + b.length, 0) / bodies.length;
+  console.log(`average record: ${fmt(avgBody / batch)} bytes of JSON`);
+
+  // --- end to end through the API, without triggers and with them
+  const plain = await runApi(bodies, total, batch, clients, 0);
+  const triggered = triggerCount > 0 ? await runApi(bodies, total, batch, clients, triggerCount) : null;
 
   // --- the raw engine: the same events, normalised up front, appended in 20,000-row batches
   const rawDir = mkdtempSync(path.join(tmpdir(), 'logscope-bench-raw-'));
@@ -113,22 +216,24 @@ export async function main(argv: string[]) {
     .reduce((s, f) => s + statSync(path.join(rawDir, f)).size, 0);
   rmSync(rawDir, { recursive: true, force: true });
 
-  latencies.sort((a, b) => a - b);
-  const apiRate = accepted / apiSeconds;
   const rawRate = total / rawSeconds;
+  const report = (label: string, run: ApiRun) => {
+    console.log(
+      `${label} ${fmt(run.rate)} events/s (${fmt(run.accepted)} in ${fmt(run.seconds, 1)} s), ratio to raw ${fmt(run.rate / rawRate, 2)}`,
+    );
+    console.log(
+      `  ack latency p50 ${fmt(percentile(run.latencies, 50))} ms, p99 ${fmt(percentile(run.latencies, 99))} ms; ` +
+        `${fmt(run.bytesOnDisk / run.accepted, 1)} bytes/event on disk; peak RSS ${fmt(run.peakRss / 1048576)} MiB; ` +
+        `stop ${fmt(run.stopSeconds, 1)} s`,
+    );
+  };
   console.log('');
+  report('API, no triggers:              ', plain);
+  if (triggered) {
+    report(`API, ${triggerCount} enabled triggers:     `, triggered);
+    console.log(`with triggers / without:        ${fmt(triggered.rate / plain.rate, 2)} (goal >= 0.80)`);
+  }
   console.log(
-    `API (HTTP NDJSON, end to end): ${fmt(apiRate)} events/s (${fmt(accepted)} in ${fmt(apiSeconds, 1)} s)`,
+    `raw DuckDB appender:            ${fmt(rawRate)} events/s (${fmt(total)} in ${fmt(rawSeconds, 1)} s; ${fmt(rawBytes / total, 1)} bytes/event)`,
   );
-  console.log(
-    `raw DuckDB appender:           ${fmt(rawRate)} events/s (${fmt(total)} in ${fmt(rawSeconds, 1)} s)`,
-  );
-  console.log(`ratio API / raw:               ${fmt(apiRate / rawRate, 2)}`);
-  console.log(
-    `ack latency:                   p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms`,
-  );
-  console.log(
-    `bytes per event on disk:       ${fmt(bytesOnDisk / accepted, 1)} (raw store: ${fmt(rawBytes / total, 1)})`,
-  );
-  console.log(`server peak RSS:               ${fmt(peakRss / 1048576)} MiB`);
 }

@@ -17,6 +17,7 @@ import { liveRoutes } from './http/routes/live.js';
 import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
 import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
 import { taskRoutes } from './http/routes/tasks.js';
+import { triggerRoutes } from './http/routes/triggers.js';
 import { userRoutes } from './http/routes/users.js';
 import { widgetRoutes } from './http/routes/widgets.js';
 import {
@@ -26,6 +27,7 @@ import {
   WidgetSchema,
 } from './http/schemas/dashboards.js';
 import { TaskSchema } from './http/schemas/tasks.js';
+import { TriggerSchema } from './http/schemas/triggers.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
 import { LiveHub } from './live/live-hub.js';
 import { WidgetQueries } from './live/widget-queries.js';
@@ -67,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
   );
   app.setErrorHandler(errorHandler);
+  services.triggers.warn = (message, detail) => app.log.warn(detail ?? {}, message);
   app.setNotFoundHandler(notFoundHandler);
 
   await app.register(openapiPlugin, { version: VERSION });
@@ -76,6 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(GenericQuerySchema);
   app.addSchema(ShortReportSchema);
   app.addSchema(TaskSchema);
+  app.addSchema(TriggerSchema);
   app.addSchema(WidgetSchema);
   app.addSchema(WidgetExportSchema);
   app.addSchema(DashboardSchema);
@@ -105,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(liveRoutes, { hub });
   await app.register(taskRoutes, { tasks: services.tasks });
+  await app.register(triggerRoutes, { triggers: services.triggers });
   await app.register(dashboardRoutes, { dashboards: services.dashboards });
   await app.register(widgetRoutes, { widgets: services.widgets });
   await app.register(ingestRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });

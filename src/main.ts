@@ -17,6 +17,7 @@ export async function serve(config: Config): Promise<void> {
     ],
     logger: { level: config.logLevel },
   });
+  for (const warning of rt.warnings) app.log.warn(warning);
   let syslog: SyslogListener | undefined;
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config/config.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
+import { GeoIp } from './enrich/geoip.js';
 import { DuckDbEventStore } from './event-store/duckdb/duckdb-event-store.js';
 import type { EventStore } from './event-store/event-store.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
@@ -18,6 +19,8 @@ export interface MetaRuntime {
 export interface Runtime extends MetaRuntime {
   events: EventStore;
   services: Services;
+  /** Problems found while opening that do not stop the server (e.g. an unreadable GeoIP file): log them once. */
+  warnings: readonly string[];
 }
 
 export interface RuntimeOptions {
@@ -52,8 +55,10 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     await meta.close();
     throw err;
   }
-  const services = createServices(meta, events, config);
+  const { geoip, warnings } = await GeoIp.open({ cityPath: config.geoipCityPath });
+  const services = createServices(meta, events, config, { geoip });
   await services.reports.failPendingFromEarlierRun();
+  await services.triggers.load();
   const retention = startRetention(events, config.retentionDays);
   const sweep = setInterval(() => {
     services.queries.sweep().catch(() => undefined);
@@ -63,11 +68,13 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     meta,
     events,
     services,
+    warnings,
     async close() {
       clearInterval(retention);
       clearInterval(sweep);
       await services.reports.idle();
       await services.batcher.close();
+      await services.triggers.idle();
       await events.close();
       await meta.close();
     },

@@ -107,6 +107,17 @@ export const ConfigSchema = Type.Object(
       default: 1000000,
       description: 'Most rows an export or report holds',
     }),
+    triggerTaskWindowSeconds: Type.Integer({
+      minimum: 0,
+      default: 600,
+      description:
+        'Matches of a create_task trigger within this many seconds of its open task join that task (0: a task per match)',
+    }),
+    geoipCityPath: Type.String({
+      default: '',
+      description:
+        'A GeoLite2-City (or compatible) .mmdb file for city-level GeoIP; empty uses the bundled CC0 country database',
+    }),
     tokenCacheSeconds: Type.Integer({
       minimum: 0,
       default: 10,

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { type Bus, InProcessBus } from '../core/bus.js';
+import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
@@ -9,15 +10,18 @@ import { QueriesRepository } from '../metadata/queries-repository.js';
 import { ReportsRepository } from '../metadata/reports-repository.js';
 import { TasksRepository } from '../metadata/tasks-repository.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
+import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { type LiveTopics, QueryRunner } from '../query/runner.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
 import { EventsService } from './events/events-service.js';
 import { QueriesService } from './queries/queries-service.js';
+import { ResultEnricher } from './queries/result-enricher.js';
 import { ReportsService } from './reports/reports-service.js';
 import { TasksService } from './tasks/tasks-service.js';
 import { TokensService } from './tokens/tokens-service.js';
+import { TriggersService } from './triggers/triggers-service.js';
 import { UsersService } from './users/users-service.js';
 
 /** Services over the metadata store alone (what CLI user/token commands need). */
@@ -37,6 +41,7 @@ export interface Services extends MetaServices {
   dashboards: DashboardsService;
   widgets: WidgetsService;
   tasks: TasksService;
+  triggers: TriggersService;
   reports: ReportsService;
 }
 
@@ -47,7 +52,18 @@ export function createMetaServices(meta: MetadataDb, config: Config): MetaServic
   return { tokens, users };
 }
 
-export function createServices(meta: MetadataDb, events: EventStore, config: Config): Services {
+/** What the runtime opens beside the stores (once, at start-up) for services to use. */
+export interface ServiceResources {
+  /** Null when no GeoIP database could be opened. */
+  geoip: GeoIpLookup | null;
+}
+
+export function createServices(
+  meta: MetadataDb,
+  events: EventStore,
+  config: Config,
+  resources: ServiceResources = { geoip: null },
+): Services {
   const batcher = new Batcher(events, {
     intervalMs: config.ingestBatchMs,
     maxBatchEvents: config.ingestBatchEvents,
@@ -60,23 +76,38 @@ export function createServices(meta: MetadataDb, events: EventStore, config: Con
     maxSlices: 8,
     refreshMs: config.queryRefreshMs,
   });
+  const tasks = new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db));
+  const triggers = new TriggersService(new TriggersRepository(meta.db), new UsersRepository(meta.db), tasks, {
+    taskWindowMs: config.triggerTaskWindowSeconds * 1000,
+    maxPendingMatches: 1_000_000,
+  });
+  batcher.onCommit((committed) => triggers.matchCommitted(committed));
   const dashboardRepos = new DashboardRepositories(meta.db);
   const dashboards = new DashboardsService(dashboardRepos);
+  const triggerMatches = (evIds: readonly string[]) => triggers.matchesOf(evIds);
+  const enricher = new ResultEnricher({ geoip: resources.geoip, triggerMatches });
   return {
     ...createMetaServices(meta, config),
-    events: new EventsService(events),
+    events: new EventsService(events, enricher, triggerMatches),
     ingest: new IngestService(batcher),
     batcher,
     bus,
     runner,
-    queries: new QueriesService(new QueriesRepository(meta.db), runner, events, {
-      exportMaxRows: config.exportMaxRows,
-      syncWindowMs: config.querySyncMs,
-      ttlMs: config.queryTtlSeconds * 1000,
-    }),
+    queries: new QueriesService(
+      new QueriesRepository(meta.db),
+      runner,
+      events,
+      {
+        exportMaxRows: config.exportMaxRows,
+        syncWindowMs: config.querySyncMs,
+        ttlMs: config.queryTtlSeconds * 1000,
+      },
+      enricher,
+    ),
     dashboards,
     widgets: new WidgetsService(dashboardRepos),
-    tasks: new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db)),
+    tasks,
+    triggers,
     reports: new ReportsService(new ReportsRepository(meta.db), runner, events, dashboards, {
       dataDir: config.dataDir,
       maxRows: config.exportMaxRows,

@@ -106,6 +106,8 @@ export interface Database {
   dashboard_templates: DashboardTemplatesTable;
   tasks: TasksTable;
   reports: ReportsTable;
+  triggers: TriggersTable;
+  trigger_matches: TriggerMatchesTable;
 }
 
 export type QueryRow = Selectable<QueriesTable>;
@@ -143,3 +145,33 @@ export type WidgetRow = Selectable<WidgetsTable>;
 export type NewWidgetRow = Insertable<WidgetsTable>;
 export type WidgetUpdate = Updateable<WidgetsTable>;
 export type TemplateRow = Selectable<DashboardTemplatesTable>;
+
+export interface TriggersTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+  severity: TaskPriority;
+  /** Query-language string, AND-ed with `filter`. */
+  query: string;
+  /** JSON array of filter conditions. */
+  filter: string;
+  enabled: number;
+  create_task: number;
+  assign_to: number | null;
+  owner_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TriggerMatchesTable {
+  id: Generated<number>;
+  trigger_id: number;
+  ev_id: string;
+  matched_at: string;
+  task_id: number | null;
+}
+
+export type TriggerRow = Selectable<TriggersTable>;
+export type NewTriggerRow = Insertable<TriggersTable>;
+export type TriggerUpdate = Updateable<TriggersTable>;
+export type NewTriggerMatchRow = Insertable<TriggerMatchesTable>;

@@ -82,6 +82,20 @@ export class TasksRepository {
     return paginate(q, { ...page, ordering });
   }
 
+  /** The open task a trigger last added to at or after `since` (ISO), if any. */
+  openTaskOfTrigger(triggerId: number, since: string): Promise<TaskRow | undefined> {
+    return this.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('trigger_id', '=', triggerId)
+      .where('is_open', '=', 1)
+      .where('updated_at', '>=', since)
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
   insert(row: NewTaskRow): Promise<TaskRow> {
     return this.db.insertInto('tasks').values(row).returningAll().executeTakeFirstOrThrow();
   }

@@ -3,24 +3,19 @@ import { presentEvent } from '../../core/present-event.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { toRawRecord } from '../../ingest/normalise.js';
+import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
 
 const seconds = (ms: number) => ms / 1000;
 
 /** An event with `raw`: the record rebuilt from its columns (GET /api/events/{ev_id}). */
 export const presentEventWithRaw = (e: StoredEvent) => ({ ...presentEvent(e), raw: toRawRecord(e) });
 
-/** One trigger an event matched (API.md §7). */
-export interface TriggerMatch {
-  trigger_id: number;
-  name: string;
-  severity: string;
-  description: string;
-  matched_at: number;
-  task_id: number | null;
-}
-
 export class EventsService {
-  constructor(private readonly store: EventStore) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly enricher: ResultEnricher,
+    private readonly triggerMatches: ResultEnricherDeps['triggerMatches'],
+  ) {}
 
   private async load(evId: string): Promise<StoredEvent> {
     const e = await this.store.getById(evId);
@@ -28,8 +23,9 @@ export class EventsService {
     return e;
   }
 
-  async get(evId: string) {
-    return presentEventWithRaw(await this.load(evId));
+  /** The event with `raw`, plus what `opts` asks for (actions_hint, add_trigger_data). */
+  async get(evId: string, opts: EnrichOptions = {}) {
+    return this.enricher.event(presentEventWithRaw(await this.load(evId)), opts);
   }
 
   async timestamps(evId: string) {
@@ -42,9 +38,9 @@ export class EventsService {
     };
   }
 
-  /** Trigger matches arrive with the triggers feature; until then every list is empty. */
+  /** The triggers the event matched, oldest match first (API.md §7). */
   async triggers(evId: string) {
     const e = await this.load(evId);
-    return { ev_id: e.ev_id, triggers: [] as TriggerMatch[] };
+    return { ev_id: e.ev_id, triggers: [...((await this.triggerMatches([e.ev_id])).get(e.ev_id) ?? [])] };
   }
 }

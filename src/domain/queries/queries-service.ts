@@ -12,6 +12,7 @@ import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
 import { type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
 import { type ValidQuery, validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
+import type { ResultEnricher } from './result-enricher.js';
 
 /** GenericQuery (the seed's representation plus API.md §3's additions). */
 export interface GenericQuery {
@@ -54,6 +55,8 @@ export class QueriesService {
     private readonly runner: QueryRunner,
     private readonly store: EventStore,
     private readonly opts: QueriesServiceOptions,
+    /** The read-time step after `runner.present` (actions, GeoIP, trigger data). */
+    private readonly enricher: ResultEnricher,
   ) {}
 
   validate(body: { type: unknown; params: unknown }): ValidQuery {
@@ -211,12 +214,18 @@ export class QueriesService {
   }
 
   async represent(job: QueryJob, present: PresentOptions): Promise<GenericQuery> {
+    const results = await this.enricher.enrich(
+      job.type,
+      await this.runner.present(job, present),
+      present,
+      job.params,
+    );
     return {
       query_id: job.id,
       status: job.status,
       type: job.type,
       base_time: Math.floor(job.baseMs / 1000),
-      results: await this.runner.present(job, present),
+      results,
       params: job.params,
       owner_id: job.ownerId,
       error: job.error,

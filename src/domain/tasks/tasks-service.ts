@@ -186,6 +186,18 @@ export class TasksService {
     return present(row, now);
   }
 
+  /** The open task a trigger last extended at or after `since` (ISO), if any. */
+  openTaskOfTrigger(triggerId: number, since: string): Promise<TaskRow | undefined> {
+    return this.tasks.openTaskOfTrigger(triggerId, since);
+  }
+
+  /** Adds event ids to a task (up to `max` listed), marking it updated. */
+  async addEvents(id: number, evIds: readonly string[], max: number): Promise<void> {
+    const row = await this.find(id);
+    const merged = [...new Set([...(JSON.parse(row.ev_ids) as string[]), ...evIds])].slice(0, max);
+    await this.tasks.update(id, { ev_ids: JSON.stringify(merged), updated_at: this.now().toISOString() });
+  }
+
   /** PUT: every writable field; the omitted ones go back to their defaults. */
   replace(who: Identity, id: number, input: FullTaskInput): Promise<Task> {
     return this.change(who, id, withDefaults(input));

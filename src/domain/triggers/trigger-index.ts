@@ -50,19 +50,13 @@ function condKey(node: CondNode): Key | undefined {
   return undefined;
 }
 
-/** Fields that split events most evenly come first when a trigger offers several keys. */
-const PREFERRED = ['app', 'host', 'action', 'user', 'status', 'severity'];
-const rank = (k: Key) => {
-  const i = PREFERRED.indexOf(k.field);
-  return i === -1 ? PREFERRED.length : i;
-};
-
-/** The best equality conjunct of a filter: one every matching event must satisfy. */
-function chooseKey(node: FilterNode): Key | undefined {
+/** Every equality conjunct of a filter: each is a key every matching event satisfies. */
+function candidateKeys(node: FilterNode): Key[] {
   const conjuncts = node.kind === 'and' ? node.items : [node];
-  const keys = conjuncts.flatMap((c) => (c.kind === 'cond' ? (condKey(c) ?? []) : []));
-  return keys.sort((a, b) => rank(a) - rank(b) || a.keys.length - b.keys.length)[0];
+  return conjuncts.flatMap((c) => (c.kind === 'cond' ? (condKey(c) ?? []) : []));
 }
+
+const keyId = (field: string, key: string) => `${field}\u0000${key}`;
 
 /** The field's value as text, read as the evaluator reads it (columns, then `fields`). */
 const readText = (e: EventLike, field: string): string | undefined => {
@@ -94,12 +88,20 @@ export class TriggerIndex {
 
   constructor(triggers: readonly IndexedTrigger[]) {
     this.size = triggers.length;
-    for (const t of triggers) {
+    // A trigger is filed under the equality the fewest other triggers share, so buckets
+    // stay small: "app:nginx AND http.path:/login" goes under the path, not under nginx.
+    const candidates = triggers.map((t) => candidateKeys(t.filter));
+    const sharing = new Map<string, number>();
+    for (const keys of candidates)
+      for (const k of keys)
+        for (const v of k.keys) sharing.set(keyId(k.field, v), (sharing.get(keyId(k.field, v)) ?? 0) + 1);
+    const weight = (k: Key) => k.keys.reduce((s, v) => s + (sharing.get(keyId(k.field, v)) ?? 0), 0);
+    triggers.forEach((t, i) => {
       const compiled = { id: t.id, predicate: compilePredicate(t.filter) };
-      const key = chooseKey(t.filter);
+      const key = (candidates[i] ?? []).sort((a, b) => weight(a) - weight(b))[0];
       if (!key) {
         this.unkeyed.push(compiled);
-        continue;
+        return;
       }
       let buckets = this.byField.get(key.field);
       if (!buckets) {
@@ -111,7 +113,7 @@ export class TriggerIndex {
         if (list) list.push(compiled);
         else buckets.set(k, [compiled]);
       }
-    }
+    });
   }
 
   /** Ids of the triggers `event` matches, in no particular order. */

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { EventsService } from '../../domain/events/events-service.js';
-import { errorResponses, QueryBoolean } from '../schemas/common.js';
+import { errorResponses, parseBoolean, QueryBoolean } from '../schemas/common.js';
 
 const EvParam = Type.Object({ ev_id: Type.String({ minLength: 1, maxLength: 64 }) });
 const tags = ['events'];
@@ -28,7 +28,11 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         },
       },
     },
-    async (request) => events.get(request.params.ev_id),
+    async (request) =>
+      events.get(request.params.ev_id, {
+        actionsHint: parseBoolean(request.query.actions_hint) ?? false,
+        addTriggerData: parseBoolean(request.query.add_trigger_data) ?? false,
+      }),
   );
 
   app.get(
@@ -62,7 +66,18 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         response: {
           200: Type.Object({
             ev_id: Type.String(),
-            triggers: Type.Array(Type.Object({}, { additionalProperties: true })),
+            triggers: Type.Array(
+              Type.Object({
+                trigger_id: Type.Integer(),
+                name: Type.String(),
+                severity: Type.String(),
+                description: Type.String(),
+                matched_at: Type.Number({ description: 'Unix seconds' }),
+                task_id: Type.Union([Type.Integer(), Type.Null()], {
+                  description: 'The task the match opened or joined (create_task triggers)',
+                }),
+              }),
+            ),
           }),
           ...errorResponses(401, 403, 404),
         },

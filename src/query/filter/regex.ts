@@ -73,3 +73,79 @@ export function checkRegex(pattern: string): string | undefined {
 export function compileRegex(pattern: string, opts: { ignoreCase?: boolean } = {}): RE2 {
   return make(pattern, opts.ignoreCase ? 'iu' : 'u');
 }
+
+/** Characters with a meaning of their own outside a class; a backslash before one makes it literal. */
+const SPECIAL = new Set('\\^$.|?*+()[]{}');
+const QUANTIFIER = new Set('?*+{');
+
+/**
+ * The longest literal text (3+ characters) that every match of `pattern` contains, or
+ * undefined when none is certain. Conservative: only top-level runs of plain characters
+ * count (nothing inside groups or classes, nothing a quantifier makes optional), and no
+ * pattern with a top-level `|`, flags or `\Q`; a case-insensitive or unusual pattern
+ * simply gets no literal.
+ */
+export function requiredLiteral(pattern: string): string | undefined {
+  // Flags (`(?i)` anywhere) change what a literal matches: no literal then.
+  if (/\(\?(?!:|P?<)/.test(pattern)) return undefined;
+  let best = '';
+  let run = '';
+  let depth = 0;
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = '';
+  };
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i] as string;
+    if (depth > 0) {
+      if (ch === '\\') i++;
+      else if (ch === '(') depth++;
+      else if (ch === ')') depth--;
+      else if (ch === '[') i = classEnd(pattern, i);
+      continue;
+    }
+    let literal: string | undefined;
+    if (ch === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if (next === 'Q') return undefined;
+      if (SPECIAL.has(next) || next === '/' || next === '-' || next === ' ') literal = next;
+      i++;
+    } else if (ch === '|') {
+      return undefined;
+    } else if (!SPECIAL.has(ch)) {
+      literal = ch;
+    } else if (ch === '(') {
+      depth = 1;
+    } else if (ch === '[') {
+      i = classEnd(pattern, i);
+    }
+    if (literal === undefined) {
+      end();
+      continue;
+    }
+    // A quantified character is optional or repeated: it ends the run without joining it.
+    if (QUANTIFIER.has(pattern[i + 1] ?? '')) {
+      end();
+      continue;
+    }
+    run += literal;
+  }
+  end();
+  if (depth !== 0) return undefined;
+  return best.length >= 3 ? best : undefined;
+}
+
+/** Index of the `]` closing the class opened at `start` (RE2 rules: a leading `]` is literal). */
+function classEnd(pattern: string, start: number): number {
+  let i = start + 1;
+  if (pattern[i] === '^') i++;
+  if (pattern[i] === ']') i++;
+  for (; i < pattern.length; i++) {
+    if (pattern[i] === '\\') i++;
+    else if (pattern[i] === '[' && pattern[i + 1] === ':') {
+      const close = pattern.indexOf(':]', i + 2);
+      if (close !== -1) i = close + 1;
+    } else if (pattern[i] === ']') return i;
+  }
+  return pattern.length;
+}

@@ -38,6 +38,16 @@ export const Search: QueryTypeDef<SearchParams, SearchResult> = {
     page_size: Type.Integer(),
     offset: Type.Integer(),
     events: Type.Array(Type.Object({}, { additionalProperties: true })),
+    actions: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Array(Type.Object({ id: Type.String(), title: Type.String() }, { additionalProperties: true })),
+        {
+          description:
+            'With actions_hint=true: per field present, the actions that apply (src/enrich/actions.ts).',
+        },
+      ),
+    ),
   }),
   plan: (p, filter, range) => ({
     kind: 'search',

@@ -9,6 +9,21 @@ export interface TopNParams extends CommonParamValues {
 
 const Value = Type.Union([Type.String(), Type.Number(), Type.Null()]);
 
+/** Read-time GeoIP of an item (src/enrich/geoip.ts); not part of the stored results. */
+const Geo = Type.Optional(
+  Type.Object(
+    {
+      country_code: Type.Optional(Type.String()),
+      country: Type.Optional(Type.String()),
+      city: Type.Optional(Type.String()),
+      lat: Type.Optional(Type.Number()),
+      lon: Type.Optional(Type.Number()),
+      asn: Type.Optional(Type.Integer()),
+    },
+    { description: 'With add_geoip_data=true, on IP values the database places; keys absent when unknown.' },
+  ),
+);
+
 /** Time-valued groups come back from the store in ms; the API speaks seconds. */
 const outValue = (field: string, v: string | number) =>
   typeof v === 'number' && (field === 'ts' || field === 'received_at' || field === 'stored_at')
@@ -25,7 +40,7 @@ export const TopN: QueryTypeDef<TopNParams, TopNResult> = {
   }),
   results: Type.Object({
     total: Type.Integer(),
-    items: Type.Array(Type.Object({ value: Value, count: Type.Integer(), share: Type.Number() })),
+    items: Type.Array(Type.Object({ value: Value, count: Type.Integer(), share: Type.Number(), geo: Geo })),
     other: Type.Integer(),
   }),
   plan: (p, filter, range) => ({ kind: 'topn', filter, range, field: p.field, n: p.n }),
@@ -59,6 +74,7 @@ export const LastN: QueryTypeDef<TopNParams, LastNResult> = {
         last_seen: Type.Number(),
         first_seen: Type.Number(),
         count: Type.Integer(),
+        geo: Geo,
       }),
     ),
   }),

@@ -1,0 +1,370 @@
+import type { NormalisedEvent } from '../../core/event.js';
+import { and, type FilterNode } from '../../core/filter-ast.js';
+import type { Page, PageRequest } from '../../core/list.js';
+import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
+import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
+import type { TriggersRepository } from '../../metadata/triggers-repository.js';
+import type { UsersRepository } from '../../metadata/users-repository.js';
+import { parseFilter } from '../../query/filter/parse-filter.js';
+import { parseQuery } from '../../query/language/parse-query.js';
+import { can, type Identity } from '../auth/identity.js';
+import type { TasksService } from '../tasks/tasks-service.js';
+import { TriggerIndex } from './trigger-index.js';
+
+/** Trigger representation (API.md §7). */
+export interface Trigger {
+  id: number;
+  name: string;
+  description: string;
+  severity: TaskPriority;
+  query: string;
+  filter: unknown[];
+  enabled: boolean;
+  create_task: boolean;
+  assign_to: number | null;
+  owner: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The writable fields (all optional for PATCH; PUT resets omitted ones to defaults). */
+export interface TriggerInput {
+  name?: string | undefined;
+  description?: string | undefined;
+  severity?: TaskPriority | undefined;
+  query?: string | undefined;
+  filter?: unknown[] | undefined;
+  enabled?: boolean | undefined;
+  create_task?: boolean | undefined;
+  assign_to?: number | null | undefined;
+}
+
+export type FullTriggerInput = TriggerInput & { name: string };
+
+/** One trigger an event matched (API.md §7); `matched_at` in Unix seconds. */
+export interface TriggerMatch {
+  trigger_id: number;
+  name: string;
+  severity: string;
+  description: string;
+  matched_at: number;
+  task_id: number | null;
+}
+
+export interface TriggersServiceOptions {
+  /** Matches of a create_task trigger within this long of its open task join it (ms). */
+  taskWindowMs: number;
+  /** Most matches waiting to be recorded; beyond it new matches are dropped and counted. */
+  maxPendingMatches: number;
+}
+
+export type Warn = (message: string, detail?: Record<string, unknown>) => void;
+
+/** A task lists at most this many event ids (the tasks API's own limit). */
+const TASK_EV_IDS_MAX = 1000;
+
+const withDefaults = (input: FullTriggerInput): Required<TriggerInput> => ({
+  name: input.name,
+  description: input.description ?? '',
+  severity: input.severity ?? 'medium',
+  query: input.query ?? '',
+  filter: input.filter ?? [],
+  enabled: input.enabled ?? true,
+  create_task: input.create_task ?? false,
+  assign_to: input.assign_to ?? null,
+});
+
+const present = (row: TriggerRow): Trigger => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  severity: row.severity,
+  query: row.query,
+  filter: JSON.parse(row.filter) as unknown[],
+  enabled: row.enabled === 1,
+  create_task: row.create_task === 1,
+  assign_to: row.assign_to,
+  owner: row.owner_id,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+});
+
+/** The filter a trigger's `query` and `filter` make together (both validated on write). */
+function compileTrigger(query: string, filter: unknown[]): FilterNode {
+  return and(parseFilter(filter, { path: 'filter' }), parseQuery(query, { path: 'query' }));
+}
+
+interface PendingBatch {
+  at: number;
+  /** Trigger id → the ids of the events it matched. */
+  hits: Map<number, string[]>;
+  size: number;
+}
+
+/**
+ * Triggers: CRUD with the ownership rules of dashboards (owner; `manage_triggers` holders
+ * and admins see and change all), and matching of every committed event against every
+ * enabled trigger. Matching is synchronous and in memory (a TriggerIndex); recording the
+ * matches and opening or extending tasks runs behind it, one batch at a time, so ingest
+ * acknowledgements never wait for the metadata store.
+ */
+export class TriggersService {
+  private index = new TriggerIndex([]);
+  private rows = new Map<number, TriggerRow>();
+  private queue: PendingBatch[] = [];
+  private pending = 0;
+  private draining: Promise<void> | null = null;
+  /** Matches dropped because too many waited to be recorded. */
+  dropped = 0;
+  /** Where recording failures and drops are reported: the server log, once the app exists. */
+  warn: Warn = () => undefined;
+
+  constructor(
+    private readonly repo: TriggersRepository,
+    private readonly users: UsersRepository,
+    private readonly tasks: TasksService,
+    private readonly opts: TriggersServiceOptions,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Reads the enabled triggers into the matching index (at start and after each change). */
+  async load(): Promise<void> {
+    const rows = await this.repo.enabled();
+    const compiled = rows.flatMap((r) => {
+      try {
+        return [{ id: r.id, filter: compileTrigger(r.query, JSON.parse(r.filter) as unknown[]) }];
+      } catch (err) {
+        // Stored triggers were valid when written; a later, stricter parser must not stop ingest.
+        this.warn('trigger no longer valid; skipped', { trigger_id: r.id, err: String(err) });
+        return [];
+      }
+    });
+    this.rows = new Map(rows.map((r) => [r.id, r]));
+    this.index = new TriggerIndex(compiled);
+  }
+
+  async list(
+    who: Identity,
+    opts: { showAll: boolean; owners?: number[] | undefined; enabled?: boolean | undefined },
+    page: PageRequest,
+  ): Promise<Page<Trigger>> {
+    const all = opts.showAll && can(who, 'manage_triggers');
+    const res = await this.repo.list(
+      {
+        ...(all ? {} : { visibleTo: who.userId }),
+        ...(opts.owners ? { owners: opts.owners } : {}),
+        ...(opts.enabled !== undefined ? { enabled: opts.enabled } : {}),
+      },
+      page,
+    );
+    return { count: res.count, rows: res.rows.map(present) };
+  }
+
+  async get(who: Identity, id: number): Promise<Trigger> {
+    return present(await this.visible(who, id));
+  }
+
+  async create(who: Identity, input: FullTriggerInput): Promise<Trigger> {
+    const values = await this.validate(withDefaults(input));
+    const now = this.now().toISOString();
+    const row = await this.repo.insert({
+      name: input.name,
+      description: values.description ?? '',
+      severity: values.severity ?? 'medium',
+      query: values.query ?? '',
+      filter: values.filter ?? '[]',
+      enabled: values.enabled ?? 1,
+      create_task: values.create_task ?? 0,
+      assign_to: values.assign_to ?? null,
+      owner_id: who.userId,
+      created_at: now,
+      updated_at: now,
+    });
+    await this.load();
+    return present(row);
+  }
+
+  /** PUT: every writable field; omitted ones go back to their defaults. */
+  replace(who: Identity, id: number, input: FullTriggerInput): Promise<Trigger> {
+    return this.change(who, id, withDefaults(input));
+  }
+
+  /** PATCH: only the given fields. */
+  update(who: Identity, id: number, input: TriggerInput): Promise<Trigger> {
+    return this.change(who, id, input);
+  }
+
+  async delete(who: Identity, id: number): Promise<void> {
+    await this.visible(who, id);
+    if (!(await this.repo.delete(id))) throw notFound('No such trigger.');
+    await this.load();
+  }
+
+  /** The matches of these events, grouped by event id. */
+  async matchesOf(evIds: readonly string[]): Promise<Map<string, TriggerMatch[]>> {
+    const out = new Map<string, TriggerMatch[]>();
+    if (!evIds.length) return out;
+    for (const m of await this.repo.matchesOf(evIds)) {
+      const list = out.get(m.ev_id) ?? [];
+      list.push({
+        trigger_id: m.trigger_id,
+        name: m.name,
+        severity: m.severity,
+        description: m.description,
+        matched_at: Date.parse(m.matched_at) / 1000,
+        task_id: m.task_id,
+      });
+      out.set(m.ev_id, list);
+    }
+    return out;
+  }
+
+  /**
+   * Matches committed events against the enabled triggers (called by the batcher after
+   * each durable commit) and queues what matched for recording.
+   */
+  matchCommitted(events: readonly NormalisedEvent[]): void {
+    if (this.index.size === 0) return;
+    const hits = new Map<number, string[]>();
+    let size = 0;
+    for (const e of events) {
+      for (const id of this.index.match(e)) {
+        const list = hits.get(id);
+        if (list) list.push(e.ev_id);
+        else hits.set(id, [e.ev_id]);
+        size++;
+      }
+    }
+    if (size === 0) return;
+    if (this.pending + size > this.opts.maxPendingMatches) {
+      if (this.dropped === 0) this.warn('trigger matches arrive faster than they are recorded; dropping');
+      this.dropped += size;
+      return;
+    }
+    this.pending += size;
+    this.queue.push({ at: this.now().getTime(), hits, size });
+    this.draining ??= this.drain().finally(() => {
+      this.draining = null;
+    });
+  }
+
+  /** Resolves once every queued match is recorded (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    for (let batch = this.queue.shift(); batch; batch = this.queue.shift()) {
+      try {
+        await this.record(batch);
+      } catch (err) {
+        this.warn('trigger matches not recorded', { err: String(err), matches: batch.size });
+      } finally {
+        this.pending -= batch.size;
+      }
+    }
+  }
+
+  private async record(batch: PendingBatch): Promise<void> {
+    const matchedAt = new Date(batch.at).toISOString();
+    const rows = [];
+    for (const [triggerId, evIds] of batch.hits) {
+      const trigger = this.rows.get(triggerId);
+      if (!trigger) continue; // deleted or disabled since it matched
+      const taskId = trigger.create_task === 1 ? await this.taskFor(trigger, evIds, batch.at) : null;
+      for (const ev_id of evIds)
+        rows.push({ trigger_id: triggerId, ev_id, matched_at: matchedAt, task_id: taskId });
+    }
+    await this.repo.insertMatches(rows);
+  }
+
+  /**
+   * The open task of this trigger that matched within the window gets the new event
+   * ids (up to the 1,000 a task lists); otherwise a new task is opened, owned by the
+   * trigger's owner and assigned to its `assign_to`.
+   */
+  private async taskFor(trigger: TriggerRow, evIds: string[], at: number): Promise<number> {
+    const since = new Date(at - this.opts.taskWindowMs).toISOString();
+    const open =
+      this.opts.taskWindowMs > 0 ? await this.tasks.openTaskOfTrigger(trigger.id, since) : undefined;
+    if (open) {
+      await this.tasks.addEvents(open.id, evIds, TASK_EV_IDS_MAX);
+      return open.id;
+    }
+    const query = [trigger.query, trigger.filter !== '[]' ? `filter ${trigger.filter}` : '']
+      .filter(Boolean)
+      .join('; ');
+    const task = await this.tasks.create(
+      trigger.owner_id,
+      {
+        title: `Trigger "${trigger.name}" matched`.slice(0, 200),
+        description: [trigger.description, `Matched by: ${query}`].filter(Boolean).join('\n\n'),
+        assigned_to: trigger.assign_to,
+        priority: trigger.severity,
+        ev_ids: evIds.slice(0, TASK_EV_IDS_MAX),
+      },
+      { triggerId: trigger.id },
+    );
+    return task.id;
+  }
+
+  private async change(who: Identity, id: number, input: TriggerInput): Promise<Trigger> {
+    const current = await this.visible(who, id);
+    const values = await this.validate(input, current);
+    const row = await this.repo.update(id, { ...values, updated_at: this.now().toISOString() });
+    if (!row) throw notFound('No such trigger.');
+    await this.load();
+    return present(row);
+  }
+
+  /** Owners see their triggers; `manage_triggers` holders and admins see (and change) all. */
+  private async visible(who: Identity, id: number): Promise<TriggerRow> {
+    const row = await this.repo.byId(id);
+    if (!row || (row.owner_id !== who.userId && !can(who, 'manage_triggers'))) {
+      throw notFound('No such trigger.');
+    }
+    return row;
+  }
+
+  /**
+   * Checks what the body schema cannot: the query and filter parse (with the query
+   * engine's own parsers, errors keyed `query` and `filter[...]`), together they select
+   * something narrower than every event, and `assign_to` is a user.
+   */
+  private async validate(input: TriggerInput, current?: TriggerRow): Promise<TriggerUpdate> {
+    const out: TriggerUpdate = {};
+    const errors: FieldErrors = {};
+    if (input.name !== undefined) {
+      if (!input.name.trim()) errors.name = ['May not be blank.'];
+      out.name = input.name;
+    }
+    if (input.description !== undefined) out.description = input.description;
+    if (input.severity !== undefined) out.severity = input.severity;
+    if (input.enabled !== undefined) out.enabled = input.enabled ? 1 : 0;
+    if (input.create_task !== undefined) out.create_task = input.create_task ? 1 : 0;
+    if (input.assign_to !== undefined) {
+      if (input.assign_to !== null && !(await this.users.byId(input.assign_to))) {
+        errors.assign_to = [`User ${input.assign_to} does not exist.`];
+      }
+      out.assign_to = input.assign_to;
+    }
+    if (input.query !== undefined || input.filter !== undefined) {
+      const query = input.query ?? current?.query ?? '';
+      const filter = input.filter ?? (current ? (JSON.parse(current.filter) as unknown[]) : []);
+      try {
+        if (compileTrigger(query, filter).kind === 'true') {
+          errors.query = ['A trigger needs a query or a filter that selects something.'];
+        }
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        Object.assign(errors, err.errors ?? { query: [err.message] });
+      }
+      if (input.query !== undefined) out.query = input.query;
+      if (input.filter !== undefined) out.filter = JSON.stringify(input.filter);
+    }
+    if (Object.keys(errors).length) {
+      throw validationError(errors, `Invalid input: ${Object.keys(errors).join(', ')}`);
+    }
+    return out;
+  }
+}
