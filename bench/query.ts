@@ -126,7 +126,7 @@ function planFor(c: (typeof CASES)[number], baseMs: number): QueryPlan {
   );
 }
 
-function sqlFor(plan: QueryPlan): Compiled[] {
+export function sqlFor(plan: QueryPlan): Compiled[] {
   switch (plan.kind) {
     case 'search':
       return [searchRowsSql(plan), searchCountSql(plan)];

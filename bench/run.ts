@@ -4,6 +4,7 @@
  */
 const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<void> }>> = {
   ingest: () => import('./ingest.js'),
+  live: () => import('./live.js'),
   query: () => import('./query.js'),
 };
 

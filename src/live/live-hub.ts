@@ -1,10 +1,13 @@
 import type { WebSocket } from 'ws';
-import type { NormalisedEvent } from '../core/event.js';
+import type { NormalisedEvent, StoredEvent } from '../core/event.js';
+import type { FilterNode } from '../core/filter-ast.js';
 import type { Identity } from '../domain/auth/identity.js';
 import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
-import { compilePredicate } from '../query/filter/evaluate.js';
+import type { SearchResult } from '../event-store/query-plan.js';
+import { compilePredicate, type Predicate } from '../query/filter/evaluate.js';
 import type { QueryJob, QueryRunner } from '../query/runner.js';
-import { isRelative } from '../query/time-range.js';
+import { isRelative, resolveTimeRange } from '../query/time-range.js';
+import type { SearchParams } from '../query/types/search.js';
 
 /** What a client subscribes to (API.md §8). */
 export type Target = { query_id: string } | { widget_id: number } | { dashboard_id: number };
@@ -29,6 +32,8 @@ export interface LiveHubOptions {
   tailMs: number;
   /** Least time between two re-evaluations of other watched relative queries. */
   refreshMs: number;
+  /** Most re-evaluations the hub runs at once (the rest wait their turn); default 2. */
+  maxEvaluations?: number;
 }
 
 interface Watch {
@@ -47,7 +52,22 @@ interface Client {
   alive: boolean;
 }
 
+/**
+ * A watched Search in time order, tailed between its full evaluations: the matching events
+ * committed since, newest first (at most a page's worth), and how many there were.
+ */
+interface Tail {
+  events: StoredEvent[];
+  /** Matches per commit (commit time, count), for the total. */
+  added: Array<{ at: number; n: number }>;
+  timer: NodeJS.Timeout | null;
+  lastSent: number;
+}
+
 const targetKey = (t: Target) => JSON.stringify(t);
+/** Search order: ts, then ev_id, both descending (as the store's SQL sorts). */
+const newerFirst = (a: StoredEvent, b: StoredEvent) =>
+  b.ts - a.ts || (a.ev_id < b.ev_id ? 1 : a.ev_id > b.ev_id ? -1 : 0);
 
 /**
  * The websocket hub: subscriptions to queries, widgets and dashboards; one serialisation
@@ -62,6 +82,11 @@ export class LiveHub {
   /** Widget refresh intervals of watched queries (ms), where a widget sets one. */
   private readonly refreshOf = new Map<string, number>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
+  private readonly tails = new Map<string, Tail>();
+  private readonly predicates = new WeakMap<FilterNode, Predicate>();
+  /** Re-evaluations waiting for a turn (each query once), and how many run. */
+  private readonly due = new Set<string>();
+  private evaluating = 0;
   private readonly timer: NodeJS.Timeout;
   private readonly pinger: NodeJS.Timeout;
   private readonly offRunner: () => void;
@@ -101,7 +126,8 @@ export class LiveHub {
     client.watches = [];
   }
 
-  private send(client: Client, text: string): void {
+  /** A text frame; a Buffer is sent as it is (encoded once for all its subscribers). */
+  private send(client: Client, text: string | Buffer): void {
     if (client.socket.readyState !== client.socket.OPEN) return;
     // What is still waiting from earlier messages decides: a large update alone is fine.
     if (client.socket.bufferedAmount > this.opts.maxBufferedBytes) {
@@ -113,7 +139,7 @@ export class LiveHub {
       this.detach(client);
       return;
     }
-    client.socket.send(text);
+    client.socket.send(text, { binary: false });
   }
 
   private reply(client: Client, command: string, params: unknown) {
@@ -221,7 +247,7 @@ export class LiveHub {
     // The current state of each watched query, then whatever changes.
     for (const w of watches) {
       const job = await this.queries.job(client.who, w.queryId);
-      this.send(client, updateMessage(w, await this.queries.represent(job, {})));
+      this.send(client, updateMessage(w, await this.queries.represent(this.withTail(job), {})));
     }
   }
 
@@ -235,6 +261,9 @@ export class LiveHub {
       this.refreshOf.delete(watch.queryId);
       clearTimeout(this.pending.get(watch.queryId));
       this.pending.delete(watch.queryId);
+      const tail = this.tails.get(watch.queryId);
+      if (tail?.timer) clearTimeout(tail.timer);
+      this.tails.delete(watch.queryId);
     }
   }
 
@@ -242,14 +271,14 @@ export class LiveHub {
   private async publish(job: QueryJob): Promise<void> {
     const set = this.byQuery.get(job.id);
     if (!set?.size) return;
-    const data = await this.queries.represent(job, {});
-    const texts = new Map<string, string>();
+    const data = await this.queries.represent(this.withTail(job), {});
+    const texts = new Map<string, Buffer>();
     const removed = this.runner.peek(job.id) === undefined;
     for (const { client, watch } of [...set]) {
       const k = `${watch.widgetId}:${watch.dashboardId}`;
       let text = texts.get(k);
       if (text === undefined) {
-        text = updateMessage(watch, data);
+        text = Buffer.from(updateMessage(watch, data));
         texts.set(k, text);
       }
       this.send(client, text);
@@ -261,15 +290,108 @@ export class LiveHub {
     }
   }
 
-  /** New events committed: re-evaluate watched relative queries they could change. */
+  private predicate(job: QueryJob): Predicate {
+    let p = this.predicates.get(job.filter);
+    if (!p) {
+      p = compilePredicate(job.filter);
+      this.predicates.set(job.filter, p);
+    }
+    return p;
+  }
+
+  /** A Search in time order whose last evaluation succeeded: tailed from the commits. */
+  private tailable(job: QueryJob): boolean {
+    const sort = (job.params as SearchParams).sort;
+    return (
+      job.type === 'Search' &&
+      job.status === 'SUCCESS' &&
+      job.results !== null &&
+      sort?.length === 1 &&
+      sort[0] === '-ts'
+    );
+  }
+
+  /**
+   * The job as last evaluated plus its tail: the newest page of both, and the total plus
+   * the matches committed since the evaluation started. Exact again at each evaluation
+   * (every refresh interval); in between, events leaving the window beyond the page are
+   * still counted, and one committed while the evaluation ran may be counted twice.
+   */
+  private withTail(job: QueryJob): QueryJob {
+    const tail = this.tails.get(job.id);
+    if (!tail || !this.tailable(job)) return job;
+    // What the last evaluation certainly saw is dropped from the tail.
+    tail.events = tail.events.filter((e) => e.stored_at >= job.baseMs);
+    tail.added = tail.added.filter((a) => a.at >= job.baseMs);
+    if (!tail.added.length) return job;
+    const now = Date.now();
+    const window = resolveTimeRange(job.params.time_range, now);
+    const params = job.params as SearchParams;
+    const r = job.results as SearchResult;
+    const kept = r.events.filter((e) => e.ts >= window.fromMs);
+    const have = new Set(kept.map((e) => e.ev_id));
+    const fresh = tail.events.filter((e) => !have.has(e.ev_id));
+    // A page event out of the window means every older match is out too.
+    const base = kept.length < r.events.length ? kept.length : r.total;
+    const added = tail.added.reduce((n, a) => n + a.n, 0) - (tail.events.length - fresh.length);
+    const events = [...fresh, ...kept].sort(newerFirst).slice(0, params.page * params.page_size);
+    return {
+      ...job,
+      results: { total: base + added, events } satisfies SearchResult,
+      baseMs: now,
+      window,
+      updatedAt: new Date(now).toISOString(),
+    };
+  }
+
+  /** Matching new events of a tailed Search: kept, and sent at most every `tailMs`. */
+  private tailEvents(job: QueryJob, events: readonly NormalisedEvent[], match: Predicate, now: number) {
+    const window = resolveTimeRange(job.params.time_range, now);
+    const matched: StoredEvent[] = [];
+    for (const e of events) {
+      if (e.ts >= window.fromMs && e.ts < window.toMs && match(e as unknown as Parameters<Predicate>[0]))
+        matched.push({ ...e, stored_at: now });
+    }
+    if (!matched.length) return;
+    let tail = this.tails.get(job.id);
+    if (!tail) {
+      tail = { events: [], added: [], timer: null, lastSent: 0 };
+      this.tails.set(job.id, tail);
+    }
+    const params = job.params as SearchParams;
+    tail.events = [...matched, ...tail.events].sort(newerFirst).slice(0, params.page * params.page_size);
+    tail.added.push({ at: now, n: matched.length });
+    if (tail.timer) return;
+    const t = tail;
+    t.timer = setTimeout(
+      () => {
+        t.timer = null;
+        t.lastSent = Date.now();
+        void this.publish(job);
+      },
+      Math.max(0, t.lastSent + this.opts.tailMs - now),
+    );
+  }
+
+  /**
+   * New events committed. A watched Search in time order takes the matching ones in
+   * memory (its full re-evaluation waits for the refresh interval); other watched
+   * relative queries they could change are re-evaluated, throttled.
+   */
   eventsArrived(events: readonly NormalisedEvent[]): void {
+    const now = Date.now();
     for (const queryId of this.byQuery.keys()) {
       const job = this.runner.peek(queryId);
-      if (!job || job.stopped || !isRelative(job.params.time_range) || this.pending.has(queryId)) continue;
-      const match = compilePredicate(job.filter);
+      if (!job || job.stopped || !isRelative(job.params.time_range)) continue;
+      const match = this.predicate(job);
+      if (this.tailable(job)) {
+        this.tailEvents(job, events, match, now);
+        continue;
+      }
+      if (this.pending.has(queryId)) continue;
       if (!events.some((e) => match(e as unknown as Parameters<typeof match>[0]))) continue;
       const gap = job.type === 'Search' ? this.opts.tailMs : this.refreshMs(queryId);
-      const wait = Math.max(0, (this.lastEval.get(queryId) ?? 0) + gap - Date.now());
+      const wait = Math.max(0, (this.lastEval.get(queryId) ?? 0) + gap - now);
       this.pending.set(
         queryId,
         setTimeout(() => {
@@ -289,11 +411,32 @@ export class LiveHub {
     return this.byQuery.has(queryId);
   }
 
+  /**
+   * Queues a re-evaluation. A few run at once: a tick that finds every watched query due
+   * must not start them all together (a burst of engine connections and statements that
+   * starves ingest); the others wait their turn, each query at most once.
+   */
   private reevaluate(queryId: string) {
-    const job = this.runner.peek(queryId);
-    if (!job || !this.byQuery.has(queryId)) return;
-    this.lastEval.set(queryId, Date.now());
-    this.runner.reevaluate(job);
+    this.due.add(queryId);
+    this.drain();
+  }
+
+  private drain() {
+    for (const queryId of this.due) {
+      if (this.evaluating >= (this.opts.maxEvaluations ?? 2)) return;
+      this.due.delete(queryId);
+      const job = this.runner.peek(queryId);
+      if (!job || !this.byQuery.has(queryId)) continue;
+      this.lastEval.set(queryId, Date.now());
+      this.runner.reevaluate(job);
+      const running = job.running;
+      if (!running) continue;
+      this.evaluating++;
+      void running.finally(() => {
+        this.evaluating--;
+        this.drain();
+      });
+    }
   }
 
   /** Time passes: watched relative queries are re-evaluated at least every refresh interval. */
@@ -323,6 +466,8 @@ export class LiveHub {
     clearInterval(this.timer);
     clearInterval(this.pinger);
     for (const t of this.pending.values()) clearTimeout(t);
+    this.due.clear();
+    for (const t of this.tails.values()) if (t.timer) clearTimeout(t.timer);
     this.offRunner();
     // terminate, not close: a stalled client would hold a closing handshake open forever.
     for (const c of this.clients) c.socket.terminate();

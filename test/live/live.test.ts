@@ -257,6 +257,44 @@ describe(`live updates websocket on ${BACKEND}`, () => {
     c.close();
   });
 
+  it('merges tailed events as a full evaluation would: newest page, total counted', async () => {
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    const q = await query({
+      type: 'Search',
+      params: { time_range: { preset: 'last_15_minutes' }, query: 'tailmerge', page_size: 2 },
+    });
+    c.send(['subscribe', { query_id: q.query_id }]);
+    await c.next(update());
+    const now = Date.now();
+    // Out of time order across commits: the page is by ts, not by arrival.
+    for (const [dt, m] of [
+      [-3000, 'tailmerge b'],
+      [-1000, 'tailmerge c'],
+      [-5000, 'tailmerge a'],
+    ] as const) {
+      const res = await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/ingest',
+        payload: { message: m, timestamp: new Date(now + dt).toISOString() },
+      });
+      expect(res.json().accepted).toBe(1);
+    }
+    type Page = { total: number; events: Array<{ message: string; ev_id: string }> };
+    const tailed = (
+      await c.next(
+        update((d) => (d.results as Page).total === 3),
+        3000,
+      )
+    )[1].data as { results: Page };
+    expect(tailed.results.events.map((e) => e.message)).toEqual(['tailmerge c', 'tailmerge b']);
+    const full = (
+      await t.as(t.adminToken, { method: 'GET', url: `/api/query/${q.query_id}/recalculate` })
+    ).json() as { results: Page };
+    expect(full.results).toMatchObject({ total: 3 });
+    expect(full.results.events.map((e) => e.ev_id)).toEqual(tailed.results.events.map((e) => e.ev_id));
+    c.close();
+  });
+
   it('drops a client that cannot keep up (1013) while others keep receiving', async () => {
     await t.rt.events.append(
       Array.from({ length: 3000 }, (_, i) =>
