@@ -164,7 +164,6 @@ export interface TriggersTable {
 }
 
 export interface TriggerMatchesTable {
-  id: Generated<number>;
   trigger_id: number;
   ev_id: string;
   matched_at: string;

@@ -76,24 +76,20 @@ export class TriggersRepository {
     });
   }
 
-  /** The matches of these events, oldest match first. */
+  /** The matches of these events, oldest match first (then by trigger). */
   async matchesOf(evIds: readonly string[]): Promise<TriggerMatchRow[]> {
     const out: TriggerMatchRow[] = [];
     for (let i = 0; i < evIds.length; i += EV_IDS_PER_LOOKUP) {
       const rows = await this.db
         .selectFrom('trigger_matches as m')
         .innerJoin('triggers as t', 't.id', 'm.trigger_id')
-        .select([
-          'm.ev_id',
-          'm.trigger_id',
-          't.name',
-          't.severity',
-          't.description',
-          'm.matched_at',
-          'm.task_id',
-        ])
+        // A deleted task leaves its matches: they then name no task.
+        .leftJoin('tasks as k', 'k.id', 'm.task_id')
+        .select(['m.ev_id', 'm.trigger_id', 't.name', 't.severity', 't.description', 'm.matched_at'])
+        .select('k.id as task_id')
         .where('m.ev_id', 'in', evIds.slice(i, i + EV_IDS_PER_LOOKUP))
-        .orderBy('m.id')
+        .orderBy('m.matched_at')
+        .orderBy('m.trigger_id')
         .execute();
       out.push(...rows);
     }

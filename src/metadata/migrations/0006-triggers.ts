@@ -4,9 +4,9 @@ import { idColumn } from './helpers.js';
 
 /**
  * Triggers (API.md §7) and their matches. A match row is what
- * `GET /api/events/{ev_id}/triggers` lists; it goes with its trigger. Tasks keep their
- * `trigger_id` when the trigger is deleted (the service clears it), as a closed alert
- * in Graylog keeps its history.
+ * `GET /api/events/{ev_id}/triggers` lists; it goes with its trigger. The tasks a trigger
+ * opened stay when it is deleted (the repository clears their `trigger_id`), as a closed
+ * alert in Graylog keeps its history.
  */
 export const triggers = (dialect: MetadataDialect): Migration => ({
   async up(db: Kysely<unknown>) {
@@ -28,18 +28,19 @@ export const triggers = (dialect: MetadataDialect): Migration => ({
       .execute();
     await db.schema.createIndex('triggers_owner').on('triggers').column('owner_id').execute();
 
-    await idColumn(db.schema.createTable('trigger_matches'), dialect)
-      .addColumn('trigger_id', 'integer', (c) => c.notNull().references('triggers.id').onDelete('cascade'))
+    // One B-tree keyed by event (WITHOUT ROWID on SQLite): a match row is written for every
+    // matching event on the ingest path, so no second index is kept; deleting a trigger's
+    // matches scans, which is rare.
+    let matches = db.schema
+      .createTable('trigger_matches')
       .addColumn('ev_id', 'text', (c) => c.notNull())
+      .addColumn('trigger_id', 'integer', (c) => c.notNull().references('triggers.id').onDelete('cascade'))
       .addColumn('matched_at', 'text', (c) => c.notNull())
-      .addColumn('task_id', 'integer', (c) => c.references('tasks.id').onDelete('set null'))
-      .execute();
-    await db.schema.createIndex('trigger_matches_ev_id').on('trigger_matches').column('ev_id').execute();
-    await db.schema
-      .createIndex('trigger_matches_trigger')
-      .on('trigger_matches')
-      .column('trigger_id')
-      .execute();
+      // No foreign key: deleting a task would scan every match; reads join the task instead.
+      .addColumn('task_id', 'integer')
+      .addPrimaryKeyConstraint('trigger_matches_pk', ['ev_id', 'trigger_id']);
+    if (dialect === 'sqlite') matches = matches.modifyEnd(sql`without rowid`);
+    await matches.execute();
     await db.schema.createIndex('tasks_trigger').on('tasks').columns(['trigger_id', 'is_open']).execute();
   },
   async down(db: Kysely<unknown>) {
