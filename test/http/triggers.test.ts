@@ -317,7 +317,9 @@ describe(`triggers on ${BACKEND}`, () => {
       expect(after.results[1]).toMatchObject({ ev_ids: [third], is_open: true, trigger_id: trig.id });
       // Deleting a task leaves its matches, naming no task.
       expect((await req(bob.token, 'DELETE', `/api/tasks/${after.results[1].id}`)).statusCode).toBe(204);
-      expect(await matchesOf(third)).toEqual([expect.objectContaining({ trigger_id: trig.id, task_id: null })]);
+      expect(await matchesOf(third)).toEqual([
+        expect.objectContaining({ trigger_id: trig.id, task_id: null }),
+      ]);
       // Deleting the trigger keeps its tasks, unlinked.
       await req(bob.token, 'DELETE', `/api/triggers/${trig.id}`);
       const kept = (await req(bob.token, 'GET', `/api/tasks/${task.id}`)).json();
