@@ -14,6 +14,7 @@ import { eventRoutes } from './http/routes/events.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
 import { liveRoutes } from './http/routes/live.js';
+import { metricsRoutes } from './http/routes/metrics.js';
 import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
 import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
 import { taskRoutes } from './http/routes/tasks.js';
@@ -86,13 +87,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(DashboardExportSchema);
   await app.register(bodyPlugin);
   await app.register(authPlugin, { tokens: services.tokens });
-
-  await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
-  await app.register(authTokenRoutes, { tokens: services.tokens });
-  await app.register(userRoutes, { users: services.users });
-  await app.register(eventRoutes, { events: services.events });
-  await app.register(queryRoutes, { queries: services.queries });
-  await app.register(reportRoutes, { reports: services.reports });
   const widgetQueries = new WidgetQueries(services.dashboards, services.queries, services.runner);
   const hub = new LiveHub(services.queries, services.runner, widgetQueries, {
     maxBufferedBytes: config.liveBufferBytes,
@@ -107,6 +101,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     offEvents();
     hub.close();
   });
+  // Before the routes: its timing hook must see all of them.
+  await app.register(metricsRoutes, { services, hub });
+
+  await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
+  await app.register(authTokenRoutes, { tokens: services.tokens });
+  await app.register(userRoutes, { users: services.users });
+  await app.register(eventRoutes, { events: services.events });
+  await app.register(queryRoutes, { queries: services.queries });
+  await app.register(reportRoutes, { reports: services.reports });
   await app.register(liveRoutes, { hub });
   await app.register(taskRoutes, { tasks: services.tasks });
   await app.register(triggerRoutes, { triggers: services.triggers });

@@ -33,6 +33,7 @@ export class Batcher {
   private closed = false;
   private lastCommitAt = 0;
   private readonly listeners: CommitListener[] = [];
+  private readonly counts = { committedEvents: 0, commits: 0, commitSeconds: 0, failedCommits: 0 };
 
   constructor(
     private readonly store: EventStore,
@@ -46,6 +47,11 @@ export class Batcher {
 
   get queuedEvents(): number {
     return this.queued;
+  }
+
+  /** Totals since start, for /metrics. */
+  stats() {
+    return { queuedEvents: this.queued, ...this.counts };
   }
 
   submit(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
@@ -90,14 +96,19 @@ export class Batcher {
       const batch = this.queue;
       this.queue = [];
       const events = batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((p) => p.events);
+      const started = performance.now();
       try {
         const { storedAt } = await this.store.append(events);
         this.lastCommitAt = Date.now();
         this.queued -= events.length;
+        this.counts.commits++;
+        this.counts.committedEvents += events.length;
+        this.counts.commitSeconds += (performance.now() - started) / 1000;
         for (const p of batch) p.resolve({ storedAt });
         for (const l of this.listeners) l(events, storedAt);
       } catch (err) {
         this.queued -= events.length;
+        this.counts.failedCommits++;
         for (const p of batch) p.reject(err);
       }
       // Let the next batch gather for an interval, unless it is already large.

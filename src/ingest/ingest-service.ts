@@ -19,6 +19,9 @@ export interface IngestOutcome {
  * once they are durable. A rejected record never stops the others.
  */
 export class IngestService {
+  /** Records refused (malformed, too many fields, ...) since start, for /metrics. */
+  rejectedRecords = 0;
+
   constructor(private readonly batcher: Batcher) {}
 
   async ingest(entries: readonly ParsedEntry[], source: string | null): Promise<IngestOutcome> {
@@ -42,6 +45,7 @@ export class IngestService {
         if (errors.length < MAX_LISTED_ERRORS) errors.push({ index: entry.index, detail: result.detail });
       }
     }
+    this.rejectedRecords += rejected;
     await this.batcher.submit(events);
     return { accepted: events.length, rejected, errors, items };
   }

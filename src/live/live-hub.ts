@@ -76,6 +76,7 @@ const newerFirst = (a: StoredEvent, b: StoredEvent) =>
  */
 export class LiveHub {
   private readonly clients = new Set<Client>();
+  private readonly counts = { messagesSent: 0, slowClientsClosed: 0 };
   /** query id → the clients' watches on it. */
   private readonly byQuery = new Map<string, Set<{ client: Client; watch: Watch }>>();
   private readonly lastEval = new Map<string, number>();
@@ -106,6 +107,18 @@ export class LiveHub {
     return this.clients.size;
   }
 
+  /** Counts for /metrics. */
+  stats() {
+    let subscriptions = 0;
+    for (const c of this.clients) subscriptions += c.watches.length;
+    return {
+      connections: this.clients.size,
+      subscriptions,
+      watchedQueries: this.byQuery.size,
+      ...this.counts,
+    };
+  }
+
   /** A new authenticated connection. */
   attach(socket: WebSocket, who: Identity): void {
     const client: Client = { socket, who, watches: [], alive: true };
@@ -133,6 +146,7 @@ export class LiveHub {
     if (client.socket.bufferedAmount > this.opts.maxBufferedBytes) {
       // A client that cannot keep up is dropped; the others go on.
       client.socket.close(1013, 'Too slow: send buffer full');
+      this.counts.slowClientsClosed++;
       // A stalled peer may never answer the close handshake: cut it after a second.
       const socket = client.socket;
       setTimeout(() => socket.terminate(), 1000).unref();
@@ -140,6 +154,7 @@ export class LiveHub {
       return;
     }
     client.socket.send(text, { binary: false });
+    this.counts.messagesSent++;
   }
 
   private reply(client: Client, command: string, params: unknown) {

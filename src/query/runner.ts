@@ -84,6 +84,13 @@ export class QueryRunner {
     this.compute(job, job.status === 'SUCCESS');
   }
 
+  /** Queries held in memory, by status, for /metrics. */
+  stats(): Record<string, number> {
+    const byStatus: Record<string, number> = {};
+    for (const job of this.jobs.values()) byStatus[job.status] = (byStatus[job.status] ?? 0) + 1;
+    return byStatus;
+  }
+
   peek(id: string): QueryJob | undefined {
     return this.jobs.get(id);
   }

@@ -116,6 +116,7 @@ export class TriggersService {
   private draining: Promise<void> | null = null;
   /** Matches dropped because too many waited to be recorded. */
   dropped = 0;
+  private recorded = 0;
   /** Where recording failures and drops are reported: the server log, once the app exists. */
   warn: Warn = () => undefined;
 
@@ -248,6 +249,16 @@ export class TriggersService {
     });
   }
 
+  /** Counts for /metrics. */
+  stats() {
+    return {
+      enabled: this.index.size,
+      recorded: this.recorded,
+      pending: this.pending,
+      dropped: this.dropped,
+    };
+  }
+
   /** Resolves once every queued match is recorded (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.draining) await this.draining;
@@ -276,6 +287,7 @@ export class TriggersService {
         rows.push({ trigger_id: triggerId, ev_id, matched_at: matchedAt, task_id: taskId });
     }
     await this.repo.insertMatches(rows);
+    this.recorded += rows.length;
   }
 
   /**

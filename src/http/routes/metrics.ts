@@ -1,0 +1,175 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Services } from '../../domain/services.js';
+import type { LiveHub } from '../../live/live-hub.js';
+
+/**
+ * A counter that mirrors a running total kept elsewhere (the batcher, the hub, ...): at
+ * each scrape it adds what the total grew by, so the components keep plain numbers and
+ * only this file knows Prometheus.
+ */
+function mirroredCounter(registry: Registry, name: string, help: string, total: () => number) {
+  let seen = 0;
+  return new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total();
+      if (now > seen) this.inc(now - seen);
+      seen = now;
+    },
+  });
+}
+
+function gauge(registry: Registry, name: string, help: string, value: () => number) {
+  return new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(value());
+    },
+  });
+}
+
+/**
+ * `GET /metrics` (API.md §9): Prometheus text format, no token (as Prometheus scrapes;
+ * it holds counts only). One registry per app, so several apps in one process (tests)
+ * never share counters. Wrapped with fastify-plugin so its timing hook sees every route.
+ */
+export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: Services; hub: LiveHub }) => {
+  const { services, hub } = opts;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'logscope_' });
+
+  const batcher = () => services.batcher.stats();
+  mirroredCounter(
+    registry,
+    'logscope_ingest_events_total',
+    'Events committed to the event store.',
+    () => batcher().committedEvents,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_ingest_rejected_total',
+    'Records refused at ingest (malformed or over limits).',
+    () => services.ingest.rejectedRecords,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_ingest_commits_total',
+    'Group commits to the event store.',
+    () => batcher().commits,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_ingest_commit_seconds_total',
+    'Time spent in group commits.',
+    () => batcher().commitSeconds,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_ingest_failed_commits_total',
+    'Group commits that failed.',
+    () => batcher().failedCommits,
+  );
+  gauge(
+    registry,
+    'logscope_ingest_queued_events',
+    'Events waiting for a commit.',
+    () => batcher().queuedEvents,
+  );
+
+  const triggers = () => services.triggers.stats();
+  gauge(
+    registry,
+    'logscope_triggers_enabled',
+    'Enabled triggers matched on ingest.',
+    () => triggers().enabled,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_trigger_matches_total',
+    'Trigger matches recorded.',
+    () => triggers().recorded,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_trigger_matches_dropped_total',
+    'Trigger matches dropped (recording fell behind).',
+    () => triggers().dropped,
+  );
+  gauge(
+    registry,
+    'logscope_trigger_matches_pending',
+    'Trigger matches waiting to be recorded.',
+    () => triggers().pending,
+  );
+
+  new Gauge({
+    name: 'logscope_queries',
+    help: 'Queries held in memory, by status.',
+    labelNames: ['status'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [status, n] of Object.entries(services.runner.stats())) this.set({ status }, n);
+    },
+  });
+
+  const live = () => hub.stats();
+  gauge(
+    registry,
+    'logscope_live_connections',
+    'Open /ws/live-updates connections.',
+    () => live().connections,
+  );
+  gauge(
+    registry,
+    'logscope_live_subscriptions',
+    'Subscriptions over all connections.',
+    () => live().subscriptions,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_live_messages_total',
+    'Websocket messages sent.',
+    () => live().messagesSent,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_live_slow_clients_closed_total',
+    'Clients closed with 1013 for not keeping up.',
+    () => live().slowClientsClosed,
+  );
+
+  const requests = new Histogram({
+    name: 'logscope_http_request_duration_seconds',
+    help: 'HTTP requests by method, route and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the raw URL: ids must not make a series each.
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.observe(
+      { method: request.method, route, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.get(
+    '/metrics',
+    {
+      config: { auth: 'public' },
+      schema: { tags: ['service'], summary: 'Prometheus metrics (text format; no token)' },
+    },
+    async (_request, reply) => {
+      reply.header('content-type', registry.contentType);
+      return registry.metrics();
+    },
+  );
+});
