@@ -114,6 +114,7 @@ export class TriggersService {
   private queue: PendingBatch[] = [];
   private pending = 0;
   private draining: Promise<void> | null = null;
+  private loading: Promise<void> = Promise.resolve();
   /** Matches dropped because too many waited to be recorded. */
   dropped = 0;
   private recorded = 0;
@@ -128,8 +129,19 @@ export class TriggersService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Reads the enabled triggers into the matching index (at start and after each change). */
-  async load(): Promise<void> {
+  /**
+   * Reads the enabled triggers into the matching index (at start and after each change).
+   * Loads run one after another, so a slow read can never replace a newer index.
+   */
+  load(): Promise<void> {
+    this.loading = this.loading.then(
+      () => this.readIndex(),
+      () => this.readIndex(),
+    );
+    return this.loading;
+  }
+
+  private async readIndex(): Promise<void> {
     const rows = await this.repo.enabled();
     const compiled = rows.flatMap((r) => {
       try {
