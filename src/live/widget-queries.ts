@@ -11,7 +11,8 @@ import type { WidgetSource } from './live-hub.js';
  * many tabs on one dashboard share the work, and an edited widget gets a fresh query.
  */
 export class WidgetQueries implements WidgetSource {
-  private readonly started = new Map<string, string>();
+  /** The query started for a key; a promise, so simultaneous subscriptions share one start. */
+  private readonly started = new Map<string, Promise<string>>();
 
   constructor(
     private readonly dashboards: DashboardsService,
@@ -25,13 +26,31 @@ export class WidgetQueries implements WidgetSource {
       widgets.map(async (w) => {
         const hash = createHash('sha1').update(JSON.stringify(w.query)).digest('hex');
         const key = `${who.userId}:${w.widgetId}:${hash}`;
-        let queryId = this.started.get(key);
-        if (!queryId || !this.runner.peek(queryId)) {
-          queryId = (await this.queries.start(who, this.queries.validate(w.query))).id;
-          this.started.set(key, queryId);
-        }
+        const queryId = await this.queryFor(key, () =>
+          this.queries.start(who, this.queries.validate(w.query)),
+        );
         return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs };
       }),
     );
+  }
+
+  /**
+   * The running query for `key`, started once: the check and the start happen with no
+   * await between them, so simultaneous subscriptions share one query.
+   */
+  private async queryFor(key: string, start: () => Promise<{ id: string }>): Promise<string> {
+    const existing = this.started.get(key);
+    if (existing) {
+      const id = await existing.catch(() => undefined);
+      if (id && this.runner.peek(id)) return id;
+      // Another subscription may have restarted it while this one waited.
+      if (this.started.get(key) !== existing) return this.queryFor(key, start);
+    }
+    const starting = start().then((job) => job.id);
+    this.started.set(key, starting);
+    starting.catch(() => {
+      if (this.started.get(key) === starting) this.started.delete(key);
+    });
+    return starting;
   }
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { WidgetQueries } from '../../src/live/widget-queries.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event, HOUR, seedWeb } from '../helpers/seed.js';
 
@@ -173,6 +174,28 @@ describe(`live updates websocket on ${BACKEND}`, () => {
     await other.next(is('error'));
     other.close();
     c.close();
+  });
+
+  it('shares one query between simultaneous subscriptions of one user to a widget', async () => {
+    const dash = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/dashboards',
+      payload: {
+        title: 'Shared',
+        widgets: [{ title: 'Apps', query: { type: 'TopN', params: { time_range: HOUR, field: 'app' } } }],
+      },
+    });
+    const widgetId = dash.json().widgets[0].id;
+    const { dashboards, queries, runner } = t.rt.services;
+    const source = new WidgetQueries(dashboards, queries, runner);
+    const who = await t.rt.services.tokens.authenticate(t.adminToken);
+    const resolved = await Promise.all([1, 2, 3, 4].map(() => source.resolve(who, { widget_id: widgetId })));
+    expect(new Set(resolved.map(([w]) => w?.queryId)).size).toBe(1);
+    // A removed query is started again, once.
+    await queries.remove(who, resolved[0]![0]!.queryId);
+    const again = await Promise.all([1, 2].map(() => source.resolve(who, { widget_id: widgetId })));
+    expect(new Set(again.map(([w]) => w?.queryId)).size).toBe(1);
+    expect(again[0]![0]!.queryId).not.toBe(resolved[0]![0]!.queryId);
   });
 
   it('answers bad messages with an error and keeps the connection open', async () => {
