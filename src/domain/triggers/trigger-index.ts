@@ -2,7 +2,7 @@ import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import type { CondNode, FilterNode } from '../../core/filter-ast.js';
 import { parseNumeric, scalarToString } from '../../core/filter-ast.js';
 import { fieldKind } from '../../query/filter/conditions.js';
-import { compilePredicate, type EventLike, type Predicate } from '../../query/filter/evaluate.js';
+import { compilePredicate, type EventLike, lower, type Predicate } from '../../query/filter/evaluate.js';
 
 /** What the index needs of a trigger: its id and its filter AST. */
 export interface IndexedTrigger {
@@ -74,6 +74,26 @@ interface Compiled {
 }
 
 /**
+ * Lower-cased text the message must contain for the filter to hold: a top-level text
+ * term or `message contains`, as the evaluator tests them (`lower(message).includes`).
+ */
+function requiredText(node: FilterNode): string | undefined {
+  const conjuncts = node.kind === 'and' ? node.items : [node];
+  for (const c of conjuncts) {
+    const needle =
+      c.kind === 'text'
+        ? c.value
+        : c.kind === 'cond' && c.op === 'contains' && c.field === 'message'
+          ? c.value
+          : '';
+    if (needle) return needle.toLowerCase();
+  }
+  return undefined;
+}
+
+const escapeRegExp = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+
+/**
  * Matches events against many triggers at once. Each trigger's filter is compiled once
  * by the evaluator the query engine's semantics are defined by (query/filter/evaluate.ts:
  * RE2 regexes, the stores' comparisons). Triggers whose filter requires `field = value`
@@ -84,6 +104,9 @@ interface Compiled {
 export class TriggerIndex {
   private readonly byField = new Map<string, Map<string, Compiled[]>>();
   private readonly unkeyed: Compiled[] = [];
+  /** Unkeyed triggers that need some text in the message, and one test for "any of it". */
+  private readonly texted: Compiled[] = [];
+  private readonly anyText: RegExp | null = null;
   readonly size: number;
 
   constructor(triggers: readonly IndexedTrigger[]) {
@@ -96,11 +119,17 @@ export class TriggerIndex {
       for (const k of keys)
         for (const v of k.keys) sharing.set(keyId(k.field, v), (sharing.get(keyId(k.field, v)) ?? 0) + 1);
     const weight = (k: Key) => k.keys.reduce((s, v) => s + (sharing.get(keyId(k.field, v)) ?? 0), 0);
+    const needles = new Set<string>();
     triggers.forEach((t, i) => {
       const compiled = { id: t.id, predicate: compilePredicate(t.filter) };
       const key = (candidates[i] ?? []).sort((a, b) => weight(a) - weight(b))[0];
       if (!key) {
-        this.unkeyed.push(compiled);
+        const needle = requiredText(t.filter);
+        if (needle === undefined) this.unkeyed.push(compiled);
+        else {
+          this.texted.push(compiled);
+          needles.add(needle);
+        }
         return;
       }
       let buckets = this.byField.get(key.field);
@@ -114,12 +143,18 @@ export class TriggerIndex {
         else buckets.set(k, [compiled]);
       }
     });
+    // One scan of the message rules out every text trigger at once for most events: a
+    // literal alternation, so no backtracking blow-up.
+    if (needles.size) this.anyText = new RegExp([...needles].map(escapeRegExp).join('|'));
   }
 
   /** Ids of the triggers `event` matches, in no particular order. */
   match(event: EventLike): number[] {
     const out: number[] = [];
     for (const t of this.unkeyed) if (t.predicate(event)) out.push(t.id);
+    if (this.anyText && typeof event.message === 'string' && this.anyText.test(lower(event.message))) {
+      for (const t of this.texted) if (t.predicate(event)) out.push(t.id);
+    }
     for (const [field, buckets] of this.byField) {
       const value = readText(event, field);
       if (value === undefined) continue;

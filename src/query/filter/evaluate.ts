@@ -101,7 +101,7 @@ const never: Matcher = () => false;
  */
 let lastText = '';
 let lastLower = '';
-function lower(s: string): string {
+export function lower(s: string): string {
   if (s !== lastText) {
     lastText = s;
     lastLower = s.toLowerCase();
