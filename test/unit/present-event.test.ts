@@ -1,27 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/event.js';
 import { presentEvent } from '../../src/core/present-event.js';
+import { event } from '../helpers/seed.js';
 
 const base: StoredEvent = {
-  ev_id: '01JAAAAAAAAAAAAAAAAAAAAAAA',
-  ts: 1_700_000_000_123,
-  received_at: 1_700_000_000_456,
+  ...event({ ts: 1_700_000_000_123, received_at: 1_700_000_000_456, host: 'web-1', message: 'hello' }),
   stored_at: 1_700_000_000_789,
-  host: 'web-1',
-  app: null,
-  severity: 'info',
-  facility: null,
-  message: 'hello',
-  src_ip: null,
-  src_port: null,
-  dst_ip: null,
-  dst_port: null,
-  user: null,
-  action: null,
-  status: 200,
-  bytes: null,
-  source: 'http:admin',
-  fields: {},
 };
 
 describe('presentEvent', () => {
