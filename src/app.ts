@@ -106,7 +106,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
   await app.register(authTokenRoutes, { tokens: services.tokens });
-  await app.register(userRoutes, { users: services.users });
+  await app.register(userRoutes, {
+    users: services.users,
+    loginAttemptsPerMinute: config.loginAttemptsPerMinute,
+  });
   await app.register(eventRoutes, { events: services.events });
   await app.register(queryRoutes, { queries: services.queries });
   await app.register(reportRoutes, { reports: services.reports });

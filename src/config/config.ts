@@ -118,6 +118,12 @@ export const ConfigSchema = Type.Object(
       description:
         'A GeoLite2-City (or compatible) .mmdb file for city-level GeoIP; empty uses the bundled CC0 country database',
     }),
+    loginAttemptsPerMinute: Type.Integer({
+      minimum: 0,
+      default: 10,
+      description:
+        'POST /api/auth/login calls allowed per client address and minute; beyond it 429 (0 = no limit)',
+    }),
     tokenCacheSeconds: Type.Integer({
       minimum: 0,
       default: 10,

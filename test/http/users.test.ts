@@ -127,3 +127,35 @@ describe(`users and login on ${BACKEND}`, () => {
     expect(after).toBeGreaterThan(1);
   });
 });
+
+describe(`login throttling on ${BACKEND}`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ LOGSCOPE_LOGIN_ATTEMPTS_PER_MINUTE: '3' });
+    await t.user('gina');
+  });
+  afterAll(() => t.close());
+
+  const login = (password: string, ip = '10.9.9.9') =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      remoteAddress: ip,
+      payload: { username: 'gina', password },
+    });
+
+  it('answers 429 with Retry-After past the attempts per minute, per client address', async () => {
+    for (let i = 0; i < 3; i++) expect((await login('wrong')).statusCode).toBe(401);
+    const throttled = await login('gina-password');
+    expect(throttled.statusCode).toBe(429);
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    expect(throttled.json()).toMatchObject({
+      code: 'throttled',
+      detail: expect.stringMatching(/login attempts/),
+    });
+    // Another address is not affected, and other endpoints are never throttled.
+    expect((await login('gina-password', '10.9.9.10')).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await t.as(t.adminToken, { method: 'GET', url: '/api/users/me' })).statusCode).toBe(200);
+  });
+});

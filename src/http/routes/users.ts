@@ -1,7 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { UsersService } from '../../domain/users/users-service.js';
+import { tooManyRequests } from '../../errors/errors.js';
 import { envelope, planList } from '../list.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated } from '../schemas/common.js';
@@ -11,7 +13,19 @@ const ORDERABLE = ['id', 'username', 'created_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });
 const tags = ['users'];
 
-export async function userRoutes(fastify: FastifyInstance, opts: { users: UsersService }) {
+export async function userRoutes(
+  fastify: FastifyInstance,
+  opts: { users: UsersService; loginAttemptsPerMinute: number },
+) {
+  // Password guessing is throttled per client address; nothing else is rate limited.
+  const limit = opts.loginAttemptsPerMinute;
+  if (limit > 0) {
+    await fastify.register(rateLimit, {
+      global: false,
+      errorResponseBuilder: (_request, context) =>
+        tooManyRequests(Math.ceil(context.ttl / 1000), 'Too many login attempts; retry later.'),
+    });
+  }
   const { users } = opts;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const one = { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 404, 409) };
@@ -93,13 +107,13 @@ export async function userRoutes(fastify: FastifyInstance, opts: { users: UsersS
   app.post(
     '/api/auth/login',
     {
-      config: { auth: 'public' },
+      config: { auth: 'public', ...(limit > 0 ? { rateLimit: { max: limit, timeWindow: 60_000 } } : {}) },
       schema: {
         tags: ['auth'],
         summary: 'Exchange a username and password for a new USER token',
         security: [],
         body: LoginSchema,
-        response: { 200: Type.Ref('AuthToken'), ...errorResponses(400, 401, 413, 415) },
+        response: { 200: Type.Ref('AuthToken'), ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
     async (request) => users.login(request.body.username, request.body.password),
