@@ -191,11 +191,10 @@ export class TasksService {
     return this.tasks.openTaskOfTrigger(triggerId, since);
   }
 
-  /** Adds event ids to a task (up to `max` listed), marking it updated. */
-  async addEvents(id: number, evIds: readonly string[], max: number): Promise<void> {
-    const row = await this.find(id);
+  /** Adds event ids to a task just read (up to `max` listed), marking it updated. */
+  async addEvents(row: TaskRow, evIds: readonly string[], max: number): Promise<void> {
     const merged = [...new Set([...(JSON.parse(row.ev_ids) as string[]), ...evIds])].slice(0, max);
-    await this.tasks.update(id, { ev_ids: JSON.stringify(merged), updated_at: this.now().toISOString() });
+    await this.tasks.update(row.id, { ev_ids: JSON.stringify(merged), updated_at: this.now().toISOString() });
   }
 
   /** PUT: every writable field; the omitted ones go back to their defaults. */

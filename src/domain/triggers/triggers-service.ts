@@ -312,7 +312,7 @@ export class TriggersService {
     const open =
       this.opts.taskWindowMs > 0 ? await this.tasks.openTaskOfTrigger(trigger.id, since) : undefined;
     if (open) {
-      await this.tasks.addEvents(open.id, evIds, TASK_EV_IDS_MAX);
+      await this.tasks.addEvents(open, evIds, TASK_EV_IDS_MAX);
       return open.id;
     }
     const query = [trigger.query, trigger.filter !== '[]' ? `filter ${trigger.filter}` : '']
