@@ -192,7 +192,7 @@ export async function main(argv: string[]) {
     checkpointThreshold: '256MB',
   });
   const receivedAt = Date.now();
-  const ctx = { receivedAt, source: 'bench', newId: () => newUlid(receivedAt) };
+  const ctx = { receivedAt, intake: 'bench', newId: () => newUlid(receivedAt) };
   const poolEvents: NormalisedEvent[] = poolRecords.flat().map((r) => {
     const n = normaliseRecord(r, ctx);
     if (!n.ok) throw new Error(n.detail);

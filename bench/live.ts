@@ -124,7 +124,7 @@ function prefillRecord(i: number, ts: number): Record<string, unknown> {
 }
 
 function normalise(records: Array<Record<string, unknown>>, ts: number): NormalisedEvent[] {
-  const ctx = { receivedAt: ts, source: 'http:admin', newId: () => newUlid(ts) };
+  const ctx = { receivedAt: ts, intake: 'http:admin', newId: () => newUlid(ts) };
   return records.map((r) => {
     const n = normaliseRecord(r, ctx);
     if (!n.ok) throw new Error(n.detail);

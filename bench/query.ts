@@ -96,8 +96,10 @@ async function buildData(dir: string, total: number, windowEnd: number) {
         action: null,
         status,
         bytes: Math.floor(r() * 100_000),
-        source: 'bench',
+        source: null,
+        intake: 'bench',
         fields: { 'http.method': r() < 0.8 ? 'GET' : 'POST' },
+        shape: null,
       });
     }
     await store.append(events);

@@ -41,8 +41,10 @@ export async function serve(config: Config): Promise<void> {
     syslog = await startSyslogListener(rt.services.ingest, {
       host: config.syslogHost,
       port: config.syslogPort,
+      udpReceiveBuffer: config.syslogUdpReceiveBuffer,
       log: app.log,
     });
+    app.watchSyslog(syslog);
     app.log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
   }
   if (adminToken) {

@@ -70,6 +70,12 @@ export const ConfigSchema = Type.Object(
       description: 'Syslog listener port, UDP and TCP (0 = off)',
     }),
     syslogHost: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Syslog listen address' }),
+    syslogUdpReceiveBuffer: Type.Integer({
+      minimum: 0,
+      default: 8388608,
+      description:
+        'Receive buffer of the syslog UDP socket in bytes, to absorb bursts (0 = system default; Linux caps it at net.core.rmem_max)',
+    }),
     querySyncMs: Type.Integer({
       minimum: 0,
       maximum: 60000,

@@ -24,6 +24,7 @@ export const EVENT_COLUMNS = [
   'status',
   'bytes',
   'source',
+  'intake',
 ] as const;
 
 export type EventColumn = (typeof EVENT_COLUMNS)[number];
@@ -50,6 +51,7 @@ export const COLUMN_KINDS: Record<EventColumn, FieldKind> = {
   status: 'integer',
   bytes: 'integer',
   source: 'string',
+  intake: 'string',
 };
 
 export const SEVERITIES = [
@@ -84,9 +86,18 @@ export interface NormalisedEvent {
   action: string | null;
   status: number | null;
   bytes: number | null;
+  /** The sender's own `source` (API.md §10); null when the record had none. */
   source: string | null;
-  /** Every other field, flattened to dotted names, values as strings. */
+  /** Where the event came in: `http:<user>`, `es:<user>`, `syslog:<address>`. */
+  intake: string | null;
+  /** Every other field, flattened to dotted names, values as text. */
   fields: Record<string, string>;
+  /**
+   * How to rebuild the record as sent from the columns and fields (key names, JSON
+   * types, nesting; see ingest/record-shape.ts), as compact JSON; null when the
+   * canonical rebuild already is the record.
+   */
+  shape: string | null;
 }
 
 /** An event as read back from a store. */

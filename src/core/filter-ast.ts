@@ -10,6 +10,7 @@
  * use them instead of its own rules so that all of them match the same events.
  */
 import { isIP } from 'node:net';
+import { SEVERITIES, type Severity } from './event.js';
 
 export type Scalar = string | number | boolean;
 
@@ -292,8 +293,44 @@ function renderScalar(v: Scalar, inGroup = false): string {
 
 const renderOrdered = (v: string | number): string => (typeof v === 'number' ? String(v) : quote(v));
 
+/** RE2 syntax for `s` itself: every character with a meaning of its own escaped. */
+const re2Literal = (s: string): string => s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+
+/**
+ * `message:word` searches like a bare word (parse-query.ts), so the conditions whose
+ * rendering would be a `message:` word or phrase are rendered as the equivalent anchored
+ * regex instead; undefined for every other condition.
+ */
+function renderMessageCond(node: CondNode): string | undefined {
+  if (node.field !== 'message') return undefined;
+  const anchored = (values: readonly Scalar[]) => {
+    const alternatives = values.map((v) => re2Literal(scalarToString(v)));
+    return regexLiteral(
+      alternatives.length === 1 ? `^${alternatives[0]}$` : `^(?:${alternatives.join('|')})$`,
+    );
+  };
+  switch (node.op) {
+    case 'eq':
+      return `message:${anchored([node.value])}`;
+    case 'ne':
+      return `NOT message:${anchored([node.value])}`;
+    case 'in':
+      return `message:${anchored(node.value)}`;
+    case 'not_in':
+      return `NOT message:${anchored(node.value)}`;
+    case 'startswith':
+      return `message:${regexLiteral(`^${re2Literal(node.value)}`)}`;
+    case 'endswith':
+      return `message:${regexLiteral(`${re2Literal(node.value)}$`)}`;
+    default:
+      return undefined;
+  }
+}
+
 function renderCond(node: CondNode): string {
   const f = node.field;
+  const message = renderMessageCond(node);
+  if (message !== undefined) return message;
   switch (node.op) {
     case 'eq':
       return `${f}:${renderScalar(node.value)}`;
@@ -354,9 +391,10 @@ function render(node: FilterNode, ctx: Context): string {
       return ctx === 'not' && s.startsWith('NOT ') ? `(${s})` : s;
     }
     case 'text':
-      return PLAIN_WORD.test(node.value) && !KEYWORDS.has(node.value) && !node.phrase
-        ? node.value
-        : quote(node.value);
+      // A word stays a word (escaped where needed, as `message:*"*` parses to one), so
+      // rendering is stable; phrases, keywords and the empty text are quoted.
+      if (node.phrase || node.value === '' || KEYWORDS.has(node.value)) return quote(node.value);
+      return PLAIN_WORD.test(node.value) ? node.value : escapeBare(node.value);
     case 'true':
       return '*';
     default:
@@ -442,3 +480,120 @@ export function parseCidr(s: string): Cidr | undefined {
 
 /** The text a scalar stands for when compared with a string field (`true`, `42`, `1.5`). */
 export const scalarToString = (v: Scalar): string => String(v);
+
+// ---------------------------------------------------------------------------------------
+// Severity: a string column with an order of its own (API.md §10), lowered here to plain
+// string conditions so that every backend (the evaluator, DuckDB, ClickHouse) gets the
+// order without knowing about it.
+
+/** Severities from least to most severe: the order `severity` compares and sorts by. */
+export const SEVERITY_ORDER: readonly Severity[] = Object.freeze([...SEVERITIES].reverse());
+
+const SEVERITY_RANKS: ReadonlyMap<string, number> = new Map(SEVERITY_ORDER.map((s, i) => [s, i]));
+
+/** The rank of a stored severity (debug 0 … emergency 7); undefined for anything else. */
+export const severityRank = (stored: string | number | null | undefined): number | undefined =>
+  typeof stored === 'string' ? SEVERITY_RANKS.get(stored) : undefined;
+
+/**
+ * Names and aliases a filter value may use for a severity: those ingest reads
+ * (ingest/normalise.ts parseSeverity, a test checks they agree), case-insensitive.
+ */
+const SEVERITY_NAMES: Readonly<Record<string, Severity>> = {
+  emerg: 'emergency',
+  emergency: 'emergency',
+  panic: 'emergency',
+  alert: 'alert',
+  crit: 'critical',
+  critical: 'critical',
+  fatal: 'critical',
+  err: 'error',
+  error: 'error',
+  warn: 'warning',
+  warning: 'warning',
+  notice: 'notice',
+  info: 'info',
+  information: 'info',
+  informational: 'info',
+  debug: 'debug',
+  trace: 'debug',
+};
+
+/**
+ * The severity a filter value names: a name or alias in any case (`err`, `WARN`), or a
+ * syslog code 0–7 as a number or numeric text (3 is error); undefined otherwise.
+ */
+export function parseSeverityValue(v: Scalar): Severity | undefined {
+  if (typeof v === 'boolean') return undefined;
+  const key = String(v).trim().toLowerCase();
+  if (Object.hasOwn(SEVERITY_NAMES, key)) return SEVERITY_NAMES[key];
+  const code = parseNumeric(v);
+  return code !== undefined && Number.isInteger(code) && code >= 0 && code <= 7
+    ? SEVERITIES[code]
+    : undefined;
+}
+
+/** The field whose values are severities. */
+export const SEVERITY_FIELD = 'severity';
+
+/** Matches no event (`NOT *`): what a relation no severity satisfies lowers to. */
+export const NOTHING: FilterNode = not(TRUE);
+
+const canonicalSeverity = (v: Scalar): Scalar => parseSeverityValue(v) ?? v;
+
+/** The severities whose rank satisfies `op value`, in rank order; undefined when the value is none. */
+function severitiesWhere(op: 'gt' | 'gte' | 'lt' | 'lte', value: Scalar): Severity[] | undefined {
+  const s = parseSeverityValue(value);
+  if (s === undefined) return undefined;
+  const r = SEVERITY_RANKS.get(s)!;
+  const test = {
+    gt: (x: number) => x > r,
+    gte: (x: number) => x >= r,
+    lt: (x: number) => x < r,
+    lte: (x: number) => x <= r,
+  }[op];
+  return SEVERITY_ORDER.filter((_, i) => test(i));
+}
+
+/**
+ * A condition in the terms every backend already knows, or the node itself when it needs
+ * no change (so `lowerCond(n) === n` ends a backend's recursion). Only `severity`
+ * changes: equality values naming a severity become its canonical name (`err`, `ERROR`
+ * and `3` all mean `error`; other values stay as they are and match nothing ingest
+ * stores), and relations compare by rank (debug < info < … < emergency) as the `in`
+ * list of the names that satisfy them; a relation whose value names no severity (which
+ * validation refuses) matches nothing. Text operators, regex and cidr see the stored
+ * name as text.
+ */
+export function lowerCond(node: CondNode): FilterNode {
+  if (node.field !== SEVERITY_FIELD) return node;
+  switch (node.op) {
+    case 'eq':
+    case 'ne': {
+      const v = canonicalSeverity(node.value);
+      return v === node.value ? node : cond(node.field, node.op, v);
+    }
+    case 'in':
+    case 'not_in': {
+      const values = node.value.map(canonicalSeverity);
+      return values.every((v, i) => v === node.value[i]) ? node : cond(node.field, node.op, values);
+    }
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+    case 'between': {
+      const names =
+        node.op === 'between'
+          ? (() => {
+              const lo = severitiesWhere('gte', node.value[0]);
+              const hi = severitiesWhere('lte', node.value[1]);
+              return lo === undefined || hi === undefined ? undefined : lo.filter((s) => hi.includes(s));
+            })()
+          : severitiesWhere(node.op, node.value);
+      return names === undefined || names.length === 0 ? NOTHING : cond(node.field, 'in', names);
+    }
+    default:
+      return node;
+  }
+}

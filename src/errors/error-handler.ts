@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type FieldErrors } from './errors.js';
 
-interface ErrorBody {
+export interface ErrorBody {
   detail: string;
   code: string;
   errors?: FieldErrors;
@@ -49,6 +49,14 @@ function fieldErrorsFromAjv(validation: AjvError[], context: string | undefined)
             : (e.message ?? 'Invalid value.'),
         );
         break;
+      case 'enum':
+        push(
+          field,
+          Array.isArray(e.params.allowedValues)
+            ? `Must be one of ${e.params.allowedValues.join(', ')}.`
+            : (e.message ?? 'Invalid value.'),
+        );
+        break;
       default:
         push(field, e.message ?? 'Invalid value.');
     }
@@ -56,7 +64,11 @@ function fieldErrorsFromAjv(validation: AjvError[], context: string | undefined)
   return errors;
 }
 
-function toBody(
+/**
+ * Status, API.md body and headers of an error: what errorHandler sends, for scopes that
+ * render the same error in another protocol's shape (the Elasticsearch intake).
+ */
+export function describeError(
   error: FastifyError | AppError | Error,
   request: FastifyRequest,
 ): [number, ErrorBody, Record<string, string>] {
@@ -116,7 +128,7 @@ function friendlyMessage(e: FastifyError): string {
 
 /** The one error handler: renders API.md's error shape, hides unknown errors. */
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
-  const [status, body, headers] = toBody(error, request);
+  const [status, body, headers] = describeError(error, request);
   return reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
 }
 

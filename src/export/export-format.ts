@@ -1,10 +1,10 @@
 /** The file formats an export or a report can be rendered in (API.md §3, §6). */
-export const EXPORT_FORMATS = ['csv', 'xlsx', 'docx', 'pdf', 'json'] as const;
+export const EXPORT_FORMATS = ['csv', 'xlsx', 'docx', 'pdf', 'json', 'ndjson'] as const;
 
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 // Misspellings clients already send: the seed API documents `xslx` as an accepted ftype.
-const ALIASES: Readonly<Record<string, ExportFormat>> = { xslx: 'xlsx' };
+export const ALIASES: Readonly<Record<string, ExportFormat>> = { xslx: 'xlsx' };
 
 export const isExportFormat = (s: string): s is ExportFormat =>
   (EXPORT_FORMATS as readonly string[]).includes(s);

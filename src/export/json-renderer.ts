@@ -4,7 +4,8 @@ import { ChunkWriter, Pacer, rendering, tablesOf } from './output.js';
 import type { ColumnKind, ExportDocument, ExportTable, Renderer } from './renderer.js';
 import { formatTimeIso } from './time-format.js';
 
-function jsonCell(value: unknown, kind: ColumnKind, tz: string): unknown {
+/** A cell of a json or ndjson row: times as RFC 3339 text in `tz`, bigints as text. */
+export function jsonCell(value: unknown, kind: ColumnKind, tz: string): unknown {
   if (value === undefined) return null;
   const seconds = timeOf(value, kind);
   if (seconds !== undefined) return formatTimeIso(seconds, tz);
@@ -12,7 +13,7 @@ function jsonCell(value: unknown, kind: ColumnKind, tz: string): unknown {
 }
 
 const bigintAsText = (_key: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
-const json = (v: unknown) => JSON.stringify(v, bigintAsText);
+export const json = (v: unknown) => JSON.stringify(v, bigintAsText);
 
 async function writeTable(w: ChunkWriter, table: ExportTable, tz: string, count: () => void): Promise<void> {
   const { title, columns, notes = [] } = table;
@@ -39,7 +40,8 @@ async function writeTable(w: ChunkWriter, table: ExportTable, tz: string, count:
  * Every row carries every column (`null` when missing); times are RFC 3339 strings in the
  * document's zone with their offset (`2024-03-01T13:45:12.345+01:00`), which keep the
  * exact instant, so the Unix seconds are not repeated. Images are left out: a JSON reader
- * wants the data behind a chart, which the tables hold.
+ * wants the data behind a chart, which the tables hold. (A Search export is not this
+ * document but the list of its events: eventsJsonRenderer.)
  */
 export const jsonRenderer: Renderer = {
   ext: 'json',

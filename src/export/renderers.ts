@@ -2,6 +2,7 @@ import { csvRenderer } from './csv-renderer.js';
 import { docxRenderer } from './docx-renderer.js';
 import type { ExportFormat } from './export-format.js';
 import { jsonRenderer } from './json-renderer.js';
+import { ndjsonRenderer } from './ndjson-renderer.js';
 import { pdfRenderer } from './pdf-renderer.js';
 import type { Renderer } from './renderer.js';
 import { xlsxRenderer } from './xlsx-renderer.js';
@@ -16,4 +17,5 @@ export const RENDERERS: Readonly<Record<ExportFormat, Renderer>> = {
   docx: docxRenderer,
   pdf: pdfRenderer,
   json: jsonRenderer,
+  ndjson: ndjsonRenderer,
 };

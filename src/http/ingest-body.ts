@@ -6,11 +6,20 @@ import { AppError } from '../errors/errors.js';
 /**
  * Body handling for the ingest scope: JSON and NDJSON arrive as raw bytes (checked for
  * UTF-8 and split per record by the parsers), optionally gzip/deflate-compressed. The
- * size limit applies to the decompressed body.
+ * size limit applies to the decompressed body. Any other media type is refused with a 415
+ * whose detail is `takes` (which media types the scope's endpoints accept).
  */
-export function ingestBodies(app: FastifyInstance, types: string[] | RegExp) {
+export function ingestBodies(app: FastifyInstance, types: string[] | RegExp, takes: string) {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(types, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // Any other media type: a 415 that says which ones this endpoint takes.
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    const sent =
+      String(request.headers['content-type'] ?? '')
+        .split(';')[0]
+        ?.trim() || '(none)';
+    done(new AppError(415, 'unsupported_media_type', `Unsupported media type ${sent}; ${takes}.`), undefined);
+  });
   app.addHook('preParsing', async (request, _reply, payload) => {
     const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
     switch (encoding) {

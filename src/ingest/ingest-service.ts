@@ -24,9 +24,10 @@ export class IngestService {
 
   constructor(private readonly batcher: Batcher) {}
 
-  async ingest(entries: readonly ParsedEntry[], source: string | null): Promise<IngestOutcome> {
+  /** `intake` says where the records came in (`http:<user>`, `syslog:<address>`). */
+  async ingest(entries: readonly ParsedEntry[], intake: string | null): Promise<IngestOutcome> {
     const receivedAt = Date.now();
-    const ctx = { receivedAt, source, newId: () => newUlid(receivedAt) };
+    const ctx = { receivedAt, intake, newId: () => newUlid(receivedAt) };
     const events = [];
     const errors: IngestOutcome['errors'] = [];
     const items: IngestOutcome['items'] = [];

@@ -14,12 +14,18 @@
  *   event still needs a time, so the receive time is used and the substitution is marked).
  * - Other aliases of the same column that are also present are not consumed: they stay in
  *   `fields`, so nothing the sender wrote is lost.
- * - Keys are case-sensitive (`Message` is a field, not the message).
- * - Keys that name columns filled from elsewhere (`ev_id`, `received_at`, `stored_at`,
- *   `source`) are ordinary fields: the record cannot forge them.
+ * - Keys are case-sensitive (`Message` is a field, not the message); the upper-case
+ *   names of syslog-ng and journald are aliases of their own.
+ * - A sender's `source` is the `source` column (API.md §10). Keys that name columns
+ *   Logscope fills itself (`ev_id`, `received_at`, `stored_at`, `intake`) become fields
+ *   `orig.<name>`: the record cannot forge them, and nothing it sent is lost.
+ * - Field values are stored as text; their JSON types, the key names as sent and the
+ *   nesting go to the event's shape (core/record-shape.ts), from which representations
+ *   take the types back and `raw` is rebuilt.
  */
 import { isIP } from 'node:net';
 import { type NormalisedEvent, SEVERITIES, type Severity } from '../core/event.js';
+import { encodeShape, type JsonType, type RecordShape, setOwn } from '../core/record-shape.js';
 
 /** `message` longer than this many bytes of UTF-8 is truncated (and marked). */
 export const MAX_MESSAGE_BYTES = 65_536;
@@ -34,18 +40,41 @@ export const TS_UNPARSED_FIELD = '_ts_unparsed';
 export const TRUNCATED_FIELD = '_truncated';
 
 /**
- * Where each column is read from, in order of preference. The API.md §7 names first; beyond
- * them only the ECS names Beats and Elastic Agent send for the same thing (`service.name`,
- * `source.ip`, ...) and the common `client_ip`, so that shippers work unchanged without the
- * list turning into guesswork.
+ * Where each column is read from, in order of preference. The API.md §7 names first, then
+ * the ECS names Beats and Elastic Agent send for the same thing (`service.name`,
+ * `source.ip`, ...) and the common `client_ip`, then the stock layouts of the shippers
+ * API.md §10 lists: syslog-ng (`MESSAGE HOST PROGRAM PRIORITY FACILITY ISODATE`), rsyslog
+ * (`msg fromhost programname timereported syslogseverity-text syslogfacility-text`),
+ * journald (`MESSAGE _HOSTNAME SYSLOG_IDENTIFIER PRIORITY SYSLOG_FACILITY
+ * __REALTIME_TIMESTAMP`), GELF (`short_message host level timestamp`), Docker (`log
+ * time`) and winston-elasticsearch's transformer (`fields.host`, `fields.service`), so that
+ * shippers work unchanged without the list turning into guesswork.
  */
 export const COLUMN_ALIASES = {
-  ts: ['@timestamp', 'timestamp', 'ts', 'time'],
-  message: ['message', 'msg', 'log'],
-  host: ['host', 'hostname', 'host.name'],
-  app: ['app', 'service', 'program', 'appname', 'service.name'],
-  severity: ['severity', 'level', 'log.level'],
-  facility: ['facility'],
+  ts: ['@timestamp', 'timestamp', 'ts', 'time', 'ISODATE', 'timereported', '__REALTIME_TIMESTAMP'],
+  message: ['message', 'msg', 'log', 'MESSAGE', 'short_message'],
+  host: ['host', 'hostname', 'host.name', 'HOST', 'fromhost', '_HOSTNAME', 'fields.host'],
+  app: [
+    'app',
+    'service',
+    'program',
+    'appname',
+    'service.name',
+    'PROGRAM',
+    'programname',
+    'SYSLOG_IDENTIFIER',
+    'fields.service',
+  ],
+  severity: [
+    'severity',
+    'level',
+    'log.level',
+    'PRIORITY',
+    'priority',
+    'syslogseverity-text',
+    'syslogseverity',
+  ],
+  facility: ['facility', 'FACILITY', 'syslogfacility-text', 'SYSLOG_FACILITY', 'syslogfacility'],
   src_ip: ['src_ip', 'source.ip', 'client_ip'],
   src_port: ['src_port', 'source.port'],
   dst_ip: ['dst_ip', 'destination.ip'],
@@ -54,7 +83,29 @@ export const COLUMN_ALIASES = {
   action: ['action'],
   status: ['status'],
   bytes: ['bytes'],
+  source: ['source'],
 } as const satisfies Record<string, readonly string[]>;
+
+/**
+ * Fields (not columns) that shippers name differently: stored under one name so that one
+ * query finds them all. The syslog parser's `proc_id` is the name.
+ */
+const FIELD_ALIASES: Readonly<Record<string, string>> = {
+  PID: 'proc_id',
+  _PID: 'proc_id',
+  procid: 'proc_id',
+};
+
+/**
+ * Keys that name columns Logscope fills itself (API.md §10): a sender's value is kept
+ * as field `orig.<name>`, and `raw` gives it back under its own name.
+ */
+export const RESERVED_KEYS = ['ev_id', 'received_at', 'stored_at', 'intake'] as const;
+const RESERVED = new Set<string>(RESERVED_KEYS);
+export const ORIGINAL_PREFIX = 'orig.';
+
+/** rsyslog's `syslogtag`: `sshd[123]:`. */
+const SYSLOG_TAG_RE = /^([^\s[\]:]+)(?:\[(\d+)\])?:?$/;
 
 type AliasedColumn = keyof typeof COLUMN_ALIASES;
 
@@ -258,8 +309,8 @@ export function daysInMonth(year: number, month: number): number {
 export interface NormaliseContext {
   /** Receive time, Unix ms; also the event time when the record has none. */
   receivedAt: number;
-  /** Ingest source or token name, stored in the `source` column. */
-  source: string | null;
+  /** Where the records came in (`http:<user>`, `syslog:<address>`): the `intake` column. */
+  intake: string | null;
   /** Makes the event id (a ULID); called once per accepted record. */
   newId: () => string;
 }
@@ -271,6 +322,16 @@ export type NormaliseResult =
 /** A flattened leaf: what JSON can hold below an object, minus null (which is dropped). */
 type Leaf = string | number | boolean | bigint | unknown[];
 
+/** What flattening keeps beside the leaves, for the record's shape. */
+interface Flattened {
+  leaves: Map<string, Leaf>;
+  /** Flat key → path, where a key held a dot itself. */
+  paths?: Record<string, string[]>;
+  /** Flat key → `null` or `{}`: values flattening drops. */
+  empties?: Record<string, null | Record<string, never>>;
+  emptyCount?: number;
+}
+
 /**
  * Turns one received record into an event. Never throws: a record it cannot accept comes
  * back as `{ok: false, detail}` so the caller rejects that record alone.
@@ -280,12 +341,14 @@ export function normaliseRecord(record: unknown, ctx: NormaliseContext): Normali
     return { ok: false, detail: `record must be a JSON object, got ${describeType(record)}` };
   }
   const notes: string[] = [];
-  const flat = new Map<string, Leaf>();
-  const flattenError = flatten(record, null, flat, notes);
+  const flat: Flattened = { leaves: new Map() };
+  const flattenError = flatten(record, null, [], 0, flat, notes);
   if (flattenError) return { ok: false, detail: flattenError };
+  const leaves = flat.leaves;
+  const shape: RecordShape = {};
 
   const candidates: Candidates = {};
-  for (const key of flat.keys()) {
+  for (const key of leaves.keys()) {
     const alias = ALIAS_INDEX.get(key);
     if (alias === undefined) continue;
     const current = candidates[alias.column];
@@ -293,15 +356,23 @@ export function normaliseRecord(record: unknown, ctx: NormaliseContext): Normali
       candidates[alias.column] = { key, rank: alias.rank };
   }
   const take = <T>(column: AliasedColumn, parse: (value: Leaf) => T | null, problem: string) =>
-    takeColumn(flat, candidates[column]?.key, column, notes, parse, problem);
+    takeColumn(leaves, candidates[column]?.key, column, notes, parse, problem, shape);
   const takeString = (column: AliasedColumn) => take(column, scalarToString, 'is not a single value');
 
-  const ts = takeTimestamp(flat, candidates.ts?.key, ctx.receivedAt, notes);
-  const message = takeString('message');
+  const ts = takeTimestamp(leaves, candidates.ts?.key, ctx.receivedAt, notes, shape);
+  let message = takeString('message');
+  if (message?.startsWith(' ')) {
+    // rsyslog's `msg` keeps the space after `tag:` (and RFC 5424 frames it after the SP
+    // that ends the header): one leading space is layout, not text. `raw` puts it back.
+    message = message.slice(1);
+    shape.ls = 1;
+  }
   let truncatedMessage = message;
   if (message !== null) {
     truncatedMessage = truncateUtf8(message, MAX_MESSAGE_BYTES);
     if (truncatedMessage !== message) {
+      // The cut message is all there is to give back: no second copy of the whole one.
+      if (shape.v) delete shape.v.message;
       notes.push(`message truncated from ${Buffer.byteLength(message)} to ${MAX_MESSAGE_BYTES} bytes`);
     }
   }
@@ -323,25 +394,93 @@ export function normaliseRecord(record: unknown, ctx: NormaliseContext): Normali
     action: takeString('action'),
     status: take('status', parseInteger, 'is not an integer'),
     bytes: take('bytes', parseByteCount, 'is not a non-negative integer'),
-    source: ctx.source,
+    source: takeString('source'),
+    intake: ctx.intake,
     fields: {},
+    shape: null,
   };
 
-  if (ts.unparsed !== undefined) flat.set(TS_UNPARSED_FIELD, ts.unparsed);
-  if (truncatedMessage !== message) flat.set(TRUNCATED_FIELD, 'message');
-  if (flat.size > MAX_FIELDS) {
-    return { ok: false, detail: `record has ${flat.size} fields (limit ${MAX_FIELDS})` };
+  const added: string[] = [];
+  const tag = leaves.get('syslogtag');
+  if (event.app === null && typeof tag === 'string') {
+    // rsyslog's layout without `programname`: app and pid come from the tag, which stays.
+    const m = SYSLOG_TAG_RE.exec(tag.trim());
+    if (m) {
+      event.app = m[1]!;
+      shape.d = ['app'];
+      if (m[2] !== undefined && !leaves.has('proc_id') && !leaves.has('PID')) {
+        leaves.set('proc_id', m[2]);
+        added.push('proc_id');
+      }
+    }
+  }
+  if (ts.unparsed !== undefined) {
+    leaves.set(TS_UNPARSED_FIELD, ts.unparsed);
+    added.push(TS_UNPARSED_FIELD);
+  }
+  if (truncatedMessage !== message) leaves.set(TRUNCATED_FIELD, 'message');
+  if (added.length > 0) shape.o = added;
+  if (leaves.size > MAX_FIELDS) {
+    return { ok: false, detail: `record has ${leaves.size} fields (limit ${MAX_FIELDS})` };
   }
   const fields: Record<string, string> = {};
-  for (const [key, value] of flat) {
+  for (const [sent, value] of leaves) {
     const text = leafToString(value);
-    if (text === null) return { ok: false, detail: `field "${clip(key)}" is nested too deeply to store` };
-    if (key === '__proto__') setOwn(fields, key, text);
-    else fields[key] = text;
+    if (text === null) return { ok: false, detail: `field "${clip(sent)}" is nested too deeply to store` };
+    const key = storedFieldKey(sent, leaves, fields);
+    if (key !== sent) put(part(shape, 'k'), key, sent);
+    const type = jsonType(value);
+    if (type !== undefined) put(part(shape, 't'), key, type);
+    put(fields, key, text);
   }
+  if (flat.paths) shape.p = flat.paths;
+  if (flat.empties) shape.z = flat.empties;
   event.fields = fields;
+  event.shape = encodeShape(shape);
   event.ev_id = ctx.newId();
   return notes.length > 0 ? { ok: true, event, notes } : { ok: true, event };
+}
+
+/**
+ * The name a field is stored under: a sender's `ev_id` (and the other reserved names)
+ * as `orig.ev_id`, a shipper's `PID` as `proc_id`; the name as sent when the new one is
+ * taken by another key of the record.
+ */
+function storedFieldKey(sent: string, leaves: Map<string, Leaf>, stored: Record<string, string>): string {
+  let key: string | undefined;
+  if (RESERVED.has(sent)) key = ORIGINAL_PREFIX + sent;
+  else if (Object.hasOwn(FIELD_ALIASES, sent)) key = FIELD_ALIASES[sent];
+  return key === undefined || leaves.has(key) || Object.hasOwn(stored, key) ? sent : key;
+}
+
+/** The shape's map `key`, made when first needed. */
+function part<K extends 'k' | 'v' | 't'>(shape: RecordShape, key: K): NonNullable<RecordShape[K]> {
+  let map = shape[key];
+  if (map === undefined) {
+    map = {};
+    shape[key] = map;
+  }
+  return map as NonNullable<RecordShape[K]>;
+}
+
+/** Assignment, except for `__proto__`, whose setter assignment would run. */
+function put<T>(target: Record<string, T>, key: string, value: T): void {
+  if (key === '__proto__') setOwn(target, key, value);
+  else target[key] = value;
+}
+
+function jsonType(value: Leaf): JsonType | undefined {
+  switch (typeof value) {
+    case 'string':
+      return undefined;
+    case 'number':
+    case 'bigint':
+      return 'n';
+    case 'boolean':
+      return 'b';
+    default:
+      return 'j';
+  }
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -364,11 +503,14 @@ const CONSUMABLE_KEYS = Object.keys(COLUMN_ALIASES).length;
 /**
  * Depth needs no separate limit: every level adds at least one character to the dotted
  * name, so the name-length cap stops recursion after at most MAX_FIELD_NAME_LENGTH levels.
+ * `path` is the stack of keys down to `obj`; `dotted` counts those that hold a dot.
  */
 function flatten(
   obj: Record<string, unknown>,
   prefix: string | null,
-  out: Map<string, Leaf>,
+  path: string[],
+  dotted: number,
+  out: Flattened,
   notes: string[],
 ): string | null {
   for (const key of Object.keys(obj)) {
@@ -377,19 +519,43 @@ function flatten(
       return `field name "${clip(name)}" is ${name.length} characters long (limit ${MAX_FIELD_NAME_LENGTH})`;
     }
     const value = obj[key];
-    if (value === null || value === undefined) continue;
-    if (typeof value === 'object' && !Array.isArray(value)) {
-      const error = flatten(value as Record<string, unknown>, name, out, notes);
-      if (error) return error;
-      continue;
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    const hasDot = key.includes('.') ? 1 : 0;
+    path.push(key);
+    try {
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        const child = value as Record<string, unknown>;
+        let empty = true;
+        for (const _ in child) {
+          empty = false;
+          break;
+        }
+        if (!empty) {
+          const error = flatten(child, name, path, dotted + hasDot, out, notes);
+          if (error) return error;
+          continue;
+        }
+      }
+      if (out.leaves.has(name) || (out.empties && Object.hasOwn(out.empties, name))) {
+        notes.push(`field "${clip(name)}" appears twice after flattening; kept the first value`);
+        continue;
+      }
+      if (dotted + hasDot > 0) {
+        out.paths ??= {};
+        setOwn(out.paths, name, [...path]);
+      }
+      if (value === null || (typeof value === 'object' && !Array.isArray(value))) {
+        // null and {} hold nothing to search; the shape keeps them for `raw`.
+        out.empties ??= {};
+        setOwn(out.empties, name, value === null ? null : {});
+        out.emptyCount = (out.emptyCount ?? 0) + 1;
+      } else out.leaves.set(name, value as Leaf);
+      if (out.leaves.size + (out.emptyCount ?? 0) > MAX_FIELDS + CONSUMABLE_KEYS) {
+        return `record has more than ${MAX_FIELDS} fields`;
+      }
+    } finally {
+      path.pop();
     }
-    if (typeof value === 'function' || typeof value === 'symbol') continue;
-    if (out.has(name)) {
-      notes.push(`field "${clip(name)}" appears twice after flattening; kept the first value`);
-      continue;
-    }
-    out.set(name, value as Leaf);
-    if (out.size > MAX_FIELDS + CONSUMABLE_KEYS) return `record has more than ${MAX_FIELDS} fields`;
   }
   return null;
 }
@@ -409,43 +575,70 @@ function clip(text: string): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
-/** Consumes the column's alias `key` when `parse` accepts its value; otherwise leaves it in fields. */
+/**
+ * Consumes the column's alias `key` when `parse` accepts its value; otherwise leaves it in
+ * fields. Records in the shape the key as sent and the value as sent where they differ
+ * from the column's name and canonical form.
+ */
 function takeColumn<T>(
-  flat: Map<string, Leaf>,
+  leaves: Map<string, Leaf>,
   key: string | undefined,
   column: AliasedColumn,
   notes: string[],
   parse: (value: Leaf) => T | null,
   problem: string,
+  shape: RecordShape,
 ): T | null {
   if (key === undefined) return null;
-  const value = flat.get(key)!;
+  const value = leaves.get(key)!;
   const parsed = parse(value);
   if (parsed === null) {
     notes.push(`${column}: ${preview(value)} ${problem}; kept in fields.${key}`);
     return null;
   }
-  flat.delete(key);
+  leaves.delete(key);
+  if (key !== column) part(shape, 'k')[column] = key;
+  if (value !== parsed) part(shape, 'v')[column] = jsonValue(value);
   return parsed;
 }
 
 function takeTimestamp(
-  flat: Map<string, Leaf>,
+  leaves: Map<string, Leaf>,
   key: string | undefined,
   receivedAt: number,
   notes: string[],
+  shape: RecordShape,
 ): { ms: number; unparsed?: string } {
-  if (key === undefined) return { ms: receivedAt };
-  const value = flat.get(key)!;
-  flat.delete(key);
+  if (key === undefined) {
+    shape.nt = 1;
+    return { ms: receivedAt };
+  }
+  const value = leaves.get(key)!;
+  leaves.delete(key);
+  if (key !== 'ts') part(shape, 'k').ts = key;
   const ms = parseTimestamp(value);
-  if (ms !== null) return { ms };
+  if (ms !== null) {
+    if (!isCanonicalIso(value)) part(shape, 'v').ts = jsonValue(value);
+    return { ms };
+  }
+  part(shape, 'v').ts = jsonValue(value);
   const unparsed = leafToString(value) ?? '';
   notes.push(
     `ts: ${preview(value)} in "${key}" is not a timestamp; used the receive time and kept the value in fields.${TS_UNPARSED_FIELD}`,
   );
   return { ms: receivedAt, unparsed };
 }
+
+/**
+ * `toISOString`'s form (`2024-05-01T10:00:00.123Z`), which a parsed time gives back
+ * exactly: tested by shape, which costs far less than formatting the time again. A leap
+ * second (`:60`) reads as the next minute, so it is not canonical.
+ */
+const CANONICAL_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:(?:[0-5]\d)\.\d{3}Z$/;
+const isCanonicalIso = (value: Leaf): boolean => typeof value === 'string' && CANONICAL_ISO.test(value);
+
+/** A leaf as JSON can hold it (a bigint only comes from hand-made records). */
+const jsonValue = (value: Leaf): unknown => (typeof value === 'bigint' ? Number(value) : value);
 
 function preview(value: Leaf): string {
   const text = Array.isArray(value)
@@ -498,110 +691,4 @@ export function truncateUtf8(text: string, maxBytes: number): string {
   let cut = maxBytes;
   while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
   return bytes.subarray(0, cut).toString('utf8');
-}
-
-/** Columns in the order `toRawRecord` writes them, after `ts`. */
-const RAW_COLUMNS = [
-  'message',
-  'host',
-  'app',
-  'severity',
-  'facility',
-  'src_ip',
-  'src_port',
-  'dst_ip',
-  'dst_port',
-  'user',
-  'action',
-  'status',
-  'bytes',
-] as const satisfies readonly (keyof NormalisedEvent)[];
-
-/**
- * Rebuilds the received record from an event (ARCHITECTURE.md: `raw` is rebuilt, not
- * stored twice). What comes back equals the original in content, with these known
- * differences:
- * - key names are canonical: the column names above plus `ts`, whatever alias was sent
- *   (`msg` comes back as `message`, `hostname` as `host`; see rawKeyFor for the one
- *   exception), and severity as its syslog name;
- * - `ts` is always present, as an ISO 8601 UTC string (the receive time when the record
- *   had none), or the original text when it could not be parsed;
- * - field values come back as strings (fields store strings; guessing types back would
- *   turn the string "007" into 7), arrays as their JSON text;
- * - dotted names are nested again, which also nests keys that were sent with dots in them;
- *   where a dotted name collides with a value already there, it stays a dotted key;
- * - `ev_id`, `received_at`, `stored_at` and `source` are ours, not the sender's: left out;
- * - `_truncated` stays, so nobody mistakes a truncated message for the whole one.
- */
-export function toRawRecord(event: NormalisedEvent): Record<string, unknown> {
-  const raw: Record<string, unknown> = {};
-  const fields = event.fields;
-  // Ours only if the receive time stood in and the value really is no time; otherwise the
-  // sender wrote that key themselves and it stays a field.
-  const candidate = Object.hasOwn(fields, TS_UNPARSED_FIELD) ? fields[TS_UNPARSED_FIELD] : undefined;
-  const unparsed =
-    candidate !== undefined && event.ts === event.received_at && parseTimestamp(candidate) === null
-      ? candidate
-      : undefined;
-  setOwn(raw, rawKeyFor('ts', fields), unparsed ?? isoOrNumber(event.ts));
-  for (const column of RAW_COLUMNS) {
-    const value = event[column];
-    if (value !== null) setOwn(raw, rawKeyFor(column, fields), value);
-  }
-  const dotted: [string, string][] = [];
-  for (const [key, value] of Object.entries(fields)) {
-    if (key === TS_UNPARSED_FIELD && unparsed !== undefined) continue;
-    // Plain keys first, so a dotted name can never displace a value already placed.
-    if (key.includes('.')) dotted.push([key, value]);
-    else if (!Object.hasOwn(raw, key)) setOwn(raw, key, value);
-    else dotted.push([key, value]);
-  }
-  for (const [key, value] of dotted) insertPath(raw, key, value);
-  return raw;
-}
-
-/**
- * The canonical name, unless a field holds it or an alias that outranks it (the record had
- * both, say, `@timestamp` and `timestamp`): then the first alias no field holds. Normalising
- * the rebuilt record then fills the column from the same value again.
- */
-function rawKeyFor(column: AliasedColumn, fields: Record<string, string>): string {
-  const aliases: readonly string[] = COLUMN_ALIASES[column];
-  const free = (alias: string) => !Object.hasOwn(fields, alias);
-  if (aliases.slice(0, aliases.indexOf(column) + 1).every(free)) return column;
-  return aliases.find(free) ?? column;
-}
-
-function isoOrNumber(ms: number): string | number {
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? ms : date.toISOString();
-}
-
-function insertPath(root: Record<string, unknown>, key: string, value: string): void {
-  const segments = key.split('.');
-  let node = root;
-  for (let i = 0; i < segments.length - 1; i++) {
-    const segment = segments[i]!;
-    if (!Object.hasOwn(node, segment)) setOwn(node, segment, {});
-    const next = node[segment];
-    if (typeof next !== 'object' || next === null) {
-      placeFlat(root, key, value);
-      return;
-    }
-    node = next as Record<string, unknown>;
-  }
-  const last = segments[segments.length - 1]!;
-  if (Object.hasOwn(node, last)) placeFlat(root, key, value);
-  else setOwn(node, last, value);
-}
-
-function placeFlat(root: Record<string, unknown>, key: string, value: string): void {
-  // Dotted keys are unique among fields and no column key has a dot, so the literal key is
-  // free; the guard only matters for events normaliseRecord did not make.
-  if (!Object.hasOwn(root, key)) setOwn(root, key, value);
-}
-
-/** Assignment would run the `__proto__` setter for that key; a definition does not. */
-function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }

@@ -6,6 +6,7 @@ import type { GenericQuery, QueriesService } from '../domain/queries/queries-ser
 import type { SearchResult } from '../event-store/query-plan.js';
 import { compilePredicate, type Predicate } from '../query/filter/evaluate.js';
 import type { QueryJob, QueryRunner } from '../query/runner.js';
+import { newestFirst } from '../query/sort.js';
 import { isRelative, resolveTimeRange } from '../query/time-range.js';
 import type { SearchParams } from '../query/types/search.js';
 
@@ -65,9 +66,6 @@ interface Tail {
 }
 
 const targetKey = (t: Target) => JSON.stringify(t);
-/** Search order: ts, then ev_id, both descending (as the store's SQL sorts). */
-const newerFirst = (a: StoredEvent, b: StoredEvent) =>
-  b.ts - a.ts || (a.ev_id < b.ev_id ? 1 : a.ev_id > b.ev_id ? -1 : 0);
 
 /**
  * The websocket hub: subscriptions to queries, widgets and dashboards; one serialisation
@@ -349,7 +347,7 @@ export class LiveHub {
     // A page event out of the window means every older match is out too.
     const base = kept.length < r.events.length ? kept.length : r.total;
     const added = tail.added.reduce((n, a) => n + a.n, 0) - (tail.events.length - fresh.length);
-    const events = [...fresh, ...kept].sort(newerFirst).slice(0, params.page * params.page_size);
+    const events = [...fresh, ...kept].sort(newestFirst).slice(0, params.page * params.page_size);
     return {
       ...job,
       results: { total: base + added, events } satisfies SearchResult,
@@ -374,7 +372,7 @@ export class LiveHub {
       this.tails.set(job.id, tail);
     }
     const params = job.params as SearchParams;
-    tail.events = [...matched, ...tail.events].sort(newerFirst).slice(0, params.page * params.page_size);
+    tail.events = [...matched, ...tail.events].sort(newestFirst).slice(0, params.page * params.page_size);
     tail.added.push({ at: now, n: matched.length });
     if (tail.timer) return;
     const t = tail;

@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../core/event.js';
 import { presentEvent } from '../core/present-event.js';
+import { typedFields } from '../core/record-shape.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { ExportColumn, ExportTable } from '../export/renderer.js';
 import type { QueryJob } from './runner.js';
@@ -22,6 +23,7 @@ const EVENT_COLUMNS: ExportColumn[] = [
   { key: 'bytes', title: 'bytes', kind: 'number' },
   { key: 'facility', title: 'facility', kind: 'string' },
   { key: 'source', title: 'source', kind: 'string' },
+  { key: 'intake', title: 'intake', kind: 'string' },
   { key: 'fields', title: 'fields', kind: 'json' },
   { key: 'ev_id', title: 'ev_id', kind: 'string' },
 ];
@@ -30,7 +32,8 @@ const TIME_FIELDS = new Set(['ts', 'received_at', 'stored_at']);
 async function* eventRows(events: AsyncIterable<StoredEvent>, projection: string[] | undefined) {
   for await (const e of events) {
     if (!projection) {
-      yield { ...presentEvent({ ...e, fields: {} }), fields: Object.keys(e.fields).length ? e.fields : null };
+      const fields = typedFields(e.fields, e.shape);
+      yield { ...presentEvent({ ...e, fields: {} }), fields: Object.keys(fields).length ? fields : null };
     } else {
       const p = presentEvent(e);
       yield Object.fromEntries(projection.map((f) => [f, p[f] ?? null]));

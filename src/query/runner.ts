@@ -1,6 +1,7 @@
 import type { Bus } from '../core/bus.js';
 import type { NormalisedEvent } from '../core/event.js';
 import type { FilterNode } from '../core/filter-ast.js';
+import { AppError, fieldError } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { QueryRow } from '../metadata/schema.js';
@@ -42,6 +43,18 @@ export interface RunnerOptions {
   maxSlices: number;
   /** A relative query read or watched is re-evaluated at most this often (ms). */
   refreshMs: number;
+  /** Told of each computation that failed (the log's place: its text is not shown to clients). */
+  onError?: (error: unknown, queryId: string) => void;
+}
+
+/**
+ * What a failed computation shows as `error`: the message of an error the service made
+ * for clients (AppError), never an engine's own text (API.md §10).
+ */
+export function publicMessage(error: unknown): string {
+  return error instanceof AppError
+    ? error.message
+    : 'The query could not be computed because of an internal error in the event store.';
 }
 
 export type JobListener = (job: QueryJob) => void;
@@ -180,16 +193,21 @@ export class QueryRunner {
    * re-paging does not recompute totals).
    */
   async present(job: QueryJob, opts: PresentOptions): Promise<unknown> {
+    const repage =
+      job.type === 'Search' &&
+      (opts.page !== undefined || opts.offset !== undefined || opts.pageSize !== undefined);
+    const params = job.params as SearchParams;
+    const pageSize = opts.pageSize ?? params.page_size;
+    const offset = opts.offset ?? ((opts.page ?? params.page) - 1) * pageSize;
+    // Positions are safe integers (API.md §10), which also keeps them in the engine's range.
+    if (repage && !Number.isSafeInteger(offset + pageSize)) {
+      const field = opts.offset !== undefined ? 'offset' : 'page';
+      throw fieldError(field, `${field} is too large: the position must stay below 2^53.`);
+    }
     if (job.results === null) return {};
     let results = job.results;
-    if (
-      job.type === 'Search' &&
-      (opts.page !== undefined || opts.offset !== undefined || opts.pageSize !== undefined)
-    ) {
-      const params = job.params as SearchParams;
+    if (repage) {
       const r = job.results as SearchResult;
-      const pageSize = opts.pageSize ?? params.page_size;
-      const offset = opts.offset ?? ((opts.page ?? params.page) - 1) * pageSize;
       if (offset + pageSize > r.events.length && r.events.length < r.total && offset < r.total) {
         const plan = Search.plan(params, job.filter, job.window);
         if (plan.kind === 'search') {
@@ -253,7 +271,8 @@ export class QueryRunner {
         }
       } else {
         job.status = 'ERROR';
-        job.error = (err as Error).message;
+        job.error = publicMessage(err);
+        this.opts.onError?.(err, job.id);
       }
       job.updatedAt = new Date().toISOString();
       this.emit(job);

@@ -9,8 +9,8 @@ export const TimeRangeSchema = Type.Union(
   [
     Type.Object(
       {
-        ts_from: Type.Integer({ description: 'Unix seconds, inclusive' }),
-        ts_to: Type.Integer({ description: 'Unix seconds, exclusive' }),
+        ts_from: Type.Integer({ description: 'Unix seconds, inclusive; years 0 to 9999' }),
+        ts_to: Type.Integer({ description: 'Unix seconds, exclusive; up to 253402300800 (year 10000)' }),
       },
       { additionalProperties: false },
     ),
@@ -40,6 +40,14 @@ const NAMED: Record<string, number> = {
 /** Ten years: beyond it a preset is more likely a typo than a wish. */
 const MAX_RANGE_MS = 3650 * 86_400_000;
 
+/**
+ * Absolute ranges stay within the years 0000..9999 (ISO 8601's four-digit years, well
+ * inside the event store's TIMESTAMP range): 0000-01-01T00:00:00Z up to 10000-01-01,
+ * which `ts_to` (exclusive) may name.
+ */
+export const MIN_TS_SECONDS = -62_167_219_200;
+export const MAX_TS_SECONDS = 253_402_300_800;
+
 export const isRelative = (r: TimeRangeParam): r is { preset: string } => 'preset' in r;
 
 /** Checks a time range without resolving it; throws a 400 naming `params.time_range`. */
@@ -53,6 +61,15 @@ export function validateTimeRange(r: TimeRangeParam): void {
  */
 export function resolveTimeRange(r: TimeRangeParam, baseMs: number): TimeWindow {
   if (!isRelative(r)) {
+    for (const key of ['ts_from', 'ts_to'] as const) {
+      const v = r[key];
+      if (!Number.isSafeInteger(v) || v < MIN_TS_SECONDS || v > MAX_TS_SECONDS) {
+        throw fieldError(
+          `params.time_range.${key}`,
+          `Must be Unix seconds from ${MIN_TS_SECONDS} (year 0) to ${MAX_TS_SECONDS} (year 10000).`,
+        );
+      }
+    }
     if (r.ts_from >= r.ts_to) {
       throw fieldError('params.time_range', 'ts_from must be before ts_to.');
     }

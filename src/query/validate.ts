@@ -1,12 +1,13 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { and, type FilterNode } from '../core/filter-ast.js';
-import { AppError, validationError } from '../errors/errors.js';
+import { AppError, fieldError, validationError } from '../errors/errors.js';
 import { parseFilter } from './filter/parse-filter.js';
 import { parseQuery } from './language/parse-query.js';
 import { resolveTimeRange, validateTimeRange } from './time-range.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
 import { type CommonParamValues, QUERY_TYPES, type QueryTypeName } from './types/query-type.js';
+import type { SearchParams } from './types/search.js';
 import type { SummaryParams } from './types/summary.js';
 import { chooseInterval, type TimelineParams } from './types/timeline.js';
 
@@ -21,6 +22,27 @@ addFormats.default(ajv);
 const validators = Object.fromEntries(
   QUERY_TYPES.map((t) => [t, ajv.compile(QUERY_TYPE_DEFS[t].params)]),
 ) as Record<QueryTypeName, ValidateFunction>;
+
+/** Deepest nesting of arrays and objects accepted in params (API.md §10). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The path (`.filter[0].any[0]…`) of a value nested deeper than `max` arrays and
+ * objects, or undefined. Iterative, so that no nesting can exhaust the stack.
+ */
+export function tooDeep(value: unknown, max: number): string | undefined {
+  const stack: Array<{ v: unknown; depth: number; path: string }> = [{ v: value, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const { v, depth, path } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return path;
+    const entries = Array.isArray(v)
+      ? v.map((item, i) => [`[${i}]`, item] as const)
+      : Object.entries(v).map(([k, item]) => [`.${k}`, item] as const);
+    for (const [key, item] of entries) stack.push({ v: item, depth: depth + 1, path: path + key });
+  }
+  return undefined;
+}
 
 export interface ValidQuery {
   type: QueryTypeName;
@@ -40,6 +62,14 @@ export function validateQuery(body: { type: unknown; params: unknown }): ValidQu
     throw validationError({ type: [`Unknown query type; use one of ${QUERY_TYPES.join(', ')}.`] });
   }
   const type = body.type;
+  const deep = tooDeep(body.params, MAX_JSON_DEPTH);
+  if (deep !== undefined) {
+    const path = `params${deep}`;
+    throw validationError(
+      { [path]: [`JSON is nested more than ${MAX_JSON_DEPTH} levels deep.`] },
+      `Invalid params: ${path} is nested more than ${MAX_JSON_DEPTH} levels deep.`,
+    );
+  }
   const params = structuredClone(body.params ?? {}) as Record<string, unknown>;
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw validationError({ params: ['Must be an object.'] });
@@ -86,7 +116,17 @@ function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
         });
       return;
     }
-    case 'Search':
+    case 'Search': {
+      const { page, page_size } = p as SearchParams;
+      // The last position of the page stays a safe integer, so the engine can take it.
+      if (!Number.isSafeInteger(page * page_size)) {
+        throw fieldError(
+          'params.page',
+          `Too large: page × page_size must stay below 2^53 (here at most ${Math.floor(Number.MAX_SAFE_INTEGER / page_size)}).`,
+        );
+      }
+      return;
+    }
     case 'TopN':
     case 'LastN':
       return;

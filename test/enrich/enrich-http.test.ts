@@ -161,7 +161,7 @@ describe(`GeoIP and actions over HTTP on ${BACKEND}`, () => {
         'message',
         'src_ip',
         'status',
-        'source',
+        'intake',
         'client.ip',
         'http.path',
       ].sort(),

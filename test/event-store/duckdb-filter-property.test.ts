@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { not } from '../../src/core/filter-ast.js';
+import { cond, not } from '../../src/core/filter-ast.js';
 import type { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
-import { condition, eventsArb, filter } from '../helpers/filter-arbitraries.js';
+import { eventComparator } from '../../src/query/sort.js';
+import { condition, eventsArb, filter, sortTerms } from '../helpers/filter-arbitraries.js';
 import { appendEvents, jsSelects, openFilterStore, sqlSelects } from './filter-store.js';
 
 /**
@@ -40,6 +41,40 @@ describe('compiled filters select exactly what the evaluator accepts', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it('sorts exactly as the JavaScript comparator (query/sort.ts), on random sorts', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        eventsArb,
+        fc.array(sortTerms, { minLength: 1, maxLength: 4 }),
+        async (events, sorts) => {
+          const prefix = `s${run++}-`;
+          const stored = await appendEvents(
+            store,
+            events.map((e) => ({ ...e, ev_id: prefix + e.ev_id })),
+          );
+          for (const sort of sorts) {
+            const result = await store.execute({
+              kind: 'search',
+              filter: cond('ev_id', 'startswith', prefix),
+              range: { fromMs: -1e15, toMs: 1e15 },
+              sort,
+              limit: 100,
+              offset: 0,
+              count: false,
+            });
+            const expected = [...stored].sort(eventComparator(sort)).map((e) => e.ev_id);
+            expect(
+              result.events.map((e) => e.ev_id),
+              JSON.stringify(sort),
+            ).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 

@@ -29,7 +29,9 @@ export function event(ev_id: string, fields: Partial<NormalisedEvent> = {}): Nor
     status: null,
     bytes: null,
     source: null,
+    intake: null,
     fields: {},
+    shape: null,
     ...fields,
   };
 }

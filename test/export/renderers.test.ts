@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
+import {
+  eventsJsonRenderer,
+  eventsNdjsonRenderer,
+  exportRowToEvent,
+} from '../../src/export/events-renderer.js';
 import { EXPORT_FORMATS } from '../../src/export/export-format.js';
 import { createPdfRenderer } from '../../src/export/pdf-renderer.js';
 import { RENDERERS } from '../../src/export/renderers.js';
@@ -94,6 +99,81 @@ describe('json', () => {
       expect(row.fields).toEqual(src.fields);
       expect(row['http.method']).toBe('GET');
     }
+  });
+});
+
+describe('ndjson', () => {
+  it('streams one row a line with the cells of json', async () => {
+    const { result, buffer } = await render('ndjson', 'Europe/Paris');
+    expect(result).toEqual({ rows: ROW_COUNT, truncated: false });
+    const text = buffer.toString('utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    const rows = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows).toHaveLength(ROW_COUNT);
+    expect(rows[0].ts).toBe(ROW0['Europe/Paris'].replace(' ', 'T'));
+    expect(Object.keys(rows[3])).toEqual(COLUMNS.map((c) => c.key));
+    expect(rows[3].message).toBe(sampleRow(3).message);
+  });
+});
+
+describe('events (a Search as json or ndjson)', () => {
+  const row = (i: number) => ({
+    ev_id: `ev${i}`,
+    ts: 1_700_000_000.5 + i,
+    host: 'h',
+    message: `m${i}`,
+    // Extra fields, kept together by the Search export table.
+    fields: i === 1 ? null : { 'http.status': 500 + i, host: 'shadowed', big: 12n },
+  });
+  async function* rows(n: number) {
+    for (let i = 0; i < n; i++) yield row(i);
+  }
+  const doc = (n: number) => ({
+    title: 'Search x',
+    timezone: 'Europe/Paris',
+    generatedAt: new Date(0),
+    sections: [
+      {
+        kind: 'table' as const,
+        table: {
+          title: 'Search x',
+          columns: [{ key: 'ts', title: 'time', kind: 'time' as const }],
+          rows: rows(n),
+        },
+      },
+    ],
+  });
+
+  it('spreads the extra fields again, columns winning, times as Unix seconds', () => {
+    expect(exportRowToEvent(row(0))).toEqual({
+      ev_id: 'ev0',
+      ts: 1_700_000_000.5,
+      host: 'h',
+      message: 'm0',
+      'http.status': 500,
+      big: 12n,
+    });
+    expect(exportRowToEvent(row(1))).toEqual({ ev_id: 'ev1', ts: 1_700_000_001.5, host: 'h', message: 'm1' });
+    expect(exportRowToEvent({ ts: 1, app: null })).toEqual({ ts: 1, app: null });
+  });
+
+  it('json is the array of events, ndjson one event a line', async () => {
+    const out = new Sink();
+    expect(await eventsJsonRenderer.render(doc(3), out)).toEqual({ rows: 3, truncated: false });
+    const list = JSON.parse(out.buffer.toString());
+    expect(list.map((e: { message: string }) => e.message)).toEqual(['m0', 'm1', 'm2']);
+    expect(list[2]).toMatchObject({ 'http.status': 502, big: '12', host: 'h', ts: 1_700_000_002.5 });
+    const nd = new Sink();
+    await eventsNdjsonRenderer.render(doc(3), nd);
+    const lines = nd.buffer.toString().trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l))).toEqual(list);
+    expect(eventsNdjsonRenderer.mediaType).toBe('application/x-ndjson');
+    const empty = new Sink();
+    await eventsJsonRenderer.render(doc(0), empty);
+    expect(JSON.parse(empty.buffer.toString())).toEqual([]);
   });
 });
 
@@ -210,6 +290,7 @@ it('every format has a renderer with its media type and extension', () => {
   ).toEqual({
     csv: ['csv', 'text/csv; charset=utf-8'],
     json: ['json', 'application/json'],
+    ndjson: ['ndjson', 'application/x-ndjson'],
     pdf: ['pdf', 'application/pdf'],
     xlsx: ['xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
     docx: ['docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],

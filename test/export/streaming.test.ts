@@ -163,7 +163,7 @@ describe('failures', () => {
     },
   );
 
-  it.each(['csv', 'json', 'xlsx', 'pdf'] as const)(
+  it.each(['csv', 'json', 'ndjson', 'xlsx', 'pdf'] as const)(
     '%s: a client that goes away stops the export and closes the source',
     async (format) => {
       const { state, rows } = trackedRows(1_000_000, (i) => ({
@@ -207,6 +207,9 @@ describe('document shapes', () => {
           break;
         case 'pdf':
           expect((await readPdf(buf)).texts.join('\n')).toContain('Nothing');
+          break;
+        case 'ndjson':
+          expect(buf.toString()).toBe('');
           break;
         default:
           format satisfies never;

@@ -4,18 +4,20 @@
  * from small pools full of edge cases (so conditions often hit) plus free-form values.
  */
 import fc from 'fast-check';
-import { type NormalisedEvent, SEVERITIES } from '../../src/core/event.js';
+import { type NormalisedEvent, SEVERITIES, type Severity } from '../../src/core/event.js';
 import {
   and,
   cond,
   type FilterNode,
   not,
   or,
+  parseNumeric,
   type RangeValue,
   type Scalar,
   TRUE,
   text,
 } from '../../src/core/filter-ast.js';
+import type { SortTerm } from '../../src/event-store/query-plan.js';
 import { event } from '../event-store/filter-store.js';
 
 const BASE_TS = Date.UTC(2024, 4, 1, 10);
@@ -170,6 +172,59 @@ const FIELDS = [
   'nope',
 ] as const;
 
+/** Severity values a filter may name: names, aliases in any case, syslog codes, and junk. */
+const SEVERITY_VALUES = [
+  ...SEVERITIES,
+  'err',
+  'WARN',
+  'Crit',
+  'emerg',
+  'trace',
+  'informational',
+  ' error ',
+  0,
+  3,
+  7,
+  '4',
+  '3.0',
+  8,
+  -1,
+  1.5,
+  'bogus',
+  '',
+  'errors',
+] as const;
+
+/** Extra-field values that are numbers as text (and near misses), for numeric order. */
+const NUMERIC_TEXTS = [
+  '999',
+  '1979',
+  '5',
+  '05',
+  '12.5',
+  '-3',
+  '0',
+  '-0',
+  '+0',
+  '1e3',
+  '1000',
+  '1000.0',
+  '.5',
+  '5.',
+  '9007199254740993',
+  '9007199254740992',
+  '1e400',
+  '-1e400',
+  'NaN',
+  'Infinity',
+  ' 42',
+  '42 ',
+  '0x10',
+  '1_000',
+  'abc',
+  '',
+] as const;
+
 const INTS = [-2147483648, -1, 0, 1, 7, 42, 200, 404, 503, 2147483647] as const;
 const TS_OFFSETS = [0, 1, 999, 1000, -1000, 86_400_000] as const;
 
@@ -185,7 +240,17 @@ const tsMs = fc.oneof(
   fc.integer({ min: BASE_TS - 10_000, max: BASE_TS + 10_000 }),
 );
 
-const mapValue = fc.oneof(str, ip, fc.integer().map(String), fc.double({ noNaN: true }).map(String));
+const numericText = fc.oneof(
+  fc.constantFrom(...NUMERIC_TEXTS),
+  fc.integer({ min: -2000, max: 2000 }).map(String),
+  fc.double({ noNaN: true }).map(String),
+);
+const mapValue = fc.oneof(str, ip, numericText, numericText);
+// What ingest stores, plus a value that is no severity (a store written by other means).
+const storedSeverity = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...SEVERITIES) },
+  { weight: 1, arbitrary: fc.constant('bogus' as Severity) },
+);
 
 const eventArb = (id: string): fc.Arbitrary<NormalisedEvent> =>
   fc
@@ -195,7 +260,7 @@ const eventArb = (id: string): fc.Arbitrary<NormalisedEvent> =>
       host: nullable(str),
       message: nullable(str),
       user: nullable(str),
-      severity: nullable(fc.constantFrom(...SEVERITIES)),
+      severity: nullable(storedSeverity),
       src_ip: nullable(ip),
       dst_ip: nullable(fc.oneof(ip, str)),
       status: nullable(smallInt),
@@ -232,6 +297,39 @@ const range: fc.Arbitrary<RangeValue> = fc.oneof(
 );
 
 const field = fc.constantFrom(...FIELDS);
+const severityValue = fc.constantFrom(...SEVERITY_VALUES);
+const severityRange: fc.Arbitrary<RangeValue> = fc.oneof(
+  fc.tuple(fc.constantFrom(...SEVERITIES), fc.constantFrom(...SEVERITIES)),
+  fc.tuple(fc.integer({ min: -1, max: 8 }), fc.integer({ min: -1, max: 8 })),
+  fc.tuple(fc.constantFrom('err', 'bogus', 'WARN'), fc.constantFrom(...SEVERITIES)),
+);
+/** Conditions on `severity` with its values: rank relations, aliases, codes. */
+const severityCondition: fc.Arbitrary<FilterNode> = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('gt', 'gte', 'lt', 'lte'), severityValue)
+    .map(([op, v]) => cond('severity', op, v)),
+  fc.tuple(fc.constantFrom('eq', 'ne'), severityValue).map(([op, v]) => cond('severity', op, v)),
+  severityRange.map((v) => cond('severity', 'between', v)),
+  fc
+    .tuple(fc.constantFrom('in', 'not_in'), fc.array(severityValue, { minLength: 1, maxLength: 3 }))
+    .map(([op, v]) => cond('severity', op, v)),
+);
+/** Relations with numbers on extra fields holding numeric text. */
+const numericCondition: fc.Arbitrary<FilterNode> = fc.oneof(
+  fc
+    .tuple(
+      fc.constantFrom(...MAP_KEYS),
+      fc.constantFrom('gt', 'gte', 'lt', 'lte'),
+      fc.oneof(
+        numberValue,
+        numericText.map((t) => parseNumeric(t) ?? 0),
+      ),
+    )
+    .map(([f, op, v]) => cond(f, op, v)),
+  fc
+    .tuple(fc.constantFrom(...MAP_KEYS), numberValue, numberValue)
+    .map(([f, lo, hi]) => cond(f, 'between', [lo, hi])),
+);
 const needle = fc.oneof(fc.constantFrom(...NEEDLES), fc.string({ maxLength: 3 }));
 
 export const condition: fc.Arbitrary<FilterNode> = fc.oneof(
@@ -248,6 +346,28 @@ export const condition: fc.Arbitrary<FilterNode> = fc.oneof(
   fc.tuple(field, fc.constantFrom(...CIDRS)).map(([f, v]) => cond(f, 'cidr', v)),
   fc.tuple(field, fc.constantFrom('exists', 'not_exists')).map(([f, op]) => cond(f, op)),
   needle.map((v) => text(v)),
+  severityCondition,
+  numericCondition,
+);
+
+/** Fields to sort by: every kind of sort (query/sort.ts), missing values included. */
+const SORT_FIELDS = [
+  'ts',
+  'received_at',
+  'severity',
+  'host',
+  'message',
+  'src_ip',
+  'status',
+  'bytes',
+  'src_port',
+  ...MAP_KEYS,
+  'nope',
+] as const;
+
+export const sortTerms: fc.Arbitrary<SortTerm[]> = fc.array(
+  fc.record({ field: fc.constantFrom(...SORT_FIELDS), desc: fc.boolean() }),
+  { maxLength: 3 },
 );
 
 export const filter: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({

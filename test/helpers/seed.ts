@@ -22,8 +22,10 @@ export function event(partial: Partial<NormalisedEvent> & { ts: number }): Norma
     action: null,
     status: null,
     bytes: null,
-    source: 'test',
+    source: null,
+    intake: 'test',
     fields: {},
+    shape: null,
     ...partial,
   };
 }

@@ -101,7 +101,18 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
   it('answers 400 for an empty body, 415 for text/plain, 401/403 for bad tokens', async () => {
     expect((await send('', { 'content-type': 'application/json' })).statusCode).toBe(400);
     expect((await send('\n\n', { 'content-type': 'application/x-ndjson' })).statusCode).toBe(400);
-    expect((await send('{"message":"x"}', { 'content-type': 'text/plain' })).statusCode).toBe(415);
+    const plain = await send('{"message":"x"}', { 'content-type': 'text/plain; charset=utf-8' });
+    expect(plain.statusCode).toBe(415);
+    expect(plain.json()).toMatchObject({ code: 'unsupported_media_type' });
+    expect(plain.json().detail).toBe(
+      'Unsupported media type text/plain; /api/ingest takes application/json, application/x-ndjson, ' +
+        'application/ndjson, application/jsonlines, application/x-jsonlines.',
+    );
+    const form = await send('message=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form.statusCode).toBe(415);
+    expect(form.json().detail).toMatch(
+      /application\/x-www-form-urlencoded; \/api\/ingest takes application\/json/,
+    );
     expect((await send({ message: 'x' }, {}, 'lsnope_nope')).statusCode).toBe(401);
     const noToken = await t.app.inject({ method: 'POST', url: '/api/ingest', payload: { message: 'x' } });
     expect(noToken.statusCode).toBe(401);
@@ -132,7 +143,7 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
     expect(ev.raw).toMatchObject({
       message: 'full event',
       host: 'db-1',
-      http: { method: 'GET', status: '200' },
+      http: { method: 'GET', status: 200 },
     });
     const times = (await t.as(t.adminToken, { method: 'GET', url: `/api/events/${id}/timestamps` })).json();
     expect(times.event_time).toBe(1795000000.123);

@@ -2,6 +2,7 @@ import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+import { storedEvents } from '../helpers/events.js';
 import { HOUR, seedWeb, T0 } from '../helpers/seed.js';
 
 describe(`query exports on ${BACKEND}`, () => {
@@ -70,10 +71,85 @@ describe(`query exports on ${BACKEND}`, () => {
     expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
   });
 
+  it('exports a Search as json (the list of its events) and ndjson that POST /api/ingest takes back', async () => {
+    const page = (await download(`/api/query/${searchId}`)).json().results.events as Array<
+      Record<string, unknown>
+    >;
+    const json = await download(`/api/query/${searchId}/export?ftype=json&filename=found`);
+    expect(json.statusCode).toBe(200);
+    expect(json.headers['content-type']).toMatch(/^application\/json/);
+    expect(json.headers['content-disposition']).toBe('attachment; filename="found.json"');
+    const list = json.json() as Array<Record<string, unknown>>;
+    expect(Array.isArray(list)).toBe(true);
+    expect(list).toHaveLength(100);
+    // The same objects as the Search results' events, in the same order.
+    expect(list.slice(0, page.length)).toEqual(page);
+    expect(list[0]).toMatchObject({ 'http.method': expect.any(String), status: 404 });
+    expect(typeof list[0]?.ts).toBe('number');
+
+    const nd = await download(`/api/query/${searchId}/export?ftype=NDJSON`);
+    expect(nd.statusCode).toBe(200);
+    expect(nd.headers['content-type']).toBe('application/x-ndjson');
+    expect(nd.headers['content-disposition']).toMatch(/\.ndjson"$/);
+    const lines = nd.body.trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l))).toEqual(list);
+
+    // Sent back, to a fresh store, each file gives the same events.
+    const target = await createTestApp({ LOGSCOPE_INGEST_BATCH_MS: '5' });
+    try {
+      const messages = list.map((e) => e.message).sort();
+      const asJson = await target.as(target.adminToken, {
+        method: 'POST',
+        url: '/api/ingest',
+        headers: { 'content-type': 'application/json' },
+        payload: json.body,
+      });
+      expect(asJson.json()).toMatchObject({ accepted: 100, rejected: 0 });
+      const asNd = await target.as(target.adminToken, {
+        method: 'POST',
+        url: '/api/ingest',
+        headers: { 'content-type': 'application/x-ndjson' },
+        payload: nd.body,
+      });
+      expect(asNd.json()).toMatchObject({ accepted: 100, rejected: 0 });
+      const rows = await storedEvents(target);
+      expect(rows).toHaveLength(200);
+      expect(rows.map((r) => r.message).sort()).toEqual([...messages, ...messages].sort());
+      const again = (
+        await target.as(target.adminToken, {
+          method: 'POST',
+          url: '/api/query',
+          payload: { type: 'Search', params: { time_range: HOUR, query: 'status:404', page_size: 1 } },
+        })
+      ).json();
+      expect(again.results.total).toBe(200);
+      expect(again.results.events[0]).toMatchObject({
+        message: list[0]?.message,
+        host: list[0]?.host,
+        ts: list[0]?.ts,
+        'http.path': list[0]?.['http.path'],
+      });
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('keeps the document shape for other types in json, one row a line in ndjson', async () => {
+    const doc = (await download(`/api/query/${topnId}/export?ftype=json`)).json();
+    expect(doc.sections[0].kind).toBe('table');
+    const nd = await download(`/api/query/${topnId}/export?ftype=ndjson`);
+    const rows = nd.body
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.value).sort()).toEqual(['web-1', 'web-2', 'web-3']);
+    expect(rows[0]).toEqual({ value: expect.any(String), count: 200, share: expect.any(Number) });
+  });
+
   it('rejects unknown formats and timezones, and other users', async () => {
     const bad = await download(`/api/query/${searchId}/export?ftype=odt`);
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().errors.ftype[0]).toMatch(/csv, xlsx, docx, pdf, json/);
+    expect(bad.json().errors.ftype[0]).toMatch(/csv, xlsx, docx, pdf, json, ndjson/);
     const tz = await download(`/api/query/${searchId}/export?timezone=Mars/Olympus`);
     expect(tz.statusCode).toBe(400);
     expect(tz.json().errors.timezone).toBeDefined();

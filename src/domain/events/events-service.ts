@@ -1,14 +1,14 @@
 import type { StoredEvent } from '../../core/event.js';
 import { presentEvent } from '../../core/present-event.js';
+import { rebuildRecord } from '../../core/record-shape.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
-import { toRawRecord } from '../../ingest/normalise.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
 
 const seconds = (ms: number) => ms / 1000;
 
-/** An event with `raw`: the record rebuilt from its columns (GET /api/events/{ev_id}). */
-export const presentEventWithRaw = (e: StoredEvent) => ({ ...presentEvent(e), raw: toRawRecord(e) });
+/** An event with `raw`: the record as sent, rebuilt from its columns and shape (GET /api/events/{ev_id}). */
+export const presentEventWithRaw = (e: StoredEvent) => ({ ...presentEvent(e), raw: rebuildRecord(e) });
 
 export class EventsService {
   constructor(

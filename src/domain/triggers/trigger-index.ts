@@ -1,6 +1,6 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import type { CondNode, FilterNode } from '../../core/filter-ast.js';
-import { parseNumeric, scalarToString } from '../../core/filter-ast.js';
+import { lowerCond, parseNumeric, scalarToString } from '../../core/filter-ast.js';
 import { fieldKind } from '../../query/filter/conditions.js';
 import { compilePredicate, type EventLike, lower, type Predicate } from '../../query/filter/evaluate.js';
 
@@ -53,7 +53,11 @@ function condKey(node: CondNode): Key | undefined {
 /** Every equality conjunct of a filter: each is a key every matching event satisfies. */
 function candidateKeys(node: FilterNode): Key[] {
   const conjuncts = node.kind === 'and' ? node.items : [node];
-  return conjuncts.flatMap((c) => (c.kind === 'cond' ? (condKey(c) ?? []) : []));
+  return conjuncts.flatMap((c) => {
+    // Keyed as the evaluator compares: after lowering (`severity:err` is `error`).
+    const lowered = c.kind === 'cond' ? lowerCond(c) : c;
+    return lowered.kind === 'cond' ? (condKey(lowered) ?? []) : [];
+  });
 }
 
 const keyId = (field: string, key: string) => `${field}\u0000${key}`;

@@ -58,8 +58,33 @@ CREATE TABLE IF NOT EXISTS events (
   status INTEGER,
   bytes BIGINT,
   source VARCHAR,
-  fields MAP(VARCHAR, VARCHAR)
+  fields MAP(VARCHAR, VARCHAR),
+  intake VARCHAR,
+  shape VARCHAR
 )`;
+
+/**
+ * Tables made before `intake` and `shape` existed (API.md §10 moved where an event came
+ * in from `source` to `intake`): the columns are added at the end, where the appender
+ * expects them, and the old `source` values move to `intake`.
+ */
+async function upgradeEventsTable(writer: DuckDBConnection): Promise<void> {
+  const reader = await writer.runAndReadAll(
+    `SELECT column_name FROM information_schema.columns WHERE table_name = 'events'`,
+  );
+  const columns = new Set(reader.getRowObjects().map((r) => String(r.column_name)));
+  if (columns.has('intake')) return;
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    await writer.run('ALTER TABLE events ADD COLUMN intake VARCHAR');
+    await writer.run('ALTER TABLE events ADD COLUMN shape VARCHAR');
+    await writer.run('UPDATE events SET intake = source, source = NULL');
+    await writer.run('COMMIT');
+  } catch (err) {
+    await writer.run('ROLLBACK');
+    throw err;
+  }
+}
 
 const HOUR_MS = 3_600_000;
 
@@ -115,6 +140,7 @@ export class DuckDbEventStore implements EventStore {
     });
     const writer = await instance.connect();
     await writer.run(CREATE_EVENTS);
+    await upgradeEventsTable(writer);
     const reader = await instance.connect();
     registerFilterFunctions(reader);
     const appender = await writer.createAppender('events');
@@ -172,6 +198,8 @@ export class DuckDbEventStore implements EventStore {
           const entries = [];
           for (const key in e.fields) entries.push({ key, value: e.fields[key] as string });
           (cols[18] as DuckDBValue[])[i] = new DuckDBMapValue(entries);
+          (cols[19] as DuckDBValue[])[i] = e.intake;
+          (cols[20] as DuckDBValue[])[i] = e.shape;
         }
         const chunk = DuckDBDataChunk.create(this.types, n);
         chunk.setColumns(cols);
@@ -497,6 +525,8 @@ function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
     status: num(row.status),
     bytes: num(row.bytes),
     source: str(row.source),
+    intake: str(row.intake),
     fields,
+    shape: str(row.shape),
   };
 }

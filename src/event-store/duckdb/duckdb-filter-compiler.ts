@@ -21,6 +21,9 @@
  *   zone-map pruning.
  * - String, ip and map fields with a number (relational operators): the field must
  *   pass `parseNumeric`, reproduced as the same regular expression plus TRY_CAST.
+ * - Severity: every condition first goes through `lowerCond` (core/filter-ast.ts), which
+ *   turns relations on `severity` into `in` lists of names (rank order) and canonicalises
+ *   equality values, so the column is compared as plain text.
  * - contains / text: `contains(lower(x), needle)` with the needle lower-cased here by
  *   JavaScript. DuckDB's `lower()` equals `toLowerCase()` on every code point except
  *   U+0130 (JavaScript gives "i̇", two code points; handled by a `replace` on the rare
@@ -59,6 +62,7 @@ import {
   type Cidr,
   type CondNode,
   type FilterNode,
+  lowerCond,
   parseCidr,
   parseNumeric,
   type RangeValue,
@@ -93,6 +97,7 @@ export const EVENT_COLUMN_SQL: Readonly<Record<EventColumn, { type: SqlType; not
   status: { type: 'INTEGER', notNull: false },
   bytes: { type: 'BIGINT', notNull: false },
   source: { type: 'VARCHAR', notNull: false },
+  intake: { type: 'VARCHAR', notNull: false },
 };
 
 /** Names of the JavaScript scalar functions compiled filters call. */
@@ -246,6 +251,15 @@ const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
   lt: '<',
   lte: '<=',
 };
+
+/**
+ * A text value (SQL `x`) as the DOUBLE `parseNumeric` reads from it, NULL when it reads
+ * none (`NaN`, ` 42`, `0x10`, `1e400` included, which a bare TRY_CAST would accept).
+ */
+export function numericTextSql(x: string, params: SqlParams): string {
+  const num = `TRY_CAST(${x} AS DOUBLE)`;
+  return `(CASE WHEN regexp_full_match(${x}, ${params.add(NUMERIC_RE2)}) AND isfinite(${num}) THEN ${num} END)`;
+}
 
 /** The field's text parsed as `parseNumeric` does, compared by `test` (`x > $n`). */
 function numericText(f: Field, test: (num: string) => string, params: SqlParams): string {
@@ -465,6 +479,8 @@ function cidr(f: Field, value: string, params: SqlParams): string {
 const negate = (sql: string): string => `(NOT ${sql})`;
 
 function compileCond(node: CondNode, params: SqlParams): string {
+  const lowered = lowerCond(node);
+  if (lowered !== node) return compileFilter(lowered, params);
   const f = resolveField(node.field, params);
   switch (node.op) {
     case 'exists':

@@ -1,15 +1,18 @@
 import { DuckDBTimestampValue } from '@duckdb/node-api';
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import { SEVERITY_ORDER } from '../../core/filter-ast.js';
+import { type SortKind, sortKind, withTieBreak } from '../../query/sort.js';
 import type {
   LastNPlan,
   Metric,
   SearchPlan,
+  SortTerm,
   SummaryPlan,
   TimelinePlan,
   TimeWindow,
   TopNPlan,
 } from '../query-plan.js';
-import { compileFilter } from './duckdb-filter-compiler.js';
+import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
 import { quoteIdent, SqlParams } from './sql-params.js';
 
 /** SQL text plus its bound values. */
@@ -49,12 +52,45 @@ export function searchCountSql(plan: SearchPlan): Compiled {
   };
 }
 
+/** ORDER BY keys of one sort term, in the order query/sort.ts defines. */
+function sortKeys(term: SortTerm, params: SqlParams): string[] {
+  const v = fieldSql(term.field, params);
+  const dir = term.desc ? 'DESC' : 'ASC';
+  const kind: SortKind = sortKind(term.field);
+  switch (kind) {
+    case 'number':
+    case 'text':
+      // VARCHAR sorts bytewise, which for UTF-8 is code point order.
+      return [`${v} ${dir} NULLS LAST`];
+    case 'severity': {
+      const ranks = SEVERITY_ORDER.map((s, i) => `WHEN ${params.add(s)} THEN ${i}`).join(' ');
+      return [`(CASE ${v} ${ranks} END) ${dir} NULLS LAST`];
+    }
+    case 'mixed': {
+      // Numbers (group 0) before text (1) in both directions, missing values (2) last.
+      const num = numericTextSql(v, params);
+      return [
+        `(CASE WHEN ${v} IS NULL THEN 2 WHEN ${num} IS NOT NULL THEN 0 ELSE 1 END) ASC`,
+        `${num} ${dir} NULLS LAST`,
+        `${v} ${dir} NULLS LAST`,
+      ];
+    }
+    default:
+      return kind satisfies never;
+  }
+}
+
+/** The ORDER BY list of a search: its terms, then `ev_id` (query/sort.ts). */
+export function orderSql(sort: readonly SortTerm[], params: SqlParams): string {
+  return withTieBreak(sort)
+    .flatMap((term) => sortKeys(term, params))
+    .join(', ');
+}
+
 export function searchRowsSql(plan: SearchPlan): Compiled {
   const params = new SqlParams();
   const where = whereSql(plan.filter, plan.range, params);
-  const order = [...plan.sort, { field: 'ev_id', desc: plan.sort[0]?.desc ?? true }]
-    .map((s) => `${fieldSql(s.field, params)} ${s.desc ? 'DESC' : 'ASC'} NULLS LAST`)
-    .join(', ');
+  const order = orderSql(plan.sort, params);
   const sql = `SELECT * FROM events WHERE ${where} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
   return { sql, params };
 }
@@ -83,11 +119,34 @@ export function lastnSql(plan: LastNPlan): Compiled {
 /** The result key of a metric: `count`, or `<op>_<field>` (e.g. `avg_bytes`). */
 export const metricKey = (m: Metric) => (m.field ? `${m.op}_${m.field}` : m.op);
 
+/**
+ * A field as numeric metrics read it: integer columns as they are, time columns as Unix
+ * seconds (the API's unit), text (other columns, extra fields) when `parseNumeric`
+ * reads a number from it (query/sort.ts: the same rule that sorts numbers first); any
+ * other value is NULL, which the aggregates skip.
+ */
+function metricValueSql(field: string, raw: string, params: SqlParams): string {
+  if (!isColumn(field)) return numericTextSql(raw, params);
+  const kind = COLUMN_KINDS[field];
+  switch (kind) {
+    case 'integer':
+      return `CAST(${raw} AS DOUBLE)`;
+    case 'time':
+      return `(epoch_ms(${raw}) / 1000)`;
+    case 'string':
+    case 'ip':
+      return numericTextSql(raw, params);
+    default:
+      return kind satisfies never;
+  }
+}
+
 function metricSql(m: Metric, params: SqlParams): string {
   if (m.op === 'count') return m.field ? `count(${fieldSql(m.field, params)})` : 'count(*)';
-  const raw = fieldSql(m.field ?? 'bytes', params);
+  const field = m.field ?? 'bytes';
+  const raw = fieldSql(field, params);
   if (m.op === 'count_distinct') return `count(DISTINCT ${raw})`;
-  const num = `TRY_CAST(${raw} AS DOUBLE)`;
+  const num = metricValueSql(field, raw, params);
   switch (m.op) {
     case 'sum':
       return `sum(${num})`;

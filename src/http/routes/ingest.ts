@@ -33,7 +33,11 @@ export async function ingestRoutes(
   opts: { ingest: IngestService; bodyLimit: number },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  ingestBodies(app, ['application/json', ...NDJSON_TYPES]);
+  ingestBodies(
+    app,
+    ['application/json', ...NDJSON_TYPES],
+    `/api/ingest takes application/json, ${NDJSON_TYPES.join(', ')}`,
+  );
 
   app.post(
     '/api/ingest',

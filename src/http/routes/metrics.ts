@@ -2,7 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../../domain/services.js';
+import type { SyslogStats } from '../../ingest/syslog-listener.js';
 import type { LiveHub } from '../../live/live-hub.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Counts a syslog listener's traffic and losses in /metrics (main.ts starts the
+     * listener after the app). Returns a function that stops counting it.
+     */
+    watchSyslog(listener: { stats(): SyslogStats }): () => void;
+  }
+}
 
 /**
  * A counter that mirrors a running total kept elsewhere (the batcher, the hub, ...): at
@@ -80,6 +91,51 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     'logscope_ingest_queued_events',
     'Events waiting for a commit.',
     () => batcher().queuedEvents,
+  );
+
+  const syslogListeners = new Set<{ stats(): SyslogStats }>();
+  app.decorate('watchSyslog', (listener: { stats(): SyslogStats }) => {
+    syslogListeners.add(listener);
+    return () => void syslogListeners.delete(listener);
+  });
+  const syslog = (key: keyof SyslogStats) => () => {
+    let total = 0;
+    for (const l of syslogListeners) total += l.stats()[key];
+    return total;
+  };
+  mirroredCounter(
+    registry,
+    'logscope_syslog_udp_received_total',
+    'Syslog datagrams read from the UDP socket.',
+    syslog('udpReceived'),
+  );
+  let seenDrops = { kernel: 0, refused: 0 };
+  new Counter({
+    name: 'logscope_syslog_udp_dropped_total',
+    help:
+      'Syslog datagrams lost: reason="kernel" dropped by the kernel for a full socket receive buffer ' +
+      '(raise syslogUdpReceiveBuffer and net.core.rmem_max), reason="refused" shed by the listener or refused by ingest (queue full, store failing).',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      const now = { kernel: syslog('udpKernelDrops')(), refused: syslog('udpRefused')() };
+      for (const reason of ['kernel', 'refused'] as const) {
+        this.inc({ reason }, Math.max(0, now[reason] - seenDrops[reason]));
+      }
+      seenDrops = now;
+    },
+  });
+  mirroredCounter(
+    registry,
+    'logscope_syslog_tcp_refused_total',
+    'Syslog TCP messages refused by ingest (queue full, store failing).',
+    syslog('tcpRefused'),
+  );
+  gauge(
+    registry,
+    'logscope_syslog_udp_receive_buffer_bytes',
+    'Receive buffer the kernel granted the syslog UDP socket.',
+    syslog('udpReceiveBufferBytes'),
   );
 
   const triggers = () => services.triggers.stats();

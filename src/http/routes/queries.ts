@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { QueriesService } from '../../domain/queries/queries-service.js';
+import { eventsRendererFor } from '../../export/events-renderer.js';
+import { ALIASES, EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js';
 import type { PresentOptions } from '../../query/types/query-type.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, parseBoolean, QueryBoolean } from '../schemas/common.js';
@@ -161,13 +163,25 @@ export async function queryRoutes(fastify: FastifyInstance, opts: { queries: Que
   app.get(
     '/api/query/:qid/export',
     {
+      // Format names are case-insensitive: the enum below sees them lower-cased.
+      preValidation: async (request) => {
+        const q = request.query as { ftype?: unknown };
+        if (typeof q.ftype === 'string') q.ftype = q.ftype.trim().toLowerCase();
+      },
       schema: {
         tags,
         summary: 'Download the query as a file (a Search: every matching event, streamed)',
+        description:
+          'A Search exported as `json` is the JSON array of its events and as `ndjson` one event ' +
+          'a line, each as in the Search results (so the file can be sent back to POST /api/ingest); ' +
+          'the other types export their result table (`json`: a document of sections, `ndjson`: one row a line).',
         params: QidParam,
         querystring: Type.Object({
           ftype: Type.Optional(
-            Type.String({ description: 'csv, xlsx (or xslx), docx, pdf or json (default)' }),
+            Type.String({
+              enum: [...EXPORT_FORMATS, ...Object.keys(ALIASES)],
+              description: 'csv, xlsx (or xslx), docx, pdf, json (default) or ndjson; any case',
+            }),
           ),
           timezone: Type.Optional(
             Type.String({ description: 'IANA timezone for times in the file (default UTC)' }),
@@ -180,11 +194,13 @@ export async function queryRoutes(fastify: FastifyInstance, opts: { queries: Que
       },
     },
     async (request, reply) => {
-      const { renderer, filename, doc } = await queries.export(
-        caller(request),
-        request.params.qid,
-        request.query,
-      );
+      const who = caller(request);
+      const exported = await queries.export(who, request.params.qid, request.query);
+      const { filename, doc } = exported;
+      // A Search as json/ndjson: its events, as the API presents them, not a table.
+      const events = eventsRendererFor(parseExportFormat(request.query.ftype ?? 'json') ?? '');
+      const renderer =
+        events && (await queries.job(who, request.params.qid)).type === 'Search' ? events : exported.renderer;
       const body = new PassThrough();
       reply
         .header('content-type', renderer.mediaType)

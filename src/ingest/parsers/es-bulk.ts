@@ -137,12 +137,14 @@ function parseActionLine(
       `Malformed action/metadata line [${lineNo}], expected START_OBJECT`,
     );
   }
+  // The first key is the action; further keys (winston-elasticsearch adds `"attempts":0`)
+  // are ignored, as Elasticsearch does.
   const keys = Object.keys(value);
   const action = keys[0];
-  if (keys.length !== 1 || !isAction(action)) {
+  if (!isAction(action)) {
     throw new EsBulkRequestError(
       'illegal_argument_exception',
-      `Malformed action/metadata line [${lineNo}], expected field [create], [delete], [index] or [update] but found [${keys.join(', ')}]`,
+      `Malformed action/metadata line [${lineNo}], expected field [create], [delete], [index] or [update] but found [${action ?? ''}]`,
     );
   }
   const meta = value[action];

@@ -6,7 +6,11 @@
  * - Nothing is ever dropped: a line with no recognisable syslog header becomes
  *   `{message: <line>, syslog_parse: 'failed'}`, so it is stored, searchable, and the
  *   failure can be found with `syslog_parse:failed`. A PRI followed by no valid header is
- *   not a failure: RFC 3164 §4.3.2 says the rest is then the message.
+ *   not a failure: RFC 3164 §4.3.2 says the rest is then the message. A tag opening
+ *   that rest (`<14>myapp[123]: hello`, `<14>myapp: hello`, as Python's SysLogHandler
+ *   sends) still gives `app` and `proc_id`; a colon must follow the tag, so `<14>hello
+ *   world` stays all message (`<14>Error: disk full` does read as app `Error`, as in
+ *   rsyslog). Without a timestamp there is no hostname either, as rsyslog reads it.
  * - RFC 3164 times carry no zone and no year. They are read as UTC (as normaliseRecord
  *   reads zoneless ISO times), and the year is the latest one that does not put the time
  *   more than a day after the reference time (December lines read in January land in the
@@ -84,7 +88,17 @@ function parseText(text: string, now: number): SyslogRecord {
   }
   const parsed = parse3164(rest, now);
   if (parsed) return { ...parsed, ...priFields };
-  return rest === '' ? priFields : { ...priFields, message: rest };
+  if (rest === '') return priFields;
+  // No timestamp, hence no hostname either (as rsyslog reads it): `tag[pid]: msg` or
+  // `tag: msg` still names the app, which is what Python's SysLogHandler sends with an
+  // `ident` or a `name: message` formatter (`<14>myapp[123]: hello`).
+  const tagged = TAG_RE.exec(rest);
+  if (!tagged) return { ...priFields, message: rest };
+  const record: SyslogRecord = { app: tagged[1]! };
+  if (tagged[2] !== undefined && tagged[2] !== '') record.proc_id = tagged[2];
+  const message = rest.slice(tagged[0].length);
+  if (message !== '') record.message = message;
+  return { ...record, ...priFields };
 }
 
 function parse5424(text: string): SyslogRecord | null {

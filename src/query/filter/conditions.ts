@@ -12,8 +12,11 @@ import {
   type FilterOp,
   parseCidr,
   parseNumeric,
+  parseSeverityValue,
   type RangeValue,
   type Scalar,
+  SEVERITY_FIELD,
+  SEVERITY_ORDER,
   toTimeMs,
 } from '../../core/filter-ast.js';
 import { checkRegex } from './regex.js';
@@ -70,7 +73,9 @@ function orderedProblem(field: string, kind: FieldKind, value: string | number):
         : undefined;
     case 'string':
     case 'ip':
-      return undefined;
+      return field === SEVERITY_FIELD && parseSeverityValue(value) === undefined
+        ? `"${field}" compares by rank: the value must be a severity (${SEVERITY_ORDER.join(', ')}; an alias such as err, warn or crit; or a syslog code 0-7)`
+        : undefined;
     default:
       return kind satisfies never;
   }

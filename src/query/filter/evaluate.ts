@@ -36,6 +36,11 @@
  * String operators (contains, startswith, endswith, regex) on integer columns work on the
  *   decimal text (`String(n)`, SQL `CAST(x AS VARCHAR)`); on time columns they are false
  *   (so their negations are true). Validation refuses the time case anyway.
+ * severity: before anything else each condition goes through `lowerCond`
+ *   (core/filter-ast.ts), which every backend applies: relations (gt ... between)
+ *   compare by syslog rank, debug < info < notice < warning < error < critical < alert <
+ *   emergency, as `in` the names that satisfy them; equality values that name a
+ *   severity (`err`, `ERROR`, `3`) mean its canonical name. Sorting: query/sort.ts.
  * cidr: the value must parse as an IPv4 or IPv6 address (else false) inside the block;
  *   an IPv4-mapped IPv6 address (`::ffff:10.1.2.3`) matches IPv4 blocks and vice versa.
  *   On integer and time columns: false.
@@ -46,6 +51,7 @@ import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event
 import {
   type CondNode,
   type FilterNode,
+  lowerCond,
   parseCidr,
   parseNumeric,
   type Scalar,
@@ -243,6 +249,8 @@ const negate =
     !p(e);
 
 function compileCond(node: CondNode): Predicate {
+  const lowered = lowerCond(node);
+  if (lowered !== node) return compilePredicate(lowered);
   const read = reader(node.field);
   const kind = fieldKind(node.field);
   switch (node.op) {

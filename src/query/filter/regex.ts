@@ -44,16 +44,60 @@ const FRIENDLY: ReadonlyArray<[RegExp, string]> = [
   [/invalid repetition size/, 'repeat counts over 1000 are not supported by RE2'],
 ];
 
+/**
+ * What the binding hands RE2 for a pattern in RE2's own syntax: the same text with each
+ * unescaped `/` escaped and `\p{L}` shortened to `\pL` (no-ops for RE2), `(?:)` for the
+ * empty pattern.
+ */
+function untranslated(pattern: string): string {
+  if (pattern === '') return '(?:)';
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\' && i + 1 < pattern.length) {
+      const next = pattern[i + 1]!;
+      const short = (next === 'p' || next === 'P') && /^\{[^}]\}/u.exec(pattern.slice(i + 2));
+      if (short) {
+        out += `\\${next}${[...short[0]][1]}`;
+        i += 1 + short[0].length;
+      } else {
+        out += ch + next;
+        i++;
+      }
+    } else out += ch === '/' ? '\\/' : ch;
+  }
+  return out;
+}
+
+/**
+ * Why the binding's translation from JavaScript syntax changed `pattern`: it then means
+ * something RE2 itself (so DuckDB and ClickHouse) would refuse or read differently.
+ */
+function translationProblem(pattern: string): string {
+  if (/\(\?<(?![=!])/.test(pattern)) return 'named groups are written (?P<name>...) in RE2, not (?<name>...)';
+  const property = /\\[pP]\{([^}]*)\}/.exec(pattern);
+  if (property) {
+    return `the Unicode property \\p{${property[1]}} is not supported by RE2; use a general category (\\pL, \\p{Lu}) or a script name (\\p{Greek})`;
+  }
+  return 'JavaScript-only regex syntax is not supported by RE2';
+}
+
 function make(pattern: string, flags: string): RE2 {
   const problem = jsOnlyEscape(pattern);
   if (problem !== undefined) throw new SyntaxError(problem);
+  const source = expandQuotes(pattern);
+  let re: RE2;
   try {
-    return new RE2(expandQuotes(pattern), flags);
+    re = new RE2(source, flags);
   } catch (error) {
     const message = error instanceof Error ? error.message : '';
     const friendly = FRIENDLY.find(([re]) => re.test(message))?.[1];
     throw new SyntaxError(friendly ?? `invalid regular expression: ${message}`);
   }
+  // The binding accepts some JavaScript syntax by rewriting it (`(?<name>`, `\p{Letter}`,
+  // `\p{Script=Greek}`, `\p{Emoji}`); the stores' RE2 gets the pattern as written.
+  if (re.internalSource !== untranslated(source)) throw new SyntaxError(translationProblem(pattern));
+  return re;
 }
 
 /** Why `pattern` is not accepted as an RE2 regex, or `undefined` when it is. */

@@ -9,6 +9,12 @@
  *   Unquoted wildcards: `pre*` startswith, `*suf` endswith, `*mid*` contains
  *   (case-insensitive, like every contains), other patterns (`a*b`) an anchored regex;
  *   `field:*` exists. `field:10.0.0.0/8` (an unquoted IPv4/IPv6 CIDR) is `cidr`.
+ * - `message:` is the exception (API.md §10): `message:word`, `message:"a phrase"` and
+ *   `message:fo*` mean exactly the bare `word`, `"a phrase"`, `fo*` (case-insensitive
+ *   substring; wildcards as for bare words), so `message:refused` finds what `refused`
+ *   finds. `message:*` (has a message), ranges, `>`/`<`, `/regex/` and an unquoted
+ *   CIDR keep their field meaning. An exact comparison of the whole message is a
+ *   regex (`message:/^connection refused$/`) or the JSON filter `eq`.
  * - `field:>=500` (also `>`, `<`, `<=`), `field:[100 TO 200]` (`between`, inclusive);
  *   `{}` bounds are exclusive, mixing is allowed (`[1 TO 5}`), `*` leaves a side open.
  * - `field:/re2/` regex (`\/` for a slash), `_exists_:field`, `field:(a OR b)` (a value
@@ -125,6 +131,9 @@ type ValueDesc =
   | { readonly t: 'regex' | 'quoted'; readonly s: string; readonly loc: Location }
   | { readonly t: 'bare'; readonly segs: readonly Segment[]; readonly loc: Location };
 
+/** The field `field:word` searches like a bare word rather than comparing exactly. */
+const MESSAGE = 'message';
+
 const REL_OPS: Readonly<Record<RelOp, FilterOp>> = { '>=': 'gte', '<=': 'lte', '>': 'gt', '<': 'lt' };
 
 const escapeRegex = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
@@ -157,6 +166,19 @@ function condition(field: string, op: FilterOp, value: unknown, loc: Location): 
   return result.node;
 }
 
+/**
+ * A bare word: a case-insensitive substring of the message. Leading and trailing `*`
+ * drop out; inner ones make a case-insensitive regex; `*` alone matches everything.
+ */
+function wordNode(segs: readonly Segment[]): FilterNode {
+  const { chunks } = wildcard(segs);
+  const [only] = chunks;
+  if (only === undefined) return TRUE;
+  if (chunks.length === 1) return text(only);
+  // Inner wildcards: the same case-insensitive substring search, as a regex.
+  return cond(MESSAGE, 'regex', `(?is)${chunks.map(escapeRegex).join('.*')}`);
+}
+
 function bareValue(field: string, segs: readonly Segment[], loc: Location): FilterNode {
   const { chunks, leading, trailing } = wildcard(segs);
   if (!segs.some(isStar)) {
@@ -169,10 +191,12 @@ function bareValue(field: string, segs: readonly Segment[], loc: Location): Filt
       }
       return condition(field, 'cidr', literal, loc);
     }
+    if (field === MESSAGE) return wordNode(segs);
     return condition(field, 'eq', literal, loc);
   }
   const [only] = chunks;
   if (only === undefined) return condition(field, 'exists', undefined, loc);
+  if (field === MESSAGE) return wordNode(segs);
   if (chunks.length === 1) {
     if (leading && trailing) return condition(field, 'contains', only, loc);
     return condition(field, leading ? 'endswith' : 'startswith', only, loc);
@@ -242,7 +266,7 @@ function fieldValue(field: string, d: ValueDesc): FilterNode {
     case 'regex':
       return condition(field, 'regex', d.s, d.loc);
     case 'quoted':
-      return condition(field, 'eq', d.s, d.loc);
+      return field === MESSAGE ? text(d.s, true) : condition(field, 'eq', d.s, d.loc);
     case 'bare':
       return bareValue(field, d.segs, d.loc);
     default:
@@ -271,14 +295,7 @@ const helpers = {
   },
   messageRegex: (pattern: string, loc: Location) => condition('message', 'regex', pattern, loc),
   phrase: (value: string) => text(value, true),
-  word(segs: readonly Segment[]): FilterNode {
-    const { chunks } = wildcard(segs);
-    const [only] = chunks;
-    if (only === undefined) return TRUE;
-    if (chunks.length === 1) return text(only);
-    // Inner wildcards: the same case-insensitive substring search, as a regex.
-    return cond('message', 'regex', `(?is)${chunks.map(escapeRegex).join('.*')}`);
-  },
+  word: wordNode,
 };
 
 const parser = peggy.generate(QUERY_GRAMMAR);

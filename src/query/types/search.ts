@@ -26,7 +26,11 @@ export const Search: QueryTypeDef<SearchParams, SearchResult> = {
       maxItems: 10,
       description: 'Fields, `-` for descending.',
     }),
-    page: Type.Integer({ minimum: 1, default: 1 }),
+    page: Type.Integer({
+      minimum: 1,
+      default: 1,
+      description: 'From 1; page × page_size must stay below 2^53.',
+    }),
     page_size: Type.Integer({ minimum: 1, maximum: MAX_SEARCH_PAGE_SIZE, default: 50 }),
     fields: Type.Optional(
       Type.Array(FieldName('A field to return'), { maxItems: 200, description: 'Projection.' }),

@@ -114,6 +114,19 @@ describe('parseEsBulk', () => {
     ]);
   });
 
+  it('ignores keys after the action, as Elasticsearch does (winston-elasticsearch sends "attempts")', () => {
+    const body = lines(
+      { index: { _index: 'logs-2026.11.21' }, attempts: 0 },
+      { message: 'one' },
+      { create: { _id: 'c1' }, index: { _index: 'ignored' }, extra: { deep: [1] } },
+      { message: 'two' },
+    );
+    expect(parseEsBulk(body)).toEqual([
+      { action: 'index', line: 1, index: 'logs-2026.11.21', doc: { message: 'one' } },
+      { action: 'create', line: 3, id: 'c1', doc: { message: 'two' } },
+    ]);
+  });
+
   it('gives nothing for an empty body', () => {
     expect(parseEsBulk('')).toEqual([]);
     expect(parseEsBulk('\n\n')).toEqual([]);
@@ -127,7 +140,7 @@ describe('parseEsBulk', () => {
       '{"upsert":{}}\n{}\n',
       /^Malformed action\/metadata line \[1\], expected field \[create\], \[delete\], \[index\] or \[update\] but found \[upsert\]$/,
     ],
-    ['two actions in one line', '{"index":{},"create":{}}\n{}\n', /but found \[index, create\]$/],
+    ['an extra key before the action', '{"attempts":0,"index":{}}\n{}\n', /but found \[attempts\]$/],
     ['an empty object', '{}\n', /but found \[\]$/],
     ['metadata that is not an object', '{"index":"i"}\n{}\n', /expected START_OBJECT after \[index\]$/],
     ['a document where an action belongs', '{"index":{}}\n{"a":1}\n{"b":2}\n', /line \[3\].*found \[b\]$/],
@@ -174,7 +187,7 @@ describe('esBulkItemToRecord', () => {
     );
     const result = normaliseRecord(esBulkItemToRecord(item!), {
       receivedAt: 0,
-      source: 'es',
+      intake: 'es',
       newId: () => 'ev1',
     });
     expect(result.ok && result.event).toMatchObject({ host: 'h', fields: { es_index: 'filebeat' } });

@@ -53,7 +53,7 @@ function isoOf(month: string, day: string, time: string, year: number): string {
   return `${year}-${mm}-${day.padStart(2, '0')}T${time}.000Z`;
 }
 
-const ctx = { receivedAt: 0, source: 'loghub', newId: () => 'id' };
+const ctx = { receivedAt: 0, intake: 'loghub', newId: () => 'id' };
 
 describe('syslog parser on Loghub Linux_2k (first 200 lines)', () => {
   const lines = readLines('linux-2k-head-200.log.txt');

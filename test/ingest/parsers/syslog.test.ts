@@ -108,7 +108,7 @@ describe('parseSyslog: RFC 5424', () => {
     const record = parse(
       '<165>1 2003-10-11T22:14:15.003+02:00 host1 app1 99 MSG1 [meta@1 region="eu" zone="a"] text',
     );
-    const result = normaliseRecord(record, { receivedAt: 0, source: 'syslog', newId: () => 'id' });
+    const result = normaliseRecord(record, { receivedAt: 0, intake: 'syslog', newId: () => 'id' });
     expect(result.ok && result.event).toMatchObject({
       ts: Date.UTC(2003, 9, 11, 20, 14, 15, 3),
       host: 'host1',
@@ -274,6 +274,36 @@ describe('parseSyslog: RFC 3164 and plain log lines', () => {
     expect(parse('<191>x')).toEqual({ severity: 'debug', facility: 'local7', message: 'x' });
   });
 
+  it('reads tag[pid]: after a PRI with no timestamp and no host (Python SysLogHandler)', () => {
+    // SysLogHandler(ident='myapp[123]: ') and append_nul=True (its default).
+    expect(parse('<14>myapp[123]: hello\0')).toEqual({
+      severity: 'info',
+      facility: 'user',
+      app: 'myapp',
+      proc_id: '123',
+      message: 'hello',
+    });
+    // A '%(name)s: %(message)s' formatter.
+    expect(parse('<11>my.logger: disk full: /var')).toEqual({
+      severity: 'error',
+      facility: 'user',
+      app: 'my.logger',
+      message: 'disk full: /var',
+    });
+    expect(parse('<14>myapp:')).toEqual({ severity: 'info', facility: 'user', app: 'myapp' });
+    // The default formatter sends the message alone: no tag is made up.
+    expect(parse('<14>hello world\0')).toEqual({
+      severity: 'info',
+      facility: 'user',
+      message: 'hello world',
+    });
+    expect(parse('<14>see http://x: y')).toEqual({
+      severity: 'info',
+      facility: 'user',
+      message: 'see http://x: y',
+    });
+  });
+
   it('does not take an out-of-range PRI for one', () => {
     expect(parse('<192>Oct 11 22:14:15 h a: m')).toEqual({
       message: '<192>Oct 11 22:14:15 h a: m',
@@ -297,7 +327,7 @@ describe('parseSyslog: RFC 3164 and plain log lines', () => {
 
   it('normalises into columns, with proc_id as a field', () => {
     const record = parse('<38>Oct 11 22:14:15 gw sshd[42]: Accepted password for bob');
-    const result = normaliseRecord(record, { receivedAt: 0, source: 'syslog', newId: () => 'id' });
+    const result = normaliseRecord(record, { receivedAt: 0, intake: 'syslog', newId: () => 'id' });
     expect(result).toEqual({
       ok: true,
       event: expect.objectContaining({
@@ -330,7 +360,7 @@ describe('parseSyslog: any input', () => {
       fc.property(syslogish, (line) => {
         const record = parse(line);
         expect(typeof record).toBe('object');
-        const result = normaliseRecord(record, { receivedAt: 0, source: null, newId: () => 'id' });
+        const result = normaliseRecord(record, { receivedAt: 0, intake: null, newId: () => 'id' });
         expect(result.ok).toBe(true);
       }),
       { numRuns: 500 },
