@@ -18,6 +18,7 @@ export async function serve(config: Config): Promise<void> {
     logger: { level: config.logLevel },
   });
   for (const warning of rt.warnings) app.log.warn(warning);
+  rt.services.problems.connect((err, context) => app.log.error({ err, ...context }, 'internal error'));
   let syslog: SyslogListener | undefined;
   let closing = false;
   const shutdown = async (signal: string) => {

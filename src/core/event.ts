@@ -66,6 +66,30 @@ export const SEVERITIES = [
 ] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
+/**
+ * Names and aliases of severities, lower case: what ingest reads from a record
+ * (ingest/normalise.ts parseSeverity) and what a filter value may name.
+ */
+export const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = {
+  emerg: 'emergency',
+  emergency: 'emergency',
+  panic: 'emergency',
+  alert: 'alert',
+  crit: 'critical',
+  critical: 'critical',
+  fatal: 'critical',
+  err: 'error',
+  error: 'error',
+  warn: 'warning',
+  warning: 'warning',
+  notice: 'notice',
+  info: 'info',
+  information: 'info',
+  informational: 'info',
+  debug: 'debug',
+  trace: 'debug',
+};
+
 /** An event as produced by ingest, before the store assigns `stored_at`. */
 export interface NormalisedEvent {
   ev_id: string;

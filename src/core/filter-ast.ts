@@ -10,7 +10,7 @@
  * use them instead of its own rules so that all of them match the same events.
  */
 import { isIP } from 'node:net';
-import { SEVERITIES, type Severity } from './event.js';
+import { SEVERITIES, SEVERITY_ALIASES, type Severity } from './event.js';
 
 export type Scalar = string | number | boolean;
 
@@ -496,37 +496,13 @@ export const severityRank = (stored: string | number | null | undefined): number
   typeof stored === 'string' ? SEVERITY_RANKS.get(stored) : undefined;
 
 /**
- * Names and aliases a filter value may use for a severity: those ingest reads
- * (ingest/normalise.ts parseSeverity, a test checks they agree), case-insensitive.
- */
-const SEVERITY_NAMES: Readonly<Record<string, Severity>> = {
-  emerg: 'emergency',
-  emergency: 'emergency',
-  panic: 'emergency',
-  alert: 'alert',
-  crit: 'critical',
-  critical: 'critical',
-  fatal: 'critical',
-  err: 'error',
-  error: 'error',
-  warn: 'warning',
-  warning: 'warning',
-  notice: 'notice',
-  info: 'info',
-  information: 'info',
-  informational: 'info',
-  debug: 'debug',
-  trace: 'debug',
-};
-
-/**
  * The severity a filter value names: a name or alias in any case (`err`, `WARN`), or a
  * syslog code 0–7 as a number or numeric text (3 is error); undefined otherwise.
  */
 export function parseSeverityValue(v: Scalar): Severity | undefined {
   if (typeof v === 'boolean') return undefined;
   const key = String(v).trim().toLowerCase();
-  if (Object.hasOwn(SEVERITY_NAMES, key)) return SEVERITY_NAMES[key];
+  if (Object.hasOwn(SEVERITY_ALIASES, key)) return SEVERITY_ALIASES[key];
   const code = parseNumeric(v);
   return code !== undefined && Number.isInteger(code) && code >= 0 && code <= 7
     ? SEVERITIES[code]
@@ -541,18 +517,26 @@ export const NOTHING: FilterNode = not(TRUE);
 
 const canonicalSeverity = (v: Scalar): Scalar => parseSeverityValue(v) ?? v;
 
-/** The severities whose rank satisfies `op value`, in rank order; undefined when the value is none. */
-function severitiesWhere(op: 'gt' | 'gte' | 'lt' | 'lte', value: Scalar): Severity[] | undefined {
-  const s = parseSeverityValue(value);
-  if (s === undefined) return undefined;
-  const r = SEVERITY_RANKS.get(s)!;
-  const test = {
-    gt: (x: number) => x > r,
-    gte: (x: number) => x >= r,
-    lt: (x: number) => x < r,
-    lte: (x: number) => x <= r,
-  }[op];
-  return SEVERITY_ORDER.filter((_, i) => test(i));
+const RANK_TESTS = {
+  gt: (rank: number, bound: number) => rank > bound,
+  gte: (rank: number, bound: number) => rank >= bound,
+  lt: (rank: number, bound: number) => rank < bound,
+  lte: (rank: number, bound: number) => rank <= bound,
+} as const;
+
+/** The severities (rank order) whose rank satisfies `op value`; undefined when the value names none. */
+function severitiesWhere(op: keyof typeof RANK_TESTS, value: Scalar): Severity[] | undefined {
+  const named = parseSeverityValue(value);
+  if (named === undefined) return undefined;
+  const bound = SEVERITY_RANKS.get(named)!;
+  return SEVERITY_ORDER.filter((_, rank) => RANK_TESTS[op](rank, bound));
+}
+
+/** The severities inside the inclusive range; undefined when a bound names none. */
+function severitiesBetween([lo, hi]: RangeValue): Severity[] | undefined {
+  const above = severitiesWhere('gte', lo);
+  const below = severitiesWhere('lte', hi);
+  return above === undefined || below === undefined ? undefined : above.filter((s) => below.includes(s));
 }
 
 /**
@@ -584,13 +568,7 @@ export function lowerCond(node: CondNode): FilterNode {
     case 'lte':
     case 'between': {
       const names =
-        node.op === 'between'
-          ? (() => {
-              const lo = severitiesWhere('gte', node.value[0]);
-              const hi = severitiesWhere('lte', node.value[1]);
-              return lo === undefined || hi === undefined ? undefined : lo.filter((s) => hi.includes(s));
-            })()
-          : severitiesWhere(node.op, node.value);
+        node.op === 'between' ? severitiesBetween(node.value) : severitiesWhere(node.op, node.value);
       return names === undefined || names.length === 0 ? NOTHING : cond(node.field, 'in', names);
     }
     default:

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config.js';
 import { type Bus, InProcessBus } from '../core/bus.js';
+import { ProblemLog } from '../core/problems.js';
 import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
@@ -43,6 +44,8 @@ export interface Services extends MetaServices {
   tasks: TasksService;
   triggers: TriggersService;
   reports: ReportsService;
+  /** Where internal failures kept from clients are reported (main.ts connects the log). */
+  problems: ProblemLog;
 }
 
 export function createMetaServices(meta: MetadataDb, config: Config): MetaServices {
@@ -69,12 +72,14 @@ export function createServices(
     maxBatchEvents: config.ingestBatchEvents,
     maxQueuedEvents: config.ingestQueueEvents,
   });
+  const problems = new ProblemLog();
   const bus = new InProcessBus<LiveTopics>();
   batcher.onCommit((committed) => bus.publish('events-committed', committed));
   const runner = new QueryRunner(events, bus, {
     sliceEvents: config.querySliceEvents,
     maxSlices: 8,
     refreshMs: config.queryRefreshMs,
+    onError: (err, queryId) => problems.report(err, { query_id: queryId }),
   });
   const tasks = new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db));
   const triggers = new TriggersService(new TriggersRepository(meta.db), new UsersRepository(meta.db), tasks, {
@@ -111,6 +116,8 @@ export function createServices(
     reports: new ReportsService(new ReportsRepository(meta.db), runner, events, dashboards, {
       dataDir: config.dataDir,
       maxRows: config.exportMaxRows,
+      problems,
     }),
+    problems,
   };
 }

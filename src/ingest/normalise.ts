@@ -24,7 +24,7 @@
  *   take the types back and `raw` is rebuilt.
  */
 import { isIP } from 'node:net';
-import { type NormalisedEvent, SEVERITIES, type Severity } from '../core/event.js';
+import { type NormalisedEvent, SEVERITIES, SEVERITY_ALIASES, type Severity } from '../core/event.js';
 import { encodeShape, type JsonType, type RecordShape, setOwn } from '../core/record-shape.js';
 
 /** `message` longer than this many bytes of UTF-8 is truncated (and marked). */
@@ -147,26 +147,6 @@ export const SYSLOG_FACILITIES = [
   'local6',
   'local7',
 ] as const;
-
-const SEVERITY_ALIASES: Readonly<Record<string, Severity>> = {
-  emerg: 'emergency',
-  emergency: 'emergency',
-  panic: 'emergency',
-  alert: 'alert',
-  crit: 'critical',
-  critical: 'critical',
-  fatal: 'critical',
-  err: 'error',
-  error: 'error',
-  warn: 'warning',
-  warning: 'warning',
-  notice: 'notice',
-  info: 'info',
-  information: 'info',
-  informational: 'info',
-  debug: 'debug',
-  trace: 'debug',
-};
 
 /**
  * pino and bunyan write `level` as 10..60; those never collide with syslog's 0..7, and

@@ -144,6 +144,28 @@ describe(`list and error conventions on ${BACKEND}`, () => {
     expect(arr.statusCode).toBe(400);
   });
 
+  it('400 naming the field for JSON nested deeper than 64 levels, on any route', async () => {
+    const deep = (n: number): unknown => (n === 0 ? 1 : { a: deep(n - 1) });
+    for (const [url, payload] of [
+      ['/api/tasks', { title: 'deep', description: deep(65) }],
+      [
+        '/api/dashboards',
+        { title: 'deep', widgets: [{ title: 'w', query: { type: 'Search', params: deep(500) } }] },
+      ],
+    ] as const) {
+      const res = await t.as(t.adminToken, { method: 'POST', url, payload });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().detail).toMatch(/nested more than 64 levels/);
+      expect(Object.keys(res.json().errors)[0]).toMatch(/^(description|widgets\[0\]\.query\.params)(\.a)+$/);
+    }
+    const fine = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/tasks',
+      payload: { title: 'not deep' },
+    });
+    expect(fine.statusCode).toBe(200);
+  });
+
   it('413 for an oversized body, writing nothing', async () => {
     const before = (await get('/api/authtokens?page_size=1')).json().count;
     const res = await t.as(t.adminToken, {

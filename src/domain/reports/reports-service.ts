@@ -1,6 +1,7 @@
 import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Page, PageRequest } from '../../core/list.js';
+import type { ProblemLog } from '../../core/problems.js';
 import { AppError, conflict, fieldError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { renderChart } from '../../export/charts.js';
@@ -84,7 +85,7 @@ export class ReportsService {
     private readonly runner: QueryRunner,
     private readonly store: EventStore,
     private readonly dashboards: DashboardReader | null,
-    private readonly opts: { dataDir: string; maxRows: number },
+    private readonly opts: { dataDir: string; maxRows: number; problems?: ProblemLog },
   ) {
     this.dir = path.join(opts.dataDir, 'reports');
   }
@@ -172,9 +173,13 @@ export class ReportsService {
       await this.repo.finish(row.id, { status: 'READY', size: statSync(file).size });
     } catch (err) {
       rmSync(file, { force: true });
-      await this.repo
-        .finish(row.id, { status: 'ERROR', error: (err as Error).message })
-        .catch(() => undefined);
+      // Our own errors speak to the user; anything else (engine text) goes to the log.
+      if (!(err instanceof AppError)) this.opts.problems?.report(err, { report_id: row.id });
+      const error =
+        err instanceof AppError
+          ? err.message
+          : 'The report could not be generated because of an internal error; the server log has the details.';
+      await this.repo.finish(row.id, { status: 'ERROR', error }).catch(() => undefined);
     }
   }
 

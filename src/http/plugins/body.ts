@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { MAX_JSON_DEPTH, tooDeep } from '../../core/json-depth.js';
 import { validationError } from '../../errors/errors.js';
 import { parseBoolean } from '../schemas/common.js';
 
@@ -62,6 +63,26 @@ export const bodyPlugin = fp(async (app: FastifyInstance) => {
   await app.register(multipart, {
     attachFieldsToBody: 'keyValues',
     limits: { fileSize: 10 * 1024 * 1024, files: 10, fields: 200 },
+  });
+  app.addHook('preValidation', async (request) => {
+    // JSON nested deeper than 64 levels is refused before any route walks it (API.md §10).
+    // Ingest bodies are records, parsed and bounded by their own parsers.
+    const body = request.body;
+    if (
+      typeof body === 'object' &&
+      body !== null &&
+      !ArrayBuffer.isView(body) &&
+      !request.url.startsWith('/api/ingest')
+    ) {
+      const deep = tooDeep(body, MAX_JSON_DEPTH);
+      if (deep !== undefined) {
+        const path = deep.replace(/^\./, '');
+        throw validationError(
+          { [path]: [`JSON is nested more than ${MAX_JSON_DEPTH} levels deep.`] },
+          `Invalid body: ${path} is nested more than ${MAX_JSON_DEPTH} levels deep.`,
+        );
+      }
+    }
   });
   app.addHook('preValidation', async (request) => {
     if (!isForm(request) || typeof request.body !== 'object' || request.body === null) return;
