@@ -278,9 +278,10 @@ describe('normaliseRecord: string columns and their aliases', () => {
     expect(result.notes).toEqual(['message: an array is not a single value; kept in fields.message']);
   });
 
-  it('keeps strings verbatim (spaces, empty, unicode)', () => {
+  it('keeps strings verbatim (spaces, empty, unicode), but for one leading space of the message', () => {
     const { event } = accept({ message: '  padded\n', host: '', app: 'ünïcødé' });
-    expect(event).toMatchObject({ message: '  padded\n', host: '', app: 'ünïcødé' });
+    expect(event).toMatchObject({ message: ' padded\n', host: '', app: 'ünïcødé' });
+    expect(rebuildRecord(event)).toEqual({ message: '  padded\n', host: '', app: 'ünïcødé' });
   });
 
   it('is case-sensitive about keys', () => {
