@@ -24,7 +24,7 @@
  * Events without a shape (stored before shapes existed, or made by hand) rebuild under
  * the canonical names with text field values.
  */
-import type { NormalisedEvent } from './event.js';
+import { EVENT_COLUMNS, type EventColumn, type NormalisedEvent } from './event.js';
 
 export type JsonType = 'n' | 'b' | 'j';
 
@@ -104,23 +104,13 @@ export function typedFields(
   return out;
 }
 
+/** Columns Logscope fills itself: never part of what a sender wrote. */
+const OURS = new Set<EventColumn>(['ev_id', 'ts', 'received_at', 'stored_at', 'intake']);
+
 /** Columns a record can fill, in the order `rebuildRecord` writes them after `ts`. */
-const RAW_COLUMNS = [
-  'message',
-  'host',
-  'app',
-  'severity',
-  'facility',
-  'src_ip',
-  'src_port',
-  'dst_ip',
-  'dst_port',
-  'user',
-  'action',
-  'status',
-  'bytes',
-  'source',
-] as const satisfies readonly (keyof NormalisedEvent)[];
+const RAW_COLUMNS = EVENT_COLUMNS.filter(
+  (c): c is Exclude<EventColumn, 'ev_id' | 'ts' | 'received_at' | 'stored_at' | 'intake'> => !OURS.has(c),
+);
 
 const COLUMN_NAMES = new Set<string>(['ts', ...RAW_COLUMNS]);
 

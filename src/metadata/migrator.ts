@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, Migrator } from 'kysely';
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { MetadataDialect } from './database.js';
 import { initial } from './migrations/0001-initial.js';
 import { queries } from './migrations/0002-queries.js';
@@ -19,8 +19,15 @@ const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
 };
 
 export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {
+  // Kysely looks for its migration tables in every schema unless told which one: another
+  // schema's tables (another application, or a parallel test) would pass for ours.
+  const schema =
+    dialect === 'postgres'
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+      : undefined;
   const migrator = new Migrator({
     db,
+    ...(schema ? { migrationTableSchema: schema } : {}),
     provider: {
       getMigrations: async () =>
         Object.fromEntries(Object.entries(MIGRATIONS).map(([name, make]) => [name, make(dialect)])),

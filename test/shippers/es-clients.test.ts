@@ -74,34 +74,27 @@ describe(`Elasticsearch clients → Logscope on ${BACKEND}`, () => {
     return { lines, events, errors };
   }
 
-  it('winston + winston-elasticsearch, default transformer (@timestamp, message, severity, fields.*)', async () => {
+  it.each([
     // The transformer puts winston's meta (defaultMeta included) under `fields`.
-    const { lines, events, errors } = await winstonShip('default', 300, {
-      useTransformer: true,
-      format: winston.format.json(),
-    });
-    expect(errors).toEqual([]);
-    const report = compareArrivals(lines, events, { from: 0, host: 'winston-host' });
-    expect(report).toEqual(perfect(300));
-    for (const e of events.slice(0, 20)) {
-      const line = lines.find((l) => l.message === e.message);
-      expect(e.ts).toBeCloseTo(line?.ts ?? 0, 3);
-    }
-  }, 60_000);
-
-  it('winston + winston-elasticsearch without the transformer (winston info objects as sent)', async () => {
-    const { lines, events, errors } = await winstonShip('raw', 300, {
-      useTransformer: false,
-      format: winston.format.json(),
-    });
-    expect(errors).toEqual([]);
-    const report = compareArrivals(lines, events, { from: 0, host: 'winston-host' });
-    expect(report).toEqual(perfect(300));
-    for (const e of events.slice(0, 20)) {
-      const line = lines.find((l) => l.message === e.message);
-      expect(e.ts).toBeCloseTo(line?.ts ?? 0, 3);
-    }
-  }, 60_000);
+    ['default transformer (@timestamp, message, severity, fields.*)', 'default', true],
+    ['without the transformer (winston info objects as sent)', 'raw', false],
+  ] as const)(
+    'winston + winston-elasticsearch, %s',
+    async (_label, index, useTransformer) => {
+      const { lines, events, errors } = await winstonShip(index, 300, {
+        useTransformer,
+        format: winston.format.json(),
+      });
+      expect(errors).toEqual([]);
+      const report = compareArrivals(lines, events, { from: 0, host: 'winston-host' });
+      expect(report).toEqual(perfect(300));
+      for (const e of events.slice(0, 20)) {
+        const line = lines.find((l) => l.message === e.message);
+        expect(e.ts).toBeCloseTo(line?.ts ?? 0, 3);
+      }
+    },
+    60_000,
+  );
 
   /** An ECS document, as Elastic's own libraries write them. */
   const ecs = (l: Line & { ts: number }) => ({
