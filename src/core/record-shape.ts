@@ -19,7 +19,9 @@
  * - `z`: flat key as sent → `null` or `{}`, values that flattening drops;
  * - `o`: fields Logscope added (left out of `raw`); `d`: columns Logscope derived from a
  *   field that stays (left out of `raw`); `nt`: the record had no time (`ts` is the
- *   receive time); `ls`: the message had one leading space, which is not stored.
+ *   receive time); `ls`: the message had one leading space, which is not stored; `tu`:
+ *   the time was sent as an epoch number in seconds (`s`) or milliseconds (`ms`) that
+ *   the stored time gives back exactly.
  *
  * Events without a shape (stored before shapes existed, or made by hand) rebuild under
  * the canonical names with text field values.
@@ -38,6 +40,7 @@ export interface RecordShape {
   d?: string[];
   nt?: 1;
   ls?: 1;
+  tu?: 's' | 'ms';
 }
 
 /** The shape as stored; null when empty (the canonical rebuild is the record). */
@@ -129,7 +132,8 @@ export function rebuildRecord(event: NormalisedEvent): Record<string, unknown> {
   const entries: [string, unknown][] = [];
   const keyOf = (name: string) => (Object.hasOwn(k, name) ? (k[name] as string) : name);
   if (!shape.nt) {
-    entries.push([keyOf('ts'), Object.hasOwn(v, 'ts') ? v.ts : isoOrNumber(event.ts)]);
+    const time = shape.tu === 's' ? event.ts / 1000 : shape.tu === 'ms' ? event.ts : isoOrNumber(event.ts);
+    entries.push([keyOf('ts'), Object.hasOwn(v, 'ts') ? v.ts : time]);
   }
   for (const column of RAW_COLUMNS) {
     const value = event[column];

@@ -101,8 +101,13 @@ const FIELD_ALIASES: Readonly<Record<string, string>> = {
  * as field `orig.<name>`, and `raw` gives it back under its own name.
  */
 export const RESERVED_KEYS = ['ev_id', 'received_at', 'stored_at', 'intake'] as const;
-const RESERVED = new Set<string>(RESERVED_KEYS);
 export const ORIGINAL_PREFIX = 'orig.';
+
+/** Every field stored under another name than it was sent with: one lookup per field. */
+const FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
+  ...RESERVED_KEYS.map((k) => [k, ORIGINAL_PREFIX + k] as const),
+  ...Object.entries(FIELD_ALIASES),
+]);
 
 /** rsyslog's `syslogtag`: `sshd[123]:`. */
 const SYSLOG_TAG_RE = /^([^\s[\]:]+)(?:\[(\d+)\])?:?$/;
@@ -427,9 +432,7 @@ export function normaliseRecord(record: unknown, ctx: NormaliseContext): Normali
  * taken by another key of the record.
  */
 function storedFieldKey(sent: string, leaves: Map<string, Leaf>, stored: Record<string, string>): string {
-  let key: string | undefined;
-  if (RESERVED.has(sent)) key = ORIGINAL_PREFIX + sent;
-  else if (Object.hasOwn(FIELD_ALIASES, sent)) key = FIELD_ALIASES[sent];
+  const key = FIELD_RENAMES.get(sent);
   return key === undefined || leaves.has(key) || Object.hasOwn(stored, key) ? sent : key;
 }
 
@@ -484,6 +487,7 @@ const CONSUMABLE_KEYS = Object.keys(COLUMN_ALIASES).length;
  * Depth needs no separate limit: every level adds at least one character to the dotted
  * name, so the name-length cap stops recursion after at most MAX_FIELD_NAME_LENGTH levels.
  * `path` is the stack of keys down to `obj`; `dotted` counts those that hold a dot.
+ * (No try/finally around the recursion: after an error the path is never read again.)
  */
 function flatten(
   obj: Record<string, unknown>,
@@ -501,40 +505,37 @@ function flatten(
     const value = obj[key];
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
     const hasDot = key.includes('.') ? 1 : 0;
-    path.push(key);
-    try {
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-        const child = value as Record<string, unknown>;
-        let empty = true;
-        for (const _ in child) {
-          empty = false;
-          break;
-        }
-        if (!empty) {
-          const error = flatten(child, name, path, dotted + hasDot, out, notes);
-          if (error) return error;
-          continue;
-        }
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const child = value as Record<string, unknown>;
+      let empty = true;
+      for (const _ in child) {
+        empty = false;
+        break;
       }
-      if (out.leaves.has(name) || (out.empties && Object.hasOwn(out.empties, name))) {
-        notes.push(`field "${clip(name)}" appears twice after flattening; kept the first value`);
+      if (!empty) {
+        path.push(key);
+        const error = flatten(child, name, path, dotted + hasDot, out, notes);
+        path.pop();
+        if (error) return error;
         continue;
       }
-      if (dotted + hasDot > 0) {
-        out.paths ??= {};
-        setOwn(out.paths, name, [...path]);
-      }
-      if (value === null || (typeof value === 'object' && !Array.isArray(value))) {
-        // null and {} hold nothing to search; the shape keeps them for `raw`.
-        out.empties ??= {};
-        setOwn(out.empties, name, value === null ? null : {});
-        out.emptyCount = (out.emptyCount ?? 0) + 1;
-      } else out.leaves.set(name, value as Leaf);
-      if (out.leaves.size + (out.emptyCount ?? 0) > MAX_FIELDS + CONSUMABLE_KEYS) {
-        return `record has more than ${MAX_FIELDS} fields`;
-      }
-    } finally {
-      path.pop();
+    }
+    if (out.leaves.has(name) || (out.empties && Object.hasOwn(out.empties, name))) {
+      notes.push(`field "${clip(name)}" appears twice after flattening; kept the first value`);
+      continue;
+    }
+    if (dotted + hasDot > 0) {
+      out.paths ??= {};
+      setOwn(out.paths, name, [...path, key]);
+    }
+    if (value === null || (typeof value === 'object' && !Array.isArray(value))) {
+      // null and {} hold nothing to search; the shape keeps them for `raw`.
+      out.empties ??= {};
+      setOwn(out.empties, name, value === null ? null : {});
+      out.emptyCount = (out.emptyCount ?? 0) + 1;
+    } else out.leaves.set(name, value as Leaf);
+    if (out.leaves.size + (out.emptyCount ?? 0) > MAX_FIELDS + CONSUMABLE_KEYS) {
+      return `record has more than ${MAX_FIELDS} fields`;
     }
   }
   return null;
@@ -598,7 +599,12 @@ function takeTimestamp(
   if (key !== 'ts') part(shape, 'k').ts = key;
   const ms = parseTimestamp(value);
   if (ms !== null) {
-    if (!isCanonicalIso(value)) part(shape, 'v').ts = jsonValue(value);
+    if (isCanonicalIso(value)) return { ms };
+    // An epoch number that the stored ms give back exactly needs only its unit, so the
+    // shape repeats from event to event instead of holding every event's time again.
+    if (typeof value === 'number' && ms / 1000 === value) shape.tu = 's';
+    else if (typeof value === 'number' && ms === value) shape.tu = 'ms';
+    else part(shape, 'v').ts = jsonValue(value);
     return { ms };
   }
   part(shape, 'v').ts = jsonValue(value);
