@@ -77,7 +77,7 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
         body: Type.Object(
           {
             title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-            ftype: Type.String({ description: 'csv, xlsx, docx, pdf or json' }),
+            ftype: Type.String({ description: 'csv, xlsx, docx, pdf, json or ndjson' }),
             source: SourceSchema,
             timezone: Type.Optional(Type.String({ description: 'IANA timezone for times (default UTC)' })),
           },
