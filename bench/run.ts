@@ -3,6 +3,7 @@
  * the raw engine doing the same work in the same run, and their ratio.
  */
 const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<void> }>> = {
+  abuse: () => import('./abuse.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
   query: () => import('./query.js'),

@@ -1,9 +1,15 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Config } from './config/config.js';
 import type { Services } from './domain/services.js';
 import { errorHandler, notFoundHandler } from './errors/error-handler.js';
+import { badRequest } from './errors/errors.js';
 import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
@@ -54,15 +60,82 @@ function makeAjv(coerce: boolean) {
   return ajv;
 }
 
+/** A Host header: a name or IPv4 address, or a bracketed IPv6 address, and an optional port. */
+const HOST = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** Where clients reach the server: `publicUrl`, else the address it listens on. */
+function publicBaseUrl(app: FastifyInstance, config: Config): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  const address = app.server.address();
+  const port = address && typeof address === 'object' ? address.port : config.port;
+  // A wildcard address is not one a client can reach: this machine by name then.
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * A URL as logged: the value of a `token` query parameter (the websocket's key, however
+ * its name is spelled or percent-encoded) is never written out.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const parts = url
+    .slice(q + 1)
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const key = eq < 0 ? part : part.slice(0, eq);
+      let name = key;
+      try {
+        name = decodeURIComponent(key.replace(/\+/g, ' '));
+      } catch {
+        // Not valid percent-encoding: compared as it is.
+      }
+      return name.trim().toLowerCase() === 'token' ? `${key}=<redacted>` : part;
+    });
+  return `${url.slice(0, q + 1)}${parts.join('&')}`;
+}
+
+/** Fastify's request log fields, with the URL redacted. */
+const serializeRequest = (request: FastifyRequest) => ({
+  method: request.method,
+  url: redactUrl(request.url),
+  host: request.host,
+  remoteAddress: request.ip,
+  remotePort: request.socket?.remotePort,
+});
+
+/** The logger options with the redacting request serializer (whatever else they say). */
+function withRedaction(logger: AppDeps['logger']): FastifyServerOptions['logger'] {
+  if (!logger) return false;
+  const options = logger === true ? {} : logger;
+  return { ...options, serializers: { ...options.serializers, req: serializeRequest } };
+}
+
 /** Builds the application with all plugins and routes. Never listens: main.ts does. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, services } = deps;
   const app = Fastify({
-    logger: deps.logger ?? false,
+    logger: withRedaction(deps.logger),
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true },
     requestIdHeader: 'x-request-id',
     ajv: { customOptions: {} },
+    // URLs the router refuses (bad percent-encoding, an over-long path segment) answer
+    // in the API's error shape like every other error.
+    frameworkErrors: (error, _request, res) => {
+      const tooLong = error.statusCode === 414;
+      const reply = res as FastifyReply;
+      void reply
+        .code(tooLong ? 414 : 400)
+        .type('application/json; charset=utf-8')
+        .send(
+          tooLong
+            ? { detail: 'A path segment is too long.', code: 'uri_too_long' }
+            : { detail: 'The URL is not valid (bad percent-encoding).', code: 'bad_url' },
+        );
+    },
   });
   const bodyAjv = makeAjv(false);
   const textAjv = makeAjv(true);
@@ -70,6 +143,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
   );
   app.setErrorHandler(errorHandler);
+  app.decorate('publicBaseUrl', () => publicBaseUrl(app, config));
+  // Before everything else: a Host the URL parser would choke on is the client's error.
+  app.addHook('onRequest', async (request) => {
+    const host = request.headers.host;
+    if (host !== undefined && !HOST.test(host)) throw badRequest('Malformed Host header.', 'bad_host');
+  });
   services.triggers.warn = (message, detail) => app.log.warn(detail ?? {}, message);
   app.setNotFoundHandler(notFoundHandler);
 
@@ -94,6 +173,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pingMs: 30_000,
     tailMs: 250,
     refreshMs: config.liveRefreshMs,
+    identities: services.tokens,
+    recheckMs: Math.max(1, config.tokenCacheSeconds) * 1000,
   });
   const offEvents = services.bus.subscribe('events-committed', (events) => hub.eventsArrived(events));
   services.queries.keepWhile((id) => hub.watches(id));
@@ -108,7 +189,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authTokenRoutes, { tokens: services.tokens });
   await app.register(userRoutes, {
     users: services.users,
-    loginAttemptsPerMinute: config.loginAttemptsPerMinute,
+    loginFailuresPerUsername: config.loginFailuresPerUsername,
+    loginFailuresPerAddress: config.loginFailuresPerAddress,
+    sessionHours: config.sessionHours,
   });
   await app.register(eventRoutes, { events: services.events });
   await app.register(queryRoutes, { queries: services.queries });
@@ -118,7 +201,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(triggerRoutes, { triggers: services.triggers });
   await app.register(dashboardRoutes, { dashboards: services.dashboards });
   await app.register(widgetRoutes, { widgets: services.widgets });
-  await app.register(ingestRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
-  await app.register(esBulkRoutes, { ingest: services.ingest, bodyLimit: config.ingestBodyLimit });
+  await app.register(ingestRoutes, {
+    ingest: services.ingest,
+    bodyLimit: config.ingestBodyLimit,
+    maxRecords: config.ingestMaxRecords,
+  });
+  await app.register(esBulkRoutes, {
+    ingest: services.ingest,
+    bodyLimit: config.ingestBodyLimit,
+    maxRecords: config.ingestMaxRecords,
+  });
   return app;
 }

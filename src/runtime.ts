@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config/config.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
@@ -27,13 +27,46 @@ export interface RuntimeOptions {
   pgSchema?: string;
 }
 
+/** The files the stores keep in the data dir (those that exist are made private). */
+const STORE_FILES = [
+  'meta.sqlite',
+  'meta.sqlite-wal',
+  'meta.sqlite-shm',
+  'meta.sqlite-journal',
+  'events.duckdb',
+  'events.duckdb.wal',
+  'admin-token',
+];
+
+/**
+ * Files are private (API.md §10): the data dir `0700` (an existing one tightened) and the
+ * files in it `0600`, whatever the umask. Files the engines create later take their mode
+ * from the database file (SQLite) or the umask the server sets (main.ts).
+ */
+export function privateDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  for (const name of STORE_FILES) {
+    const file = path.join(dataDir, name);
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+  const reports = path.join(dataDir, 'reports');
+  if (existsSync(reports)) {
+    chmodSync(reports, 0o700);
+    for (const name of readdirSync(reports)) chmodSync(path.join(reports, name), 0o600);
+  }
+}
+
 async function openMeta(config: Config, opts: RuntimeOptions): Promise<MetadataDb> {
-  mkdirSync(config.dataDir, { recursive: true });
-  return openMetadataDb({
+  privateDataDir(config.dataDir);
+  const meta = await openMetadataDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}),
   });
+  // SQLite created its files with the default mode: tighten them now they exist.
+  privateDataDir(config.dataDir);
+  return meta;
 }
 
 export async function openMetaRuntime(config: Config, opts: RuntimeOptions = {}): Promise<MetaRuntime> {
@@ -55,6 +88,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     await meta.close();
     throw err;
   }
+  privateDataDir(config.dataDir);
   const { geoip, warnings } = await GeoIp.open({ cityPath: config.geoipCityPath });
   const services = createServices(meta, events, config, { geoip });
   await services.reports.failPendingFromEarlierRun();

@@ -31,6 +31,11 @@ export const ConfigSchema = Type.Object(
       default: 67108864,
       description: 'Largest ingest request body in bytes (after decompression)',
     }),
+    ingestMaxRecords: Type.Integer({
+      minimum: 1,
+      default: 100000,
+      description: 'Most records one ingest request may hold; beyond it 413 and nothing is stored',
+    }),
     duckdbMemoryLimit: Type.String({
       pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
       default: '512MB',
@@ -113,6 +118,32 @@ export const ConfigSchema = Type.Object(
       default: 1000000,
       description: 'Most rows an export or report holds',
     }),
+    queryResultsMemoryMb: Type.Integer({
+      minimum: 1,
+      default: 256,
+      description:
+        'Memory (MiB, estimated) the results of all queries may hold; beyond it the least recently read finished results are dropped and recomputed on their next read',
+    }),
+    queryLivePerUser: Type.Integer({
+      minimum: 1,
+      default: 50,
+      description: 'Running or watched queries a user may have at once; beyond it 429 + Retry-After',
+    }),
+    reportsPerUser: Type.Integer({
+      minimum: 1,
+      default: 2,
+      description: 'Reports of one user generated at once; more wait PENDING for a slot',
+    }),
+    reportsConcurrent: Type.Integer({
+      minimum: 1,
+      default: 2,
+      description: 'Reports generated at once over all users; more wait PENDING for a slot',
+    }),
+    reportMaxBytes: Type.Integer({
+      minimum: 0,
+      default: 1073741824,
+      description: 'Largest report file in bytes; a larger report ends ERROR saying so (0 = no limit)',
+    }),
     triggerTaskWindowSeconds: Type.Integer({
       minimum: 0,
       default: 600,
@@ -124,16 +155,35 @@ export const ConfigSchema = Type.Object(
       description:
         'A GeoLite2-City (or compatible) .mmdb file for city-level GeoIP; empty uses the bundled CC0 country database',
     }),
-    loginAttemptsPerMinute: Type.Integer({
+    loginFailuresPerUsername: Type.Integer({
       minimum: 0,
       default: 10,
       description:
-        'POST /api/auth/login calls allowed per client address and minute; beyond it 429 (0 = no limit)',
+        'Failed POST /api/auth/login attempts per username and minute; beyond it that username gets 429 (0 = no limit)',
+    }),
+    loginFailuresPerAddress: Type.Integer({
+      minimum: 0,
+      default: 100,
+      description:
+        'Failed POST /api/auth/login attempts per client address and minute; beyond it failures from it get 429 (0 = no limit)',
+    }),
+    sessionHours: Type.Integer({
+      minimum: 1,
+      maximum: 8760,
+      default: 12,
+      description: 'Lifetime of the USER token POST /api/auth/login returns (hours)',
     }),
     tokenCacheSeconds: Type.Integer({
       minimum: 0,
       default: 10,
-      description: 'How long a verified token stays cached in memory',
+      description:
+        'How long a verified token stays cached in memory; also how often live connections re-check their token and rights',
+    }),
+    publicUrl: Type.String({
+      default: '',
+      pattern: '^(https?://[^/?#\\s]+(/[^?#\\s]*)?)?$',
+      description:
+        'The URL clients reach the server at (https://logs.example.com), for absolute links; empty: the listen address',
     }),
   },
   { additionalProperties: false },

@@ -14,6 +14,7 @@ import { TokensRepository } from '../metadata/tokens-repository.js';
 import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { type LiveTopics, QueryRunner } from '../query/runner.js';
+import { currentCaller } from './auth/request-caller.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
 import { EventsService } from './events/events-service.js';
@@ -22,7 +23,7 @@ import { ResultEnricher } from './queries/result-enricher.js';
 import { ReportsService } from './reports/reports-service.js';
 import { TasksService } from './tasks/tasks-service.js';
 import { TokensService } from './tokens/tokens-service.js';
-import { TriggersService } from './triggers/triggers-service.js';
+import { type TriggerMatch, TriggersService } from './triggers/triggers-service.js';
 import { UsersService } from './users/users-service.js';
 
 /** Services over the metadata store alone (what CLI user/token commands need). */
@@ -80,6 +81,8 @@ export function createServices(
     maxSlices: 8,
     refreshMs: config.queryRefreshMs,
     onError: (err, queryId) => problems.report(err, { query_id: queryId }),
+    resultsBudgetBytes: config.queryResultsMemoryMb * 1048576,
+    maxLivePerUser: config.queryLivePerUser,
   });
   const tasks = new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db));
   const triggers = new TriggersService(new TriggersRepository(meta.db), new UsersRepository(meta.db), tasks, {
@@ -89,7 +92,11 @@ export function createServices(
   batcher.onCommit((committed) => triggers.matchCommitted(committed));
   const dashboardRepos = new DashboardRepositories(meta.db);
   const dashboards = new DashboardsService(dashboardRepos);
-  const triggerMatches = (evIds: readonly string[]) => triggers.matchesOf(evIds);
+  // Trigger data shows only the caller's visible triggers; no caller (no request): none.
+  const triggerMatches = async (evIds: readonly string[]) => {
+    const who = currentCaller();
+    return who ? triggers.matchesOf(evIds, who) : new Map<string, TriggerMatch[]>();
+  };
   const enricher = new ResultEnricher({ geoip: resources.geoip, triggerMatches });
   return {
     ...createMetaServices(meta, config),
@@ -116,6 +123,9 @@ export function createServices(
     reports: new ReportsService(new ReportsRepository(meta.db), runner, events, dashboards, {
       dataDir: config.dataDir,
       maxRows: config.exportMaxRows,
+      maxBytes: config.reportMaxBytes,
+      perUser: config.reportsPerUser,
+      concurrent: config.reportsConcurrent,
       problems,
     }),
     problems,

@@ -1,5 +1,12 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type FieldErrors } from './errors.js';
+import {
+  AppError,
+  type FieldErrors,
+  isNoSpaceError,
+  isOutOfMemoryError,
+  outOfMemory,
+  storageFull,
+} from './errors.js';
 
 export interface ErrorBody {
   detail: string;
@@ -91,6 +98,10 @@ export function describeError(
     return [status, { detail: friendlyMessage(fe), code }, {}];
   }
   request.log.error({ err: error }, 'unhandled error');
+  // A store that cannot write for lack of space, or an engine out of memory: say so
+  // (507 / 503), never with the engine's text.
+  const mapped = isNoSpaceError(error) ? storageFull() : isOutOfMemoryError(error) ? outOfMemory() : null;
+  if (mapped) return [mapped.status, { detail: mapped.message, code: mapped.code }, mapped.headers ?? {}];
   return [
     500,
     { detail: 'Internal server error.', code: 'server_error', request_id: String(request.id) },

@@ -53,3 +53,48 @@ export const unavailable = (message: string, retryAfterSeconds?: number) =>
     undefined,
     retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(retryAfterSeconds) },
   );
+
+/** A write the disk has no room for (API.md §10): 507, code storage_full. */
+export const storageFull = (
+  message = 'The server has no storage space left for this write; retry once space is freed.',
+) => new AppError(507, 'storage_full', message);
+
+/** The engine ran out of memory for a query or report (its own text goes to the log). */
+export const outOfMemory = (
+  message = 'The server has not enough memory for this query right now; narrow it (time range, filter, fewer rows) or retry later.',
+) => new AppError(503, 'out_of_memory', message, undefined, { 'Retry-After': '5' });
+
+const NO_SPACE =
+  /No space left on device|ENOSPC|disk I\/O error|database or disk is full|SQLITE_FULL|Disk full/i;
+const OUT_OF_MEMORY = /Out of Memory|could not allocate|failed to allocate|ERR_OUT_OF_MEMORY|memory_limit/i;
+
+/**
+ * Whether an error (DuckDB's, SQLite's, PostgreSQL's or Node's) means the disk is full:
+ * ENOSPC, "No space left on device", SQLite's SQLITE_FULL / "disk I/O error",
+ * PostgreSQL's 53100 (disk_full).
+ */
+export function isNoSpaceError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (code === 'ENOSPC' || code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === '53100')
+    return true;
+  return typeof e.message === 'string' && NO_SPACE.test(e.message);
+}
+
+/** Whether an engine error means it ran out of memory (DuckDB's "Out of Memory Error"). */
+export function isOutOfMemoryError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const m = (err as { message?: unknown }).message;
+  return typeof m === 'string' && OUT_OF_MEMORY.test(m);
+}
+
+/**
+ * The one line a start-up failure for lack of disk space is reported with (the CLI prints
+ * it instead of a stack): null when `err` is not about space.
+ */
+export function startupNoSpaceMessage(err: unknown, dataDir: string): string | null {
+  if (err instanceof AppError && err.code === 'storage_full') return err.message;
+  if (!isNoSpaceError(err)) return null;
+  return `Cannot start: no space left on the disk of the data directory ${dataDir} (the stores cannot open their files). Free some space and start again.`;
+}

@@ -68,15 +68,33 @@ export interface Envelope<T> {
   results: T[];
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Where clients reach the server, without a trailing slash (`publicUrl`, else the
+     * listen address): the base of every absolute URL the API returns. Never the request's
+     * `Host`, which the client chooses.
+     */
+    publicBaseUrl(): string;
+  }
+}
+
+/** An absolute URL for a path and query string of this server (e.g. the request's own). */
+export function absoluteUrl(request: FastifyRequest, pathAndQuery: string): string {
+  return `${request.server.publicBaseUrl()}${pathAndQuery}`;
+}
+
 /** The pagination envelope, with absolute next/previous links; a page past the end is 404. */
 export function envelope<T>(request: FastifyRequest, plan: ListPlan, result: Page<T>): Envelope<T> {
   const lastPage = Math.max(1, Math.ceil(result.count / plan.pageSize));
   if (plan.page > lastPage) throw new AppError(404, 'not_found', 'Invalid page.');
+  const q = request.url.indexOf('?');
+  const pathname = q < 0 ? request.url : request.url.slice(0, q);
   const link = (page: number) => {
-    const url = new URL(request.url, `${request.protocol}://${request.host}`);
-    url.searchParams.set('page', String(page));
-    url.searchParams.set('page_size', String(plan.pageSize));
-    return url.toString();
+    const params = new URLSearchParams(q < 0 ? '' : request.url.slice(q + 1));
+    params.set('page', String(page));
+    params.set('page_size', String(plan.pageSize));
+    return absoluteUrl(request, `${pathname}?${params.toString()}`);
   };
   return {
     count: result.count,

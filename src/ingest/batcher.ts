@@ -54,10 +54,18 @@ export class Batcher {
     return { queuedEvents: this.queued, ...this.counts };
   }
 
-  submit(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
+  /**
+   * Queues events (the bound counts events, i.e. records) and resolves once they are
+   * committed. `admitted`: a later piece of a request whose first piece was accepted;
+   * it is not refused for a full queue, so a request is refused whole or not at all.
+   */
+  submit(
+    events: readonly NormalisedEvent[],
+    options: { admitted?: boolean } = {},
+  ): Promise<{ storedAt: number }> {
     if (this.closed) return Promise.reject(unavailable('The server is shutting down.', 5));
     if (events.length === 0) return Promise.resolve({ storedAt: Date.now() });
-    if (this.queued > 0 && this.queued + events.length > this.opts.maxQueuedEvents) {
+    if (!options.admitted && this.queued > 0 && this.queued + events.length > this.opts.maxQueuedEvents) {
       return Promise.reject(unavailable('Ingest queue is full; retry shortly.', 1));
     }
     return new Promise((resolve, reject) => {

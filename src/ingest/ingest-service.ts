@@ -1,3 +1,4 @@
+import type { NormalisedEvent } from '../core/event.js';
 import { newUlid } from '../core/ids.js';
 import type { Batcher } from './batcher.js';
 import { normaliseRecord } from './normalise.js';
@@ -14,6 +15,16 @@ export interface IngestOutcome {
   items: Array<{ ev_id: string } | { error: string }>;
 }
 
+export interface IngestPiecesOptions {
+  /** Keep `items` (one per record; the ES bulk answer needs them). Default true. */
+  items?: boolean;
+  /** Called once a piece is stored (to drop what it held), with the outcome so far. */
+  afterPiece?: (piece: number, soFar: IngestOutcome) => void;
+}
+
+/** Gives the event loop a turn between two pieces. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Turns parsed records into events and hands the accepted ones to the batcher; resolves
  * once they are durable. A rejected record never stops the others.
@@ -26,28 +37,52 @@ export class IngestService {
 
   /** `intake` says where the records came in (`http:<user>`, `syslog:<address>`). */
   async ingest(entries: readonly ParsedEntry[], intake: string | null): Promise<IngestOutcome> {
+    return this.ingestPieces([() => entries], intake);
+  }
+
+  /**
+   * A large request in pieces (see parsers/chunked.ts): each piece is parsed, normalised,
+   * committed and awaited before the next is parsed, with a turn of the event loop
+   * between, so memory holds one piece of parsed records and events at a time and other
+   * requests are served meanwhile. The queue bound (503) is checked for the first piece
+   * only: a request once admitted is not refused half-way by other requests filling the
+   * queue (memory stays bounded: one piece per admitted request beyond the bound). A
+   * failing commit (disk full) stops the request with that error; the pieces committed
+   * before it stay stored.
+   */
+  async ingestPieces(
+    pieces: ReadonlyArray<() => readonly ParsedEntry[]>,
+    intake: string | null,
+    options: IngestPiecesOptions = {},
+  ): Promise<IngestOutcome> {
     const receivedAt = Date.now();
     const ctx = { receivedAt, intake, newId: () => newUlid(receivedAt) };
-    const events = [];
-    const errors: IngestOutcome['errors'] = [];
-    const items: IngestOutcome['items'] = [];
-    let rejected = 0;
-    for (const entry of entries) {
-      const result =
-        entry.error === undefined
-          ? normaliseRecord(entry.value, ctx)
-          : { ok: false as const, detail: entry.error };
-      if (result.ok) {
-        events.push(result.event);
-        items.push({ ev_id: result.event.ev_id });
-      } else {
-        rejected++;
-        items.push({ error: result.detail });
-        if (errors.length < MAX_LISTED_ERRORS) errors.push({ index: entry.index, detail: result.detail });
+    const outcome: IngestOutcome = { accepted: 0, rejected: 0, errors: [], items: [] };
+    const keepItems = options.items ?? true;
+    for (let p = 0; p < pieces.length; p++) {
+      if (p > 0) await yieldToLoop();
+      const events: NormalisedEvent[] = [];
+      for (const entry of pieces[p]!()) {
+        const result =
+          entry.error === undefined
+            ? normaliseRecord(entry.value, ctx)
+            : { ok: false as const, detail: entry.error };
+        if (result.ok) {
+          events.push(result.event);
+          if (keepItems) outcome.items.push({ ev_id: result.event.ev_id });
+        } else {
+          outcome.rejected++;
+          this.rejectedRecords++;
+          if (keepItems) outcome.items.push({ error: result.detail });
+          if (outcome.errors.length < MAX_LISTED_ERRORS) {
+            outcome.errors.push({ index: entry.index, detail: result.detail });
+          }
+        }
       }
+      await this.batcher.submit(events, { admitted: p > 0 });
+      outcome.accepted += events.length;
+      options.afterPiece?.(p, outcome);
     }
-    this.rejectedRecords += rejected;
-    await this.batcher.submit(events);
-    return { accepted: events.length, rejected, errors, items };
+    return outcome;
   }
 }

@@ -20,7 +20,23 @@ export interface WidgetSource {
     who: Identity,
     target: { widget_id: number } | { dashboard_id: number },
   ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null }>>;
+  /**
+   * Whether the caller may (still) see the target; false when it is gone or invisible.
+   * Throws when that cannot be told now (a store is down): the subscription then stays.
+   */
+  visible(who: Identity, target: { widget_id: number } | { dashboard_id: number }): Promise<boolean>;
 }
+
+/** Who a connection is, re-checked while it lives (the tokens service). */
+export interface IdentitySource {
+  /** The token's identity now; null once the token is deleted or expired or its user deleted. */
+  current(keyId: string): Promise<Identity | null>;
+  /** A hint that this process changed tokens or rights: re-check at once. Returns `off`. */
+  onInvalidate?(listener: () => void): () => void;
+}
+
+/** Close code of a connection whose token is no longer valid (API.md §10). */
+export const CLOSE_TOKEN_INVALID = 4401;
 
 export interface LiveHubOptions {
   /** Bytes a connection may have waiting to be sent before it is closed with 1013. */
@@ -35,6 +51,14 @@ export interface LiveHubOptions {
   refreshMs: number;
   /** Most re-evaluations the hub runs at once (the rest wait their turn); default 2. */
   maxEvaluations?: number;
+  /**
+   * Where each connection's token is re-checked every `recheckMs` (default 10 s): a
+   * connection whose token or user is gone is closed with 4401; subscriptions its user
+   * may no longer see end. It reads the shared metadata store, so changes made by any
+   * process count; the in-process hint only makes local changes count sooner.
+   */
+  identities?: IdentitySource;
+  recheckMs?: number;
 }
 
 interface Watch {
@@ -89,6 +113,11 @@ export class LiveHub {
   private readonly timer: NodeJS.Timeout;
   private readonly pinger: NodeJS.Timeout;
   private readonly offRunner: () => void;
+  private readonly rechecker: NodeJS.Timeout | null;
+  private readonly offIdentities: () => void;
+  private rechecking: Promise<void> | null = null;
+  private recheckAgain = false;
+  private recheckSoon: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly queries: QueriesService,
@@ -99,6 +128,10 @@ export class LiveHub {
     this.offRunner = runner.onChange((job) => this.publish(job));
     this.timer = setInterval(() => this.tick(), Math.min(1000, opts.refreshMs)).unref();
     this.pinger = setInterval(() => this.ping(), opts.pingMs).unref();
+    this.rechecker = opts.identities
+      ? setInterval(() => void this.recheck(), opts.recheckMs ?? 10_000).unref()
+      : null;
+    this.offIdentities = opts.identities?.onInvalidate?.(() => this.scheduleRecheck()) ?? (() => undefined);
   }
 
   get connectionCount(): number {
@@ -261,6 +294,104 @@ export class LiveHub {
     for (const w of watches) {
       const job = await this.queries.job(client.who, w.queryId);
       this.send(client, updateMessage(w, await this.queries.represent(this.withTail(job), {})));
+    }
+  }
+
+  private scheduleRecheck() {
+    if (this.recheckSoon) return;
+    this.recheckSoon = setTimeout(() => {
+      this.recheckSoon = null;
+      void this.recheck();
+    }, 20).unref();
+  }
+
+  /**
+   * Re-checks every connection against the metadata store (API.md §10 "Live connections
+   * follow rights"): its token (deleted, expired, user deleted: closed with 4401) and its
+   * current rights (widget and dashboard subscriptions it may no longer see end, each
+   * named by an `error` message; the connection stays). One pass at a time.
+   */
+  recheck(): Promise<void> {
+    if (this.rechecking) {
+      this.recheckAgain = true;
+      return this.rechecking;
+    }
+    this.rechecking = this.recheckAll()
+      .catch(() => undefined)
+      .finally(() => {
+        this.rechecking = null;
+        if (this.recheckAgain) {
+          this.recheckAgain = false;
+          void this.recheck();
+        }
+      });
+    return this.rechecking;
+  }
+
+  private async recheckAll(): Promise<void> {
+    const identities = this.opts.identities;
+    if (!identities) return;
+    // Connections sharing a token (tabs) cost one lookup.
+    const byKey = new Map<string, Client[]>();
+    for (const c of this.clients) {
+      const list = byKey.get(c.who.keyId);
+      if (list) list.push(c);
+      else byKey.set(c.who.keyId, [c]);
+    }
+    for (const [keyId, clients] of byKey) {
+      let who: Identity | null;
+      try {
+        who = await identities.current(keyId);
+      } catch {
+        // The store cannot tell now: keep the connections, ask again next time.
+        continue;
+      }
+      for (const client of clients) {
+        if (!this.clients.has(client)) continue;
+        if (!who) {
+          this.revoke(client);
+          continue;
+        }
+        const changed = !sameRights(client.who, who);
+        client.who = who;
+        // Rights unchanged: what the client may see is unchanged too.
+        if (changed) await this.recheckWatches(client);
+      }
+    }
+  }
+
+  /** The token is no longer valid: close with 4401 (cut if the peer does not answer). */
+  private revoke(client: Client) {
+    const socket = client.socket;
+    socket.close(CLOSE_TOKEN_INVALID, 'Token is no longer valid.');
+    setTimeout(() => socket.terminate(), 1000).unref();
+    this.detach(client);
+  }
+
+  /** Ends the widget and dashboard subscriptions the connection's user may no longer see. */
+  private async recheckWatches(client: Client) {
+    const widgets = this.widgets;
+    if (!widgets) return;
+    // Query subscriptions are the owner's own queries: a token's user never changes.
+    for (const target of this.targets(client)) {
+      if ('query_id' in target) continue;
+      let ok: boolean;
+      try {
+        ok = await widgets.visible(client.who, target);
+      } catch {
+        continue;
+      }
+      const key = targetKey(target);
+      if (ok || !this.clients.has(client) || !client.watches.some((w) => w.key === key)) continue;
+      for (const w of client.watches) if (w.key === key) this.unwatch(client, w);
+      client.watches = client.watches.filter((w) => w.key !== key);
+      const what = 'widget_id' in target ? `widget ${target.widget_id}` : `dashboard ${target.dashboard_id}`;
+      this.reply(client, 'error', {
+        detail: `Subscription to ${what} ended: you may no longer see it.`,
+        command: 'subscribe',
+        target,
+      });
+      this.reply(client, 'unsubscribed', { target, subscriptions: this.targets(client) });
     }
   }
 
@@ -478,6 +609,9 @@ export class LiveHub {
   close(): void {
     clearInterval(this.timer);
     clearInterval(this.pinger);
+    if (this.rechecker) clearInterval(this.rechecker);
+    if (this.recheckSoon) clearTimeout(this.recheckSoon);
+    this.offIdentities();
     for (const t of this.pending.values()) clearTimeout(t);
     this.due.clear();
     for (const t of this.tails.values()) if (t.timer) clearTimeout(t.timer);
@@ -485,6 +619,16 @@ export class LiveHub {
     // terminate, not close: a stalled client would hold a closing handshake open forever.
     for (const c of this.clients) c.socket.terminate();
   }
+}
+
+/** Whether two identities of one token grant the same (rights may only have changed). */
+function sameRights(a: Identity, b: Identity): boolean {
+  return (
+    a.userId === b.userId &&
+    a.isAdmin === b.isAdmin &&
+    a.permissions.size === b.permissions.size &&
+    [...a.permissions].every((p) => b.permissions.has(p))
+  );
 }
 
 function updateMessage(w: Watch, data: GenericQuery): string {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Identity } from '../domain/auth/identity.js';
 import type { DashboardsService } from '../domain/dashboards/dashboards-service.js';
 import type { QueriesService } from '../domain/queries/queries-service.js';
+import { AppError } from '../errors/errors.js';
 import type { QueryRunner } from '../query/runner.js';
 import type { WidgetSource } from './live-hub.js';
 
@@ -32,6 +33,16 @@ export class WidgetQueries implements WidgetSource {
         return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs };
       }),
     );
+  }
+
+  async visible(who: Identity, target: { widget_id: number } | { dashboard_id: number }) {
+    try {
+      await this.dashboards.liveWidgets(who, target);
+      return true;
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) return false;
+      throw err;
+    }
   }
 
   /**

@@ -31,6 +31,11 @@ export class ReportsRepository {
     await this.db.deleteFrom('reports').where('id', '=', id).execute();
   }
 
+  /** Reports still PENDING (at start: left by a process that stopped). */
+  pending(): Promise<ReportRow[]> {
+    return this.db.selectFrom('reports').selectAll().where('status', '=', 'PENDING').execute();
+  }
+
   /** Reports left PENDING by a process that stopped: they will never finish. */
   async failPending(message: string): Promise<void> {
     await this.db

@@ -77,7 +77,8 @@ export class TriggersRepository {
   }
 
   /** The matches of these events, oldest match first (then by trigger). */
-  async matchesOf(evIds: readonly string[]): Promise<TriggerMatchRow[]> {
+  /** Matches of these events; with `ownerId`, only of that user's triggers. */
+  async matchesOf(evIds: readonly string[], opts: { ownerId?: number } = {}): Promise<TriggerMatchRow[]> {
     const out: TriggerMatchRow[] = [];
     for (let i = 0; i < evIds.length; i += EV_IDS_PER_LOOKUP) {
       const rows = await this.db
@@ -88,6 +89,7 @@ export class TriggersRepository {
         .select(['m.ev_id', 'm.trigger_id', 't.name', 't.severity', 't.description', 'm.matched_at'])
         .select('k.id as task_id')
         .where('m.ev_id', 'in', evIds.slice(i, i + EV_IDS_PER_LOOKUP))
+        .$if(opts.ownerId !== undefined, (q) => q.where('t.owner_id', '=', opts.ownerId as number))
         .orderBy('m.matched_at')
         .orderBy('m.trigger_id')
         .execute();

@@ -1,7 +1,7 @@
 import type { Bus } from '../core/bus.js';
-import type { NormalisedEvent } from '../core/event.js';
+import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../core/filter-ast.js';
-import { AppError, fieldError } from '../errors/errors.js';
+import { AppError, fieldError, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { QueryRow } from '../metadata/schema.js';
@@ -35,6 +35,14 @@ export interface QueryJob {
   running: Promise<void> | null;
   /** Stopped by the user: no re-evaluation until recalculated. */
   stopped: boolean;
+  /** Estimated bytes `results` holds (counted against the runner's results budget). */
+  resultBytes: number;
+  /** When the results were last read (ms): the least recently read are evicted first. */
+  readAt: number;
+  /** Results dropped to stay within the memory budget: recomputed on the next read. */
+  evicted: boolean;
+  /** A report's or export's own query: not counted as one of the owner's live queries. */
+  internal: boolean;
 }
 
 export interface RunnerOptions {
@@ -45,6 +53,13 @@ export interface RunnerOptions {
   refreshMs: number;
   /** Told of each computation that failed (the log's place: its text is not shown to clients). */
   onError?: (error: unknown, queryId: string) => void;
+  /**
+   * Bytes (estimated) the results of all queries may hold together; beyond it the results
+   * of the least recently read finished queries are dropped (recomputed on their next read).
+   */
+  resultsBudgetBytes?: number;
+  /** Live queries (running, or watched by a live subscription) a user may have at once; beyond it 429. */
+  maxLivePerUser?: number;
 }
 
 /**
@@ -75,6 +90,11 @@ export interface LiveTopics extends Record<string, unknown> {
  */
 export class QueryRunner {
   private readonly jobs = new Map<string, QueryJob>();
+  /** Estimated bytes held by the results of the jobs in `jobs`. */
+  private heldBytes = 0;
+  private evictions = 0;
+  /** Queries a live subscription watches: never evicted, counted as live. */
+  private pinned: (id: string) => boolean = () => false;
 
   constructor(
     private readonly store: EventStore,
@@ -97,6 +117,40 @@ export class QueryRunner {
     this.compute(job, job.status === 'SUCCESS');
   }
 
+  /** Marks the queries live subscriptions watch (their results are never evicted). */
+  pinWhile(pinned: (id: string) => boolean): void {
+    this.pinned = pinned;
+  }
+
+  /** Memory held by results, for /metrics and tests. */
+  memory(): { heldBytes: number; budgetBytes: number; evictions: number; jobs: number } {
+    return {
+      heldBytes: this.heldBytes,
+      budgetBytes: this.opts.resultsBudgetBytes ?? Number.POSITIVE_INFINITY,
+      evictions: this.evictions,
+      jobs: this.jobs.size,
+    };
+  }
+
+  /**
+   * Refuses a new live query of a user who already has `maxLivePerUser` running or
+   * watched ones (429 with Retry-After). `except`: a job being restarted is not counted.
+   */
+  admit(ownerId: number, except?: QueryJob): void {
+    const max = this.opts.maxLivePerUser;
+    if (max === undefined) return;
+    let live = 0;
+    for (const job of this.jobs.values()) {
+      if (job.ownerId !== ownerId || job.internal || job === except) continue;
+      if (job.running || this.pinned(job.id)) live++;
+    }
+    if (live >= max)
+      throw tooManyRequests(
+        2,
+        `You have ${live} queries running or watched (at most ${max}); wait for one to finish, or stop or remove one.`,
+      );
+  }
+
   /** Queries held in memory, by status, for /metrics. */
   stats(): Record<string, number> {
     const byStatus: Record<string, number> = {};
@@ -109,7 +163,7 @@ export class QueryRunner {
   }
 
   /** Makes a job from a stored definition (new, or after a restart) and starts it. */
-  start(row: QueryRow, filter: FilterNode): QueryJob {
+  start(row: QueryRow, filter: FilterNode, opts: { internal?: boolean } = {}): QueryJob {
     const def = QUERY_TYPE_DEFS[row.type as QueryTypeName];
     const params = JSON.parse(row.params) as CommonParamValues;
     const now = Date.now();
@@ -131,7 +185,13 @@ export class QueryRunner {
       controller: null,
       running: null,
       stopped: false,
+      resultBytes: 0,
+      readAt: now,
+      evicted: false,
+      internal: opts.internal ?? false,
     };
+    const previous = this.jobs.get(job.id);
+    if (previous) this.release(previous);
     this.jobs.set(job.id, job);
     this.compute(job, false);
     return job;
@@ -158,13 +218,27 @@ export class QueryRunner {
     }
   }
 
+  /**
+   * A read of a job whose results were evicted: computes them again from the definition
+   * (as after a restart). True when a computation started.
+   */
+  revive(job: QueryJob): boolean {
+    if (!job.evicted || job.running || !this.jobs.has(job.id)) return false;
+    job.evicted = false;
+    job.stopped = false;
+    job.readAt = Date.now();
+    this.compute(job, false);
+    return true;
+  }
+
   recalculate(job: QueryJob): void {
     job.controller?.abort();
     job.stopped = false;
+    job.evicted = false;
     // The aborted run settles as STOPPED first; the fresh run starts after it.
     const previous = job.running ?? Promise.resolve();
     job.status = 'PENDING';
-    job.results = null;
+    this.hold(job, null);
     job.progress = 0;
     job.error = null;
     job.running = previous.then(() => this.run(job, false));
@@ -180,7 +254,7 @@ export class QueryRunner {
 
   /** Forgets a job, interrupting its work; listeners get it one last time with status unchanged. */
   async remove(job: QueryJob): Promise<void> {
-    this.jobs.delete(job.id);
+    this.release(job);
     job.stopped = true;
     job.controller?.abort();
     await job.running;
@@ -204,11 +278,15 @@ export class QueryRunner {
       const field = opts.offset !== undefined ? 'offset' : 'page';
       throw fieldError(field, `${field} is too large: the position must stay below 2^53.`);
     }
+    job.readAt = Date.now();
     if (job.results === null) return {};
     let results = job.results;
     if (repage) {
       const r = job.results as SearchResult;
-      if (offset + pageSize > r.events.length && r.events.length < r.total && offset < r.total) {
+      const held = r.eventsOffset ?? 0;
+      const covered =
+        offset >= held && (offset + pageSize <= held + r.events.length || held + r.events.length >= r.total);
+      if (!covered && offset < r.total) {
         const plan = Search.plan(params, job.filter, job.window);
         if (plan.kind === 'search') {
           const page = await this.store.execute({ ...plan, offset, limit: pageSize, count: false });
@@ -236,26 +314,32 @@ export class QueryRunner {
       this.emit(job);
     }
     let acc: unknown = null;
+    const paged = this.pagedSearch(job);
     try {
       const slices = await this.slices(job, window);
       for (let i = 0; i < slices.length; i++) {
-        const plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow);
+        let plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow);
+        if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
         const part = await this.store.execute(plan, {
           signal: controller.signal,
           onProgress: (f) => {
             if (!reevaluation) job.progress = (i + f) / slices.length;
           },
         });
-        acc = acc === null ? part : job.def.merge(acc, part, job.params);
+        acc = paged
+          ? paged.merge(acc as SearchResult | null, part as SearchResult)
+          : acc === null
+            ? part
+            : job.def.merge(acc, part, job.params);
         if (!reevaluation && i < slices.length - 1) {
-          job.results = acc;
+          this.hold(job, acc);
           job.progress = (i + 1) / slices.length;
           job.updatedAt = new Date().toISOString();
           this.emit(job);
         }
       }
       const changed = reevaluation && JSON.stringify(acc) !== JSON.stringify(job.results);
-      job.results = acc;
+      this.hold(job, acc);
       job.baseMs = baseMs;
       job.window = window;
       job.status = 'SUCCESS';
@@ -267,7 +351,7 @@ export class QueryRunner {
       if (controller.signal.aborted) {
         if (!reevaluation || job.status !== 'SUCCESS') {
           job.status = 'STOPPED';
-          if (acc !== null) job.results = acc;
+          if (acc !== null) this.hold(job, acc);
         }
       } else {
         job.status = 'ERROR';
@@ -307,7 +391,99 @@ export class QueryRunner {
   /** Drops a job from memory without touching its definition (TTL sweep). */
   forget(id: string): void {
     const job = this.jobs.get(id);
-    job?.controller?.abort();
-    this.jobs.delete(id);
+    if (!job) return;
+    job.controller?.abort();
+    this.release(job);
   }
+
+  /** Takes a job out of the map and its results out of the budget. */
+  private release(job: QueryJob): void {
+    if (this.jobs.get(job.id) !== job) return;
+    this.heldBytes -= job.resultBytes;
+    this.jobs.delete(job.id);
+  }
+
+  /**
+   * Sets a job's results and accounts for them; over the budget, evicts the results of
+   * the least recently read finished jobs that nobody watches (never `job` itself).
+   */
+  private hold(job: QueryJob, results: unknown): void {
+    const tracked = this.jobs.get(job.id) === job;
+    if (tracked) this.heldBytes -= job.resultBytes;
+    job.results = results;
+    job.resultBytes = results === null ? 0 : estimateResultBytes(results);
+    if (!tracked) return;
+    this.heldBytes += job.resultBytes;
+    const budget = this.opts.resultsBudgetBytes;
+    if (budget === undefined || this.heldBytes <= budget) return;
+    const candidates = [...this.jobs.values()]
+      .filter(
+        (j) =>
+          j !== job &&
+          j.results !== null &&
+          !j.running &&
+          (j.status === 'SUCCESS' || j.status === 'STOPPED') &&
+          !this.pinned(j.id),
+      )
+      .sort((a, b) => a.readAt - b.readAt);
+    for (const j of candidates) {
+      if (this.heldBytes <= budget) break;
+      this.heldBytes -= j.resultBytes;
+      j.results = null;
+      j.resultBytes = 0;
+      j.evicted = true;
+      this.evictions++;
+    }
+  }
+
+  /**
+   * A Search whose page lies beyond the first and whose earlier rows nobody needs: the
+   * store skips them (OFFSET) instead of fetching `page × page_size` rows. A relative
+   * newest-first Search keeps every row up to its page: the live hub tails it and shifts
+   * events from page to page as new ones arrive. Slices skip what the earlier slices
+   * counted, so the page is exact.
+   */
+  private pagedSearch(job: QueryJob) {
+    if (job.type !== 'Search') return null;
+    const p = job.params as SearchParams;
+    if (p.page <= 1) return null;
+    if (isRelative(p.time_range) && p.sort.length === 1 && p.sort[0] === '-ts') return null;
+    const offset = (p.page - 1) * p.page_size;
+    const pageSize = p.page_size;
+    return {
+      slice: (acc: SearchResult | null) => {
+        const skip = Math.max(0, offset - (acc?.total ?? 0));
+        const have = acc?.events.length ?? 0;
+        return { offset: skip, limit: Math.max(0, pageSize - have) };
+      },
+      merge: (acc: SearchResult | null, part: SearchResult): SearchResult => ({
+        total: (acc?.total ?? 0) + part.total,
+        events: acc ? [...acc.events, ...part.events].slice(0, pageSize) : part.events,
+        eventsOffset: offset,
+      }),
+    };
+  }
+}
+
+/**
+ * About how many bytes of memory a result holds, cheaply: a Search's events by a
+ * per-event estimate (object, its strings and extra fields); other results (small
+ * aggregates) by the length of their JSON.
+ */
+export function estimateResultBytes(results: unknown): number {
+  const events = (results as { events?: unknown }).events;
+  if (Array.isArray(events)) {
+    let n = 256;
+    for (const e of events as StoredEvent[]) n += eventBytes(e);
+    return n;
+  }
+  return 256 + 2 * (JSON.stringify(results)?.length ?? 0);
+}
+
+/** V8 object with ~22 slots plus its strings (header + one byte a character) and fields map. */
+function eventBytes(e: StoredEvent): number {
+  let n = 360;
+  for (const v of Object.values(e)) if (typeof v === 'string') n += 20 + v.length;
+  for (const k in e.fields) n += 80 + k.length + (e.fields[k]?.length ?? 0);
+  return n;
 }

@@ -131,20 +131,21 @@ describe(`users and login on ${BACKEND}`, () => {
 describe(`login throttling on ${BACKEND}`, () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ LOGSCOPE_LOGIN_ATTEMPTS_PER_MINUTE: '3' });
+    t = await createTestApp({ LOGSCOPE_LOGIN_FAILURES_PER_USERNAME: '3' });
     await t.user('gina');
+    await t.user('hank');
   });
   afterAll(() => t.close());
 
-  const login = (password: string, ip = '10.9.9.9') =>
+  const login = (password: string, ip = '10.9.9.9', username = 'gina') =>
     t.app.inject({
       method: 'POST',
       url: '/api/auth/login',
       remoteAddress: ip,
-      payload: { username: 'gina', password },
+      payload: { username, password },
     });
 
-  it('answers 429 with Retry-After past the attempts per minute, per client address', async () => {
+  it('answers 429 with Retry-After past the failed attempts per username and minute', async () => {
     for (let i = 0; i < 3; i++) expect((await login('wrong')).statusCode).toBe(401);
     const throttled = await login('gina-password');
     expect(throttled.statusCode).toBe(429);
@@ -153,8 +154,9 @@ describe(`login throttling on ${BACKEND}`, () => {
       code: 'throttled',
       detail: expect.stringMatching(/login attempts/),
     });
-    // Another address is not affected, and other endpoints are never throttled.
-    expect((await login('gina-password', '10.9.9.10')).statusCode).toBe(200);
+    // The username is throttled from any address; another username is not.
+    expect((await login('gina-password', '10.9.9.10')).statusCode).toBe(429);
+    expect((await login('hank-password', '10.9.9.9', 'hank')).statusCode).toBe(200);
     for (let i = 0; i < 5; i++)
       expect((await t.as(t.adminToken, { method: 'GET', url: '/api/users/me' })).statusCode).toBe(200);
   });

@@ -1,5 +1,5 @@
 import { newUlid } from '../../core/ids.js';
-import { conflict, fieldError, notFound } from '../../errors/errors.js';
+import { conflict, fieldError, isNoSpaceError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js';
 import type { ExportDocument, Renderer } from '../../export/renderer.js';
@@ -68,10 +68,14 @@ export class QueriesService {
 
   keepWhile(inUse: (id: string) => boolean): void {
     this.inUse = inUse;
+    // Watched queries keep their results in memory and count as the owner's live queries.
+    this.runner.pinWhile(inUse);
   }
 
   /** Stores and starts a query without waiting (widget queries behind live subscriptions). */
   async start(who: Identity, valid: ValidQuery): Promise<QueryJob> {
+    // At most `queryLivePerUser` running or watched queries per user: 429 beyond it.
+    this.runner.admit(who.userId);
     const now = new Date().toISOString();
     const row = {
       query_id: newUlid(),
@@ -108,6 +112,8 @@ export class QueriesService {
     }
     if (job.ownerId !== who.userId) throw notFound('No such query.');
     await this.markUsed(id);
+    // Results dropped to keep within the memory budget: computed again, like after a restart.
+    if (this.runner.revive(job)) await this.runner.settle(job, this.opts.syncWindowMs);
     return job;
   }
 
@@ -119,6 +125,7 @@ export class QueriesService {
 
   async recalculate(who: Identity, id: string): Promise<GenericQuery> {
     const job = await this.job(who, id);
+    this.runner.admit(who.userId, job);
     this.runner.recalculate(job);
     await this.runner.settle(job, this.opts.syncWindowMs);
     return this.represent(job, {});
@@ -210,7 +217,11 @@ export class QueriesService {
     const now = Date.now();
     if (now - (this.touchedAt.get(id) ?? 0) < TOUCH_EVERY_MS) return;
     this.touchedAt.set(id, now);
-    await this.repo.touch(id, new Date(now).toISOString());
+    // A read must work on a full disk: the TTL hint is written again on a later read.
+    await this.repo.touch(id, new Date(now).toISOString()).catch((err: unknown) => {
+      if (!isNoSpaceError(err)) throw err;
+      this.touchedAt.delete(id);
+    });
   }
 
   async represent(job: QueryJob, present: PresentOptions): Promise<GenericQuery> {

@@ -1,9 +1,12 @@
-import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { ProblemLog } from '../../core/problems.js';
 import { AppError, conflict, fieldError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
+import type { SearchResult } from '../../event-store/query-plan.js';
 import { renderChart } from '../../export/charts.js';
 import { EXPORT_FORMATS, type ExportFormat, parseExportFormat } from '../../export/export-format.js';
 import type { ExportSection } from '../../export/renderer.js';
@@ -72,20 +75,48 @@ const present = (r: ReportRow): ShortReport => ({
   error: r.error,
 });
 
+export interface ReportsOptions {
+  dataDir: string;
+  /** Most rows a report's table holds; beyond it the table is cut and says so in a note. */
+  maxRows: number;
+  /** Largest report file in bytes; beyond it the report ends ERROR (0: no limit). */
+  maxBytes?: number;
+  /** Reports of one user generated at once; more wait, PENDING, for a slot. */
+  perUser?: number;
+  /** Reports generated at once over all users; more wait, PENDING, for a slot. */
+  concurrent?: number;
+  problems?: ProblemLog;
+}
+
+interface Queued {
+  who: Identity;
+  row: ReportRow;
+  done: () => void;
+}
+
+/** The suffix of a file being written: renamed to the report's name only once complete. */
+const PART = '.part';
+
 /**
  * Reports: a query's or a dashboard's results rendered to a file in the background.
- * Files live in `<data_dir>/reports/<id>.<ext>` and are deleted with the report.
+ * Files live in `<data_dir>/reports/<id>.<ext>` and are deleted with the report. At most
+ * `perUser` reports of a user and `concurrent` in all are generated at once (the others
+ * wait, PENDING, in order); a file is written as `<id>.<ext>.part` and renamed when
+ * complete, so a crash never leaves a partial file that looks whole.
  */
 export class ReportsService {
   private readonly dir: string;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly queue: Queued[] = [];
+  private readonly runningOf = new Map<number, number>();
+  private running = 0;
 
   constructor(
     private readonly repo: ReportsRepository,
     private readonly runner: QueryRunner,
     private readonly store: EventStore,
     private readonly dashboards: DashboardReader | null,
-    private readonly opts: { dataDir: string; maxRows: number; problems?: ProblemLog },
+    private readonly opts: ReportsOptions,
   ) {
     this.dir = path.join(opts.dataDir, 'reports');
   }
@@ -136,14 +167,54 @@ export class ReportsService {
       created_at: new Date().toISOString(),
       error: null,
     });
-    const job = this.generate(who, row).finally(() => this.inFlight.delete(job));
+    const job = new Promise<void>((done) => {
+      this.queue.push({ who, row, done });
+      this.pump();
+    }).finally(() => this.inFlight.delete(job));
     this.inFlight.add(job);
     return present(row);
   }
 
-  /** Reports a stopped process left PENDING will never finish: say so. */
-  failPendingFromEarlierRun(): Promise<void> {
-    return this.repo.failPending('The server stopped while the report was being generated; create it again.');
+  /** Starts queued reports, in order, while their owner and the server have a free slot. */
+  private pump(): void {
+    const perUser = this.opts.perUser ?? Number.POSITIVE_INFINITY;
+    const total = this.opts.concurrent ?? Number.POSITIVE_INFINITY;
+    for (let i = 0; i < this.queue.length && this.running < total; ) {
+      const q = this.queue[i] as Queued;
+      const mine = this.runningOf.get(q.who.userId) ?? 0;
+      if (mine >= perUser) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.running++;
+      this.runningOf.set(q.who.userId, mine + 1);
+      void this.generate(q.who, q.row).finally(() => {
+        this.running--;
+        const left = (this.runningOf.get(q.who.userId) ?? 1) - 1;
+        if (left > 0) this.runningOf.set(q.who.userId, left);
+        else this.runningOf.delete(q.who.userId);
+        q.done();
+        this.pump();
+      });
+    }
+  }
+
+  /**
+   * Reports a stopped process left PENDING will never finish: say so, and delete what
+   * they had written (partial `.part` files, and any file of a report left PENDING).
+   */
+  async failPendingFromEarlierRun(): Promise<void> {
+    const pending = await this.repo.pending();
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      // no reports directory yet
+    }
+    for (const name of names) if (name.endsWith(PART)) rmSync(path.join(this.dir, name), { force: true });
+    for (const row of pending) rmSync(this.fileOf(row), { force: true });
+    await this.repo.failPending('The server stopped while the report was being generated; create it again.');
   }
 
   /** Waits for reports being generated (shutdown, tests). */
@@ -153,7 +224,10 @@ export class ReportsService {
 
   private async generate(who: Identity, row: ReportRow): Promise<void> {
     const file = this.fileOf(row);
+    const part = `${file}${PART}`;
     try {
+      // Deleted while it waited for a slot: nothing to do.
+      if (!(await this.repo.byId(row.id))) return;
       mkdirSync(this.dir, { recursive: true });
       const source = JSON.parse(row.source) as ReportSource;
       const sections: ExportSection[] = [];
@@ -166,12 +240,17 @@ export class ReportsService {
         }
       }
       const renderer = RENDERERS[row.ftype as ExportFormat];
-      await renderer.render(
-        { title: row.title, timezone: row.timezone, generatedAt: new Date(), sections },
-        createWriteStream(file),
+      await this.write(part, (out) =>
+        renderer.render({ title: row.title, timezone: row.timezone, generatedAt: new Date(), sections }, out),
       );
+      if (!(await this.repo.byId(row.id))) {
+        rmSync(part, { force: true });
+        return;
+      }
+      renameSync(part, file);
       await this.repo.finish(row.id, { status: 'READY', size: statSync(file).size });
     } catch (err) {
+      rmSync(part, { force: true });
       rmSync(file, { force: true });
       // Our own errors speak to the user; anything else (engine text) goes to the log.
       if (!(err instanceof AppError)) this.opts.problems?.report(err, { report_id: row.id });
@@ -180,6 +259,39 @@ export class ReportsService {
           ? err.message
           : 'The report could not be generated because of an internal error; the server log has the details.';
       await this.repo.finish(row.id, { status: 'ERROR', error }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Renders into `file` through a byte counter: past `maxBytes` the write fails and the
+   * report ends ERROR saying so. Resolves once the file is complete on disk.
+   */
+  private async write(file: string, render: (out: Transform) => Promise<unknown>): Promise<void> {
+    const max = this.opts.maxBytes || Number.POSITIVE_INFINITY;
+    let bytes = 0;
+    let tooLarge = false;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        bytes += chunk.length;
+        if (bytes > max) {
+          tooLarge = true;
+          cb(new Error('report too large'));
+        } else cb(null, chunk);
+      },
+    });
+    const written = pipeline(counter, createWriteStream(file, { mode: 0o600 }));
+    try {
+      await Promise.all([render(counter), written]);
+    } catch (err) {
+      written.catch(() => undefined);
+      counter.destroy();
+      if (tooLarge)
+        throw new AppError(
+          413,
+          'report_too_large',
+          `The report is larger than ${formatBytes(max)} (reportMaxBytes); narrow its time range or filter, or choose fewer fields.`,
+        );
+      throw err;
     }
   }
 
@@ -204,14 +316,22 @@ export class ReportsService {
         last_used_at: now,
       },
       valid.filter,
+      { internal: true },
     );
     try {
       await job.running;
-      if (job.status !== 'SUCCESS')
-        throw new Error(`query "${title}" ended ${job.status}: ${job.error ?? ''}`);
+      // job.error is already a message for users (never engine text).
+      if (job.status === 'ERROR') throw new AppError(500, 'report_failed', `Query "${title}": ${job.error}`);
+      if (job.status !== 'SUCCESS') throw new Error(`query "${title}" ended ${job.status}`);
       const results = await this.runner.present(job, {});
       const table = exportTable(job, results, this.store, this.opts.maxRows);
       table.title = title;
+      const total = job.type === 'Search' ? (job.results as SearchResult).total : 0;
+      if (total > this.opts.maxRows)
+        table.notes = [
+          ...(table.notes ?? []),
+          `Truncated: the first ${this.opts.maxRows.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} matching events (exportMaxRows).`,
+        ];
       const sections: ExportSection[] = [];
       const chart = chartFor(job.type, results, title, visualization);
       if (chart?.points.length) {
@@ -254,4 +374,8 @@ export class ReportsService {
     await this.repo.delete(row.id);
     rmSync(this.fileOf(row), { force: true });
   }
+}
+
+function formatBytes(n: number): string {
+  return n >= 1048576 ? `${Math.round(n / 1048576)} MiB` : `${Math.round(n / 1024)} KiB`;
 }

@@ -60,6 +60,7 @@ export function identityOf(user: UserRow, token: Pick<TokenRow, 'token_type' | '
 
 export class TokensService {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly tokens: TokensRepository,
@@ -107,10 +108,33 @@ export class TokensService {
     return entry;
   }
 
+  /**
+   * The identity behind a token as the metadata store has it now (no cache): null when the
+   * token was deleted or has expired, or its user is gone. Long-lived connections re-check
+   * with it; it reads the shared store, so a change made by another process counts too.
+   */
+  async current(keyId: string): Promise<Identity | null> {
+    const row = await this.tokens.byKeyId(keyId);
+    if (!row) return null;
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= this.now().getTime()) return null;
+    const user = await this.users.byId(row.owner_id);
+    return user ? identityOf(user, row) : null;
+  }
+
+  /**
+   * Calls `listener` whenever this process changed tokens or rights (a hint to re-check
+   * at once; other processes' changes are found by periodic re-checks). Returns `off`.
+   */
+  onInvalidate(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Forgets cached identities, e.g. after a user's rights change. */
   invalidate(keyId?: string): void {
     if (keyId) this.cache.delete(keyId);
     else this.cache.clear();
+    for (const listener of this.listeners) listener();
   }
 
   async create(ownerId: number, input: NewToken): Promise<AuthToken> {

@@ -213,11 +213,16 @@ export class TriggersService {
     await this.load();
   }
 
-  /** The matches of these events, grouped by event id. */
-  async matchesOf(evIds: readonly string[]): Promise<Map<string, TriggerMatch[]>> {
+  /**
+   * The matches of these events that `who` may see, grouped by event id: trigger data is
+   * private like triggers (API.md §10): the caller's own triggers, every trigger for
+   * `manage_triggers` holders and admins.
+   */
+  async matchesOf(evIds: readonly string[], who: Identity): Promise<Map<string, TriggerMatch[]>> {
     const out = new Map<string, TriggerMatch[]>();
     if (!evIds.length) return out;
-    for (const m of await this.repo.matchesOf(evIds)) {
+    const scope = can(who, 'manage_triggers') ? {} : { ownerId: who.userId };
+    for (const m of await this.repo.matchesOf(evIds, scope)) {
       const list = out.get(m.ev_id) ?? [];
       list.push({
         trigger_id: m.trigger_id,

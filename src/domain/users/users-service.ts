@@ -89,14 +89,17 @@ export class UsersService {
     }
     if (id === who.userId && input.is_admin === false)
       throw conflict('You cannot remove your own admin rights.');
-    const row = await this.users.update(id, {
+    const patch = {
       ...(input.username !== undefined ? { username: input.username } : {}),
       ...(input.password !== undefined ? { password_hash: await hashPassword(input.password) } : {}),
       ...(input.is_admin !== undefined ? { is_admin: input.is_admin ? 1 : 0 } : {}),
       ...(input.permissions !== undefined
         ? { permissions: JSON.stringify(canonicalPermissions(input.permissions)) }
         : {}),
-    });
+    };
+    // An empty PATCH changes nothing and answers the user as it is (like the other resources).
+    if (Object.keys(patch).length === 0) return presentUser(current);
+    const row = await this.users.update(id, patch);
     if (!row) throw notFound('No such user.');
     this.tokens.invalidate();
     return presentUser(row);
@@ -109,12 +112,20 @@ export class UsersService {
     this.tokens.invalidate();
   }
 
-  async login(username: string, password: string): Promise<AuthToken> {
+  /**
+   * A session: a new USER token for a correct username and password, expiring after
+   * `sessionMs` (API.md §10 "Sessions"); logging out is deleting it.
+   */
+  async login(username: string, password: string, sessionMs: number): Promise<AuthToken> {
     const row = await this.users.byUsername(username);
     // Verify against a dummy hash when the user is unknown, so timing does not reveal it.
     const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
     if (!row?.password_hash || !ok) throw authenticationFailed('Invalid username or password.');
-    return this.tokens.create(row.id, { token_type: 'USER', name: 'login' });
+    return this.tokens.create(row.id, {
+      token_type: 'USER',
+      name: 'login',
+      expires_at: new Date(Date.now() + sessionMs).toISOString(),
+    });
   }
 
   /**

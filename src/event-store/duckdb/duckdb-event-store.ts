@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
   type DuckDBAppender,
@@ -12,6 +12,13 @@ import {
 } from '@duckdb/node-api';
 import { decodeTime } from 'ulidx';
 import type { NormalisedEvent, Severity, StoredEvent } from '../../core/event.js';
+import {
+  isNoSpaceError,
+  isOutOfMemoryError,
+  outOfMemory,
+  storageFull,
+  unavailable,
+} from '../../errors/errors.js';
 import type { EventStore, EventStoreStats } from '../event-store.js';
 import type {
   ExecOptions,
@@ -88,6 +95,9 @@ async function upgradeEventsTable(writer: DuckDBConnection): Promise<void> {
 
 const HOUR_MS = 3_600_000;
 
+/** Below this much free space on the data dir's file system the store reports itself full. */
+const MIN_FREE_BYTES = 256 * 1024;
+
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK_ROWS = 2048;
 
@@ -114,6 +124,11 @@ export class DuckDbEventStore implements EventStore {
   private readonly perHour = new Map<number, number>();
   /** Idle query connections; each running statement has its own so it can be interrupted. */
   private readonly idle: DuckDBConnection[] = [];
+  /**
+   * Set when a write failed for lack of space (with the free bytes then), cleared by the
+   * next write that succeeds or once the file system has room again: /api/health says so.
+   */
+  private full: { freeBytes: number } | null = null;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -126,6 +141,19 @@ export class DuckDbEventStore implements EventStore {
   ) {}
 
   static async open(opts: DuckDbEventStoreOptions): Promise<DuckDbEventStore> {
+    try {
+      return await DuckDbEventStore.openNow(opts);
+    } catch (err) {
+      // One clear line instead of the engine's text (the CLI prints an AppError's message).
+      if (isNoSpaceError(err))
+        throw storageFull(
+          `The event store in ${opts.dataDir} cannot be opened: no space left on its disk (recovering its write-ahead log needs room). Free some space and start again.`,
+        );
+      throw err;
+    }
+  }
+
+  private static async openNow(opts: DuckDbEventStoreOptions): Promise<DuckDbEventStore> {
     let file: string | null = null;
     if (opts.dataDir !== ':memory:') {
       mkdirSync(opts.dataDir, { recursive: true });
@@ -212,10 +240,39 @@ export class DuckDbEventStore implements EventStore {
         this.perHour.set(hour, (this.perHour.get(hour) ?? 0) + 1);
       }
     } catch (err) {
-      this.appender.clear();
-      throw err;
+      try {
+        this.appender.clear();
+      } catch {
+        // the appender's rows are dropped either way
+      }
+      throw this.writeError(err);
     }
+    this.full = null;
     return { storedAt };
+  }
+
+  /**
+   * A write's failure as the API shows it: no space → 507 storage_full (and /api/health
+   * answers 503 until there is room again), out of memory → 503; anything else unchanged.
+   */
+  private writeError(err: unknown): unknown {
+    if (isNoSpaceError(err)) {
+      this.full = { freeBytes: this.freeBytes() ?? 0 };
+      return storageFull();
+    }
+    if (isOutOfMemoryError(err)) return outOfMemory();
+    return err;
+  }
+
+  /** Free bytes on the data dir's file system (null for an in-memory store or when unknown). */
+  private freeBytes(): number | null {
+    if (!this.file) return null;
+    try {
+      const s = statfsSync(path.dirname(this.file));
+      return Number(s.bavail) * Number(s.bsize);
+    } catch {
+      return null;
+    }
   }
 
   async getById(evId: string): Promise<StoredEvent | null> {
@@ -250,7 +307,7 @@ export class DuckDbEventStore implements EventStore {
       return await fn(conn);
     } catch (err) {
       if (opts.signal?.aborted) throw abortError();
-      throw err;
+      throw readError(err);
     } finally {
       clearInterval(poll);
       opts.signal?.removeEventListener('abort', onAbort);
@@ -399,6 +456,9 @@ export class DuckDbEventStore implements EventStore {
         }
         if (remaining <= 0) break;
       }
+    } catch (err) {
+      if (opts.signal?.aborted) throw abortError();
+      throw readError(err);
     } finally {
       opts.signal?.removeEventListener('abort', onAbort);
       conn.closeSync();
@@ -466,8 +526,15 @@ export class DuckDbEventStore implements EventStore {
     await this.writer.run('CHECKPOINT');
   }
 
+  /** Fails while the store cannot answer, or cannot write for lack of space (API.md §10). */
   async ping(): Promise<void> {
     await this.reader.run('SELECT 1');
+    const free = this.freeBytes();
+    if (free === null) return;
+    // Room again since the failed write (someone freed space): writes are expected to work.
+    if (this.full && free >= this.full.freeBytes + MIN_FREE_BYTES) this.full = null;
+    if (this.full || free < MIN_FREE_BYTES)
+      throw unavailable(`The event store's disk is full (${Math.round(free / 1024)} KiB free).`);
   }
 
   async close(): Promise<void> {
@@ -478,6 +545,22 @@ export class DuckDbEventStore implements EventStore {
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+/**
+ * A query's engine failure as clients may see it: out of memory, or no room to spill to
+ * disk, become AppErrors with a clear message; the engine's text stays in the log (the
+ * original error is kept as `cause`).
+ */
+function readError(err: unknown): unknown {
+  const mapped = isOutOfMemoryError(err)
+    ? outOfMemory()
+    : isNoSpaceError(err)
+      ? storageFull('The server has no disk space left to compute this query; retry once space is freed.')
+      : null;
+  if (!mapped) return err;
+  (mapped as Error & { cause?: unknown }).cause = err;
+  return mapped;
 }
 
 function abortError(): Error {

@@ -1,9 +1,10 @@
+import type { Readable } from 'node:stream';
+import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { MAX_JSON_DEPTH, tooDeep } from '../../core/json-depth.js';
-import { validationError } from '../../errors/errors.js';
+import { AppError, validationError } from '../../errors/errors.js';
 import { parseBoolean } from '../schemas/common.js';
 
 interface PropertySchema {
@@ -60,10 +61,9 @@ const isForm = (request: FastifyRequest) => {
 export const bodyPlugin = fp(async (app: FastifyInstance) => {
   app.removeContentTypeParser('text/plain');
   await app.register(formbody);
-  await app.register(multipart, {
-    attachFieldsToBody: 'keyValues',
-    limits: { fileSize: 10 * 1024 * 1024, files: 10, fields: 200 },
-  });
+  app.addContentTypeParser('multipart/form-data', (request, payload, done) =>
+    parseMultipartBody(request, payload, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, done),
+  );
   app.addHook('preValidation', async (request) => {
     // JSON nested deeper than 64 levels is refused before any route walks it (API.md §10).
     // Ingest bodies are records, parsed and bounded by their own parsers.
@@ -93,3 +93,95 @@ export const bodyPlugin = fp(async (app: FastifyInstance) => {
     request.body = body;
   });
 });
+
+/** Most fields in one multipart body (beyond: 413). */
+export const MULTIPART_MAX_FIELDS = 200;
+/**
+ * A refusal that also ends the connection: the rest of the body is never read (a client
+ * sending 300 MiB gets its answer at the limit, and the server does not drain the rest).
+ */
+const refusing = (status: number, code: string, message: string) =>
+  new AppError(status, code, message, undefined, { connection: 'close' });
+
+const tooLarge = () => refusing(413, 'payload_too_large', 'Request body is too large.');
+const malformed = (why: string) => refusing(400, 'bad_request', `Malformed multipart body: ${why}.`);
+
+/**
+ * Content-type parser for multipart/form-data, on busboy (the parser @fastify/multipart
+ * wraps), fields only: the API takes no files. The body limit holds as for JSON (checked
+ * on Content-Length before anything is read, then on the bytes received), a file part is
+ * refused as soon as it starts, and anything malformed, a missing boundary included, is
+ * a 400; a field sent as `application/json` is parsed.
+ */
+function parseMultipartBody(
+  request: FastifyRequest,
+  payload: Readable,
+  limit: number,
+  done: (err: Error | null, body?: unknown) => void,
+): void {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    done(tooLarge());
+    return;
+  }
+  let parser: BusboyInstance;
+  try {
+    parser = new Busboy({
+      headers: request.headers as BusboyHeaders,
+      limits: { fieldSize: limit, fields: MULTIPART_MAX_FIELDS, parts: MULTIPART_MAX_FIELDS + 1 },
+    });
+  } catch {
+    done(malformed('multipart/form-data without a boundary parameter'));
+    return;
+  }
+  const fields: Record<string, unknown> = {};
+  let received = 0;
+  let finished = false;
+  const finish = (err: Error | null, body?: unknown) => {
+    if (finished) return;
+    finished = true;
+    payload.unpipe(parser);
+    payload.removeListener('data', onData);
+    if (err) payload.pause();
+    done(err, body);
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > limit) finish(tooLarge());
+  };
+  const tooMany = () =>
+    finish(refusing(413, 'payload_too_large', `Too many form fields (at most ${MULTIPART_MAX_FIELDS}).`));
+  parser.on('field', (name, text, _nameTruncated, valueTruncated, _encoding, mime) => {
+    if (finished) return;
+    if (valueTruncated) return finish(tooLarge());
+    if (name === '' || name in Object.prototype)
+      return finish(malformed(`field name "${name}" is not allowed`));
+    let value: unknown = text;
+    if (mime.toLowerCase().startsWith('application/json')) {
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return finish(refusing(400, 'bad_request', `Field ${name} is not valid JSON.`));
+      }
+    }
+    const prior = fields[name];
+    if (prior === undefined) fields[name] = value;
+    else if (Array.isArray(prior)) prior.push(value);
+    else fields[name] = [prior, value];
+  });
+  parser.on('file', (_name, stream) => {
+    stream.resume();
+    finish(refusing(415, 'unsupported_media_type', 'File uploads are not accepted: send form fields only.'));
+  });
+  parser.on('fieldsLimit', tooMany);
+  parser.on('partsLimit', tooMany);
+  parser.on('finish', () => finish(null, fields));
+  // busboy's own text stays out of answers: it describes the parser, not the request.
+  parser.on('error', () =>
+    finish(received === 0 ? null : malformed('not a valid multipart/form-data body'), {}),
+  );
+  payload.on('data', onData);
+  // Kept after finishing: a client that aborts later must not crash the process.
+  payload.on('error', () => finish(malformed('the request was aborted')));
+  payload.pipe(parser);
+}

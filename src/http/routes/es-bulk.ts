@@ -1,16 +1,20 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { describeError } from '../../errors/error-handler.js';
 import { AppError } from '../../errors/errors.js';
 import type { IngestService } from '../../ingest/ingest-service.js';
+import { PIECE_BYTES, PIECE_RECORDS, tooManyRecords } from '../../ingest/parsers/chunked.js';
 import {
   buildEsBulkResponse,
   buildEsErrorBody,
   type EsBulkItem,
+  type EsBulkOutcome,
+  type EsBulkPlan,
   EsBulkRequestError,
   esBulkCreated,
   esBulkFailed,
   esBulkItemToRecord,
-  parseEsBulk,
+  planEsBulk,
 } from '../../ingest/parsers/es-bulk.js';
 import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
 import { decodeUtf8Body, IngestBodyError } from '../../ingest/parsers/ndjson.js';
@@ -122,7 +126,10 @@ function publishAddress(request: FastifyRequest): string {
  * them stores or promises to store a document. Any other path answers an ES-shaped 404
  * (405 for a known path with another method): nothing answers success without storing.
  */
-export async function esBulkRoutes(app: FastifyInstance, opts: { ingest: IngestService; bodyLimit: number }) {
+export async function esBulkRoutes(
+  app: FastifyInstance,
+  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
+) {
   app.setErrorHandler(esErrorHandler);
   ingestBodies(
     app,
@@ -139,34 +146,53 @@ export async function esBulkRoutes(app: FastifyInstance, opts: { ingest: IngestS
   const bulk = async (index: string | undefined, body: Buffer | undefined, source: string) => {
     const started = performance.now();
     if (!body || body.length === 0) throw new EsError(400, 'parse_exception', 'request body is required');
-    let items: ReturnType<typeof parseEsBulk>;
+    if (!isUtf8(body)) decodeUtf8Body(body); // throws, naming the first bad byte
+    // One cheap pass first (action lines only: 400 for a malformed one, 413 past the cap,
+    // nothing stored), then the documents are parsed and stored piece by piece.
+    let plan: EsBulkPlan;
     try {
-      items = parseEsBulk(decodeUtf8Body(body), index ? { defaultIndex: index } : {});
+      plan = await planEsBulk(
+        body,
+        index ? { defaultIndex: index } : {},
+        { maxRecords: opts.maxRecords, pieceRecords: PIECE_RECORDS, pieceBytes: PIECE_BYTES },
+        () => tooManyRecords(opts.maxRecords),
+      );
     } catch (err) {
       if (err instanceof EsBulkRequestError) throw new EsError(400, err.type, err.message);
       throw err;
     }
-    const entries: ParsedEntry[] = [];
-    const positions: number[] = [];
-    items.forEach((item, i) => {
-      if (item.error !== undefined) return;
-      positions.push(i);
-      entries.push({ index: entries.length, value: esBulkItemToRecord(item) });
+    const { items } = plan;
+    const outcomes: EsBulkOutcome[] = [];
+    const pieces = plan.pieces.map(([from, to]) => () => {
+      plan.parsePiece(from, to);
+      const entries: ParsedEntry[] = [];
+      for (let k = from; k < to; k++) {
+        const item = items[k]!;
+        if (item.error === undefined) entries.push({ index: k, value: esBulkItemToRecord(item) });
+      }
+      return entries;
     });
-    const outcome = await opts.ingest.ingest(entries, source);
-    const outcomes = items.map((item) => (item.error !== undefined ? esBulkFailed(item) : null));
-    positions.forEach((pos, k) => {
-      const item = items[pos];
-      const result = outcome.items[k];
-      if (!item || !result) return;
-      outcomes[pos] =
-        'ev_id' in result ? esBulkCreated(item, result.ev_id) : esBulkFailed(item, result.error);
+    // Outcomes per piece as soon as it is stored: its documents can then be dropped.
+    let consumed = 0;
+    await opts.ingest.ingestPieces(pieces, source, {
+      afterPiece: (p, soFar) => {
+        const [from, to] = plan.pieces[p]!;
+        for (let k = from; k < to; k++) {
+          const item = items[k]!;
+          if (item.error !== undefined) outcomes.push(esBulkFailed(item));
+          else {
+            const result = soFar.items[consumed++];
+            outcomes.push(
+              result && 'ev_id' in result
+                ? esBulkCreated(item, result.ev_id)
+                : esBulkFailed(item, result?.error ?? 'document refused'),
+            );
+          }
+        }
+        plan.releasePiece(from, to);
+      },
     });
-    return buildEsBulkResponse(
-      outcomes.map((o) => o ?? { action: 'index' as const, status: 500 }),
-      performance.now() - started,
-      index,
-    );
+    return buildEsBulkResponse(outcomes, performance.now() - started, index);
   };
 
   for (const url of [`${PREFIX}/_bulk`, `${PREFIX}/:index/_bulk`]) {

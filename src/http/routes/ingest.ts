@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Identity } from '../../domain/auth/identity.js';
 import type { IngestService } from '../../ingest/ingest-service.js';
-import { decodeUtf8Body, IngestBodyError, parseJsonBody } from '../../ingest/parsers/ndjson.js';
-import { parseNdjsonBytes } from '../../ingest/parsers/ndjson-bytes.js';
+import { PIECE_BYTES, PIECE_RECORDS, planJson, planNdjson } from '../../ingest/parsers/chunked.js';
+import { IngestBodyError } from '../../ingest/parsers/ndjson.js';
 import { ingestBodies } from '../ingest-body.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses } from '../schemas/common.js';
@@ -30,7 +30,7 @@ export const sourceOf = (who: Identity, intake: string) => `${intake}:${who.user
 
 export async function ingestRoutes(
   fastify: FastifyInstance,
-  opts: { ingest: IngestService; bodyLimit: number },
+  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   ingestBodies(
@@ -49,20 +49,25 @@ export async function ingestRoutes(
         summary: 'Send events: a JSON object, a JSON array, or NDJSON (gzip/deflate allowed)',
         description:
           'Answers once the accepted events are durable. A malformed record is rejected alone ' +
-          '(listed by index, at most 100); the others are stored.',
+          '(listed by index, at most 100); the others are stored. More records than the ' +
+          'ingestMaxRecords setting: 413, nothing stored.',
         response: { 200: Type.Ref('IngestResult'), ...errorResponses(400, 401, 403, 413, 415, 503) },
       },
     },
     async (request) => {
       const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
       const body = request.body as Buffer;
-      const entries = NDJSON_TYPES.includes(type)
-        ? parseNdjsonBytes(body)
-        : parseJsonBody(decodeUtf8Body(body));
-      if (entries.length === 0) throw new IngestBodyError('parse_error', 'Request body holds no records.');
-      const { accepted, rejected, errors } = await opts.ingest.ingest(
-        entries,
+      // Counted and cut into pieces first (413 past the cap, 400 for a body that is not
+      // JSON: nothing stored), then stored piece by piece.
+      const limits = { maxRecords: opts.maxRecords, pieceRecords: PIECE_RECORDS, pieceBytes: PIECE_BYTES };
+      const plan = NDJSON_TYPES.includes(type)
+        ? await planNdjson(body, limits)
+        : await planJson(body, limits);
+      if (plan.records === 0) throw new IngestBodyError('parse_error', 'Request body holds no records.');
+      const { accepted, rejected, errors } = await opts.ingest.ingestPieces(
+        plan.pieces,
         sourceOf(caller(request), 'http'),
+        { items: false },
       );
       return { accepted, rejected, errors };
     },

@@ -1,9 +1,9 @@
-import rateLimit from '@fastify/rate-limit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { LoginThrottle } from '../../domain/auth/login-throttle.js';
 import type { UsersService } from '../../domain/users/users-service.js';
-import { tooManyRequests } from '../../errors/errors.js';
+import { AppError, tooManyRequests } from '../../errors/errors.js';
 import { envelope, planList } from '../list.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated } from '../schemas/common.js';
@@ -13,19 +13,23 @@ const ORDERABLE = ['id', 'username', 'created_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });
 const tags = ['users'];
 
-export async function userRoutes(
-  fastify: FastifyInstance,
-  opts: { users: UsersService; loginAttemptsPerMinute: number },
-) {
-  // Password guessing is throttled per client address; nothing else is rate limited.
-  const limit = opts.loginAttemptsPerMinute;
-  if (limit > 0) {
-    await fastify.register(rateLimit, {
-      global: false,
-      errorResponseBuilder: (_request, context) =>
-        tooManyRequests(Math.ceil(context.ttl / 1000), 'Too many login attempts; retry later.'),
-    });
-  }
+export interface UserRoutesOptions {
+  users: UsersService;
+  /** Failed logins per username and minute before that username gets 429 (0: no limit). */
+  loginFailuresPerUsername: number;
+  /** Failed logins per client address and minute before its failures get 429 (0: no limit). */
+  loginFailuresPerAddress: number;
+  /** Lifetime of a login's token. */
+  sessionHours: number;
+}
+
+export async function userRoutes(fastify: FastifyInstance, opts: UserRoutesOptions) {
+  // Password guessing is throttled by failed logins; nothing else is rate limited.
+  const throttle = new LoginThrottle({
+    perUsername: opts.loginFailuresPerUsername,
+    perAddress: opts.loginFailuresPerAddress,
+  });
+  const sessionMs = opts.sessionHours * 3_600_000;
   const { users } = opts;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const one = { 200: Type.Ref('User'), ...errorResponses(400, 401, 403, 404, 409) };
@@ -107,15 +111,33 @@ export async function userRoutes(
   app.post(
     '/api/auth/login',
     {
-      config: { auth: 'public', ...(limit > 0 ? { rateLimit: { max: limit, timeWindow: 60_000 } } : {}) },
+      config: { auth: 'public' },
       schema: {
         tags: ['auth'],
-        summary: 'Exchange a username and password for a new USER token',
+        summary: 'Exchange a username and password for a new USER token that expires (a session)',
         security: [],
         body: LoginSchema,
         response: { 200: Type.Ref('AuthToken'), ...errorResponses(400, 401, 413, 415, 429) },
       },
     },
-    async (request) => users.login(request.body.username, request.body.password),
+    async (request) => {
+      const { username, password } = request.body;
+      const userWait = throttle.usernameWait(username);
+      // A throttled username is refused before its password is looked at, from any address.
+      if (userWait > 0) throw tooManyRequests(userWait, 'Too many failed login attempts; retry later.');
+      const addressThrottled = throttle.addressWait(request.ip) > 0;
+      try {
+        return await users.login(username, password, sessionMs);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status !== 401) throw err;
+        throttle.fail(username, request.ip);
+        if (addressThrottled)
+          throw tooManyRequests(
+            throttle.addressWait(request.ip),
+            'Too many failed login attempts; retry later.',
+          );
+        throw err;
+      }
+    },
   );
 }

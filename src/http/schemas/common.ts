@@ -26,7 +26,9 @@ export const errorResponses = (...statuses: number[]) =>
 
 /** Pagination, ordering and visibility parameters shared by list endpoints. */
 export const ListQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1.' })),
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: 'Page number, from 1.' }),
+  ),
   page_size: Type.Optional(
     Type.Integer({
       minimum: 1,

@@ -108,6 +108,132 @@ export function parseEsBulk(text: string, options: ParseEsBulkOptions = {}): EsB
   return items;
 }
 
+/** An item of a planned body: its document line is parsed only when its piece is. */
+interface PlannedItem extends EsBulkItem {
+  docStart?: number;
+  docEnd?: number;
+}
+
+/** A bulk body cut into pieces of items (see parsers/chunked.ts). */
+export interface EsBulkPlan {
+  items: EsBulkItem[];
+  /** `[from, to)` ranges of `items`; parse each with `parsePiece` before ingesting it. */
+  pieces: Array<[number, number]>;
+  /** Parses the document lines of `items[from, to)` (or refuses the item). */
+  parsePiece(from: number, to: number): void;
+  /** Drops the parsed documents of `items[from, to)` once they are stored. */
+  releasePiece(from: number, to: number): void;
+}
+
+export interface EsBulkPlanLimits {
+  maxRecords: number;
+  pieceRecords: number;
+  pieceBytes: number;
+}
+
+const isBlankByte = (b: number) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0b || b === 0x0c;
+
+/**
+ * parseEsBulk over raw bytes, in one cheap pass that parses only the action lines: the
+ * documents are parsed piece by piece later (`parsePiece`), so a large body never exists
+ * as parsed objects all at once. Everything that fails the whole request (an action line
+ * that is not one, too many items: 413 as soon as the count passes `maxRecords`) is found
+ * here, before anything is stored. The bytes must be valid UTF-8.
+ */
+export async function planEsBulk(
+  bytes: Buffer,
+  options: ParseEsBulkOptions,
+  limits: EsBulkPlanLimits,
+  onTooMany: () => Error,
+): Promise<EsBulkPlan> {
+  const n = bytes.length;
+  const items: PlannedItem[] = [];
+  const pieces: Array<[number, number]> = [];
+  let pieceFrom = 0;
+  let pieceBytes = 0;
+  let pos = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  let lineNo = 0;
+  let sinceTurn = 0;
+  // One line: [start, end) without its "\n" and "\r"; `last`: no "\n" follows it.
+  const nextLine = () => {
+    let end = bytes.indexOf(10, pos);
+    const last = end === -1;
+    if (last) end = n;
+    const start = pos;
+    pos = end + 1;
+    lineNo++;
+    const contentEnd = end > start && bytes[end - 1] === 0x0d ? end - 1 : end;
+    return { start, end: contentEnd, last };
+  };
+  while (pos < n) {
+    const action = nextLine();
+    let blank = true;
+    for (let k = action.start; k < action.end && blank; k++) blank = isBlankByte(bytes[k]!);
+    if (blank) continue;
+    const parsed = parseActionLine(bytes.toString('utf8', action.start, action.end), lineNo);
+    const item: PlannedItem = { action: parsed.action, line: lineNo };
+    const index = metaString(parsed.meta._index) ?? options.defaultIndex;
+    if (index !== undefined) item.index = index;
+    const id = metaString(parsed.meta._id);
+    if (id !== undefined) item.id = id;
+    if (items.length >= limits.maxRecords) throw onTooMany();
+    items.push(item);
+    if (parsed.action === 'delete') {
+      refuse(item, 'illegal_argument_exception', 'delete is not supported: events are append-only');
+    } else {
+      // The line after an action is its document, except the "" after a final "\n".
+      const doc = action.last ? undefined : nextLine();
+      const hasDoc = doc !== undefined && !(doc.last && doc.end === doc.start);
+      if (parsed.action === 'update') {
+        refuse(item, 'illegal_argument_exception', 'update is not supported: events are append-only');
+      } else if (!hasDoc) {
+        refuse(
+          item,
+          'action_request_validation_exception',
+          `document missing after ${parsed.action} action on line ${item.line}`,
+        );
+      } else {
+        item.docStart = doc.start;
+        item.docEnd = doc.end;
+        pieceBytes += doc.end - doc.start;
+      }
+    }
+    if (items.length - pieceFrom >= limits.pieceRecords || pieceBytes >= limits.pieceBytes) {
+      pieces.push([pieceFrom, items.length]);
+      pieceFrom = items.length;
+      pieceBytes = 0;
+    }
+    if (++sinceTurn >= 20_000) {
+      sinceTurn = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  if (pieceFrom < items.length) pieces.push([pieceFrom, items.length]);
+  return {
+    items,
+    pieces,
+    parsePiece(from, to) {
+      for (let k = from; k < to; k++) {
+        const item = items[k]!;
+        if (item.docStart === undefined || item.docEnd === undefined || item.error !== undefined) continue;
+        try {
+          item.doc = JSON.parse(bytes.toString('utf8', item.docStart, item.docEnd));
+        } catch (error) {
+          const detail = error instanceof Error ? error.message : String(error);
+          refuse(
+            item,
+            'mapper_parsing_exception',
+            `failed to parse document on line ${item.line + 1}: ${detail}`,
+          );
+        }
+      }
+    },
+    releasePiece(from, to) {
+      for (let k = from; k < to; k++) delete items[k]!.doc;
+    },
+  };
+}
+
 function stripCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
 }

@@ -5,19 +5,20 @@ const lineDecoder = new TextDecoder('utf-8', { fatal: true });
 /**
  * NDJSON from raw bytes. The whole body is decoded at once when it is valid UTF-8 (the
  * common case); otherwise line by line, so a line with invalid bytes is rejected alone
- * and the valid lines of the same request are still stored.
+ * and the valid lines of the same request are still stored. `firstLine`/`firstIndex`
+ * number a piece of a larger body (see parsers/chunked.ts).
  */
-export function parseNdjsonBytes(bytes: Buffer): ParsedEntry[] {
+export function parseNdjsonBytes(bytes: Buffer, firstLine = 1, firstIndex = 0): ParsedEntry[] {
   let text: string | null = null;
   try {
     text = decodeUtf8Body(bytes);
   } catch {
     text = null;
   }
-  if (text !== null) return parseNdjson(text);
+  if (text !== null) return parseNdjson(text, firstLine, firstIndex);
   const entries: ParsedEntry[] = [];
   let start = 0;
-  let line = 0;
+  let line = firstLine - 1;
   while (start <= bytes.length) {
     let end = bytes.indexOf(10, start);
     if (end === -1) end = bytes.length;
@@ -28,17 +29,11 @@ export function parseNdjsonBytes(bytes: Buffer): ParsedEntry[] {
     try {
       lineText = lineDecoder.decode(slice);
     } catch {
-      entries.push({ index: entries.length, line, error: `line ${line}: invalid UTF-8` });
+      entries.push({ index: firstIndex + entries.length, line, error: `line ${line}: invalid UTF-8` });
       continue;
     }
     if (lineText.trim() === '') continue;
-    for (const e of parseNdjson(lineText))
-      entries.push({
-        ...e,
-        index: entries.length,
-        line,
-        ...(e.error ? { error: e.error.replace(/^line 1:/, `line ${line}:`) } : {}),
-      });
+    entries.push(...parseNdjson(lineText, line, firstIndex + entries.length));
   }
   return entries;
 }

@@ -26,18 +26,20 @@ export class IngestBodyError extends AppError {
 /**
  * One entry per non-blank line. A line that is not JSON becomes an error entry naming the
  * line, so one bad line rejects only itself. CRLF line ends and a leading BOM are accepted.
+ * `firstLine`/`firstIndex` number a piece of a larger body (its first line and record).
  */
-export function parseNdjson(text: string): ParsedEntry[] {
+export function parseNdjson(text: string, firstLine = 1, firstIndex = 0): ParsedEntry[] {
   const entries: ParsedEntry[] = [];
   const lines = stripBom(text).split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.trim() === '') continue;
-    const index = entries.length;
+    const index = firstIndex + entries.length;
+    const lineNo = firstLine + i;
     try {
-      entries.push({ index, line: i + 1, value: JSON.parse(line) });
+      entries.push({ index, line: lineNo, value: JSON.parse(line) });
     } catch (error) {
-      entries.push({ index, line: i + 1, error: `line ${i + 1}: invalid JSON (${jsonErrorText(error)})` });
+      entries.push({ index, line: lineNo, error: `line ${lineNo}: invalid JSON (${jsonErrorText(error)})` });
     }
   }
   return entries;

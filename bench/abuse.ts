@@ -1,0 +1,263 @@
+import http from 'node:http';
+import { type BenchServer, fmt, percentile, startServer } from './lib.js';
+
+/**
+ * Abuse: requests that must not take the service down (issue 12). One server process,
+ * started as for production; per case its RSS (VmRSS from /proc, sampled every 50 ms)
+ * before, at the peak and after, and the latency of `GET /api/health` polled every 100 ms
+ * (each poll on its own, so a blocked event loop shows as late answers) while the case runs.
+ *
+ * Cases are entries of CASES (`{name, run(ctx)}`); add more there. `run` returns what to
+ * print in the result column. Flags: `--only <substring>` runs the matching cases only.
+ * Server settings come from the environment as usual (LOGSCOPE_INGEST_MAX_RECORDS, ...).
+ */
+export interface AbuseContext {
+  server: BenchServer;
+  /** fetch against the server with the admin token. */
+  request(path: string, init?: RequestInit): Promise<Response>;
+}
+
+export interface AbuseCase {
+  name: string;
+  run(ctx: AbuseContext): Promise<string>;
+}
+
+const MiB = 1024 * 1024;
+
+/** Copies of `line` (with "\n") filling `bytes`, or `{count}` copies, as one buffer. */
+function repeatLines(line: string, size: number | { count: number }): Buffer {
+  const one = Buffer.from(`${line}\n`);
+  const count = typeof size === 'number' ? Math.floor(size / one.length) : size.count;
+  const out = Buffer.allocUnsafe(count * one.length);
+  out.fill(one);
+  return out;
+}
+
+async function ingest(ctx: AbuseContext, body: Buffer, path = '/api/ingest'): Promise<string> {
+  const res = await ctx.request(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson' },
+    body,
+  });
+  const text = await res.text();
+  return `${res.status} ${summary(text)}`;
+}
+
+function summary(text: string): string {
+  try {
+    const j = JSON.parse(text) as Record<string, unknown>;
+    if (typeof j.accepted === 'number') return `accepted ${fmt(j.accepted)}`;
+    if (Array.isArray(j.items)) return `${fmt(j.items.length)} items`;
+    if (typeof j.code === 'string') return String(j.code);
+    const error = j.error as { type?: string } | undefined;
+    if (error?.type) return error.type;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 40);
+}
+
+/**
+ * Streams `total` bytes of one multipart field (chunked, no Content-Length, so only the
+ * server's own counting can stop it) and stops writing once the answer arrives.
+ */
+function multipartFlood(ctx: AbuseContext, total: number, file: boolean): Promise<string> {
+  const boundary = 'abuseboundary';
+  const url = new URL('/api/tasks', ctx.server.url);
+  return new Promise((resolve) => {
+    let sent = 0;
+    let answered = false;
+    const req = http.request(url, {
+      method: 'POST',
+      headers: {
+        authorization: `token ${ctx.server.token}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+    });
+    const finish = (what: string) => {
+      if (answered) return;
+      answered = true;
+      req.destroy();
+      resolve(`${what}, ${fmt(sent / MiB)} MiB sent`);
+    };
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      res.on('end', () => finish(`${res.statusCode} ${summary(body)}`));
+      res.on('error', () => finish(`${res.statusCode}`));
+    });
+    req.on('error', (err) => finish(`error ${err.message}`));
+    const disposition = file ? 'name="upload"; filename="big.bin"' : 'name="title"';
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\n\r\n`);
+    const chunk = Buffer.alloc(MiB, 'a');
+    const pump = () => {
+      while (!answered && sent < total) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', pump);
+      }
+      if (!answered && sent >= total) req.end(`\r\n--${boundary}--\r\n`);
+    };
+    pump();
+  });
+}
+
+function wideRecords(records: number, fields: number): Buffer {
+  const parts: string[] = [];
+  for (let r = 0; r < records; r++) {
+    const rec: Record<string, string | number> = { message: `wide ${r}` };
+    for (let f = 0; f < fields - 1; f++) rec[`field_${f}`] = f % 2 ? f * r : `value ${f} of ${r}`;
+    parts.push(JSON.stringify(rec));
+  }
+  return Buffer.from(`${parts.join('\n')}\n`);
+}
+
+export const CASES: AbuseCase[] = [
+  { name: 'ingest 64 MiB of {} lines', run: (ctx) => ingest(ctx, repeatLines('{}', 64 * MiB - 1024)) },
+  { name: 'ingest 16 MiB of {} lines', run: (ctx) => ingest(ctx, repeatLines('{}', 16 * MiB)) },
+  {
+    name: 'ingest 100,000 {} lines (at the cap)',
+    run: (ctx) => ingest(ctx, repeatLines('{}', { count: 100_000 })),
+  },
+  {
+    name: 'ingest 100,000 ~300 B lines (at the cap)',
+    run: (ctx) =>
+      ingest(
+        ctx,
+        repeatLines(
+          JSON.stringify({
+            '@timestamp': '2026-01-02T03:04:05.678Z',
+            host: 'web-1',
+            app: 'nginx',
+            level: 'info',
+            message: 'GET /api/v1/orders HTTP/1.1 200 1234 "-" "Mozilla/5.0 (X11; Linux x86_64)"',
+            http: { method: 'GET', status: 200, path: '/api/v1/orders', duration_ms: 12.5 },
+            user: 'alice',
+            src_ip: '10.1.2.3',
+          }),
+          { count: 100_000 },
+        ),
+      ),
+  },
+  {
+    name: 'es _bulk 64 MiB of {} documents',
+    run: (ctx) => ingest(ctx, repeatLines('{"index":{}}\n{}', 64 * MiB - 1024), '/api/ingest/es/_bulk'),
+  },
+  { name: 'multipart 300 MiB field', run: (ctx) => multipartFlood(ctx, 300 * MiB, false) },
+  { name: 'multipart 300 MiB file part', run: (ctx) => multipartFlood(ctx, 300 * MiB, true) },
+  { name: 'ingest 2,000 x 999-field records', run: (ctx) => ingest(ctx, wideRecords(2000, 999)) },
+];
+
+interface Row {
+  name: string;
+  result: string;
+  seconds: number;
+  before: number;
+  peak: number;
+  after: number;
+  p99: number;
+  max: number;
+  polls: number;
+}
+
+/** Runs `fn` while sampling RSS and polling health; returns its figures. */
+async function measure(server: BenchServer, fn: () => Promise<string>) {
+  const before = server.rss();
+  let peak = before;
+  const sampler = setInterval(() => {
+    try {
+      peak = Math.max(peak, server.rss());
+    } catch {
+      // the process is gone: the case killed it
+    }
+  }, 50);
+  const latencies: number[] = [];
+  const pending = new Set<Promise<void>>();
+  const poll = () => {
+    const started = performance.now();
+    const p = fetch(`${server.url}/api/health`, { signal: AbortSignal.timeout(30_000) })
+      .then((r) => r.arrayBuffer())
+      .then(
+        () => void latencies.push(performance.now() - started),
+        () => void latencies.push(Number.POSITIVE_INFINITY),
+      )
+      .finally(() => pending.delete(p));
+    pending.add(p);
+  };
+  poll();
+  const poller = setInterval(poll, 100);
+  const started = performance.now();
+  let result: string;
+  try {
+    result = await fn();
+  } catch (err) {
+    result = `failed: ${(err as Error).message}`;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(poller);
+  await Promise.all(pending);
+  clearInterval(sampler);
+  await new Promise((r) => setTimeout(r, 1000));
+  let after = Number.NaN;
+  try {
+    after = server.rss();
+    peak = Math.max(peak, after);
+  } catch {
+    result += ' (server died)';
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    result,
+    seconds,
+    before,
+    peak,
+    after,
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? Number.NaN,
+    polls: latencies.length,
+  };
+}
+
+export async function main(argv: string[]) {
+  const i = argv.indexOf('--only');
+  const only = i === -1 ? undefined : argv[i + 1];
+  const cases = CASES.filter((c) => !only || c.name.includes(only));
+  const server = await startServer();
+  const ctx: AbuseContext = {
+    server,
+    request: (path, init = {}) =>
+      fetch(`${server.url}${path}`, {
+        ...init,
+        headers: { authorization: `token ${server.token}`, ...(init.headers as Record<string, string>) },
+      }),
+  };
+  const rows: Row[] = [];
+  try {
+    for (const c of cases) {
+      console.error(`… ${c.name}`);
+      rows.push({ name: c.name, ...(await measure(server, () => c.run(ctx))) });
+    }
+  } finally {
+    await server.stop().catch(() => undefined);
+  }
+  const mb = (n: number) => (Number.isFinite(n) ? `${fmt(n / MiB)} MiB` : '-');
+  const ms = (n: number) => (Number.isFinite(n) ? `${fmt(n)} ms` : 'no answer');
+  const table = [
+    ['case', 'result', 'time', 'RSS before', 'RSS peak', 'RSS after', 'health p99', 'health max', 'polls'],
+    ...rows.map((r) => [
+      r.name,
+      r.result,
+      `${fmt(r.seconds, 1)} s`,
+      mb(r.before),
+      mb(r.peak),
+      mb(r.after),
+      r.polls ? ms(r.p99) : '-',
+      r.polls ? ms(r.max) : '-',
+      String(r.polls),
+    ]),
+  ];
+  console.log(`| ${table[0]!.join(' | ')} |`);
+  console.log(`|${table[0]!.map(() => '---').join('|')}|`);
+  for (const row of table.slice(1)) console.log(`| ${row.join(' | ')} |`);
+}

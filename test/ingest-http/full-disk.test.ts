@@ -1,0 +1,216 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError, isNoSpaceError, startupNoSpaceMessage, storageFull } from '../../src/errors/errors.js';
+import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * API.md §10 "Full disk", for real: the data dir is a tiny tmpfs (we run as root) that a
+ * filler file fills up. Skipped where mounting is impossible; the error mapping is then
+ * still checked with a real ENOSPC from /dev/full.
+ */
+const mountPoint = mkdtempSync(path.join(tmpdir(), 'logscope-full-'));
+let mounted = false;
+try {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mountPoint], { stdio: 'ignore' });
+  mounted = true;
+} catch {
+  rmdirSync(mountPoint);
+}
+
+/** Writes zeros into `file` until the file system is full. */
+function fill(file: string): void {
+  const fd = openSync(file, 'a');
+  const block = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, block);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+    // The last few KiB too, so not even a small page fits.
+    const small = Buffer.alloc(512);
+    try {
+      for (;;) writeSync(fd, small);
+    } catch {
+      // full
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('full disk errors', () => {
+  it('a real ENOSPC (/dev/full) and the engines’ texts are storage_full; 507', () => {
+    let enospc: unknown;
+    try {
+      const fd = openSync('/dev/full', 'w');
+      try {
+        writeSync(fd, Buffer.alloc(10));
+      } finally {
+        closeSync(fd);
+      }
+    } catch (err) {
+      enospc = err;
+    }
+    expect((enospc as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    expect(isNoSpaceError(enospc)).toBe(true);
+    expect(
+      isNoSpaceError(
+        new Error(
+          'Failed to append: Failed to commit: Could not write file "x.wal": No space left on device',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      isNoSpaceError(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })),
+    ).toBe(true);
+    expect(isNoSpaceError(new Error('Constraint Error: duplicate key'))).toBe(false);
+    const e = storageFull();
+    expect(e).toBeInstanceOf(AppError);
+    expect([e.status, e.code]).toEqual([507, 'storage_full']);
+  });
+});
+
+describe.skipIf(!mounted)(`a full data disk (tmpfs) on ${BACKEND}`, () => {
+  let t: TestApp;
+  let ingestToken: string;
+  /** The app serving now (the restart test replaces the one createTestApp made). */
+  let app: TestApp['app'];
+  let reopened: { close(): Promise<void> } | undefined;
+  let queryId = '';
+  const filler = path.join(mountPoint, 'filler');
+  beforeAll(async () => {
+    t = await createTestApp({ LOGSCOPE_DATA_DIR: mountPoint, LOGSCOPE_DUCKDB_MEMORY_LIMIT: '128MB' });
+    const tok = await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'shipper' });
+    ingestToken = tok.secret_key;
+    app = t.app;
+  });
+  afterAll(async () => {
+    rmSync(filler, { force: true });
+    if (reopened) {
+      await app.close();
+      await reopened.close();
+      rmSync(t.dataDir, { recursive: true, force: true });
+    } else await t?.close();
+    try {
+      execFileSync('umount', [mountPoint], { stdio: 'ignore' });
+      rmdirSync(mountPoint);
+    } catch {
+      // left for the OS
+    }
+  });
+
+  const ingest = (n: number, tag: string) =>
+    app.inject({
+      headers: { authorization: `token ${ingestToken}` },
+      method: 'POST',
+      url: '/api/ingest',
+      payload: Array.from({ length: n }, (_, i) => ({
+        message: `${tag} ${i} ${'x'.repeat(200)}`,
+        host: 'h1',
+      })),
+    });
+  const health = () => app.inject({ method: 'GET', url: '/api/health' });
+
+  it('ingest answers 507 storage_full while the disk is full, health 503 naming the store; both recover once space is freed', async () => {
+    expect((await ingest(10, 'before')).statusCode).toBe(200);
+    expect((await health()).statusCode).toBe(200);
+    // A query to read while the disk is full (and the admin token's first use, which
+    // notes it with a write, happens before the disk fills).
+    const created = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/query',
+      payload: { type: 'Search', params: { time_range: { preset: 'last_hour' } } },
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    queryId = created.json().query_id;
+
+    fill(filler);
+    // A batch bigger than any space left over inside DuckDB's own blocks.
+    const full = await ingest(5000, 'during');
+    expect(full.statusCode, full.body).toBe(507);
+    expect(full.json()).toMatchObject({ code: 'storage_full' });
+    expect(full.json().detail).not.toMatch(/Failed to commit|\.wal/);
+    const h = await health();
+    expect(h.statusCode).toBe(503);
+    expect(h.json().failing).toContain('events');
+    // Reads still work (with a token whose last use was noted within the minute).
+    const q = await t.as(t.adminToken, { method: 'GET', url: `/api/query/${queryId}` });
+    expect(q.statusCode, q.body).toBe(200);
+    expect(q.json().results.total).toBe(10);
+
+    rmSync(filler);
+    expect((await health()).statusCode).toBe(200);
+    const again = await ingest(100, 'after');
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json().accepted).toBe(100);
+    expect((await health()).statusCode).toBe(200);
+  });
+
+  it('a metadata write (SQLite) on the full disk is 507 storage_full, never 500', async () => {
+    if (BACKEND !== 'sqlite') return;
+    fill(filler);
+    try {
+      let res = await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/tasks',
+        payload: { title: `t ${'y'.repeat(200)}`, description: 'z'.repeat(9000) },
+      });
+      // SQLite may still fit a small row in a free page of its file: write until it does not.
+      for (let i = 0; i < 200 && res.statusCode !== 507; i++) {
+        res = await t.as(t.adminToken, {
+          method: 'POST',
+          url: '/api/tasks',
+          payload: { title: `t${i}`, description: 'z'.repeat(9000) },
+        });
+        expect(res.statusCode, res.body).not.toBe(500);
+      }
+      expect(res.statusCode, res.body).toBe(507);
+      expect(res.json().code).toBe('storage_full');
+    } finally {
+      rmSync(filler, { force: true });
+    }
+  });
+
+  it('a restart on a full disk serves reads, or stops with one clear line', async () => {
+    expect((await ingest(50, 'restart')).statusCode).toBe(200);
+    await t.app.close();
+    await t.rt.close();
+    fill(filler);
+    const { openRuntime } = await import('../../src/runtime.js');
+    const { loadConfig } = await import('../../src/config/config.js');
+    const config = loadConfig({
+      env: { LOGSCOPE_DATA_DIR: mountPoint, LOGSCOPE_DUCKDB_MEMORY_LIMIT: '128MB' },
+    });
+    let rt: Awaited<ReturnType<typeof openRuntime>> | undefined;
+    try {
+      rt = await openRuntime(config);
+    } catch (err) {
+      // Stops (SQLite cannot create its WAL index, DuckDB cannot replay its WAL): the
+      // error is recognised and told in one line naming the problem.
+      const line = startupNoSpaceMessage(err, mountPoint);
+      expect(line, String(err)).toMatch(/no space left/i);
+      expect(line).not.toContain('\n');
+    }
+    if (rt) {
+      // Serves reads.
+      expect((await rt.events.stats()).events).toBeGreaterThanOrEqual(160);
+      await expect(rt.events.ping()).rejects.toThrow(/full/);
+      await rt.close();
+    }
+    expect(startupNoSpaceMessage(new Error('Constraint Error'), mountPoint)).toBeNull();
+    rmSync(filler);
+    // Reopened with room: the app serves and writes again.
+    const rt2 = await openRuntime(config);
+    reopened = rt2;
+    const { buildApp } = await import('../../src/app.js');
+    app = await buildApp({
+      config,
+      services: rt2.services,
+      checks: [{ name: 'events', check: () => rt2.events.ping() }],
+    });
+    expect((await ingest(10, 'reopened')).statusCode).toBe(200);
+    expect((await health()).statusCode).toBe(200);
+  });
+});
