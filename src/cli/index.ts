@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { type Config, ConfigError, describeSettings, loadConfig } from '../config/config.js';
 import { PERMISSIONS, type Permission } from '../domain/auth/identity.js';
+import { startupNoSpaceMessage } from '../errors/errors.js';
 import { serve } from '../main.js';
 import { runMigrations } from '../metadata/migrator.js';
 import { type MetaRuntime, openMetaRuntime } from '../runtime.js';
@@ -21,6 +22,9 @@ for (const s of describeSettings()) {
   program.addOption(new Option(`${s.flag} <value>`, `${s.description} [env ${s.env}]`));
 }
 
+/** The configuration the running command loaded (start-up errors name its data dir). */
+let loaded: Config | undefined;
+
 function config(): Config {
   const opts = program.opts<Record<string, string | undefined>>();
   const flags: Record<string, unknown> = {};
@@ -28,7 +32,8 @@ function config(): Config {
     const camel = s.flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (opts[camel] !== undefined) flags[s.key] = opts[camel];
   }
-  return loadConfig({ flags, ...(opts.config ? { file: opts.config } : {}) });
+  loaded = loadConfig({ flags, ...(opts.config ? { file: opts.config } : {}) });
+  return loaded;
 }
 
 async function withRuntime<T>(fn: (rt: MetaRuntime) => Promise<T>): Promise<T> {
@@ -208,7 +213,8 @@ function positiveInt(flag: string, value: string, allowZero = false): number {
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = err as Error & { status?: number; code?: string };
+  const noSpace = startupNoSpaceMessage(err, loaded?.dataDir ?? '(data dir)');
   const known = e instanceof ConfigError || e instanceof CliError || e.status || e.code === 'ENOENT';
-  console.error(`logscope: ${known ? e.message : (e.stack ?? String(e))}`);
+  console.error(`logscope: ${noSpace ?? (known ? e.message : (e.stack ?? String(e)))}`);
   process.exit(1);
 });

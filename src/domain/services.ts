@@ -14,7 +14,7 @@ import { TokensRepository } from '../metadata/tokens-repository.js';
 import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { type LiveTopics, QueryRunner } from '../query/runner.js';
-import { currentCaller } from './auth/request-caller.js';
+import type { Identity } from './auth/identity.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
 import { EventsService } from './events/events-service.js';
@@ -23,7 +23,7 @@ import { ResultEnricher } from './queries/result-enricher.js';
 import { ReportsService } from './reports/reports-service.js';
 import { TasksService } from './tasks/tasks-service.js';
 import { TokensService } from './tokens/tokens-service.js';
-import { type TriggerMatch, TriggersService } from './triggers/triggers-service.js';
+import { TriggersService } from './triggers/triggers-service.js';
 import { UsersService } from './users/users-service.js';
 
 /** Services over the metadata store alone (what CLI user/token commands need). */
@@ -92,11 +92,8 @@ export function createServices(
   batcher.onCommit((committed) => triggers.matchCommitted(committed));
   const dashboardRepos = new DashboardRepositories(meta.db);
   const dashboards = new DashboardsService(dashboardRepos);
-  // Trigger data shows only the caller's visible triggers; no caller (no request): none.
-  const triggerMatches = async (evIds: readonly string[]) => {
-    const who = currentCaller();
-    return who ? triggers.matchesOf(evIds, who) : new Map<string, TriggerMatch[]>();
-  };
+  // Trigger data shows only the triggers the caller may see.
+  const triggerMatches = (evIds: readonly string[], who: Identity) => triggers.matchesOf(evIds, who);
   const enricher = new ResultEnricher({ geoip: resources.geoip, triggerMatches });
   return {
     ...createMetaServices(meta, config),

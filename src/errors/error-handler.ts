@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AppError,
   type FieldErrors,
+  isInvalidValueError,
   isNoSpaceError,
   isOutOfMemoryError,
   outOfMemory,
@@ -96,6 +97,16 @@ export function describeError(
   if (status && status >= 400 && status < 500) {
     const code = CODES_BY_STATUS[status] ?? 'bad_request';
     return [status, { detail: friendlyMessage(fe), code }, {}];
+  }
+  if (isInvalidValueError(error)) {
+    return [
+      400,
+      {
+        detail: 'A value in the request cannot be stored: a number out of range or a NUL character in text.',
+        code: 'invalid_value',
+      },
+      {},
+    ];
   }
   request.log.error({ err: error }, 'unhandled error');
   // A store that cannot write for lack of space, or an engine out of memory: say so

@@ -82,6 +82,17 @@ export function isNoSpaceError(err: unknown): boolean {
   return typeof e.message === 'string' && NO_SPACE.test(e.message);
 }
 
+/**
+ * Whether a PostgreSQL error is a data exception (SQLSTATE class 22): a value the client
+ * sent that the column cannot hold (an integer out of range, a NUL character in text).
+ * Such a value is the client's error, whatever route let it through.
+ */
+export function isInvalidValueError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; severity?: unknown };
+  return typeof e.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === 'string';
+}
+
 /** Whether an engine error means it ran out of memory (DuckDB's "Out of Memory Error"). */
 export function isOutOfMemoryError(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;

@@ -3,6 +3,7 @@ import { presentEvent } from '../../core/present-event.js';
 import { rebuildRecord } from '../../core/record-shape.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
+import type { Identity } from '../auth/identity.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
 
 const seconds = (ms: number) => ms / 1000;
@@ -24,8 +25,8 @@ export class EventsService {
   }
 
   /** The event with `raw`, plus what `opts` asks for (actions_hint, add_trigger_data). */
-  async get(evId: string, opts: EnrichOptions = {}) {
-    return this.enricher.event(presentEventWithRaw(await this.load(evId)), opts);
+  async get(who: Identity, evId: string, opts: EnrichOptions = {}) {
+    return this.enricher.event(presentEventWithRaw(await this.load(evId)), { ...opts, who });
   }
 
   async timestamps(evId: string) {
@@ -39,8 +40,11 @@ export class EventsService {
   }
 
   /** The triggers the event matched, oldest match first (API.md §7). */
-  async triggers(evId: string) {
+  async triggers(who: Identity, evId: string) {
     const e = await this.load(evId);
-    return { ev_id: e.ev_id, triggers: [...((await this.triggerMatches([e.ev_id])).get(e.ev_id) ?? [])] };
+    return {
+      ev_id: e.ev_id,
+      triggers: [...((await this.triggerMatches([e.ev_id], who)).get(e.ev_id) ?? [])],
+    };
   }
 }

@@ -98,7 +98,7 @@ export class QueriesService {
     const job = await this.start(who, valid);
     await this.runner.settle(job, this.opts.syncWindowMs);
     const finished = job.status === 'SUCCESS' || job.status === 'ERROR';
-    return { finished, query: await this.represent(job, present) };
+    return { finished, query: await this.represent(job, present, who) };
   }
 
   /** The caller's query, started again from its definition if the server restarted. */
@@ -120,7 +120,7 @@ export class QueriesService {
   async get(who: Identity, id: string, present: PresentOptions): Promise<GenericQuery> {
     const job = await this.job(who, id);
     this.runner.touch(job);
-    return this.represent(job, present);
+    return this.represent(job, present, who);
   }
 
   async recalculate(who: Identity, id: string): Promise<GenericQuery> {
@@ -224,11 +224,12 @@ export class QueriesService {
     });
   }
 
-  async represent(job: QueryJob, present: PresentOptions): Promise<GenericQuery> {
+  /** The representation of a query for `who` (trigger data shows only what they may see). */
+  async represent(job: QueryJob, present: PresentOptions, who?: Identity): Promise<GenericQuery> {
     const results = await this.enricher.enrich(
       job.type,
       await this.runner.present(job, present),
-      present,
+      who ? { ...present, who } : present,
       job.params,
     );
     return {

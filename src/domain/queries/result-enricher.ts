@@ -1,20 +1,27 @@
 import { type ActionScope, actionsForEvents } from '../../enrich/actions.js';
 import { type GeoIpLookup, withGeo } from '../../enrich/geoip.js';
 import type { CommonParamValues, PresentOptions, QueryTypeName } from '../../query/types/query-type.js';
+import type { Identity } from '../auth/identity.js';
 import type { TriggerMatch } from '../triggers/triggers-service.js';
 
 /** What enrichment reads from. */
 export interface ResultEnricherDeps {
   /** Null when no GeoIP database could be opened: add_geoip_data then adds nothing. */
   geoip: GeoIpLookup | null;
-  /** The trigger matches of events, by event id (add_trigger_data). */
-  triggerMatches: (evIds: readonly string[]) => Promise<ReadonlyMap<string, readonly TriggerMatch[]>>;
+  /** The trigger matches of events that `who` may see, by event id (add_trigger_data). */
+  triggerMatches: (
+    evIds: readonly string[],
+    who: Identity,
+  ) => Promise<ReadonlyMap<string, readonly TriggerMatch[]>>;
 }
 
 type EventJson = Record<string, unknown>;
 
 /** The flags that shape an answer beyond the type's own presentation (API.md §3, §7). */
-export type EnrichOptions = Pick<PresentOptions, 'actionsHint' | 'addTriggerData' | 'addGeoipData'>;
+export type EnrichOptions = Pick<PresentOptions, 'actionsHint' | 'addTriggerData' | 'addGeoipData'> & {
+  /** Whom the answer is for: trigger data shows only the triggers they may see (none without). */
+  who?: Identity;
+};
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -62,7 +69,7 @@ export class ResultEnricher {
       const scope: ActionScope = ts === undefined ? {} : { time_range: { ts_from: ts, ts_to: ts + 1 } };
       out = { ...out, actions: actionsForEvents([event], scope) };
     }
-    if (opts.addTriggerData) [out] = (await this.addTriggerData([out])) as [EventJson];
+    if (opts.addTriggerData) [out] = (await this.addTriggerData([out], opts.who)) as [EventJson];
     return out;
   }
 
@@ -72,7 +79,7 @@ export class ResultEnricher {
     const out: Record<string, unknown> = { ...results };
     // Before trigger data: `triggers` is not a field to act on.
     if (opts.actionsHint) out.actions = actionsForEvents(events, scope);
-    if (opts.addTriggerData) events = await this.addTriggerData(events);
+    if (opts.addTriggerData) events = await this.addTriggerData(events, opts.who);
     out.events = events;
     return out;
   }
@@ -87,9 +94,9 @@ export class ResultEnricher {
    * add_trigger_data (API.md §3 Search, §7 events): each event carries
    * `triggers: [{trigger_id, name, severity, matched_at}]`, empty when it matched none.
    */
-  private async addTriggerData(events: EventJson[]): Promise<EventJson[]> {
+  private async addTriggerData(events: EventJson[], who: Identity | undefined): Promise<EventJson[]> {
     const ids = events.flatMap((e) => (typeof e.ev_id === 'string' ? [e.ev_id] : []));
-    const matches = await this.deps.triggerMatches(ids);
+    const matches = who ? await this.deps.triggerMatches(ids, who) : new Map<string, TriggerMatch[]>();
     return events.map((e) => ({
       ...e,
       triggers: (matches.get(e.ev_id as string) ?? []).map(({ trigger_id, name, severity, matched_at }) => ({

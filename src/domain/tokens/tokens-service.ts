@@ -84,7 +84,8 @@ export class TokensService {
     }
     if (nowMs - entry.touchedAt > TOUCH_EVERY_MS) {
       entry.touchedAt = nowMs;
-      await this.tokens.touch(keyId, new Date(nowMs).toISOString());
+      // `last_used_at` is a hint: a write that fails (a full disk) must not fail the request.
+      await this.tokens.touch(keyId, new Date(nowMs).toISOString()).catch(() => undefined);
     }
     return entry.identity;
   }

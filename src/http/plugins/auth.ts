@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Identity } from '../../domain/auth/identity.js';
-import { runAsCaller } from '../../domain/auth/request-caller.js';
 import type { TokensService } from '../../domain/tokens/tokens-service.js';
 import { notAuthenticated, permissionDenied } from '../../errors/errors.js';
 
@@ -71,11 +70,5 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: Tokens
       throw permissionDenied('An INGEST token may only send events.');
     }
     request.identity = who;
-  });
-  // The handler and all it starts run as the caller (see runAsCaller). A callback hook:
-  // `done` calls the handler synchronously, so it runs inside the caller's context.
-  app.addHook('preHandler', (request, _reply, done) => {
-    if (request.identity) runAsCaller(request.identity, done);
-    else done();
   });
 });

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { EventsService } from '../../domain/events/events-service.js';
+import { caller } from '../plugins/auth.js';
 import { errorResponses, parseBoolean, QueryBoolean } from '../schemas/common.js';
 
 const EvParam = Type.Object({ ev_id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -29,7 +30,7 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
       },
     },
     async (request) =>
-      events.get(request.params.ev_id, {
+      events.get(caller(request), request.params.ev_id, {
         actionsHint: parseBoolean(request.query.actions_hint) ?? false,
         addTriggerData: parseBoolean(request.query.add_trigger_data) ?? false,
       }),
@@ -83,6 +84,6 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         },
       },
     },
-    async (request) => events.triggers(request.params.ev_id),
+    async (request) => events.triggers(caller(request), request.params.ev_id),
   );
 }

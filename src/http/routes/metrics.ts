@@ -138,6 +138,20 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     syslog('udpReceiveBufferBytes'),
   );
 
+  const memory = () => services.runner.memory();
+  gauge(
+    registry,
+    'logscope_query_results_bytes',
+    'Estimated memory held by query results (bounded by queryResultsMemoryMb).',
+    () => memory().heldBytes,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_query_results_evictions_total',
+    'Finished query results dropped to stay within the budget (recomputed on their next read).',
+    () => memory().evictions,
+  );
+
   const triggers = () => services.triggers.stats();
   gauge(
     registry,
