@@ -10,16 +10,28 @@ describe('requiredLiteral', () => {
     ['[]x]defg', 'defg'],
     ['foo(bar)*baz', 'foo'],
     ['ab{2}cde', 'cde'],
+    // An escape's arguments are not text: \x{1F600} is one character, not "1F600".
+    ['\\x{1F600}abc', 'abc'],
+    ['\\x41BCD', 'BCD'],
+    ['abc\\pLdef', 'abc'],
+    ['\\101BCD', 'BCD'],
   ])('%s → %s', (pattern, literal) => {
     expect(requiredLiteral(pattern)).toBe(literal);
   });
 
-  it.each(['abc?d', 'x|yyyy', '(?i)hello', 'abc(?i)def', '\\Qabc\\E', 'ab', '(unclosed'])(
-    '%s has none',
-    (pattern) => {
-      expect(requiredLiteral(pattern)).toBeUndefined();
-    },
-  );
+  it.each([
+    'abc?d',
+    'x|yyyy',
+    '(?i)hello',
+    'abc(?i)def',
+    '\\Qabc\\E',
+    'ab',
+    '(unclosed',
+    '\\x{1F600}',
+    'x\\p{Greek}yz',
+  ])('%s has none', (pattern) => {
+    expect(requiredLiteral(pattern)).toBeUndefined();
+  });
 
   it('never rules out a value the regex matches', () => {
     const values = [
@@ -53,5 +65,14 @@ describe('checkRegex', () => {
     expect(checkRegex('\\u0041')).toMatch(/not supported by RE2/);
     expect(checkRegex('a(b')).toMatch(/invalid regular expression/);
     expect(checkRegex('(?U)a+\\pL[[:^alpha:]]')).toBeUndefined();
+  });
+});
+
+describe('checkRegex and quoting', () => {
+  it('reads an escaped backslash before Q as a backslash, not as \\Q', () => {
+    // `\\Qa(?<g>` is a literal backslash, "Qa" and an unclosed (JavaScript-style) group.
+    expect(checkRegex('\\\\Qa(?<g>')).toBeDefined();
+    expect(checkRegex('\\Qa(?<g>\\E')).toBeUndefined();
+    expect(compileRegex('\\Qa(?<g>\\E').test('a(?<g>')).toBe(true);
   });
 });

@@ -31,10 +31,28 @@ function jsOnlyEscape(pattern: string): string | undefined {
  * `\Q...\E` spelled as escaped characters: the binding rewrites `/` to `\/` inside
  * the quote, where RE2 would then match the backslash literally.
  */
-const expandQuotes = (pattern: string): string =>
-  pattern.replace(/\\Q([\s\S]*?)(?:\\E|$)/g, (_m, literal: string) =>
-    literal.replace(/[^\p{L}\p{N}_\s]/gu, (c) => `\\${c}`),
-  );
+function expandQuotes(pattern: string): string {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch !== '\\') {
+      out += ch;
+      continue;
+    }
+    const next = pattern[i + 1];
+    if (next !== 'Q') {
+      // An escape (`\\` included) is copied whole: its second character starts nothing.
+      out += ch + (next ?? '');
+      i++;
+      continue;
+    }
+    const end = pattern.indexOf('\\E', i + 2);
+    const literal = pattern.slice(i + 2, end === -1 ? pattern.length : end);
+    out += literal.replace(/[^\p{L}\p{N}_\s]/gu, (c) => `\\${c}`);
+    i = end === -1 ? pattern.length : end + 1;
+  }
+  return out;
+}
 
 /** RE2's own messages, said in the terms a user of the query language knows. */
 const FRIENDLY: ReadonlyArray<[RegExp, string]> = [
@@ -153,7 +171,7 @@ export function requiredLiteral(pattern: string): string | undefined {
       const next = pattern[i + 1] ?? '';
       if (next === 'Q') return undefined;
       if (SPECIAL.has(next) || next === '/' || next === '-' || next === ' ') literal = next;
-      i++;
+      i = escapeEnd(pattern, i);
     } else if (ch === '|') {
       return undefined;
     } else if (!SPECIAL.has(ch)) {
@@ -177,6 +195,27 @@ export function requiredLiteral(pattern: string): string | undefined {
   end();
   if (depth !== 0) return undefined;
   return best.length >= 3 ? best : undefined;
+}
+
+/**
+ * Index of the last character of the escape starting at `start` (a backslash): its
+ * arguments belong to it (`\x41`, `\x{1F600}`, `\pL`, `\p{Greek}`, octal `\101`), so
+ * they are never read as literal text.
+ */
+function escapeEnd(pattern: string, start: number): number {
+  const next = pattern[start + 1] ?? '';
+  const braced = () => {
+    const close = pattern.indexOf('}', start + 2);
+    return close === -1 ? pattern.length : close;
+  };
+  if (next === 'x') return pattern[start + 2] === '{' ? braced() : start + 3;
+  if (next === 'p' || next === 'P') return pattern[start + 2] === '{' ? braced() : start + 2;
+  if (/[0-7]/.test(next)) {
+    let i = start + 1;
+    while (i < start + 3 && /[0-7]/.test(pattern[i + 1] ?? '')) i++;
+    return i;
+  }
+  return start + 1;
 }
 
 /** Index of the `]` closing the class opened at `start` (RE2 rules: a leading `]` is literal). */
