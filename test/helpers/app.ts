@@ -21,6 +21,8 @@ export interface TestApp {
   rt: Runtime;
   adminToken: string;
   dataDir: string;
+  /** The PostgreSQL schema of the metadata store, when the suite runs on PostgreSQL. */
+  pgSchema: string | undefined;
   /** Creates a user with a USER token; returns its id and token. */
   user(
     name: string,
@@ -64,6 +66,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     rt,
     adminToken,
     dataDir,
+    pgSchema,
     as,
     async user(name, opts = {}) {
       const u = await rt.services.users.create(null, {

@@ -175,17 +175,23 @@ describe.skipIf(!mounted)(`a full data disk (tmpfs) on ${BACKEND}`, () => {
 
   it('a restart on a full disk serves reads, or stops with one clear line', async () => {
     expect((await ingest(50, 'restart')).statusCode).toBe(200);
+    const pgSchema = t.pgSchema;
     await t.app.close();
     await t.rt.close();
     fill(filler);
     const { openRuntime } = await import('../../src/runtime.js');
     const { loadConfig } = await import('../../src/config/config.js');
     const config = loadConfig({
-      env: { LOGSCOPE_DATA_DIR: mountPoint, LOGSCOPE_DUCKDB_MEMORY_LIMIT: '128MB' },
+      env: {
+        LOGSCOPE_DATA_DIR: mountPoint,
+        LOGSCOPE_DUCKDB_MEMORY_LIMIT: '128MB',
+        // The same metadata store as before the restart (PostgreSQL when the suite runs on it).
+        LOGSCOPE_DATABASE_URL: t.rt.config.databaseUrl,
+      },
     });
     let rt: Awaited<ReturnType<typeof openRuntime>> | undefined;
     try {
-      rt = await openRuntime(config);
+      rt = await openRuntime(config, pgSchema ? { pgSchema } : {});
     } catch (err) {
       // Stops (SQLite cannot create its WAL index, DuckDB cannot replay its WAL): the
       // error is recognised and told in one line naming the problem.
@@ -202,7 +208,7 @@ describe.skipIf(!mounted)(`a full data disk (tmpfs) on ${BACKEND}`, () => {
     expect(startupNoSpaceMessage(new Error('Constraint Error'), mountPoint)).toBeNull();
     rmSync(filler);
     // Reopened with room: the app serves and writes again.
-    const rt2 = await openRuntime(config);
+    const rt2 = await openRuntime(config, pgSchema ? { pgSchema } : {});
     reopened = rt2;
     const { buildApp } = await import('../../src/app.js');
     app = await buildApp({
