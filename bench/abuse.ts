@@ -147,7 +147,69 @@ export const CASES: AbuseCase[] = [
   { name: 'multipart 300 MiB field', run: (ctx) => multipartFlood(ctx, 300 * MiB, false) },
   { name: 'multipart 300 MiB file part', run: (ctx) => multipartFlood(ctx, 300 * MiB, true) },
   { name: 'ingest 2,000 x 999-field records', run: (ctx) => ingest(ctx, wideRecords(2000, 999)) },
+  { name: '46 Searches of page_size 10,000, then removed', run: (ctx) => manySearches(ctx, 46) },
+  {
+    name: '6 concurrent csv reports of every event, sorted by host',
+    run: (ctx) => concurrentReports(ctx, 6),
+  },
 ];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `n` Searches of 10,000 events each (distinct, so none is shared), then each removed. */
+async function manySearches(ctx: AbuseContext, n: number): Promise<string> {
+  const statuses = new Map<number, number>();
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await ctx.request('/api/query', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        type: 'Search',
+        params: { time_range: { preset: 'last_24_hours' }, query: `NOT host:absent-${i}`, page_size: 10_000 },
+      }),
+    });
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    const body = (await res.json()) as { query_id?: string };
+    if (body.query_id) ids.push(body.query_id);
+  }
+  for (const id of ids) await (await ctx.request(`/api/query/${id}/remove`)).text();
+  const codes = [...statuses].map(([s, c]) => `${c}×${s}`).join(', ');
+  return `${codes}; ${ids.length} removed`;
+}
+
+/** `n` reports started at once over every stored event, waited for until none is PENDING. */
+async function concurrentReports(ctx: AbuseContext, n: number): Promise<string> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await ctx.request('/api/reports', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        title: `abuse ${i}`,
+        ftype: 'csv',
+        source: {
+          kind: 'query',
+          query: { type: 'Search', params: { time_range: { preset: 'last_24_hours' }, sort: ['host'] } },
+        },
+      }),
+    });
+    const body = (await res.json()) as { id?: number };
+    if (body.id) ids.push(body.id);
+  }
+  const deadline = Date.now() + 20 * 60_000;
+  const states = new Map<number, string>();
+  while (Date.now() < deadline) {
+    for (const id of ids) {
+      const r = (await (await ctx.request(`/api/reports/${id}`)).json()) as { status: string; size: number };
+      states.set(id, `${r.status}${r.status === 'READY' ? ` ${Math.round(r.size / 1024 / 1024)} MiB` : ''}`);
+    }
+    if (![...states.values()].some((s) => s === 'PENDING')) break;
+    await sleep(1000);
+  }
+  const ready = [...states.values()].filter((s) => s.startsWith('READY'));
+  return `${ready.length}/${ids.length} READY (${ready[0] ?? [...states.values()][0] ?? 'none'} each)`;
+}
 
 interface Row {
   name: string;
