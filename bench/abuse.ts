@@ -8,7 +8,8 @@ import { type BenchServer, fmt, percentile, startServer } from './lib.js';
  * (each poll on its own, so a blocked event loop shows as late answers) while the case runs.
  *
  * Cases are entries of CASES (`{name, run(ctx)}`); add more there. `run` returns what to
- * print in the result column. Flags: `--only <substring>` runs the matching cases only.
+ * print in the result column. Flags: `--only <substring>` runs the matching cases only,
+ * `--skip <substring>` all but those.
  * Server settings come from the environment as usual (LOGSCOPE_INGEST_MAX_RECORDS, ...).
  */
 export interface AbuseContext {
@@ -166,7 +167,13 @@ async function manySearches(ctx: AbuseContext, n: number): Promise<string> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         type: 'Search',
-        params: { time_range: { preset: 'last_24_hours' }, query: `NOT host:absent-${i}`, page_size: 10_000 },
+        // Ordinary events, as in the issue's case: the 999-field records of the case
+        // before are left out (a page of those is its own problem, see the README).
+        params: {
+          time_range: { preset: 'last_24_hours' },
+          query: `NOT message:wide NOT host:absent-${i}`,
+          page_size: 10_000,
+        },
       }),
     });
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
@@ -282,9 +289,13 @@ async function measure(server: BenchServer, fn: () => Promise<string>) {
 }
 
 export async function main(argv: string[]) {
-  const i = argv.indexOf('--only');
-  const only = i === -1 ? undefined : argv[i + 1];
-  const cases = CASES.filter((c) => !only || c.name.includes(only));
+  const flag = (name: string) => {
+    const i = argv.indexOf(name);
+    return i === -1 ? undefined : argv[i + 1];
+  };
+  const only = flag('--only');
+  const skip = flag('--skip');
+  const cases = CASES.filter((c) => (!only || c.name.includes(only)) && (!skip || !c.name.includes(skip)));
   const server = await startServer();
   const ctx: AbuseContext = {
     server,
