@@ -1,4 +1,4 @@
-/** Deepest nesting of arrays and objects accepted in a request (API.md §10). */
+/** Deepest nesting of arrays and objects accepted in a request. */
 export const MAX_JSON_DEPTH = 64;
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Failures the services catch and keep from clients (an engine's own text never reaches
- * an answer, API.md §10) but an operator must see. Services report here; the serving
+ * an answer) but an operator must see. Services report here; the serving
  * process connects its logger once it has one.
  */
 export type ProblemSink = (error: unknown, context: Record<string, unknown>) => void;

@@ -1,5 +1,5 @@
 /**
- * The shape of a record as its sender wrote it (API.md §10: "`raw` reproduces the record
+ * The shape of a record as its sender wrote it ("`raw` reproduces the record
  * as sent: its key names, nesting and JSON types"), kept beside the event so that `raw`
  * is rebuilt from the stored columns and fields instead of storing the record twice
  * (ARCHITECTURE.md "Event schema").
@@ -90,7 +90,7 @@ export function typedValue(text: string, type: JsonType | undefined): unknown {
 }
 
 /**
- * The event's fields with their JSON types (API.md §10: a number stays a number), for
+ * The event's fields with their JSON types (a number stays a number), for
  * event representations. Returns `fields` itself when every field is a string.
  */
 export function typedFields(
@@ -118,7 +118,7 @@ const RAW_COLUMNS = EVENT_COLUMNS.filter(
 const COLUMN_NAMES = new Set<string>(['ts', ...RAW_COLUMNS]);
 
 /**
- * Rebuilds the record as sent (API.md §10): its key names, nesting and JSON types; only
+ * Rebuilds the record as sent: its key names, nesting and JSON types; only
  * key order and whitespace may differ. Known limits: a message cut at the size limit
  * comes back cut (with `_truncated`), and of two keys that flatten to one name only the
  * first was kept.
