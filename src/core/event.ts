@@ -1,7 +1,7 @@
 /**
  * The event schema shared by ingest, the event stores and the query layer
- * (ARCHITECTURE.md "Event schema"). Times are Unix milliseconds inside the process;
- * representations turn them into Unix seconds with millisecond precision (API.md §3).
+ * ("Architecture" in the README). Times are Unix milliseconds inside the process;
+ * representations turn them into Unix seconds with millisecond precision.
  */
 
 /** Columns every store keeps as real columns; everything else lives in `fields`. */
@@ -110,7 +110,7 @@ export interface NormalisedEvent {
   action: string | null;
   status: number | null;
   bytes: number | null;
-  /** The sender's own `source` (API.md §10); null when the record had none. */
+  /** The sender's own `source`; null when the record had none. */
   source: string | null;
   /** Where the event came in: `http:<user>`, `es:<user>`, `syslog:<address>`. */
   intake: string | null;

@@ -1,5 +1,5 @@
 /**
- * The one filter AST (ARCHITECTURE.md "Query language"): the JSON `filter` conditions and
+ * The one filter AST: the JSON `filter` conditions and
  * the query-language string both become this, and every backend (the JavaScript
  * evaluator for triggers, the DuckDB and ClickHouse compilers) consumes it. Nodes are
  * immutable: built only by the constructors below, which freeze them and keep them in a
@@ -482,7 +482,7 @@ export function parseCidr(s: string): Cidr | undefined {
 export const scalarToString = (v: Scalar): string => String(v);
 
 // ---------------------------------------------------------------------------------------
-// Severity: a string column with an order of its own (API.md §10), lowered here to plain
+// Severity: a string column with an order of its own, lowered here to plain
 // string conditions so that every backend (the evaluator, DuckDB, ClickHouse) gets the
 // order without knowing about it.
 

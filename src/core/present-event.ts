@@ -4,8 +4,8 @@ import { typedFields } from './record-shape.js';
 const seconds = (ms: number) => ms / 1000;
 
 /**
- * The JSON representation of an event (API.md §3): every column, every extra field by
- * its dotted name with its JSON type as sent (API.md §10: a number stays a number), and
+ * The JSON representation of an event: every column, every extra field by
+ * its dotted name with its JSON type as sent (a number stays a number), and
  * times as Unix seconds with millisecond precision. Columns win over an extra field of
  * the same name. Built by assignment rather than object spread: spreading `fields` (a
  * dictionary-mode object) and the rest of the event took ~20 µs an event, which live

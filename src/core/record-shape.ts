@@ -2,7 +2,7 @@
  * The shape of a record as its sender wrote it ("`raw` reproduces the record
  * as sent: its key names, nesting and JSON types"), kept beside the event so that `raw`
  * is rebuilt from the stored columns and fields instead of storing the record twice
- * (ARCHITECTURE.md "Event schema").
+ * (docs/adr/0003-record-shape.md).
  *
  * Normalisation (ingest/normalise.ts) renames keys (`@timestamp` → `ts`, `MESSAGE` →
  * `message`, a sender's `ev_id` → `orig.ev_id`), flattens nesting to dotted names, turns
