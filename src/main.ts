@@ -6,7 +6,7 @@ import { bootstrapAdmin, openRuntime } from './runtime.js';
 
 /** Opens the stores, serves the API until SIGINT/SIGTERM, then closes everything. */
 export async function serve(config: Config): Promise<void> {
-  // Whatever the engines create later (DuckDB's WAL, report files) is private too (API.md §10);
+  // Whatever the engines create later (DuckDB's WAL, report files) is private too;
   // what exists is chmod'ed by openRuntime whatever the umask.
   process.umask(0o077);
   const rt = await openRuntime(config);

@@ -39,7 +39,7 @@ const STORE_FILES = [
 ];
 
 /**
- * Files are private (API.md §10): the data dir `0700` (an existing one tightened) and the
+ * Files are private: the data dir `0700` (an existing one tightened) and the
  * files in it `0600`, whatever the umask. Files the engines create later take their mode
  * from the database file (SQLite) or the umask the server sets (main.ts).
  */

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../core/event.js';
 
 /**
- * `actions_hint` (API.md §3, §7): for each field of the returned events, the actions a
+ * `actions_hint`: for each field of the returned events, the actions a
  * client can offer on its values, each saying what the client sends to perform it.
  *
  * Two placeholders keep one hint valid for every event of a page:

@@ -3,12 +3,12 @@ import { BlockList, isIP } from 'node:net';
 import maxmind, { type Reader, type Response } from 'maxmind';
 
 /**
- * GeoIP at query time (ARCHITECTURE.md "GeoIP"): a `maxmind` reader over the bundled CC0
+ * GeoIP at query time: a `maxmind` reader over the bundled CC0
  * country database, or over a GeoLite2-City (or compatible) file named in config. Lookups
  * happen when results are read, so a newer database improves old events too.
  */
 
-/** What the database knows of an address (API.md §3 `geo`); a key is absent when unknown. */
+/** What the database knows of an address (TopN/LastN `geo`); a key is absent when unknown. */
 export interface GeoInfo {
   country_code?: string;
   country?: string;

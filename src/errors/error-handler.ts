@@ -73,7 +73,7 @@ function fieldErrorsFromAjv(validation: AjvError[], context: string | undefined)
 }
 
 /**
- * Status, API.md body and headers of an error: what errorHandler sends, for scopes that
+ * Status, body and headers of an error: what errorHandler sends, for scopes that
  * render the same error in another protocol's shape (the Elasticsearch intake).
  */
 export function describeError(
@@ -148,7 +148,7 @@ function friendlyMessage(e: FastifyError): string {
   }
 }
 
-/** The one error handler: renders API.md's error shape, hides unknown errors. */
+/** The one error handler: renders the API's error shape, hides unknown errors. */
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   const [status, body, headers] = describeError(error, request);
   return reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);

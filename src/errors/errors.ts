@@ -1,5 +1,5 @@
 /**
- * The error model (API.md §1): every error the service answers with is an AppError made
+ * The error model: every error the service answers with is an AppError made
  * by one of these factories, carrying a stable `code`. The one HTTP error handler
  * renders them; anything else is hidden behind a 500 with a request id.
  */
@@ -54,7 +54,7 @@ export const unavailable = (message: string, retryAfterSeconds?: number) =>
     retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(retryAfterSeconds) },
   );
 
-/** A write the disk has no room for (API.md §10): 507, code storage_full. */
+/** A write the disk has no room for: 507, code storage_full. */
 export const storageFull = (
   message = 'The server has no storage space left for this write; retry once space is freed.',
 ) => new AppError(507, 'storage_full', message);

@@ -1,4 +1,4 @@
-/** The file formats an export or a report can be rendered in (API.md §3, §6). */
+/** The file formats an export or a report can be rendered in. */
 export const EXPORT_FORMATS = ['csv', 'xlsx', 'docx', 'pdf', 'json', 'ndjson'] as const;
 
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

@@ -18,7 +18,7 @@ export interface ListPlan extends PageRequest {
 
 /**
  * Validates ordering against the fields a resource allows and turns page/page_size into
- * limit/offset (page_size clamped to 1000, API.md §1).
+ * limit/offset (page_size clamped to 1000).
  */
 export function planList(q: ListQueryInput, orderable: readonly string[], defaultOrdering = 'id'): ListPlan {
   const page = q.page ?? 1;

@@ -4,7 +4,7 @@ import type { Batcher } from './batcher.js';
 import { normaliseRecord } from './normalise.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
 
-/** At most this many per-record errors are listed in an answer (API.md §7). */
+/** At most this many per-record errors are listed in an answer. */
 export const MAX_LISTED_ERRORS = 100;
 
 export interface IngestOutcome {

@@ -1,5 +1,5 @@
 /**
- * Record normalisation (API.md §7): one received JSON record becomes one NormalisedEvent.
+ * Record normalisation: one received JSON record becomes one NormalisedEvent.
  * Pure: no I/O, no clock (the receive time and the id generator come from the caller).
  *
  * Decisions worth knowing before reading the code:
@@ -16,7 +16,7 @@
  *   `fields`, so nothing the sender wrote is lost.
  * - Keys are case-sensitive (`Message` is a field, not the message); the upper-case
  *   names of syslog-ng and journald are aliases of their own.
- * - A sender's `source` is the `source` column (API.md §10). Keys that name columns
+ * - A sender's `source` is the `source` column. Keys that name columns
  *   Logscope fills itself (`ev_id`, `received_at`, `stored_at`, `intake`) become fields
  *   `orig.<name>`: the record cannot forge them, and nothing it sent is lost.
  * - Field values are stored as text; their JSON types, the key names as sent and the
@@ -40,10 +40,10 @@ export const TS_UNPARSED_FIELD = '_ts_unparsed';
 export const TRUNCATED_FIELD = '_truncated';
 
 /**
- * Where each column is read from, in order of preference. The API.md §7 names first, then
+ * Where each column is read from, in order of preference. The API's documented names first, then
  * the ECS names Beats and Elastic Agent send for the same thing (`service.name`,
  * `source.ip`, ...) and the common `client_ip`, then the stock layouts of the shippers
- * API.md §10 lists: syslog-ng (`MESSAGE HOST PROGRAM PRIORITY FACILITY ISODATE`), rsyslog
+ * the API documents: syslog-ng (`MESSAGE HOST PROGRAM PRIORITY FACILITY ISODATE`), rsyslog
  * (`msg fromhost programname timereported syslogseverity-text syslogfacility-text`),
  * journald (`MESSAGE _HOSTNAME SYSLOG_IDENTIFIER PRIORITY SYSLOG_FACILITY
  * __REALTIME_TIMESTAMP`), GELF (`short_message host level timestamp`), Docker (`log
@@ -97,7 +97,7 @@ const FIELD_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Keys that name columns Logscope fills itself (API.md §10): a sender's value is kept
+ * Keys that name columns Logscope fills itself: a sender's value is kept
  * as field `orig.<name>`, and `raw` gives it back under its own name.
  */
 export const RESERVED_KEYS = ['ev_id', 'received_at', 'stored_at', 'intake'] as const;

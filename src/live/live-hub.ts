@@ -10,7 +10,7 @@ import { newestFirst } from '../query/sort.js';
 import { isRelative, resolveTimeRange } from '../query/time-range.js';
 import type { SearchParams } from '../query/types/search.js';
 
-/** What a client subscribes to (API.md §8). */
+/** What a client subscribes to. */
 export type Target = { query_id: string } | { widget_id: number } | { dashboard_id: number };
 
 /** The widgets behind a widget or dashboard subscription (from the dashboards service). */
@@ -35,7 +35,7 @@ export interface IdentitySource {
   onInvalidate?(listener: () => void): () => void;
 }
 
-/** Close code of a connection whose token is no longer valid (API.md §10). */
+/** Close code of a connection whose token is no longer valid. */
 export const CLOSE_TOKEN_INVALID = 4401;
 
 export interface LiveHubOptions {
@@ -306,8 +306,7 @@ export class LiveHub {
   }
 
   /**
-   * Re-checks every connection against the metadata store (API.md §10 "Live connections
-   * follow rights"): its token (deleted, expired, user deleted: closed with 4401) and its
+   * Re-checks every connection against the metadata store: its token (deleted, expired, user deleted: closed with 4401) and its
    * current rights (widget and dashboard subscriptions it may no longer see end, each
    * named by an `error` message; the connection stays). One pass at a time.
    */

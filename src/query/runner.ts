@@ -64,7 +64,7 @@ export interface RunnerOptions {
 
 /**
  * What a failed computation shows as `error`: the message of an error the service made
- * for clients (AppError), never an engine's own text (API.md §10).
+ * for clients (AppError), never an engine's own text.
  */
 export function publicMessage(error: unknown): string {
   return error instanceof AppError
@@ -263,7 +263,7 @@ export class QueryRunner {
 
   /**
    * The results as the API shows them (PENDING: empty). A Search page beyond the rows the
-   * computation fetched runs only that page's rows, never the count again (API.md §3:
+   * computation fetched runs only that page's rows, never the count again (
    * re-paging does not recompute totals).
    */
   async present(job: QueryJob, opts: PresentOptions): Promise<unknown> {
@@ -273,7 +273,7 @@ export class QueryRunner {
     const params = job.params as SearchParams;
     const pageSize = opts.pageSize ?? params.page_size;
     const offset = opts.offset ?? ((opts.page ?? params.page) - 1) * pageSize;
-    // Positions are safe integers (API.md §10), which also keeps them in the engine's range.
+    // Positions are safe integers, which also keeps them in the engine's range.
     if (repage && !Number.isSafeInteger(offset + pageSize)) {
       const field = opts.offset !== undefined ? 'offset' : 'page';
       throw fieldError(field, `${field} is too large: the position must stay below 2^53.`);

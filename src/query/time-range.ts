@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { fieldError } from '../errors/errors.js';
 import type { TimeWindow } from '../event-store/query-plan.js';
 
-/** `{ts_from, ts_to}` (Unix s, [from, to)) or `{preset}` (API.md §3). */
+/** `{ts_from, ts_to}` (Unix s, [from, to)) or `{preset}`. */
 export type TimeRangeParam = { ts_from: number; ts_to: number } | { preset: string };
 
 export const TimeRangeSchema = Type.Union(

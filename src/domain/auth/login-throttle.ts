@@ -12,7 +12,7 @@ export interface LoginThrottleOptions {
 }
 
 /**
- * Password-guessing brake for `POST /api/auth/login` (API.md §10 "Sessions"). Only failed
+ * Password-guessing brake for `POST /api/auth/login`. Only failed
  * attempts count. A username with too many recent failures is refused before its password
  * is checked (from any address); an address with too many recent failures still gets
  * through with a correct password for a username that is not throttled, so an office

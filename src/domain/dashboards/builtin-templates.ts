@@ -1,5 +1,5 @@
 /**
- * Dashboard templates shipped with the product (API.md §4), under `builtin/`. Their
+ * Dashboard templates shipped with the product, under `builtin/`. Their
  * queries use the fields the sample events of `logscope demo` carry (web access logs of
  * `nginx` with `status`, `bytes`, `http.path`; sshd logins with `action`, `user`,
  * `src_ip`; firewall logs with `action`, `dst_port`), so a fresh install with demo data

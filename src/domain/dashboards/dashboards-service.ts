@@ -289,7 +289,7 @@ export class DashboardsService {
   }
 
   /**
-   * The widgets behind a live subscription (API.md §8): the one widget, or every widget of
+   * The widgets behind a live subscription: the one widget, or every widget of
    * the dashboard, in layout order, with their stored queries. 404 when not visible.
    */
   async liveWidgets(

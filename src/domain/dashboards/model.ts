@@ -1,5 +1,5 @@
 /**
- * Dashboards and widgets (API.md §4): representations, the portable (export) form, the
+ * Dashboards and widgets: representations, the portable (export) form, the
  * visibility rules, and how a widget definition from a body becomes stored values.
  */
 import { AppError, type FieldErrors, fieldError, validationError } from '../../errors/errors.js';
@@ -81,7 +81,7 @@ export interface WidgetInput {
 export const DEFAULT_VISUALIZATION: Visualization = { kind: 'table', options: {} };
 export const DEFAULT_SIZE = { w: 6, h: 4 };
 
-// Visibility (API.md §4): your own objects, everyone's for holders of the permission.
+// Visibility: your own objects, everyone's for holders of the permission.
 export const seesAllDashboards = (who: Identity) => can(who, 'manage_dashboards');
 export const seesAllWidgets = (who: Identity) => can(who, 'manage_widgets');
 
@@ -92,7 +92,7 @@ export const dashboardScope = (who: Identity): number | undefined =>
 export const canSeeDashboard = (who: Identity, row: DashboardRow) =>
   row.owner_id === who.userId || seesAllDashboards(who);
 
-/** A widget is read-only to everyone but its owner (API.md §4). */
+/** A widget is read-only to everyone but its owner. */
 export const isReadOnly = (who: Identity, row: WidgetRow) => row.owner_id !== who.userId;
 
 /**

@@ -13,7 +13,7 @@ export interface TemplateInfo {
 export const isBuiltinPath = (path: string) => path === 'builtin' || path.startsWith(BUILTIN_PREFIX);
 
 /**
- * A template path (API.md §4): 1-200 ASCII letters, digits and `_-./`, `/`-separated
+ * A template path: 1-200 ASCII letters, digits and `_-./`, `/`-separated
  * segments that are neither empty nor `.` / `..` (so no leading or trailing `/`): a path
  * names a template, never a place to climb out of. Throws a 400 naming `field`.
  */

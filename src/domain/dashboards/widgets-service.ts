@@ -17,7 +17,7 @@ import {
   widgetDefinition,
 } from './model.js';
 
-/** Widgets (API.md §4): they are created on a dashboard (DashboardsService.addWidget). */
+/** Widgets: they are created on a dashboard (DashboardsService.addWidget). */
 export class WidgetsService {
   constructor(
     private readonly repos: DashboardRepositories,

@@ -39,7 +39,7 @@ export class EventsService {
     };
   }
 
-  /** The triggers the event matched, oldest match first (API.md §7). */
+  /** The triggers the event matched, oldest match first. */
   async triggers(who: Identity, evId: string) {
     const e = await this.load(evId);
     return {

@@ -14,7 +14,7 @@ import { type ValidQuery, validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
 import type { ResultEnricher } from './result-enricher.js';
 
-/** GenericQuery (the seed's representation plus API.md §3's additions). */
+/** GenericQuery (the seed's representation plus error, progress and timestamps). */
 export interface GenericQuery {
   query_id: string;
   status: string;

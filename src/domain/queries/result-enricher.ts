@@ -17,7 +17,7 @@ export interface ResultEnricherDeps {
 
 type EventJson = Record<string, unknown>;
 
-/** The flags that shape an answer beyond the type's own presentation (API.md §3, §7). */
+/** The flags that shape an answer beyond the type's own presentation. */
 export type EnrichOptions = Pick<PresentOptions, 'actionsHint' | 'addTriggerData' | 'addGeoipData'> & {
   /** Whom the answer is for: trigger data shows only the triggers they may see (none without). */
   who?: Identity;
@@ -91,7 +91,7 @@ export class ResultEnricher {
   }
 
   /**
-   * add_trigger_data (API.md §3 Search, §7 events): each event carries
+   * add_trigger_data (Search and events): each event carries
    * `triggers: [{trigger_id, name, severity, matched_at}]`, empty when it matched none.
    */
   private async addTriggerData(events: EventJson[], who: Identity | undefined): Promise<EventJson[]> {

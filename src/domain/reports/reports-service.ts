@@ -20,7 +20,7 @@ import { validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
 import { chartFor } from './report-charts.js';
 
-/** ShortReport (API.md §6). */
+/** ShortReport. */
 export interface ShortReport {
   id: number;
   title: string;

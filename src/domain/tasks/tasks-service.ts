@@ -13,7 +13,7 @@ export const TASK_PRIORITIES = [
   'critical',
 ] as const satisfies readonly TaskPriority[];
 
-/** Task representation (API.md §5). */
+/** Task representation. */
 export interface Task {
   id: number;
   title: string;

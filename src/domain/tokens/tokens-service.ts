@@ -7,7 +7,7 @@ import type { UsersRepository } from '../../metadata/users-repository.js';
 import { can, type Identity, type Permission, type TokenType } from '../auth/identity.js';
 import { hashSecret, keyIdOf, maskKey, newSecretKey } from './secrets.js';
 
-/** AuthToken representation (API.md §2). */
+/** AuthToken representation. */
 export interface AuthToken {
   secret_key: string;
   key_id: string;

@@ -11,7 +11,7 @@ import { can, type Identity } from '../auth/identity.js';
 import type { TasksService } from '../tasks/tasks-service.js';
 import { TriggerIndex } from './trigger-index.js';
 
-/** Trigger representation (API.md §7). */
+/** Trigger representation. */
 export interface Trigger {
   id: number;
   name: string;
@@ -41,7 +41,7 @@ export interface TriggerInput {
 
 export type FullTriggerInput = TriggerInput & { name: string };
 
-/** One trigger an event matched (API.md §7); `matched_at` in Unix seconds. */
+/** One trigger an event matched; `matched_at` in Unix seconds. */
 export interface TriggerMatch {
   trigger_id: number;
   name: string;
@@ -215,7 +215,7 @@ export class TriggersService {
 
   /**
    * The matches of these events that `who` may see, grouped by event id: trigger data is
-   * private like triggers (API.md §10): the caller's own triggers, every trigger for
+   * private like triggers: the caller's own triggers, every trigger for
    * `manage_triggers` holders and admins.
    */
   async matchesOf(evIds: readonly string[], who: Identity): Promise<Map<string, TriggerMatch[]>> {

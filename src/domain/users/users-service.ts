@@ -6,7 +6,7 @@ import { type Identity, PERMISSIONS, type Permission } from '../auth/identity.js
 import { hashPassword, verifyPassword } from '../auth/passwords.js';
 import type { AuthToken, TokensService } from '../tokens/tokens-service.js';
 
-/** User representation (API.md §2). */
+/** User representation. */
 export interface User {
   id: number;
   username: string;
@@ -114,7 +114,7 @@ export class UsersService {
 
   /**
    * A session: a new USER token for a correct username and password, expiring after
-   * `sessionMs` (API.md §10 "Sessions"); logging out is deleting it.
+   * `sessionMs`; logging out is deleting it.
    */
   async login(username: string, password: string, sessionMs: number): Promise<AuthToken> {
     const row = await this.users.byUsername(username);

@@ -44,7 +44,7 @@ import {
   topnSql,
 } from './duckdb-plans.js';
 
-/** The events table (ARCHITECTURE.md "Event schema"); `fields` holds every other field. */
+/** The events table; `fields` holds every other field. */
 const CREATE_EVENTS = `
 CREATE TABLE IF NOT EXISTS events (
   ev_id VARCHAR NOT NULL,
@@ -71,7 +71,7 @@ CREATE TABLE IF NOT EXISTS events (
 )`;
 
 /**
- * Tables made before `intake` and `shape` existed (API.md §10 moved where an event came
+ * Tables made before `intake` and `shape` existed (where an event came
  * in from `source` to `intake`): the columns are added at the end, where the appender
  * expects them, and the old `source` values move to `intake`.
  */
@@ -526,7 +526,7 @@ export class DuckDbEventStore implements EventStore {
     await this.writer.run('CHECKPOINT');
   }
 
-  /** Fails while the store cannot answer, or cannot write for lack of space (API.md §10). */
+  /** Fails while the store cannot answer, or cannot write for lack of space. */
   async ping(): Promise<void> {
     await this.reader.run('SELECT 1');
     const free = this.freeBytes();

@@ -25,7 +25,7 @@ function typesOf(schema: PropertySchema | undefined): Set<string> {
 
 /**
  * Form encodings carry every value as a string; nested values (`params`, `filter`, ...)
- * arrive as JSON text (API.md §1). Turn each field into what the route's body schema
+ * arrive as JSON text. Turn each field into what the route's body schema
  * expects, so one schema validates all three encodings alike.
  */
 export function coerceFormBody(body: Record<string, unknown>, schema: PropertySchema | undefined) {
@@ -65,7 +65,7 @@ export const bodyPlugin = fp(async (app: FastifyInstance) => {
     parseMultipartBody(request, payload, request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit, done),
   );
   app.addHook('preValidation', async (request) => {
-    // JSON nested deeper than 64 levels is refused before any route walks it (API.md §10).
+    // JSON nested deeper than 64 levels is refused before any route walks it.
     // Ingest bodies are records, parsed and bounded by their own parsers.
     const body = request.body;
     if (

@@ -56,7 +56,7 @@ export class EsError extends AppError {
   }
 }
 
-/** The ES exception type for an API.md error: what ES itself answers in that case. */
+/** The ES exception type for an API error: what ES itself answers in that case. */
 export function esErrorType(status: number, code: string): string {
   if (code.endsWith('_exception')) return code;
   switch (status) {
@@ -118,7 +118,7 @@ function publishAddress(request: FastifyRequest): string {
 }
 
 /**
- * Elasticsearch-compatible intake (API.md §7, §12): `_bulk`, the single-document writes
+ * Elasticsearch-compatible intake: `_bulk`, the single-document writes
  * (`_doc`, `_create`), and the read-only endpoints the Elasticsearch outputs of Filebeat,
  * Logstash, Fluent Bit and Vector probe before sending. Setup calls (index templates, ILM
  * policies, ingest pipelines, index and data stream creation) are acknowledged and

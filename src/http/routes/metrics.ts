@@ -46,7 +46,7 @@ function gauge(registry: Registry, name: string, help: string, value: () => numb
 }
 
 /**
- * `GET /metrics` (API.md §9): Prometheus text format, no token (as Prometheus scrapes;
+ * `GET /metrics`: Prometheus text format, no token (as Prometheus scrapes;
  * it holds counts only). One registry per app, so several apps in one process (tests)
  * never share counters. Wrapped with fastify-plugin so its timing hook sees every route.
  */

@@ -1,7 +1,7 @@
 import { type TSchema, Type } from 'typebox';
 import { BOOLEAN_PATTERN } from '../../errors/error-handler.js';
 
-/** A query-string boolean: true/false/1/0/yes/no in any case (API.md §1). */
+/** A query-string boolean: true/false/1/0/yes/no in any case. */
 export const QueryBoolean = (description?: string) =>
   Type.String({ pattern: BOOLEAN_PATTERN, ...(description ? { description } : {}) });
 
@@ -15,7 +15,7 @@ export const ErrorSchema = Type.Object(
     errors: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
     request_id: Type.Optional(Type.String()),
   },
-  { $id: 'Error', description: 'Every error has this shape (API.md §1).' },
+  { $id: 'Error', description: 'Every error has this shape.' },
 );
 
 const errorRef = Type.Ref('Error');

@@ -1,5 +1,5 @@
 /**
- * Elasticsearch `_bulk` intake (API.md §7), so Filebeat, Logstash, Fluent Bit and Vector
+ * Elasticsearch `_bulk` intake, so Filebeat, Logstash, Fluent Bit and Vector
  * can ship here unchanged. Only the body format and the response shape are ES's; events
  * are append-only, so `update` and `delete` are answered per item with an ES-style error
  * (shippers then log and drop that item instead of retrying the whole batch).

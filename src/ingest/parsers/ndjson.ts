@@ -1,5 +1,5 @@
 /**
- * Body parsers for `POST /api/ingest` (API.md §7): a JSON object, a JSON array, or NDJSON.
+ * Body parsers for `POST /api/ingest`: a JSON object, a JSON array, or NDJSON.
  * They only split and parse; whether a value is an acceptable record is normaliseRecord's
  * call, so a body of `[1, {...}]` yields two entries and the first is rejected alone.
  */

@@ -1,5 +1,5 @@
 /**
- * Syslog (API.md §7): RFC 5424 and RFC 3164 messages into plain records for
+ * Syslog: RFC 5424 and RFC 3164 messages into plain records for
  * normaliseRecord, and TCP framing (RFC 6587 octet counting or newline framing).
  *
  * Decisions:

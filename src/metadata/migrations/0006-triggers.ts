@@ -3,7 +3,7 @@ import type { MetadataDialect } from '../database.js';
 import { idColumn } from './helpers.js';
 
 /**
- * Triggers (API.md §7) and their matches. A match row is what
+ * Triggers and their matches. A match row is what
  * `GET /api/events/{ev_id}/triggers` lists; it goes with its trigger. The tasks a trigger
  * opened stay when it is deleted (the repository clears their `trigger_id`), as a closed
  * alert in Graylog keeps its history.

@@ -1,5 +1,5 @@
 /**
- * JSON filter conditions (API.md §3 "Common parameters") → the filter AST.
+ * JSON filter conditions → the filter AST.
  *
  * Accepted: an array of conditions that must all hold. A condition is
  * `{"field", "op", "value"}` or `[field, op, value]` (`[field, op]` for exists /

@@ -1,5 +1,5 @@
 /**
- * RE2 patterns (API.md §3: `regex` uses RE2 syntax and never backtracks). DuckDB and
+ * RE2 patterns (`regex` uses RE2 syntax and never backtracks). DuckDB and
  * ClickHouse evaluate regexes with RE2; in this process the `re2` binding does, so the
  * JavaScript evaluator (trigger matching, live tails) and `title__iregex` agree with the
  * stores and every match runs in linear time: no pattern can stall the server.

@@ -1,5 +1,5 @@
 /**
- * The query language (API.md §3): a Lucene/KQL-like search string → the filter AST.
+ * The query language: a Lucene/KQL-like search string → the filter AST.
  *
  * - `word`, `"quoted phrase"`: case-insensitive substring of `message` (text nodes).
  *   A word's leading/trailing `*` are dropped (substring matching covers them); an
@@ -9,7 +9,7 @@
  *   Unquoted wildcards: `pre*` startswith, `*suf` endswith, `*mid*` contains
  *   (case-insensitive, like every contains), other patterns (`a*b`) an anchored regex;
  *   `field:*` exists. `field:10.0.0.0/8` (an unquoted IPv4/IPv6 CIDR) is `cidr`.
- * - `message:` is the exception (API.md §10): `message:word`, `message:"a phrase"` and
+ * - `message:` is the exception: `message:word`, `message:"a phrase"` and
  *   `message:fo*` mean exactly the bare `word`, `"a phrase"`, `fo*` (case-insensitive
  *   substring; wildcards as for bare words), so `message:refused` finds what `refused`
  *   finds. `message:*` (has a message), ranges, `>`/`<`, `/regex/` and an unquoted

@@ -6,7 +6,7 @@ import { type TimeRangeParam, TimeRangeSchema } from '../time-range.js';
 export const QUERY_TYPES = ['Search', 'TopN', 'LastN', 'Summary', 'Timeline'] as const;
 export type QueryTypeName = (typeof QUERY_TYPES)[number];
 
-/** Parameters every type takes (API.md §3 "Common parameters"). */
+/** Parameters every type takes. */
 export const CommonParams = {
   time_range: TimeRangeSchema,
   filter: Type.Array(Type.Unknown(), { default: [], description: 'Conditions, all of which must hold.' }),
