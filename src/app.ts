@@ -1,10 +1,9 @@
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from 'fastify';
 import type { Config } from './config/config.js';
 import type { Services } from './domain/services.js';
@@ -36,6 +35,7 @@ import {
 import { TaskSchema } from './http/schemas/tasks.js';
 import { TriggerSchema } from './http/schemas/triggers.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
+import { makeAjv } from './http/validator.js';
 import { LiveHub } from './live/live-hub.js';
 import { WidgetQueries } from './live/widget-queries.js';
 import { VERSION } from './version.js';
@@ -45,19 +45,6 @@ export interface AppDeps {
   services: Services;
   checks: HealthCheck[];
   logger?: FastifyServerOptions['logger'];
-}
-
-function makeAjv(coerce: boolean) {
-  const ajv = new Ajv.default({
-    // Query strings and paths arrive as text; bodies must carry their real JSON types.
-    coerceTypes: coerce ? 'array' : false,
-    useDefaults: true,
-    removeAdditional: false,
-    allErrors: true,
-    strict: false,
-  });
-  addFormats.default(ajv);
-  return ajv;
 }
 
 /** A Host header: a name or IPv4 address, or a bracketed IPv6 address, and an optional port. */
@@ -106,6 +93,26 @@ const serializeRequest = (request: FastifyRequest) => ({
   remotePort: request.socket?.remotePort,
 });
 
+/** Scrapes that arrive every few seconds from monitoring: logged at debug, not info. */
+const SCRAPES = new Set(['/api/health', '/metrics']);
+
+/**
+ * The one log line of a request: `GET /api/events 200 12.3 ms`, with method, URL (token
+ * redacted), status, time and client address as fields. Health checks and metric scrapes
+ * at debug; server errors at error, so they stand out.
+ */
+function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  const url = redactUrl(request.url);
+  const path = request.url.split('?', 1)[0] ?? '';
+  const status = reply.statusCode;
+  const ms = Math.round(reply.elapsedTime * 10) / 10;
+  const level = status >= 500 ? 'error' : SCRAPES.has(path) ? 'debug' : 'info';
+  request.log[level](
+    { method: request.method, url, status, ms, remoteAddress: request.ip },
+    `${request.method} ${url} ${status} ${ms} ms`,
+  );
+}
+
 /** The logger options with the redacting request serializer (whatever else they say). */
 function withRedaction(logger: AppDeps['logger']): FastifyServerOptions['logger'] {
   if (!logger) return false;
@@ -121,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true },
     requestIdHeader: 'x-request-id',
+    // One line per request, written by the onResponse hook below (Fastify's own are two).
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: {} },
     // URLs the router refuses (bad percent-encoding, an over-long path segment) answer
     // in the API's error shape like every other error.
@@ -149,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const host = request.headers.host;
     if (host !== undefined && !HOST.test(host)) throw badRequest('Malformed Host header.', 'bad_host');
   });
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
   services.triggers.warn = (message, detail) => app.log.warn(detail ?? {}, message);
   app.setNotFoundHandler(notFoundHandler);
 

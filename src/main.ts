@@ -4,57 +4,91 @@ import type { Config } from './config/config.js';
 import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
 import { bootstrapAdmin, openRuntime } from './runtime.js';
 
-/** Opens the stores, serves the API until SIGINT/SIGTERM, then closes everything. */
+/** How long a clean stop may take before the process exits anyway. */
+const STOP_TIMEOUT_MS = 10_000;
+
+/**
+ * Opens the stores and serves the API until SIGINT or SIGTERM, then stops cleanly: no new
+ * connections, websockets closed with 1001, requests in flight answered, events waiting
+ * for a commit committed, stores closed; exit code 0. A second signal exits at once.
+ * Start-up failures are thrown for the CLI to report in one line.
+ */
 export async function serve(config: Config): Promise<void> {
   // Whatever the engines create later (DuckDB's WAL, report files) is private too;
   // what exists is chmod'ed by openRuntime whatever the umask.
   process.umask(0o077);
-  const rt = await openRuntime(config);
-  const adminToken = await bootstrapAdmin(rt);
-  const app = await buildApp({
-    config,
-    services: rt.services,
-    checks: [
-      { name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) },
-      { name: 'events', check: () => rt.events.ping() },
-    ],
-    logger: { level: config.logLevel },
-  });
-  for (const warning of rt.warnings) app.log.warn(warning);
-  rt.services.problems.connect((err, context) => app.log.error({ err, ...context }, 'internal error'));
+  const rt = await openRuntime(config, { onWait: (message) => console.error(`logscope: ${message}`) });
   let syslog: SyslogListener | undefined;
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(1), 10_000).unref();
-    try {
-      await syslog?.close();
-      await app.close();
-      await rt.close();
-    } finally {
-      clearTimeout(timer);
-    }
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (signal?: NodeJS.Signals) => {
+    stopping ??= (async () => {
+      if (signal) app?.log.info({ signal }, 'stopping: closing connections and stores');
+      const timer = setTimeout(() => {
+        console.error(`logscope: could not stop within ${STOP_TIMEOUT_MS / 1000} s; exiting`);
+        process.exit(1);
+      }, STOP_TIMEOUT_MS).unref();
+      try {
+        await syslog?.close();
+        await app?.close();
+        await rt.close();
+        if (signal) app?.log.info('stopped');
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    return stopping;
   };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-
-  await app.listen({ port: config.port, host: config.host });
-  if (config.syslogPort > 0) {
-    syslog = await startSyslogListener(rt.services.ingest, {
-      host: config.syslogHost,
-      port: config.syslogPort,
-      udpReceiveBuffer: config.syslogUdpReceiveBuffer,
-      log: app.log,
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.error(`logscope: ${signal} again: exiting without a clean stop`);
+      process.exit(130);
+    }
+    stop(signal).catch((err: unknown) => {
+      console.error(`logscope: stopping failed: ${(err as Error).message}`);
+      process.exitCode = 1;
     });
-    app.watchSyslog(syslog);
-    app.log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
-  }
-  if (adminToken) {
-    console.log(
-      `\nFirst start: created user "admin". Its API token (shown once, also in ${config.dataDir}/admin-token):\n\n  ${adminToken}\n\n` +
-        `Try: curl -H "Authorization: token ${adminToken}" http://localhost:${config.port}/api/authtokens\n`,
-    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    const adminToken = await bootstrapAdmin(rt);
+    app = await buildApp({
+      config,
+      services: rt.services,
+      checks: [
+        { name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) },
+        { name: 'events', check: () => rt.events.ping() },
+      ],
+      logger: { level: config.logLevel },
+    });
+    const log = app.log;
+    for (const warning of rt.warnings) log.warn(warning);
+    rt.services.problems.connect((err, context) => log.error({ err, ...context }, 'internal error'));
+    await app.listen({ port: config.port, host: config.host });
+    if (config.syslogPort > 0) {
+      syslog = await startSyslogListener(rt.services.ingest, {
+        host: config.syslogHost,
+        port: config.syslogPort,
+        udpReceiveBuffer: config.syslogUdpReceiveBuffer,
+        log,
+      });
+      app.watchSyslog(syslog);
+      log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
+    }
+    if (adminToken) {
+      // On stderr, with the logs: stdout stays free for what a command prints.
+      console.error(
+        `\nFirst start: created user "admin". Its API token (shown once, also in ${config.dataDir}/admin-token):\n\n  ${adminToken}\n\n` +
+          `Try: curl -H "Authorization: token ${adminToken}" http://localhost:${config.port}/api/authtokens\n`,
+      );
+    }
+  } catch (err) {
+    // Nothing half-open is left behind: the CLI prints the reason and exits 1.
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await stop().catch(() => undefined);
+    throw err;
   }
 }

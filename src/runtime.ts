@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Config } from './config/config.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
 import { GeoIp } from './enrich/geoip.js';
+import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
 import { DuckDbEventStore } from './event-store/duckdb/duckdb-event-store.js';
 import type { EventStore } from './event-store/event-store.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
@@ -25,6 +26,8 @@ export interface Runtime extends MetaRuntime {
 
 export interface RuntimeOptions {
   pgSchema?: string;
+  /** Told once when PostgreSQL does not answer and start-up waits for it. */
+  onWait?: (message: string) => void;
 }
 
 /** The files the stores keep in the data dir (those that exist are made private). */
@@ -57,13 +60,51 @@ export function privateDataDir(dataDir: string): void {
   }
 }
 
+/**
+ * Opens the metadata store. An unreachable PostgreSQL (down, starting, the network not up
+ * yet: common at boot) is retried with backoff for `databaseConnectSeconds`; then, or on
+ * a refusal (password, missing database), start-up stops with one line.
+ */
+async function connectMeta(config: Config, opts: RuntimeOptions): Promise<MetadataDb> {
+  const open = () =>
+    openMetadataDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}),
+    });
+  if (!config.databaseUrl) return open();
+  const deadline = Date.now() + config.databaseConnectSeconds * 1000;
+  let delay = 500;
+  let told = false;
+  for (;;) {
+    try {
+      return await open();
+    } catch (err) {
+      if (!isPostgresUnreachable(err)) throw err;
+      const where = describePostgres(config.databaseUrl);
+      if (Date.now() + delay > deadline) {
+        const waited = config.databaseConnectSeconds
+          ? ` after trying for ${config.databaseConnectSeconds} s`
+          : '';
+        throw new StartupError(
+          `Cannot start: PostgreSQL at ${where} is unreachable (${pgReason(err)})${waited}; check that it runs and databaseUrl (LOGSCOPE_DATABASE_URL), or wait longer with databaseConnectSeconds.`,
+        );
+      }
+      if (!told) {
+        told = true;
+        opts.onWait?.(
+          `PostgreSQL at ${where} is unreachable (${pgReason(err)}); retrying for up to ${config.databaseConnectSeconds} s`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 5000);
+    }
+  }
+}
+
 async function openMeta(config: Config, opts: RuntimeOptions): Promise<MetadataDb> {
   privateDataDir(config.dataDir);
-  const meta = await openMetadataDb({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}),
-  });
+  const meta = await connectMeta(config, opts);
   // SQLite created its files with the default mode: tighten them now they exist.
   privateDataDir(config.dataDir);
   return meta;

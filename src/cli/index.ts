@@ -1,22 +1,34 @@
 #!/usr/bin/env node
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { type Config, ConfigError, describeSettings, loadConfig } from '../config/config.js';
 import { PERMISSIONS, type Permission } from '../domain/auth/identity.js';
-import { startupNoSpaceMessage } from '../errors/errors.js';
-import { serve } from '../main.js';
-import { runMigrations } from '../metadata/migrator.js';
-import { type MetaRuntime, openMetaRuntime } from '../runtime.js';
+import { startupMessage } from '../errors/startup.js';
+import type { MetaRuntime } from '../runtime.js';
 import { VERSION } from '../version.js';
+import { CliError, serverTarget } from './api-client.js';
 import { demoGenerator } from './demo-generator.js';
-import { CliError, ingestTarget, progress, sendBatch } from './ingest-client.js';
+import { progress, sendBatch } from './ingest-client.js';
+import { MAX_LIMIT, printSearch, runSearch, timeRange } from './search.js';
+
+// The server, the stores and their engines load only for the commands that use them, so
+// the HTTP clients (search, tail, ingest, demo) start quickly.
 
 const program = new Command('logscope')
   .description('Logscope: self-hosted log retrieval and analysis')
   .version(VERSION)
   .option('--config <file>', 'JSON config file (also LOGSCOPE_CONFIG)')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  .addHelpText(
+    'after',
+    `
+search, tail, ingest and demo talk to a running server over HTTP (--url, default
+http://127.0.0.1:<port>; --token, default <data-dir>/admin-token). migrate, user and
+token open the metadata store of --data-dir themselves and refuse a data dir that holds
+none. A query starting with "-" goes after "--": logscope search -- '-host:web-1'.`,
+  );
 
 for (const s of describeSettings()) {
   program.addOption(new Option(`${s.flag} <value>`, `${s.description} [env ${s.env}]`));
@@ -36,8 +48,23 @@ function config(): Config {
   return loaded;
 }
 
+/**
+ * Commands that open the metadata store beside the server never create one: with SQLite
+ * (no databaseUrl) and no `<dataDir>/meta.sqlite`, the data dir is most likely not the
+ * server's, and opening it would leave an empty store (and the dir) behind.
+ */
+function requireStore(c: Config): void {
+  if (c.databaseUrl || existsSync(path.join(c.dataDir, 'meta.sqlite'))) return;
+  throw new CliError(
+    `no Logscope data in ${c.dataDir} (start the server once with "npm start", or pass --data-dir / LOGSCOPE_DATA_DIR)`,
+  );
+}
+
 async function withRuntime<T>(fn: (rt: MetaRuntime) => Promise<T>): Promise<T> {
-  const rt = await openMetaRuntime(config());
+  const c = config();
+  requireStore(c);
+  const { openMetaRuntime } = await import('../runtime.js');
+  const rt = await openMetaRuntime(c);
   try {
     return await fn(rt);
   } finally {
@@ -48,49 +75,58 @@ async function withRuntime<T>(fn: (rt: MetaRuntime) => Promise<T>): Promise<T> {
 program
   .command('serve', { isDefault: true })
   .description('Serve the HTTP API (creates the admin user and token on first start)')
-  .action(async () => serve(config()));
+  .action(async () => {
+    const c = config();
+    const { serve } = await import('../main.js');
+    await serve(c);
+  });
 
 program
   .command('migrate')
-  .description('Bring the metadata store schema up to date')
+  .description('Bring the metadata store schema up to date (refuses a data dir without a store)')
   .action(() =>
     withRuntime(async (rt) => {
+      const { runMigrations } = await import('../metadata/migrator.js');
       const applied = await runMigrations(rt.meta.db, rt.meta.dialect);
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.');
     }),
   );
 
-const user = program.command('user').description('Manage users');
+const user = program.command('user').description('Manage users (in the metadata store of --data-dir)');
 user
   .command('create <username>')
-  .description('Create a user')
-  .option('--password <password>', 'password for POST /api/auth/login')
+  .description('Create a user (the same rules as POST /api/users: password 8 to 1024 characters)')
+  .option('--password <password>', 'password for POST /api/auth/login (none: the user cannot log in)')
   .option('--admin', 'give admin rights', false)
   .option('--permissions <list>', `comma-separated: ${PERMISSIONS.join(', ')}`, '')
-  .action((username: string, o: { password?: string; admin: boolean; permissions: string }) =>
-    withRuntime(async (rt) => {
-      const permissions = o.permissions.split(',').filter(Boolean);
-      const unknown = permissions.filter((p) => !PERMISSIONS.includes(p as Permission));
-      if (unknown.length) throw new ConfigError(`Unknown permission(s): ${unknown.join(', ')}`);
+  .action(async (username: string, o: { password?: string; admin: boolean; permissions: string }) => {
+    const permissions = [...new Set(o.permissions.split(',').filter(Boolean))];
+    const unknown = permissions.filter((p) => !PERMISSIONS.includes(p as Permission));
+    if (unknown.length) throw new ConfigError(`Unknown permission(s): ${unknown.join(', ')}`);
+    const input = { username, password: o.password, is_admin: o.admin, permissions };
+    const { checkUserCreate } = await import('./user-input.js');
+    checkUserCreate(input);
+    await withRuntime(async (rt) => {
       const created = await rt.services.users.create(null, {
-        username,
-        password: o.password,
-        is_admin: o.admin,
+        ...input,
         permissions: permissions as Permission[],
       });
       console.log(JSON.stringify(created, null, 2));
-    }),
-  );
+    });
+  });
 
-const token = program.command('token').description('Manage API tokens');
+const token = program.command('token').description('Manage API tokens (in the metadata store of --data-dir)');
 token
   .command('create <username>')
   .description('Create a token for a user and print its secret key (shown once)')
   .addOption(new Option('--type <type>', 'token type').choices(['USER', 'INGEST']).default('USER'))
   .option('--name <name>', 'a name to recognise it by', '')
   .option('--expires-at <iso>', 'expiry (ISO 8601)')
-  .action((username: string, o: { type: 'USER' | 'INGEST'; name: string; expiresAt?: string }) =>
-    withRuntime(async (rt) => {
+  .action(async (username: string, o: { type: 'USER' | 'INGEST'; name: string; expiresAt?: string }) => {
+    const input = { token_type: o.type, name: o.name, expires_at: o.expiresAt };
+    const { checkTokenCreate } = await import('./user-input.js');
+    checkTokenCreate(input);
+    await withRuntime(async (rt) => {
       const owner = await rt.meta.db
         .selectFrom('users')
         .select('id')
@@ -98,13 +134,88 @@ token
         .executeTakeFirst();
       if (!owner) throw new ConfigError(`No user "${username}".`);
       const created = await rt.services.tokens.create(owner.id, {
-        token_type: o.type,
-        name: o.name,
+        ...input,
         expires_at: o.expiresAt ?? null,
       });
       console.log(created.secret_key);
-    }),
+    });
+  });
+
+const clientOptions = (cmd: Command, token = 'USER token') =>
+  cmd
+    .option('--url <url>', 'server URL (default: http://127.0.0.1:<port>)')
+    .option('--token <key>', `${token} (default: <data-dir>/admin-token)`);
+
+clientOptions(
+  program
+    .command('search [query]')
+    .description(
+      'Search a running server: matching events, one a line (time, severity, host, app, message), oldest first',
+    )
+    .option('--since <duration>', 'the last 15m, 1h, 7d, ... (s, m, h, d, w)', '1h')
+    .option('--from <iso>', 'from this time (ISO 8601; without an offset: local time); excludes --since')
+    .option('--to <iso>', 'up to this time (default: now; with --since alone: the --since before it)')
+    .option('--limit <n>', `the newest n matching events (up to ${MAX_LIMIT})`, '100')
+    .option('--json', 'one JSON object a line (NDJSON), each event as the API returns it', false),
+)
+  .addHelpText(
+    'after',
+    `
+The query is the query language of POST /api/query ("params.query"); none matches everything.
+Colour only on a terminal (NO_COLOR turns it off). Exit code 0, or 1 with one line on stderr.
+
+Examples:
+  $ logscope search 'severity:>=error' --since 15m
+  $ logscope search 'app:sshd "Failed password"' --from 2026-11-20T08:00 --to 2026-11-20T12:00
+  $ logscope search 'host:web-1' --limit 1000 --json | jq .message`,
+  )
+  .action(
+    async (
+      query: string | undefined,
+      o: {
+        since: string;
+        from?: string;
+        to?: string;
+        limit: string;
+        json: boolean;
+        url?: string;
+        token?: string;
+      },
+      cmd: Command,
+    ) => {
+      const limit = positiveInt('--limit', o.limit);
+      if (limit > MAX_LIMIT) throw new CliError(`--limit is at most ${MAX_LIMIT}, got ${limit}`);
+      const time_range = timeRange({ ...o, sinceGiven: cmd.getOptionValueSource('since') === 'cli' });
+      const target = serverTarget(config(), o);
+      const q = await runSearch(target, { query: query ?? '', time_range, page_size: limit });
+      printSearch(q, o.json);
+    },
   );
+
+clientOptions(
+  program
+    .command('tail [query]')
+    .description(
+      'Follow a running server live (websocket): print matching events as they are stored, each once, until Ctrl-C',
+    )
+    .option('--json', 'one JSON object a line (NDJSON), each event as the API returns it', false),
+)
+  .addHelpText(
+    'after',
+    `
+Shows events stored after it started whose time lies within the last 15 minutes, each
+once, oldest first within each update; a status line goes to stderr. Ctrl-C or SIGTERM
+closes the connection and exits 0.
+
+Examples:
+  $ logscope tail 'severity:>=warning'
+  $ logscope tail 'app:nginx status:>=500' --json`,
+  )
+  .action(async (query: string | undefined, o: { json: boolean; url?: string; token?: string }) => {
+    const target = serverTarget(config(), o);
+    const { tail } = await import('./tail.js');
+    await tail(target, { query: query ?? '', json: o.json });
+  });
 
 program
   .command('ingest <file>')
@@ -113,7 +224,7 @@ program
   .option('--token <key>', 'INGEST or USER token (default: <data-dir>/admin-token)')
   .option('--batch <n>', 'records per request', '1000')
   .action(async (file: string, o: { url?: string; token?: string; batch: string }) => {
-    const target = ingestTarget(config(), o);
+    const target = serverTarget(config(), o);
     const batchSize = positiveInt('--batch', o.batch);
     const input = file === '-' ? process.stdin : createReadStream(file);
     const total = file === '-' ? undefined : statSync(file).size;
@@ -159,7 +270,7 @@ program
   .option('--rate <n>', 'live events per second afterwards (0 = stop after the backfill)', '20')
   .option('--seed <n>', 'random seed', '1')
   .action(async (o: { url?: string; token?: string; backfill: string; rate: string; seed: string }) => {
-    const target = ingestTarget(config(), o);
+    const target = serverTarget(config(), o);
     const backfill = positiveInt('--backfill', o.backfill, true);
     const rate = positiveInt('--rate', o.rate, true);
     const gen = demoGenerator(positiveInt('--seed', o.seed, true));
@@ -211,10 +322,23 @@ function positiveInt(flag: string, value: string, allowZero = false): number {
   return n;
 }
 
+// Output piped into `head` and the like: stop quietly when the reader has gone.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = err as Error & { status?: number; code?: string };
-  const noSpace = startupNoSpaceMessage(err, loaded?.dataDir ?? '(data dir)');
+  // A start-up failure someone could foresee (port in use, PostgreSQL down, disk full,
+  // the data dir locked) is one line; only the unforeseen get their stack.
+  const startup = startupMessage(err, {
+    dataDir: loaded?.dataDir ?? '(data dir)',
+    port: loaded?.port ?? 0,
+    host: loaded?.host ?? '',
+    databaseUrl: loaded?.databaseUrl ?? '',
+  });
   const known = e instanceof ConfigError || e instanceof CliError || e.status || e.code === 'ENOENT';
-  console.error(`logscope: ${noSpace ?? (known ? e.message : (e.stack ?? String(e)))}`);
+  console.error(`logscope: ${startup ?? (known ? e.message : (e.stack ?? String(e)))}`);
   process.exit(1);
 });

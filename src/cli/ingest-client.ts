@@ -1,16 +1,4 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { Config } from '../config/config.js';
-
-/** A failure to tell the CLI user in one line, without a stack trace. */
-export class CliError extends Error {
-  override name = 'CliError';
-}
-
-export interface IngestTarget {
-  url: string;
-  token: string;
-}
+import { answerError, apiFetch, type ServerTarget } from './api-client.js';
 
 export interface IngestTotals {
   accepted: number;
@@ -18,46 +6,25 @@ export interface IngestTotals {
   errors: Array<{ index: number; detail: string }>;
 }
 
-/** The server to send to: `--url`/`--token`, else this config's port and admin token. */
-export function ingestTarget(config: Config, opts: { url?: string; token?: string }): IngestTarget {
-  const url = (opts.url ?? `http://127.0.0.1:${config.port}`).replace(/\/$/, '');
-  let token = opts.token;
-  if (!token) {
-    const file = path.join(config.dataDir, 'admin-token');
-    try {
-      token = readFileSync(file, 'utf8').trim();
-    } catch {
-      throw new CliError(`No --token given and no ${file}: start the server once, or pass --token.`);
-    }
-  }
-  return { url, token };
-}
-
 /**
  * Sends one NDJSON batch, waiting and retrying while the server says it is busy
  * (503/429 with Retry-After), so a long import never loses records to back-pressure.
  */
-export async function sendBatch(target: IngestTarget, lines: readonly string[]): Promise<IngestTotals> {
+export async function sendBatch(target: ServerTarget, lines: readonly string[]): Promise<IngestTotals> {
   for (let attempt = 0; ; attempt++) {
-    let res: Response;
-    try {
-      res = await fetch(`${target.url}/api/ingest`, {
-        method: 'POST',
-        headers: { authorization: `token ${target.token}`, 'content-type': 'application/x-ndjson' },
-        body: `${lines.join('\n')}\n`,
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? String(err);
-      throw new CliError(`Cannot reach ${target.url} (${cause}): is the server running?`);
-    }
+    const res = await apiFetch(target, '/api/ingest', {
+      method: 'POST',
+      contentType: 'application/x-ndjson',
+      body: `${lines.join('\n')}\n`,
+    });
     if ((res.status === 503 || res.status === 429) && attempt < 50) {
       const wait = Number(res.headers.get('retry-after') ?? '1');
+      await res.body?.cancel();
       await new Promise((r) => setTimeout(r, Math.max(0.1, wait) * 1000));
       continue;
     }
-    const body = (await res.json()) as IngestTotals & { detail?: string };
-    if (!res.ok) throw new CliError(`Server answered ${res.status}: ${body.detail ?? JSON.stringify(body)}`);
-    return body;
+    if (!res.ok) throw await answerError(target, res);
+    return (await res.json()) as IngestTotals;
   }
 }
 

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -8,78 +9,103 @@ import { Value } from 'typebox/value';
  * (`LOGSCOPE_<NAME>` in upper snake case), a key in the optional JSON config file
  * and a CLI flag (`--<kebab-name>`). Precedence: flags > env > file > defaults.
  */
+/** Where Logscope is installed (the folder holding package.json), from src/ or dist/ alike. */
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The config file read when neither `--config` nor `LOGSCOPE_CONFIG` names one, if it exists. */
+export const DEFAULT_CONFIG_FILE = path.join(PACKAGE_ROOT, 'logscope.json');
+
 export const ConfigSchema = Type.Object(
   {
-    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'HTTP port' }),
-    host: Type.String({ minLength: 1, default: '0.0.0.0', description: 'HTTP listen address' }),
-    dataDir: Type.String({ minLength: 1, default: './data', description: 'Data directory' }),
+    port: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: 8080,
+      description: 'HTTP port of the API, the web UI and the live websocket',
+    }),
+    host: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Listen address' }),
+    dataDir: Type.String({
+      minLength: 1,
+      default: './data',
+      description:
+        "SQLite file, DuckDB file, admin token and reports. The default is `data` in the install folder whatever the working directory, so the server and every CLI command find the same store; a relative path from a config file is taken from the file's folder, from env or a flag from the working directory",
+    }),
     databaseUrl: Type.String({
       default: '',
-      description: 'Metadata store: empty for SQLite in the data dir, or postgres://...',
+      description:
+        'Metadata store: empty for SQLite `<dataDir>/meta.sqlite`; `postgres://user@host:5432/db` for PostgreSQL',
+    }),
+    databaseConnectSeconds: Type.Integer({
+      minimum: 0,
+      maximum: 3600,
+      default: 60,
+      description:
+        'How long start-up keeps retrying an unreachable PostgreSQL (backoff from 0.5 s doubling to 5 s) before it stops with one line naming the server (0: try once)',
     }),
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-      { default: 'info', description: 'Log level' },
+      { default: 'info', description: 'Fatal, error, warn, info, debug, trace, silent' },
     ),
     bodyLimit: Type.Integer({
       minimum: 1024,
       default: 1048576,
-      description: 'Largest request body in bytes (non-ingest endpoints)',
+      description: 'Largest request body (bytes) outside ingestion',
     }),
     ingestBodyLimit: Type.Integer({
       minimum: 1024,
       default: 67108864,
-      description: 'Largest ingest request body in bytes (after decompression)',
+      description: 'Largest ingest body (bytes)',
     }),
     ingestMaxRecords: Type.Integer({
       minimum: 1,
       default: 100000,
-      description: 'Most records one ingest request may hold; beyond it 413 and nothing is stored',
+      description:
+        'Most records in one ingest request (NDJSON lines, JSON array elements, `_bulk` items); beyond it `413 too_many_records` and nothing is stored',
     }),
     duckdbMemoryLimit: Type.String({
       pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
       default: '512MB',
-      description: 'DuckDB memory_limit for the event store',
+      description: 'DuckDB `memory_limit` of the event store',
     }),
     duckdbCheckpointThreshold: Type.String({
       pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
       default: '256MB',
       description:
-        'WAL size at which DuckDB checkpoints (larger: flatter ingest latency, longer crash recovery)',
+        'WAL size that triggers a checkpoint (larger: flatter ingest latency, longer recovery after a crash)',
     }),
     retentionDays: Type.Integer({
       minimum: 0,
       default: 0,
-      description: 'Delete events older than this many days (0 keeps everything)',
+      description: 'Delete events older than this many days, hourly in the background (0 keeps all)',
     }),
     ingestBatchMs: Type.Integer({
       minimum: 1,
       maximum: 10000,
       default: 25,
-      description: 'Least time between two group commits of the ingest batcher (ms)',
+      description: 'Least time between two group commits',
     }),
     ingestBatchEvents: Type.Integer({
       minimum: 1,
       default: 20000,
-      description: 'Commit as soon as this many events wait',
+      description: 'Commit at once when this many events wait',
     }),
     ingestQueueEvents: Type.Integer({
       minimum: 1,
       default: 200000,
-      description: 'Most events waiting for a commit; beyond it ingest answers 503 + Retry-After',
+      description: 'Most events waiting for a commit; beyond it ingest answers `503` with `Retry-After`',
     }),
     syslogPort: Type.Integer({
       minimum: 0,
       maximum: 65535,
       default: 0,
-      description: 'Syslog listener port, UDP and TCP (0 = off)',
+      description: 'Syslog listener, UDP and TCP on this port (0 = off)',
     }),
     syslogHost: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Syslog listen address' }),
     syslogUdpReceiveBuffer: Type.Integer({
       minimum: 0,
       default: 8388608,
       description:
-        'Receive buffer of the syslog UDP socket in bytes, to absorb bursts (0 = system default; Linux caps it at net.core.rmem_max)',
+        'Receive buffer of the syslog UDP socket in bytes, to absorb bursts (0: the system default). Linux caps it at `net.core.rmem_max` and the server logs a warning when capped; allow 8 MiB with `sysctl -w net.core.rmem_max=8388608` (persist in `/etc/sysctl.d/90-logscope.conf`)',
     }),
     querySyncMs: Type.Integer({
       minimum: 0,
@@ -122,68 +148,69 @@ export const ConfigSchema = Type.Object(
       minimum: 1,
       default: 256,
       description:
-        'Memory (MiB, estimated) the results of all queries may hold; beyond it the least recently read finished results are dropped and recomputed on their next read',
+        'Estimated memory all query results may hold; beyond it the results of the least recently read finished, unwatched queries are dropped and recomputed on their next read',
     }),
     queryLivePerUser: Type.Integer({
       minimum: 1,
       default: 50,
-      description: 'Running or watched queries a user may have at once; beyond it 429 + Retry-After',
+      description:
+        'Running or watched queries per user; beyond it `POST /api/query` and `recalculate` answer `429` with `Retry-After: 2`',
     }),
     reportsPerUser: Type.Integer({
       minimum: 1,
       default: 2,
-      description: 'Reports of one user generated at once; more wait PENDING for a slot',
+      description: 'Reports of one user generated at once; more wait PENDING, in order',
     }),
     reportsConcurrent: Type.Integer({
       minimum: 1,
       default: 2,
-      description: 'Reports generated at once over all users; more wait PENDING for a slot',
+      description: 'Reports generated at once over all users',
     }),
     reportMaxBytes: Type.Integer({
       minimum: 0,
       default: 1073741824,
-      description: 'Largest report file in bytes; a larger report ends ERROR saying so (0 = no limit)',
+      description: 'Largest report file; larger ends the report ERROR with no file left (0: no limit)',
     }),
     triggerTaskWindowSeconds: Type.Integer({
       minimum: 0,
       default: 600,
       description:
-        'Matches of a create_task trigger within this many seconds of its open task join that task (0: a task per match)',
+        'Matches of a `create_task` trigger join its open task last updated within this many seconds (0: a task per batch)',
     }),
     geoipCityPath: Type.String({
       default: '',
       description:
-        'A GeoLite2-City (or compatible) .mmdb file for city-level GeoIP; empty uses the bundled CC0 country database',
+        'A GeoLite2-City (or compatible) `.mmdb` for city, coordinates and ASN; empty: the bundled CC0 country database. Unreadable: a start-up warning and the bundled database',
     }),
     loginFailuresPerUsername: Type.Integer({
       minimum: 0,
       default: 10,
       description:
-        'Failed POST /api/auth/login attempts per username and minute; beyond it that username gets 429 (0 = no limit)',
+        'Failed logins per username and minute; beyond it that username gets `429` + `Retry-After` from any address, without its password being checked (0: no limit)',
     }),
     loginFailuresPerAddress: Type.Integer({
       minimum: 0,
       default: 100,
       description:
-        'Failed POST /api/auth/login attempts per client address and minute; beyond it failures from it get 429 (0 = no limit)',
+        'Failed logins per client address and minute; beyond it failures from it answer `429`, but a correct password for a username that is not throttled still works (0: no limit)',
     }),
     sessionHours: Type.Integer({
       minimum: 1,
       maximum: 8760,
       default: 12,
-      description: 'Lifetime of the USER token POST /api/auth/login returns (hours)',
+      description: 'Lifetime of the USER token `POST /api/auth/login` returns (1–8760)',
     }),
     tokenCacheSeconds: Type.Integer({
       minimum: 0,
       default: 10,
       description:
-        'How long a verified token stays cached in memory; also how often live connections re-check their token and rights',
+        'How long a verified token is cached in memory; also how often live connections re-check their token and rights',
     }),
     publicUrl: Type.String({
       default: '',
       pattern: '^(https?://[^/?#\\s]+(/[^?#\\s]*)?)?$',
       description:
-        'The URL clients reach the server at (https://logs.example.com), for absolute links; empty: the listen address',
+        'Where clients reach the server (`https://logs.example.com`, optionally with a path): the base of pagination links. Empty: `http://<host>:<port>` of the listen address (`0.0.0.0`/`::` → `localhost`). Never taken from the `Host` header',
     }),
   },
   { additionalProperties: false },
@@ -245,7 +272,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     }
   };
 
-  const file = sources.file ?? env.LOGSCOPE_CONFIG;
+  const named = sources.file ?? env.LOGSCOPE_CONFIG;
+  const file = named || (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : undefined);
   if (file) {
     let parsed: unknown;
     try {
@@ -279,7 +307,17 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     );
   }
   const config = withDefaults as Static<typeof ConfigSchema>;
-  config.dataDir = path.resolve(config.dataDir);
+  // A relative data dir: from the config file's folder when the file set it, from the
+  // working directory when env or a flag did, and from the install folder by default.
+  const dataDirOrigin = origins.dataDir ?? 'default';
+  config.dataDir = path.resolve(
+    dataDirOrigin === 'default'
+      ? PACKAGE_ROOT
+      : dataDirOrigin.startsWith('config file') && file
+        ? path.dirname(path.resolve(file))
+        : process.cwd(),
+    config.dataDir,
+  );
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError(
       `Invalid setting databaseUrl (${origins.databaseUrl}): only postgres:// URLs are supported (leave empty for SQLite)`,
@@ -292,15 +330,19 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 export function describeSettings(): Array<{
   key: string;
   env: string;
+  /** Other environment variables read for it (`PORT`). */
+  envAliases: string[];
   flag: string;
   default: unknown;
   description: string;
 }> {
   return KEYS.map((key) => {
     const s = ConfigSchema.properties[key] as { default?: unknown; description?: string };
+    const alias = ENV_ALIASES[key];
     return {
       key,
       env: envName(key),
+      envAliases: alias ? [alias] : [],
       flag: `--${flagName(key)}`,
       default: s.default,
       description: s.description ?? '',

@@ -16,7 +16,7 @@ export interface ErrorBody {
   request_id?: string;
 }
 
-interface AjvError {
+export interface AjvError {
   instancePath: string;
   keyword: string;
   message?: string;
@@ -26,7 +26,96 @@ interface AjvError {
 /** Marks the pattern of query-string booleans so the handler can say what it expects. */
 export const BOOLEAN_PATTERN = '^(?:[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|1|0)$';
 
-function fieldErrorsFromAjv(validation: AjvError[], context: string | undefined): FieldErrors {
+interface AjvErrorWithSchema extends AjvError {
+  schemaPath?: string;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+/** "a, b or c" */
+const orList = (items: string[]): string =>
+  items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+
+const shown = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** One validation failure in words a person reads: what the value must be. */
+function describeAjvError(e: AjvError): string {
+  const p = e.params;
+  switch (e.keyword) {
+    case 'type':
+      return `Must be ${orList(
+        String(p.type)
+          .split(',')
+          .map((t) => TYPE_NAMES[t] ?? t),
+      )}.`;
+    case 'enum':
+      return Array.isArray(p.allowedValues)
+        ? `Must be one of ${p.allowedValues.map(shown).join(', ')}.`
+        : 'Invalid value.';
+    case 'const':
+      return `Must be ${shown(p.allowedValue)}.`;
+    case 'minimum':
+    case 'exclusiveMinimum':
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return `Must be ${String(p.comparison)} ${String(p.limit)}.`;
+    case 'minLength':
+      return p.limit === 1 ? 'Must not be empty.' : `Must be at least ${String(p.limit)} characters long.`;
+    case 'maxLength':
+      return `Must be at most ${String(p.limit)} characters long.`;
+    case 'minItems':
+      return `Must have at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}.`;
+    case 'maxItems':
+      return `Must have at most ${String(p.limit)} items.`;
+    case 'uniqueItems':
+      return 'Must not repeat an item.';
+    case 'format':
+      return p.format === 'date-time'
+        ? 'Must be a date-time (ISO 8601, e.g. 2026-01-31T12:00:00Z).'
+        : `Must be a valid ${String(p.format)}.`;
+    case 'pattern':
+      return p.pattern === BOOLEAN_PATTERN
+        ? 'Must be a boolean: true, false, 1, 0, yes or no.'
+        : `Must match the pattern ${String(p.pattern)}.`;
+    default:
+      return e.message ? `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}.` : 'Invalid value.';
+  }
+}
+
+/**
+ * A union of simple alternatives (`"table" | "bar" | ...`, `integer | null`) failed: one
+ * message naming all of them ("Must be one of table, bar, pie." / "Must be an integer,
+ * a string or null."), or null when an alternative is a structure whose own errors say more.
+ */
+function describeUnion(branches: AjvError[]): string | null {
+  const values: string[] = [];
+  const types: string[] = [];
+  for (const b of branches) {
+    if (b.keyword === 'const') values.push(shown(b.params.allowedValue));
+    else if (b.keyword === 'enum' && Array.isArray(b.params.allowedValues))
+      values.push(...b.params.allowedValues.map(shown));
+    else if (b.keyword === 'type')
+      types.push(
+        ...String(b.params.type)
+          .split(',')
+          .map((t) => TYPE_NAMES[t] ?? t),
+      );
+    else return null;
+  }
+  if (values.length && types.length) return `Must be one of ${values.join(', ')}, or ${orList(types)}.`;
+  if (values.length) return `Must be one of ${values.join(', ')}.`;
+  return types.length ? `Must be ${orList([...new Set(types)])}.` : null;
+}
+
+function fieldErrorsFromAjv(validation: AjvErrorWithSchema[], context: string | undefined): FieldErrors {
   const errors: FieldErrors = {};
   const push = (field: string, message: string) => {
     const key = field || context || 'non_field_errors';
@@ -34,7 +123,29 @@ function fieldErrorsFromAjv(validation: AjvError[], context: string | undefined)
     if (!list.includes(message)) list.push(message);
     errors[key] = list;
   };
+  // The alternatives of a failed union report one error each, then the union its own:
+  // fold those of a union of simple values into one message listing the allowed values.
+  const folded = new Set<AjvError>();
+  const unionMessage = new Map<AjvError, string>();
   for (const e of validation) {
+    if ((e.keyword !== 'anyOf' && e.keyword !== 'oneOf') || !e.schemaPath) continue;
+    const prefix = `${e.schemaPath}/`;
+    const branches = validation.filter(
+      (b) => b !== e && b.schemaPath?.startsWith(prefix) && b.instancePath === e.instancePath,
+    );
+    const deeper = validation.some(
+      (b) => b.schemaPath?.startsWith(prefix) && b.instancePath.startsWith(`${e.instancePath}/`),
+    );
+    const message = deeper ? null : describeUnion(branches);
+    if (message) {
+      for (const b of branches) folded.add(b);
+      unionMessage.set(e, message);
+    } else {
+      unionMessage.set(e, 'Does not match any of the allowed forms.');
+    }
+  }
+  for (const e of validation) {
+    if (folded.has(e)) continue;
     const field = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
     switch (e.keyword) {
       case 'additionalProperties':
@@ -49,27 +160,27 @@ function fieldErrorsFromAjv(validation: AjvError[], context: string | undefined)
           'This field is required.',
         );
         break;
-      case 'pattern':
-        push(
-          field,
-          e.params.pattern === BOOLEAN_PATTERN
-            ? 'Must be a boolean: true, false, 1, 0, yes or no.'
-            : (e.message ?? 'Invalid value.'),
-        );
-        break;
-      case 'enum':
-        push(
-          field,
-          Array.isArray(e.params.allowedValues)
-            ? `Must be one of ${e.params.allowedValues.join(', ')}.`
-            : (e.message ?? 'Invalid value.'),
-        );
+      case 'anyOf':
+      case 'oneOf':
+        push(field, unionMessage.get(e) ?? 'Does not match any of the allowed forms.');
         break;
       default:
-        push(field, e.message ?? 'Invalid value.');
+        push(field, describeAjvError(e));
     }
   }
   return errors;
+}
+
+/** The 400 body of a failed schema validation: a summary in `detail`, the messages by field. */
+export function describeValidation(
+  validation: readonly AjvErrorWithSchema[],
+  context?: string,
+): ErrorBody & { errors: FieldErrors } {
+  const errors = fieldErrorsFromAjv([...validation], context);
+  const summary = Object.entries(errors)
+    .map(([k, v]) => `${k}: ${v.join(' ')}`)
+    .join('; ');
+  return { detail: `Invalid input: ${summary}`, code: 'invalid', errors };
 }
 
 /**
@@ -85,14 +196,8 @@ export function describeError(
     if (error.errors) body.errors = error.errors;
     return [error.status, body, error.headers ?? {}];
   }
-  const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
-  if (fe.validation) {
-    const errors = fieldErrorsFromAjv(fe.validation, fe.validationContext);
-    const summary = Object.entries(errors)
-      .map(([k, v]) => `${k}: ${v.join(' ')}`)
-      .join('; ');
-    return [400, { detail: `Invalid input: ${summary}`, code: 'invalid', errors }, {}];
-  }
+  const fe = error as FastifyError & { validation?: AjvErrorWithSchema[]; validationContext?: string };
+  if (fe.validation) return [400, describeValidation(fe.validation, fe.validationContext), {}];
   const status = fe.statusCode;
   if (status && status >= 400 && status < 500) {
     const code = CODES_BY_STATUS[status] ?? 'bad_request';

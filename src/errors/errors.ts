@@ -99,13 +99,3 @@ export function isOutOfMemoryError(err: unknown): boolean {
   const m = (err as { message?: unknown }).message;
   return typeof m === 'string' && OUT_OF_MEMORY.test(m);
 }
-
-/**
- * The one line a start-up failure for lack of disk space is reported with (the CLI prints
- * it instead of a stack): null when `err` is not about space.
- */
-export function startupNoSpaceMessage(err: unknown, dataDir: string): string | null {
-  if (err instanceof AppError && err.code === 'storage_full') return err.message;
-  if (!isNoSpaceError(err)) return null;
-  return `Cannot start: no space left on the disk of the data directory ${dataDir} (the stores cannot open their files). Free some space and start again.`;
-}

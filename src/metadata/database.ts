@@ -51,6 +51,8 @@ function openPostgres(url: string, schema: string | undefined): MetadataDb {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // An address that swallows packets answers nothing: give up on a connection after 10 s.
+    connectionTimeoutMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

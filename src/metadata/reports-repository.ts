@@ -31,6 +31,18 @@ export class ReportsRepository {
     await this.db.deleteFrom('reports').where('id', '=', id).execute();
   }
 
+  /** How many reports there are of each status (for /metrics). */
+  async countByStatus(): Promise<Record<ReportRow['status'], number>> {
+    const rows = await this.db
+      .selectFrom('reports')
+      .select(['status', (eb) => eb.fn.countAll<number | string | bigint>().as('n')])
+      .groupBy('status')
+      .execute();
+    const counts = { PENDING: 0, READY: 0, ERROR: 0 };
+    for (const r of rows) counts[r.status] = Number(r.n);
+    return counts;
+  }
+
   /** Reports still PENDING (at start: left by a process that stopped). */
   pending(): Promise<ReportRow[]> {
     return this.db.selectFrom('reports').selectAll().where('status', '=', 'PENDING').execute();

@@ -1,69 +1,70 @@
-import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, exited, removeCli, runCli, startCli, until } from './run-cli.js';
 
-const run = promisify(execFile);
-const CLI = ['--import', 'tsx', 'src/cli/index.ts'];
 // The CLI runs on SQLite in its own data dir, whatever the suite's backend.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'logscope-cli-'));
-const env = { ...process.env, LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_DATABASE_URL: '' };
+const env = { LOGSCOPE_DATA_DIR: dataDir };
 
 describe('CLI', () => {
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-  it('serves, prints the first admin token once, writes it 0600 and shuts down on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [...CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'],
-      {
-        env,
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += String(d);
-    });
-    const started = Date.now();
-    while (!out.includes('admin-token') && Date.now() - started < 20_000)
-      await new Promise((r) => setTimeout(r, 100));
-    const file = path.join(dataDir, 'admin-token');
-    const token = readFileSync(file, 'utf8').trim();
-    expect(out).toContain(token);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-    const code = await new Promise<number | null>((resolve) => {
-      child.on('exit', resolve);
-      child.kill('SIGTERM');
-    });
-    expect(code).toBe(0);
+  beforeAll(buildCli);
+  afterAll(() => {
+    removeCli();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('creates users and tokens, and migrates', async () => {
-    const user = await run(
-      process.execPath,
-      [...CLI, 'user', 'create', 'gina', '--permissions', 'manage_tasks'],
-      { env },
+  it('serves, prints the first admin token once, writes it 0600 and shuts down on SIGTERM', async () => {
+    const child = startCli(['serve', '--port', '0', '--host', '127.0.0.1', '--log-level', 'warn'], { env });
+    try {
+      await until(
+        // The banner goes to stdout or, beside the logs, to stderr.
+        () => (child.out.stdout + child.out.stderr).includes('admin-token'),
+        () => `the admin token; stdout: ${child.out.stdout}; stderr: ${child.out.stderr}`,
+        25_000,
+      );
+      const file = path.join(dataDir, 'admin-token');
+      const token = readFileSync(file, 'utf8').trim();
+      expect(child.out.stdout + child.out.stderr).toContain(token);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      child.kill('SIGTERM');
+      expect((await exited(child, 10_000)).code).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    // The first start opens every engine: slow on a busy machine.
+  }, 30_000);
+
+  it('creates users and tokens, and migrates, from any working directory given --data-dir', async () => {
+    // No LOGSCOPE_DATA_DIR: the flag names the store, absolute or relative to the cwd.
+    const user = await runCli(
+      ['user', 'create', 'gina', '--permissions', 'manage_tasks', '--data-dir', dataDir],
+      { cwd: tmpdir() },
     );
+    expect(user.stderr).toBe('');
     expect(JSON.parse(user.stdout)).toMatchObject({ username: 'gina', permissions: ['manage_tasks'] });
-    const tok = await run(process.execPath, [...CLI, 'token', 'create', 'gina', '--type', 'INGEST'], { env });
+    const [tok, mig] = await Promise.all([
+      runCli(['token', 'create', 'gina', '--type', 'INGEST', '--data-dir', dataDir], { cwd: tmpdir() }),
+      runCli(['migrate', '--data-dir', path.basename(dataDir)], { cwd: path.dirname(dataDir) }),
+    ]);
     expect(tok.stdout.trim()).toMatch(/^ls[0-9A-Za-z]{10}_[0-9A-Za-z]{32}$/);
-    const mig = await run(process.execPath, [...CLI, 'migrate'], { env });
-    expect(mig.stdout).toMatch(/up to date/);
+    expect(mig).toMatchObject({ code: 0, stdout: 'Schema is up to date.\n' });
   });
 
   it('fails clearly on bad input', async () => {
-    await expect(run(process.execPath, [...CLI, 'token', 'create', 'nobody'], { env })).rejects.toMatchObject(
-      {
-        stderr: expect.stringContaining('No user "nobody"'),
-      },
-    );
-    await expect(run(process.execPath, [...CLI, 'migrate', '--port', 'x'], { env })).rejects.toMatchObject({
-      stderr: expect.stringContaining('Invalid setting port'),
-    });
-    const help = await run(process.execPath, [...CLI, '--help'], { env });
+    const [nobody, port, help, searchHelp] = await Promise.all([
+      runCli(['token', 'create', 'nobody'], { env }),
+      runCli(['migrate', '--port', 'x'], { env }),
+      runCli(['--help'], { env }),
+      runCli(['search', '--help'], { env }),
+    ]);
+    expect(nobody).toMatchObject({ code: 1, stderr: expect.stringContaining('No user "nobody"') });
+    expect(port).toMatchObject({ code: 1, stderr: expect.stringContaining('Invalid setting port') });
     expect(help.stdout).toMatch(/serve/);
+    expect(help.stdout).toMatch(/search \[options\] \[query\]/);
+    expect(help.stdout).toMatch(/tail \[options\] \[query\]/);
     expect(help.stdout).toMatch(/LOGSCOPE_DATA_DIR/);
+    expect(searchHelp.stdout).toMatch(/--since <duration>/);
   });
 });

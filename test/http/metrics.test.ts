@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 /** The value of a sample line (`name{labels} value`) in Prometheus text, or undefined. */
@@ -53,8 +53,44 @@ describe(`/metrics on ${BACKEND}`, () => {
     expect(await scrape()).toMatch(/route="\/api\/tasks\/:id",status="404"/);
   });
 
-  it('is listed in the OpenAPI document', async () => {
+  it('tells events stored, store bytes, oldest event age and reports by status, read at most every 10 s', async () => {
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      headers: { 'content-type': 'application/x-ndjson' },
+      payload: `{"message":"an hour ago","timestamp":"${old}"}\n`,
+    });
+    // The store figures of the first test's scrapes are reused for 10 s: move the clock on.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 11_000 });
+    try {
+      const text = await scrape();
+      expect(sample(text, 'logscope_events_stored')).toBe(3);
+      expect(sample(text, 'logscope_event_store_bytes')).toBeGreaterThan(0);
+      const age = sample(text, 'logscope_oldest_event_age_seconds') ?? 0;
+      expect(age).toBeGreaterThan(3_600);
+      expect(age).toBeLessThan(3_700);
+      expect(sample(text, 'logscope_reports{status="READY"}')).toBe(0);
+      expect(sample(text, 'logscope_reports{status="PENDING"}')).toBe(0);
+      // Within the 10 s the figures are not read again.
+      await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/ingest',
+        headers: { 'content-type': 'application/x-ndjson' },
+        payload: '{"message":"one more"}\n',
+      });
+      expect(sample(await scrape(), 'logscope_events_stored')).toBe(3);
+      vi.setSystemTime(Date.now() + 11_000);
+      expect(sample(await scrape(), 'logscope_events_stored')).toBe(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('is listed in the OpenAPI document as public Prometheus text', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/schema' });
-    expect(Object.keys(res.json().paths)).toContain('/metrics');
+    const op = res.json().paths['/metrics'].get;
+    expect(op.security).toEqual([]);
+    expect(Object.keys(op.responses['200'].content)).toEqual(['text/plain; version=0.0.4; charset=utf-8']);
   });
 });

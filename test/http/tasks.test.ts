@@ -54,6 +54,26 @@ describe(`tasks on ${BACKEND}`, () => {
   afterAll(() => t.close());
 
   describe('create, read, update, delete', () => {
+    it('takes assigned_to as an id or a username in bodies, as the filter does; answers with the id', async () => {
+      const byName = await create(alice.token, { title: 'named', assigned_to: 'bob' });
+      expect(byName.assigned_to).toBe(bob.id);
+      const patched = await send(alice.token, 'PATCH', byName.id, { assigned_to: 'carol' });
+      expect(patched.json().assigned_to).toBe(carol.id);
+      const form = await t.as(alice.token, {
+        method: 'PATCH',
+        url: `/api/tasks/${byName.id}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `assigned_to=${dave.id}`,
+      });
+      expect(form.json().assigned_to).toBe(dave.id);
+      const unknown = await post(alice.token, { title: 'nobody', assigned_to: 'no_such_user' });
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json().errors).toEqual({ assigned_to: ['User "no_such_user" does not exist.'] });
+      const wrongType = await post(alice.token, { title: 'bad', assigned_to: true });
+      expect(wrongType.json().errors).toEqual({ assigned_to: ['Must be an integer, a string or null.'] });
+      await remove(alice.token, byName.id);
+    });
+
     it('creates a task with defaults, owned by the caller, answering 200', async () => {
       const res = await post(alice.token, { title: 'Check the disk alerts' });
       expect(res.statusCode).toBe(200);
@@ -398,7 +418,7 @@ describe(`tasks on ${BACKEND}`, () => {
       ['an unknown field', { title: 'x', colour: 'red' }, 'colour'],
       ['a read-only field', { title: 'x', owner: 2 }, 'owner'],
       ['is_open as text', { title: 'x', is_open: 'yes' }, 'is_open'],
-      ['assigned_to as text', { title: 'x', assigned_to: 'bob' }, 'assigned_to'],
+      ['assigned_to as an unknown username', { title: 'x', assigned_to: 'nobody_here' }, 'assigned_to'],
       ['assigned_to an unknown user', { title: 'x', assigned_to: 424242 }, 'assigned_to'],
       ['ev_ids not an array', { title: 'x', ev_ids: 'abc' }, 'ev_ids'],
       ['an ev_id not a string', { title: 'x', ev_ids: [1] }, 'ev_ids.0'],

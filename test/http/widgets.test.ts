@@ -188,6 +188,18 @@ describe(`widgets on ${BACKEND}`, () => {
       );
     }
     expect((await req(owner.token, 'GET', `/api/widgets/${id}`)).json()).toEqual(before);
+    // An error names the allowed values, not the schema's inner workings.
+    const kind = await req(owner.token, 'PATCH', `/api/widgets/${id}`, { visualization: { kind: 'gauge' } });
+    expect(kind.json().errors['visualization.kind']).toEqual([
+      'Must be one of table, bar, line, area, pie, number, map, list.',
+    ]);
+    expect(kind.json().detail).toMatch(
+      /^Invalid input: visualization\.kind: Must be one of table, [a-z, ]+\.$/,
+    );
+    const pos = await req(owner.token, 'PATCH', `/api/widgets/${id}`, {
+      position: { x: 'a', y: 0, w: 1, h: 1 },
+    });
+    expect(pos.json().errors['position.x']).toEqual(['Must be an integer.']);
   });
 
   it('DELETE removes the widget from every dashboard it is on', async () => {

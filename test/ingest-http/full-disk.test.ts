@@ -3,7 +3,8 @@ import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError, isNoSpaceError, startupNoSpaceMessage, storageFull } from '../../src/errors/errors.js';
+import { AppError, isNoSpaceError, storageFull } from '../../src/errors/errors.js';
+import { startupMessage } from '../../src/errors/startup.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -195,7 +196,7 @@ describe.skipIf(!mounted)(`a full data disk (tmpfs) on ${BACKEND}`, () => {
     } catch (err) {
       // Stops (SQLite cannot create its WAL index, DuckDB cannot replay its WAL): the
       // error is recognised and told in one line naming the problem.
-      const line = startupNoSpaceMessage(err, mountPoint);
+      const line = startupMessage(err, { dataDir: mountPoint, port: 0, host: '', databaseUrl: '' });
       expect(line, String(err)).toMatch(/no space left/i);
       expect(line).not.toContain('\n');
     }
@@ -205,7 +206,14 @@ describe.skipIf(!mounted)(`a full data disk (tmpfs) on ${BACKEND}`, () => {
       await expect(rt.events.ping()).rejects.toThrow(/full/);
       await rt.close();
     }
-    expect(startupNoSpaceMessage(new Error('Constraint Error'), mountPoint)).toBeNull();
+    expect(
+      startupMessage(new Error('Constraint Error'), {
+        dataDir: mountPoint,
+        port: 0,
+        host: '',
+        databaseUrl: '',
+      }),
+    ).toBeNull();
     rmSync(filler);
     // Reopened with room: the app serves and writes again.
     const rt2 = await openRuntime(config, pgSchema ? { pgSchema } : {});

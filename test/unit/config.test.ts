@@ -1,16 +1,27 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config/config.js';
 
 describe('config', () => {
   it('has defaults and is frozen', () => {
     const c = loadConfig({ env: {} });
     expect(c.port).toBe(8080);
-    expect(c.dataDir).toBe(path.resolve('./data'));
+    // The install folder's data dir, whatever the working directory.
+    expect(c.dataDir).toBe(path.join(PACKAGE_ROOT, 'data'));
+    expect(existsSync(path.join(PACKAGE_ROOT, 'package.json'))).toBe(true);
     expect(c.databaseUrl).toBe('');
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('takes a relative data dir from the config file folder, env and flags from the working directory', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'logscope-cfgdir-'));
+    const file = path.join(dir, 'logscope.json');
+    writeFileSync(file, JSON.stringify({ dataDir: 'store' }));
+    expect(loadConfig({ env: {}, file }).dataDir).toBe(path.join(dir, 'store'));
+    expect(loadConfig({ env: { LOGSCOPE_DATA_DIR: 'rel' }, file }).dataDir).toBe(path.resolve('rel'));
+    expect(loadConfig({ env: {}, file, flags: { dataDir: 'flag' } }).dataDir).toBe(path.resolve('flag'));
   });
 
   it('reads PORT and LOGSCOPE_* with flags over env over file', () => {

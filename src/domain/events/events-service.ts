@@ -24,6 +24,11 @@ export class EventsService {
     return e;
   }
 
+  /** Size and age of the event store (for /metrics). */
+  storeStats() {
+    return this.store.stats();
+  }
+
   /** The event with `raw`, plus what `opts` asks for (actions_hint, add_trigger_data). */
   async get(who: Identity, evId: string, opts: EnrichOptions = {}) {
     return this.enricher.event(presentEventWithRaw(await this.load(evId)), { ...opts, who });

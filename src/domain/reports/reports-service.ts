@@ -204,6 +204,11 @@ export class ReportsService {
    * Reports a stopped process left PENDING will never finish: say so, and delete what
    * they had written (partial `.part` files, and any file of a report left PENDING).
    */
+  /** Reports of each status, over all users (for /metrics). */
+  countByStatus() {
+    return this.repo.countByStatus();
+  }
+
   async failPendingFromEarlierRun(): Promise<void> {
     const pending = await this.repo.pending();
     let names: string[] = [];

@@ -35,7 +35,8 @@ export interface Task {
 export interface TaskInput {
   title?: string | undefined;
   description?: string | undefined;
-  assigned_to?: number | null | undefined;
+  /** A user id or a username; null for none. */
+  assigned_to?: number | string | null | undefined;
   is_open?: boolean | undefined;
   due_date?: string | null | undefined;
   priority?: TaskPriority | undefined;
@@ -247,10 +248,16 @@ export class TasksService {
     }
     if (input.description !== undefined) out.description = input.description;
     if (input.assigned_to !== undefined) {
-      if (input.assigned_to !== null && !(await this.users.byId(input.assigned_to))) {
-        errors.assigned_to = [`User ${input.assigned_to} does not exist.`];
-      }
-      out.assigned_to = input.assigned_to;
+      const wanted = input.assigned_to;
+      // A form field arrives as text: digits are an id, anything else a username.
+      const user =
+        wanted === null
+          ? null
+          : typeof wanted === 'number' || /^\d+$/.test(wanted)
+            ? await this.users.byId(Number(wanted))
+            : await this.users.byUsername(wanted);
+      if (wanted !== null && !user) errors.assigned_to = [`User ${JSON.stringify(wanted)} does not exist.`];
+      out.assigned_to = user ? user.id : null;
     }
     if (input.is_open !== undefined) out.is_open = input.is_open ? 1 : 0;
     if (input.due_date !== undefined) {

@@ -35,6 +35,11 @@ export function coerceFormBody(body: Record<string, unknown>, schema: PropertySc
     body[key] = value;
     if (typeof value !== 'string') continue;
     const types = typesOf(schema?.properties?.[key]);
+    // An empty field is none for a nullable number, even one that also takes text (an id or a name).
+    if (types.has('null') && value === '' && (types.has('integer') || types.has('number'))) {
+      body[key] = null;
+      continue;
+    }
     if (types.size === 0 || types.has('string')) continue;
     if (types.has('null') && value === '') body[key] = null;
     else if (types.has('object') || types.has('array')) {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../../domain/services.js';
+import type { EventStoreStats } from '../../event-store/event-store.js';
 import type { SyslogStats } from '../../ingest/syslog-listener.js';
 import type { LiveHub } from '../../live/live-hub.js';
 
@@ -13,6 +14,14 @@ declare module 'fastify' {
      */
     watchSyslog(listener: { stats(): SyslogStats }): () => void;
   }
+}
+
+/** How long store figures (event count, bytes, oldest event, reports) are reused between scrapes. */
+const STORE_STATS_MS = 10_000;
+
+interface StoreFigures {
+  events: EventStoreStats;
+  reports: Record<string, number>;
 }
 
 /**
@@ -215,6 +224,53 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     () => live().slowClientsClosed,
   );
 
+  // The stores are asked at most every STORE_STATS_MS, whatever the scrape rate:
+  // counting a large store is not free, and a scrape must stay quick.
+  let storeStats: { at: number; value: Promise<StoreFigures> } | undefined;
+  const figures = (): Promise<StoreFigures> => {
+    if (!storeStats || Date.now() - storeStats.at > STORE_STATS_MS) {
+      const value = Promise.all([services.events.storeStats(), services.reports.countByStatus()]).then(
+        ([events, reports]) => ({ events, reports }),
+      );
+      storeStats = { at: Date.now(), value };
+      // A failed read is not kept: the next scrape asks again.
+      value.catch(() => {
+        if (storeStats?.value === value) storeStats = undefined;
+      });
+    }
+    return storeStats.value;
+  };
+  const storeGauge = (name: string, help: string, read: (f: StoreFigures) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        this.set(read(await figures()));
+      },
+    });
+  storeGauge('logscope_events_stored', 'Events in the event store.', (f) => f.events.events);
+  storeGauge(
+    'logscope_event_store_bytes',
+    'Bytes the event store occupies on disk (file and write-ahead log).',
+    (f) => f.events.bytesOnDisk,
+  );
+  storeGauge(
+    'logscope_oldest_event_age_seconds',
+    'Age of the oldest stored event by its time (0 when the store is empty); watch it against retentionDays.',
+    (f) => (f.events.oldestTs === null ? 0 : Math.max(0, (Date.now() - f.events.oldestTs) / 1000)),
+  );
+  new Gauge({
+    name: 'logscope_reports',
+    help: 'Reports kept, by status (PENDING, READY, ERROR).',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const { reports } = await figures();
+      for (const [status, n] of Object.entries(reports)) this.set({ status }, n);
+    },
+  });
+
   const requests = new Histogram({
     name: 'logscope_http_request_duration_seconds',
     help: 'HTTP requests by method, route and status.',
@@ -235,7 +291,19 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     '/metrics',
     {
       config: { auth: 'public' },
-      schema: { tags: ['service'], summary: 'Prometheus metrics (text format; no token)' },
+      schema: {
+        tags: ['service'],
+        summary: 'Prometheus metrics (text exposition format; no token)',
+        description:
+          'Counts and gauges for scraping: events stored, event store bytes, oldest event age, ingest and commit counters, syslog UDP drops by reason, query and report figures, live connections, HTTP request durations by route. Public: it holds counts only, no event content.',
+        security: [],
+        response: {
+          200: {
+            description: 'Prometheus text exposition format 0.0.4',
+            content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
+          },
+        },
+      },
     },
     async (_request, reply) => {
       reply.header('content-type', registry.contentType);

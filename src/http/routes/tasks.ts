@@ -62,7 +62,7 @@ export async function taskRoutes(fastify: FastifyInstance, opts: { tasks: TasksS
     {
       schema: {
         tags,
-        summary: 'Create a task owned by the caller (200, as the service interface says)',
+        summary: 'Create a task owned by the caller (answers 200, not 201)',
         body: TaskCreateSchema,
         response: one,
       },

@@ -34,7 +34,17 @@ const writable = {
   title: Type.String({ minLength: 1, maxLength: 200, description: 'Not blank.' }),
   description: Type.Optional(Type.String({ maxLength: 10_000, description: 'Default "".' })),
   assigned_to: Type.Optional(
-    Nullable(Type.Integer({ minimum: 1, description: 'Id of an existing user; default null.' })),
+    Type.Union(
+      [
+        Type.Integer({ minimum: 1, description: 'Id of an existing user.' }),
+        Type.String({ minLength: 1, maxLength: 150, description: 'Username of an existing user.' }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'The assignee: a user id or a username (as the `assigned_to` filter takes), null for none; default null. Answers always give the id.',
+      },
+    ),
   ),
   is_open: Type.Optional(Type.Boolean({ description: 'Default true.' })),
   due_date: Type.Optional(

@@ -10,7 +10,10 @@ export const TriggerSchema = Type.Object(
     name: Type.String(),
     description: Type.String(),
     severity: PrioritySchema,
-    query: Type.String({ description: 'Query-language string, AND-ed with filter.' }),
+    query: Type.String({
+      description:
+        'Query-language string (the language is described in the API description), AND-ed with filter.',
+    }),
     filter: Type.Array(Type.Unknown(), { description: 'Filter conditions, as in query params.' }),
     enabled: Type.Boolean(),
     create_task: Type.Boolean({ description: 'Open (or extend) a task when it matches.' }),
@@ -26,7 +29,12 @@ const writable = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Not blank.' }),
   description: Type.Optional(Type.String({ maxLength: 10_000, description: 'Default "".' })),
   severity: Type.Optional(PrioritySchema),
-  query: Type.Optional(Type.String({ maxLength: 10_000, description: 'Query-language string; default "".' })),
+  query: Type.Optional(
+    Type.String({
+      maxLength: 10_000,
+      description: 'Query-language string (the language is described in the API description); default "".',
+    }),
+  ),
   filter: Type.Optional(
     Type.Array(Type.Unknown(), { maxItems: 1000, description: 'Filter conditions; default [].' }),
   ),

@@ -110,11 +110,17 @@ function make(pattern: string, flags: string): RE2 {
   } catch (error) {
     const message = error instanceof Error ? error.message : '';
     const friendly = FRIENDLY.find(([re]) => re.test(message))?.[1];
-    throw new SyntaxError(friendly ?? `invalid regular expression: ${message}`);
+    // A Unicode property RE2 lacks (`\p{Emoji}`): say what RE2 offers instead.
+    const property = /invalid character class range/.test(message) && /\\[pP]\{/.test(pattern);
+    throw new SyntaxError(
+      friendly ?? (property ? translationProblem(pattern) : `invalid regular expression: ${message}`),
+    );
   }
   // The binding accepts some JavaScript syntax by rewriting it (`(?<name>`, `\p{Letter}`,
   // `\p{Script=Greek}`, `\p{Emoji}`); the stores' RE2 gets the pattern as written.
-  if (re.internalSource !== untranslated(source)) throw new SyntaxError(translationProblem(pattern));
+  // (`internalSource` is a property of the binding its 1.22 typings do not declare.)
+  if ((re as RE2 & { internalSource: string }).internalSource !== untranslated(source))
+    throw new SyntaxError(translationProblem(pattern));
   return re;
 }
 
