@@ -1,3 +1,5 @@
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import type { ValidateFunction } from 'ajv';
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -12,6 +14,7 @@ import { badRequest } from './errors/errors.js';
 import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
+import { logRequest, redactUrl } from './http/request-log.js';
 import { authTokenRoutes } from './http/routes/authtokens.js';
 import { dashboardRoutes } from './http/routes/dashboards.js';
 import { esBulkRoutes } from './http/routes/es-bulk.js';
@@ -47,6 +50,22 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
 }
 
+/**
+ * Fastify's response serializers, each compiled on its route's first answer: compiling
+ * all ~70 at start-up took most of a second, and a restart should be quick. Validators
+ * are deferred the same way (buildApp).
+ */
+function lazySerializers(externalSchemas: unknown, options: unknown) {
+  const compile = SerializerSelector()(externalSchemas as never, options as never);
+  return (route: Parameters<typeof compile>[0]) => {
+    let serialize: ((data: unknown) => string) | undefined;
+    return (data: unknown) => {
+      serialize ??= compile(route) as (data: unknown) => string;
+      return serialize(data);
+    };
+  };
+}
+
 /** A Host header: a name or IPv4 address, or a bracketed IPv6 address, and an optional port. */
 const HOST = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
@@ -60,30 +79,6 @@ function publicBaseUrl(app: FastifyInstance, config: Config): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/**
- * A URL as logged: the value of a `token` query parameter (the websocket's key, however
- * its name is spelled or percent-encoded) is never written out.
- */
-export function redactUrl(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const parts = url
-    .slice(q + 1)
-    .split('&')
-    .map((part) => {
-      const eq = part.indexOf('=');
-      const key = eq < 0 ? part : part.slice(0, eq);
-      let name = key;
-      try {
-        name = decodeURIComponent(key.replace(/\+/g, ' '));
-      } catch {
-        // Not valid percent-encoding: compared as it is.
-      }
-      return name.trim().toLowerCase() === 'token' ? `${key}=<redacted>` : part;
-    });
-  return `${url.slice(0, q + 1)}${parts.join('&')}`;
-}
-
 /** Fastify's request log fields, with the URL redacted. */
 const serializeRequest = (request: FastifyRequest) => ({
   method: request.method,
@@ -92,26 +87,6 @@ const serializeRequest = (request: FastifyRequest) => ({
   remoteAddress: request.ip,
   remotePort: request.socket?.remotePort,
 });
-
-/** Scrapes that arrive every few seconds from monitoring: logged at debug, not info. */
-const SCRAPES = new Set(['/api/health', '/metrics']);
-
-/**
- * The one log line of a request: `GET /api/events 200 12.3 ms`, with method, URL (token
- * redacted), status, time and client address as fields. Health checks and metric scrapes
- * at debug; server errors at error, so they stand out.
- */
-function logRequest(request: FastifyRequest, reply: FastifyReply): void {
-  const url = redactUrl(request.url);
-  const path = request.url.split('?', 1)[0] ?? '';
-  const status = reply.statusCode;
-  const ms = Math.round(reply.elapsedTime * 10) / 10;
-  const level = status >= 500 ? 'error' : SCRAPES.has(path) ? 'debug' : 'info';
-  request.log[level](
-    { method: request.method, url, status, ms, remoteAddress: request.ip },
-    `${request.method} ${url} ${status} ${ms} ms`,
-  );
-}
 
 /** The logger options with the redacting request serializer (whatever else they say). */
 function withRedaction(logger: AppDeps['logger']): FastifyServerOptions['logger'] {
@@ -127,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: withRedaction(deps.logger),
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
     requestIdHeader: 'x-request-id',
     // One line per request, written by the onResponse hook below (Fastify's own are two).
     logController: new LogController({ disableRequestLogging: true }),
@@ -148,9 +124,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const bodyAjv = makeAjv(false);
   const textAjv = makeAjv(true);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
-  );
+  // Compiled on a route's first request, not at start-up (see lazySerializers).
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    let compiled: ValidateFunction | undefined;
+    const validate = (data: unknown) => {
+      compiled ??= (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+      const ok = compiled(data);
+      validate.errors = compiled.errors;
+      return ok;
+    };
+    validate.errors = null as ValidateFunction['errors'];
+    return validate;
+  });
   app.setErrorHandler(errorHandler);
   app.decorate('publicBaseUrl', () => publicBaseUrl(app, config));
   // Before everything else: a Host the URL parser would choke on is the client's error.
@@ -158,7 +143,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const host = request.headers.host;
     if (host !== undefined && !HOST.test(host)) throw badRequest('Malformed Host header.', 'bad_host');
   });
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
+  app.addHook('onResponse', async (request, reply) =>
+    logRequest(request, reply.statusCode, reply.elapsedTime),
+  );
   services.triggers.warn = (message, detail) => app.log.warn(detail ?? {}, message);
   app.setNotFoundHandler(notFoundHandler);
 

@@ -34,15 +34,24 @@ export function jsonText(value: unknown): string {
   }
 }
 
+/** A share (a fraction, 0.423) as a percentage with one decimal: "42.3 %". */
+export function percentText(fraction: number): string {
+  const pct = fraction * 100;
+  // One decimal, and never "0.0 %" for a share that is there but tiny.
+  if (pct > 0 && pct < 0.05) return '< 0.1 %';
+  return `${pct.toFixed(1)} %`;
+}
+
 /**
  * A cell as text, for formats where every cell is text (csv, docx, pdf): times (and Dates) in `tz`,
- * objects as compact JSON, strings as they are (also in `json` columns, where quoting a
- * plain string would only add noise), missing cells empty.
+ * shares as percentages, objects as compact JSON, strings as they are (also in `json`
+ * columns, where quoting a plain string would only add noise), missing cells empty.
  */
 export function cellText(value: unknown, kind: ColumnKind, tz: string): string {
   if (value === null || value === undefined) return '';
   const seconds = timeOf(value, kind);
   if (seconds !== undefined) return formatTime(seconds, tz);
+  if (kind === 'percent' && typeof value === 'number' && Number.isFinite(value)) return percentText(value);
   if (typeof value === 'string') return value;
   if (typeof value !== 'object' || value instanceof Date) return String(value);
   return jsonText(value);

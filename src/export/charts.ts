@@ -1,15 +1,33 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
+import { countText, percentText } from './cells.js';
+import { zonedTime } from './time-format.js';
+
+/** One value of a chart: a category or a bucket start, its value, its series, its share. */
+export interface ChartPoint {
+  /** category, or time (Unix s) of a bucket's start */
+  x: string | number;
+  y: number;
+  series?: string;
+  /** the share (a fraction) of a category, when it is not simply y over the sum of all y */
+  share?: number;
+}
 
 /** A chart of a widget: what to draw, independent of the query that produced it. */
 export interface ChartData {
   kind: 'bar' | 'line' | 'area' | 'pie';
+  /** what the chart shows; the document's heading stands above it, so it is not drawn */
   title: string;
-  /** Category or time (Unix s) per point. */
-  points: Array<{ x: string | number; y: number; series?: string }>;
+  points: ChartPoint[];
   /** x holds Unix seconds. */
   temporal: boolean;
+  /** temporal: the IANA zone whose wall-clock times the time axis shows (default UTC) */
+  timezone?: string;
+  /** temporal: bucket width in seconds; bars span their bucket, lines join bucket middles */
+  step?: number;
+  /** title of the value axis, e.g. "events per 15 min" */
+  yTitle?: string;
 }
 
 export interface Chart {
@@ -19,62 +37,287 @@ export interface Chart {
 }
 
 const WIDTH = 640;
-const HEIGHT = 280;
+const HEIGHT = 260;
+const FONT = 'DejaVu Sans';
+// Rendered at twice the display size, so that printed charts stay sharp.
+const ZOOM = 2;
+const PLAIN = '#4c78a8';
 
-function spec(c: ChartData): vegaLite.TopLevelSpec {
-  const values = c.points.map((p) => ({ ...p, x: c.temporal ? Number(p.x) * 1000 : p.x }));
-  const base = {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: c.title,
-    width: WIDTH,
-    height: HEIGHT,
-    background: 'white',
-    data: { values },
-  } as const;
-  if (c.kind === 'pie') {
+/**
+ * Colours that mean what they say: the worse the severity, the hotter the colour
+ * (emergency, alert, critical red; error dark orange; warning amber), notice blue,
+ * info a neutral grey and debug a light one.
+ */
+export const SEVERITY_COLORS: Readonly<Record<string, string>> = {
+  emergency: '#7f0000',
+  alert: '#b71c1c',
+  critical: '#d32f2f',
+  error: '#e65100',
+  warning: '#ffb300',
+  notice: '#1e88e5',
+  info: '#9e9e9e',
+  debug: '#d9d9d9',
+};
+const OTHER_COLOR = '#8d6e63';
+
+// HTTP status classes: success green, redirects blue, client errors amber, server errors red.
+const STATUS_SHADES: Readonly<Record<string, readonly string[]>> = {
+  '1': ['#78909c', '#b0bec5'],
+  '2': ['#2e7d32', '#66bb6a', '#a5d6a7', '#1b5e20'],
+  '3': ['#1565c0', '#64b5f6', '#90caf9', '#0d47a1'],
+  '4': ['#ef6c00', '#ffa726', '#ffcc80', '#e65100'],
+  '5': ['#c62828', '#e57373', '#ef9a9a', '#8e0000'],
+};
+
+const isOther = (name: string) => name.toLowerCase() === 'other' || name === '(other)';
+
+/**
+ * The fixed colour of each name when the names are severities or HTTP status codes
+ * (with perhaps an "other"), else null (a categorical palette then).
+ */
+export function fixedColors(names: readonly string[]): string[] | null {
+  const real = names.filter((n) => !isOther(n));
+  if (real.length === 0) return null;
+  if (real.every((n) => Object.hasOwn(SEVERITY_COLORS, n.toLowerCase()))) {
+    return names.map((n) => SEVERITY_COLORS[n.toLowerCase()] ?? OTHER_COLOR);
+  }
+  if (real.every((n) => /^[1-5]\d\d$/.test(n))) {
+    const used = new Map<string, number>();
+    return names.map((n) => {
+      if (isOther(n)) return OTHER_COLOR;
+      const cls = n[0] as string;
+      const shades = STATUS_SHADES[cls] ?? [OTHER_COLOR];
+      const i = used.get(cls) ?? 0;
+      used.set(cls, i + 1);
+      return shades[i % shades.length] as string;
+    });
+  }
+  return null;
+}
+
+/** A colour scale over `domain` (in legend order): fixed colours where the names have them. */
+function colorScale(domain: string[], names: string[] = domain): object {
+  const range = fixedColors(names);
+  return range ? { domain, range } : { domain, scheme: 'tableau10' };
+}
+
+/** Names by their total value, largest first (legend and stacking order). */
+function byTotal(points: ChartPoint[], key: (p: ChartPoint) => string): string[] {
+  const totals = new Map<string, number>();
+  for (const p of points) totals.set(key(p), (totals.get(key(p)) ?? 0) + p.y);
+  return [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([name]) => name);
+}
+
+/**
+ * Tick labels in 24-hour wall-clock time; a tick at midnight names the day instead.
+ * The data already hold wall-clock times as if they were UTC (vega would otherwise draw
+ * in the process's zone), so the labels are formatted in UTC.
+ */
+const TIME_LABEL =
+  "utchours(datum.value) == 0 && utcminutes(datum.value) == 0 ? utcFormat(datum.value, '%e %b') : utcFormat(datum.value, '%H:%M')";
+
+function offsetLabel(tz: string, seconds: number): string {
+  const off = zonedTime(seconds, tz).offsetMs / 60_000;
+  const abs = Math.abs(off);
+  const hm = `${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `UTC${off < 0 ? '-' : '+'}${hm}`;
+}
+
+function temporalSpec(c: ChartData): object {
+  const tz = c.timezone ?? 'UTC';
+  const xs = c.points.map((p) => Number(p.x));
+  const sorted = [...new Set(xs)].sort((a, b) => a - b);
+  const gaps = sorted.slice(1).map((x, i) => x - (sorted[i] as number));
+  const step = (c.step ?? (gaps.length ? Math.min(...gaps) : 60)) * 1000;
+  const series = c.points.some((p) => p.series !== undefined) ? byTotal(c.points, (p) => p.series ?? '') : [];
+  // Bars span their bucket (x to x2), which vega-lite does not stack: they are stacked
+  // here, each series on top of the larger ones.
+  const base = new Map<number, number>();
+  const ordered = [...c.points].sort(
+    (a, b) => series.indexOf(a.series ?? '') - series.indexOf(b.series ?? ''),
+  );
+  const values = ordered.map((p) => {
+    const start = zonedTime(Number(p.x), tz).wallMs;
+    const y0 = base.get(start) ?? 0;
+    base.set(start, y0 + p.y);
     return {
-      ...base,
-      mark: { type: 'arc' },
+      start,
+      end: start + step,
+      mid: start + step / 2,
+      y: p.y,
+      y0,
+      y1: y0 + p.y,
+      series: p.series ?? '',
+      rank: series.indexOf(p.series ?? ''),
+    };
+  });
+  const first = sorted[0] ?? 0;
+  const axis = {
+    title: `Time (${tz}, ${offsetLabel(tz, first)})`,
+    labelExpr: TIME_LABEL,
+    labelOverlap: true,
+    grid: false,
+  };
+  const yAxis = { format: ',d', tickMinStep: 1, tickCount: 6 };
+  const color = series.length
+    ? { color: { field: 'series', type: 'nominal', title: null, scale: colorScale(series), sort: series } }
+    : { color: { value: PLAIN } };
+  const xEnc = (field: string) => ({ field, type: 'temporal', scale: { type: 'utc' }, axis });
+  if (c.kind === 'bar') {
+    return {
+      data: { values },
+      mark: { type: 'bar' },
       encoding: {
-        theta: { field: 'y', type: 'quantitative' },
-        color: { field: 'x', type: 'nominal', title: null },
+        x: xEnc('start'),
+        x2: { field: 'end' },
+        y: { field: 'y1', type: 'quantitative', title: c.yTitle ?? null, axis: yAxis, scale: { zero: true } },
+        y2: { field: 'y0' },
+        ...color,
       },
     };
   }
-  const hasSeries = c.points.some((p) => p.series !== undefined);
+  const stacked = series.length > 0 && c.kind === 'area';
   return {
-    ...base,
-    mark: {
-      type: c.kind === 'bar' ? 'bar' : c.kind,
-      ...(c.kind === 'bar' ? {} : { interpolate: 'monotone' }),
-    },
+    data: { values },
+    mark:
+      c.kind === 'area'
+        ? { type: 'area', interpolate: 'linear', opacity: 0.85 }
+        : { type: 'line', interpolate: 'linear', strokeWidth: 1.5 },
     encoding: {
-      x: c.temporal
-        ? { field: 'x', type: 'temporal', title: null }
-        : { field: 'x', type: 'nominal', sort: '-y', title: null, axis: { labelLimit: 120 } },
+      x: xEnc('mid'),
       y: {
         field: 'y',
         type: 'quantitative',
-        title: null,
-        ...(hasSeries && c.kind !== 'line' ? { stack: 'zero' } : {}),
+        title: c.yTitle ?? null,
+        axis: yAxis,
+        stack: stacked ? 'zero' : null,
       },
-      ...(hasSeries ? { color: { field: 'series', type: 'nominal', title: null } } : {}),
+      ...color,
+      ...(series.length ? { order: { field: 'rank', type: 'quantitative' } } : {}),
     },
   };
 }
 
+function shares(c: ChartData): Array<{ name: string; y: number; share: number }> {
+  const total = c.points.reduce((s, p) => s + p.y, 0);
+  return c.points.map((p) => ({
+    name: String(p.x),
+    y: p.y,
+    share: p.share ?? (total > 0 ? p.y / total : 0),
+  }));
+}
+
+function pieSpec(c: ChartData): object {
+  const slices = shares(c).sort((a, b) => b.y - a.y);
+  const values = slices.map((s, rank) => ({
+    ...s,
+    rank,
+    label: `${s.name}  ${percentText(s.share)}`,
+    pct: s.share >= 0.04 ? percentText(s.share) : '',
+  }));
+  const domain = values.map((v) => v.label);
+  return {
+    data: { values },
+    encoding: {
+      theta: { field: 'y', type: 'quantitative', stack: true },
+      order: { field: 'rank', type: 'quantitative' },
+      color: {
+        field: 'label',
+        type: 'nominal',
+        title: null,
+        sort: domain,
+        scale: colorScale(
+          domain,
+          values.map((v) => v.name),
+        ),
+        legend: { labelLimit: 260 },
+      },
+    },
+    layer: [
+      { mark: { type: 'arc', outerRadius: 105, stroke: 'white', strokeWidth: 1 } },
+      {
+        mark: { type: 'text', radius: 125, fontSize: 11 },
+        encoding: { text: { field: 'pct' }, color: { value: '#333333' } },
+      },
+    ],
+  };
+}
+
+function categorySpec(c: ChartData): object {
+  const bars = shares(c).sort((a, b) => b.y - a.y);
+  const values = bars.map((b) => ({ ...b, label: `${countText(b.y)} (${percentText(b.share)})` }));
+  const names = values.map((v) => v.name);
+  const fixed = fixedColors(names);
+  return {
+    data: { values },
+    encoding: {
+      y: { field: 'name', type: 'nominal', sort: names, title: null, axis: { labelLimit: 220 } },
+      x: {
+        field: 'y',
+        type: 'quantitative',
+        title: c.yTitle ?? null,
+        axis: { format: ',d', tickMinStep: 1, tickCount: 5 },
+        // Room on the right for the label of the longest bar.
+        scale: { domainMax: Math.max(1, ...values.map((v) => v.y)) * 1.22, nice: false },
+      },
+    },
+    layer: [
+      {
+        mark: { type: 'bar' },
+        encoding: {
+          color: fixed
+            ? { field: 'name', type: 'nominal', scale: { domain: names, range: fixed }, legend: null }
+            : { value: PLAIN },
+        },
+      },
+      { mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 }, encoding: { text: { field: 'label' } } },
+    ],
+  };
+}
+
+/** The Vega-Lite specification of a chart. */
+export function chartSpec(c: ChartData): vegaLite.TopLevelSpec {
+  const categories = c.temporal ? 0 : new Set(c.points.map((p) => String(p.x))).size;
+  // Horizontal bars get the height their labels need.
+  const height = !c.temporal && c.kind !== 'pie' ? Math.min(560, Math.max(120, 22 * categories)) : HEIGHT;
+  const body = c.temporal ? temporalSpec(c) : c.kind === 'pie' ? pieSpec(c) : categorySpec(c);
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    width: c.temporal ? WIDTH : c.kind === 'pie' ? 300 : 440,
+    height,
+    background: 'white',
+    padding: 8,
+    config: {
+      font: FONT,
+      view: { stroke: null },
+      axis: { labelFontSize: 10, titleFontSize: 10, titleFontWeight: 'normal', labelColor: '#333333' },
+      legend: { labelFontSize: 10 },
+    },
+    ...body,
+  } as vegaLite.TopLevelSpec;
+}
+
+/** The chart as SVG: Vega-Lite → Vega → SVG, headless (no canvas). */
+export async function chartSvg(c: ChartData): Promise<string> {
+  const compiled = vegaLite.compile(chartSpec(c)).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
 /**
- * Renders a chart to PNG on the server: Vega-Lite → Vega → SVG (headless, no canvas) →
- * PNG with resvg, using the system's fonts for labels.
+ * Renders a chart to PNG on the server: Vega-Lite → Vega → SVG → PNG with resvg, using
+ * the system's fonts for labels. Time axes show wall-clock time in `c.timezone`, 24-hour.
  */
 export async function renderChart(c: ChartData): Promise<Chart> {
-  const compiled = vegaLite.compile(spec(c)).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
-  const svg = await view.toSVG();
-  view.finalize();
+  const svg = await chartSvg(c);
   const png = new Resvg(svg, {
     background: 'white',
-    font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans' },
+    fitTo: { mode: 'zoom', value: ZOOM },
+    font: { loadSystemFonts: true, defaultFontFamily: FONT },
   })
     .render()
     .asPng();

@@ -23,17 +23,22 @@ function runXml(text: string, bold: boolean, halfPoints: number): string {
   return `<w:r>${rPr}${body}</w:r>`;
 }
 
+/** How a column's cells line up: numbers on their last digit. */
+export type CellAlign = 'left' | 'right';
+
 function rowXml(
   cells: readonly string[],
   widths: readonly number[],
   header: boolean,
   halfPoints: number,
+  aligns: readonly CellAlign[],
 ): string {
   const shading = header ? `<w:shd w:val="clear" w:color="auto" w:fill="${HEADER_FILL}"/>` : '';
   const tcs = cells.map(
     (text, i) =>
       `<w:tc><w:tcPr><w:tcW w:w="${widths[i] ?? 0}" w:type="dxa"/>${shading}</w:tcPr>` +
-      `<w:p><w:pPr><w:spacing w:before="0" w:after="0"/></w:pPr>${text === '' ? '' : runXml(text, header, halfPoints)}</w:p></w:tc>`,
+      `<w:p><w:pPr><w:spacing w:before="0" w:after="0"/>${aligns[i] === 'right' ? '<w:jc w:val="right"/>' : ''}</w:pPr>` +
+      `${text === '' ? '' : runXml(text, header, halfPoints)}</w:p></w:tc>`,
   );
   // tblHeader repeats the row on top of every page the table runs onto.
   return `<w:tr>${header ? '<w:trPr><w:tblHeader/></w:trPr>' : ''}${tcs.join('')}</w:tr>`;
@@ -45,6 +50,7 @@ export function tableXml(
   rows: readonly (readonly string[])[],
   widths: readonly number[],
   halfPoints: number,
+  aligns: readonly CellAlign[] = [],
 ): string {
   const total = widths.reduce((a, b) => a + b, 0);
   const parts = [
@@ -58,9 +64,9 @@ export function tableXml(
     '</w:tblPr><w:tblGrid>',
     ...widths.map((w) => `<w:gridCol w:w="${w}"/>`),
     '</w:tblGrid>',
-    rowXml(header, widths, true, halfPoints),
+    rowXml(header, widths, true, halfPoints, aligns),
   ];
-  for (const row of rows) parts.push(rowXml(row, widths, false, halfPoints));
+  for (const row of rows) parts.push(rowXml(row, widths, false, halfPoints, aligns));
   parts.push('</w:tbl>');
   return parts.join('');
 }

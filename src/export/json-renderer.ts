@@ -16,7 +16,9 @@ const bigintAsText = (_key: string, v: unknown) => (typeof v === 'bigint' ? v.to
 export const json = (v: unknown) => JSON.stringify(v, bigintAsText);
 
 async function writeTable(w: ChunkWriter, table: ExportTable, tz: string, count: () => void): Promise<void> {
-  const { title, columns, notes = [] } = table;
+  const { title, columns } = table;
+  // JSON has no "after the table": what the footnotes say goes with the notes.
+  const notes = [...(table.notes ?? []), ...(table.footnotes ?? [])];
   await w.push(
     `{"kind":"table","title":${json(title)},"notes":${json(notes)},"columns":${json(columns)},"rows":[`,
   );

@@ -1,9 +1,17 @@
 import type { Writable } from 'node:stream';
 import PDFDocument from 'pdfkit';
-import { rowTexts, truncateText, truncationNote } from './cells.js';
+import { countText, rowTexts, truncateText, truncationNote } from './cells.js';
 import { fitColumns } from './column-widths.js';
 import { capped, checkPng, pace, rendering } from './output.js';
-import type { ExportColumn, ExportDocument, ExportImage, ExportTable, Renderer } from './renderer.js';
+import type {
+  ExportChart,
+  ExportColumn,
+  ExportDocument,
+  ExportImage,
+  ExportSection,
+  ExportTable,
+  Renderer,
+} from './renderer.js';
 import { formatTime } from './time-format.js';
 
 /** Rows per table a pdf holds: past that a table of logs is no longer read, only scrolled. */
@@ -27,6 +35,15 @@ const PT_PER_PX = 0.75;
 const NOTE_COLOR = '#595959';
 const RULE_COLOR = '#d9d9d9';
 const HEADER_FILL = '#e7e6e6';
+const FOOTER_SIZE = 8;
+// The footer's baseline sits this far above the page's lower edge, inside the margin.
+const FOOTER_RISE = 22;
+// Room kept at the foot of the last page a capped document may have, for the note saying what was cut.
+const CUT_RESERVE = 60;
+const MAX_CUT_NOTE_CHARS = 600;
+// A chart takes at most this share of a page's height, so its table starts beside or under it.
+const MAX_CHART_SHARE = 0.55;
+const GAP = 14;
 
 /** TrueType (or OpenType) fonts for text beyond Windows-1252, e.g. DejaVu Sans: a path or the file's bytes. */
 export interface PdfFonts {
@@ -38,6 +55,13 @@ export interface PdfFonts {
 export interface PdfOptions {
   /** rows per table before it is cut short with a visible note */
   maxRows?: number;
+  /**
+   * most pages of a document (unless the document sets its own `maxPages`); past it the
+   * rest is left out with a note saying what. Without a cap pages are streamed as they
+   * fill and numbered "Page N"; with one they are held until the end and numbered
+   * "Page N of M".
+   */
+  maxPages?: number;
   /** fonts to embed; without them the standard Helvetica is used, which covers Windows-1252 only */
   fonts?: PdfFonts;
 }
@@ -68,6 +92,28 @@ export function unicodeText(s: string): string {
   return s.replace(/\r\n?/g, '\n').replace(/\t/g, ' ').replace(CONTROL, '?');
 }
 
+/** Thrown when a document needs a page beyond its cap: what is left is not drawn. */
+class PageLimit extends Error {}
+
+type Align = 'left' | 'right';
+
+/** Where a table is drawn: its left edge, its column widths, how each column is aligned. */
+interface TableFrame {
+  left: number;
+  widths: number[];
+  aligns: Align[];
+}
+
+/** The section being drawn, for the note that says what a page cap left out. */
+interface Progress {
+  title: string;
+  /** its title is on the page */
+  started: boolean;
+  rows: number;
+  /** every row is on the page (what may follow are notes) */
+  done: boolean;
+}
+
 class PdfWriter {
   readonly pdf: PDFKit.PDFDocument;
   private readonly regular: string;
@@ -77,17 +123,24 @@ class PdfWriter {
   private font = '';
   /** font → character → advance width at the cell size */
   private readonly advances = new Map<string, Map<string, number>>();
+  /** pages so far */
+  pages = 1;
+  progress: Progress | null = null;
 
   constructor(
     readonly doc: ExportDocument,
     private readonly out: Writable,
     private readonly maxRows: number,
+    readonly maxPages: number,
     fonts: PdfFonts | undefined,
   ) {
     this.pdf = new PDFDocument({
       size: 'A4',
       layout: 'landscape',
       margin: MARGIN,
+      // Held until the end so that every page can say how many there are; only a
+      // capped document, whose pages are few, is held.
+      bufferPages: this.capped,
       info: { Title: doc.title, Creator: 'Logscope', CreationDate: doc.generatedAt },
     });
     if (fonts) {
@@ -101,6 +154,11 @@ class PdfWriter {
       this.bold = 'Helvetica-Bold';
       this.text = winAnsiText;
     }
+    if (!this.capped) this.footer(1);
+  }
+
+  get capped(): boolean {
+    return Number.isFinite(this.maxPages);
   }
 
   private get left(): number {
@@ -111,12 +169,21 @@ class PdfWriter {
     return this.pdf.page.width - this.pdf.page.margins.left - this.pdf.page.margins.right;
   }
 
+  private get top(): number {
+    return this.pdf.page.margins.top;
+  }
+
+  /** The lowest point content may reach; the last page a cap allows keeps room for the cut note. */
   private get bottom(): number {
-    return this.pdf.page.height - this.pdf.page.margins.bottom;
+    const reserve = this.pages >= this.maxPages ? CUT_RESERVE : 0;
+    return this.pdf.page.height - this.pdf.page.margins.bottom - reserve;
   }
 
   private async newPage(): Promise<void> {
+    if (this.pages >= this.maxPages) throw new PageLimit();
     this.pdf.addPage();
+    this.pages += 1;
+    if (!this.capped) this.footer(this.pages);
     // pdfkit writes a page out when the next one starts, without regard to `out`.
     await pace(this.out);
   }
@@ -126,12 +193,55 @@ class PdfWriter {
     if (this.pdf.y + height > this.bottom) await this.newPage();
   }
 
+  /** The document's title and the page number, inside the bottom margin of the current page. */
+  footer(page: number, total?: number): void {
+    const { pdf } = this;
+    const { x, y } = pdf;
+    const margins = pdf.page.margins;
+    // Text below the bottom margin would make pdfkit start a page.
+    const bottom = margins.bottom;
+    margins.bottom = 0;
+    const at = pdf.page.height - FOOTER_RISE;
+    pdf.font(this.regular).fontSize(FOOTER_SIZE).fillColor(NOTE_COLOR);
+    const label = total === undefined ? `Page ${page}` : `Page ${page} of ${total}`;
+    const labelWidth = pdf.widthOfString(label);
+    pdf.text(label, this.left + this.width - labelWidth, at, { lineBreak: false });
+    const title = this.text(truncateText(this.doc.title, 120));
+    pdf.text(title, this.left, at, {
+      width: this.width - labelWidth - GAP,
+      lineBreak: false,
+      ellipsis: true,
+    });
+    margins.bottom = bottom;
+    pdf.x = x;
+    pdf.y = y;
+  }
+
+  /** Numbers every held page "Page N of M" (capped documents only). */
+  numberPages(): void {
+    const range = this.pdf.bufferedPageRange();
+    for (let i = range.start; i < range.start + range.count; i++) {
+      this.pdf.switchToPage(i);
+      this.footer(i + 1, range.count);
+    }
+  }
+
   private paragraph(s: string, font: string, size: number, color = 'black'): void {
     this.pdf
       .font(font)
       .fontSize(size)
       .fillColor(color)
       .text(this.text(s), this.left, this.pdf.y, { width: this.width });
+  }
+
+  private paragraphHeight(s: string, font: string, size: number): number {
+    return this.pdf.font(font).fontSize(size).heightOfString(this.text(s), { width: this.width });
+  }
+
+  /** A paragraph, on a new page unless it fits on this one. */
+  private async block(s: string, font: string, size: number, color = 'black'): Promise<void> {
+    await this.room(this.paragraphHeight(s, font, size));
+    this.paragraph(s, font, size, color);
   }
 
   heading(): void {
@@ -245,22 +355,26 @@ class PdfWriter {
     return { lines, height: most * this.lineHeight + 2 * PAD_Y };
   }
 
-  private drawRow(row: { lines: string[][]; height: number }, widths: number[], header: boolean): void {
+  private drawRow(row: { lines: string[][]; height: number }, frame: TableFrame, header: boolean): void {
     this.cellFont(header);
     const top = this.pdf.y;
-    if (header) this.pdf.rect(this.left, top, this.width, row.height).fill(HEADER_FILL);
+    const tableWidth = frame.widths.reduce((a, b) => a + b, 0);
+    if (header) this.pdf.rect(frame.left, top, tableWidth, row.height).fill(HEADER_FILL);
     this.pdf.fillColor('black');
-    let x = this.left;
+    let x = frame.left;
     for (const [i, lines] of row.lines.entries()) {
+      const w = frame.widths[i] ?? 0;
       for (const [k, line] of lines.entries()) {
-        if (line !== '')
-          this.pdf.text(line, x + PAD_X, top + PAD_Y + k * this.lineHeight, { lineBreak: false });
+        if (line === '') continue;
+        // Numbers line up on their last digit.
+        const at = frame.aligns[i] === 'right' ? x + w - PAD_X - this.measure(line) : x + PAD_X;
+        this.pdf.text(line, at, top + PAD_Y + k * this.lineHeight, { lineBreak: false });
       }
-      x += widths[i] ?? 0;
+      x += w;
     }
     this.pdf
-      .moveTo(this.left, top + row.height)
-      .lineTo(this.left + this.width, top + row.height)
+      .moveTo(frame.left, top + row.height)
+      .lineTo(frame.left + tableWidth, top + row.height)
       .lineWidth(0.25)
       .strokeColor(RULE_COLOR)
       .stroke();
@@ -272,44 +386,119 @@ class PdfWriter {
     return rowTexts(row, columns, this.doc.timezone).map((t) => this.text(truncateText(t, MAX_CELL_CHARS)));
   }
 
-  /** Writes a table, its header again on top of every page; returns the rows written and whether it was cut. */
+  /** A chart's display size in points: its own, shrunk to `maxWidth` and to a share of the page. */
+  private chartSize(chart: ExportChart, maxWidth: number): { w: number; h: number } {
+    const pageHeight = this.pdf.page.height - this.top - this.pdf.page.margins.bottom;
+    const scale = Math.min(
+      1,
+      maxWidth / (chart.width * PT_PER_PX),
+      (pageHeight * MAX_CHART_SHARE) / (chart.height * PT_PER_PX),
+    );
+    return { w: chart.width * PT_PER_PX * scale, h: chart.height * PT_PER_PX * scale };
+  }
+
+  /**
+   * Writes a table: its title once, its notes, its chart, then the rows under a header
+   * that is repeated (after a small "(continued)") on top of every further page. A short,
+   * narrow table goes beside its chart. Returns the rows written and whether a cap cut it.
+   */
   async table(table: ExportTable): Promise<{ rows: number; truncated: boolean }> {
     const { columns } = table;
+    const progress: Progress = { title: table.title, started: false, rows: 0, done: false };
+    this.progress = progress;
     let truncated = false;
     const rows = capped(table.rows, this.maxRows, () => {
       truncated = true;
     })[Symbol.asyncIterator]();
-    let written = 0;
     try {
       const sample: string[][] = [];
+      let ended = false;
       while (sample.length < SAMPLE_ROWS) {
         const next = await rows.next();
-        if (next.done) break;
+        if (next.done) {
+          ended = true;
+          break;
+        }
         sample.push(this.cells(next.value, columns));
       }
-      const widths = fitColumns(this.naturalWidths(columns, sample), this.width, MIN_COLUMN_WIDTH);
+      const natural = this.naturalWidths(columns, sample);
+      const aligns: Align[] = columns.map((c) =>
+        c.kind === 'number' || c.kind === 'percent' ? 'right' : 'left',
+      );
+
+      // Beside the chart when the whole table fits there, else under it at full width.
+      const chart = table.chart;
+      let beside = false;
+      let chartSize = { w: 0, h: 0 };
+      let frame: TableFrame = {
+        left: this.left,
+        widths: fitColumns(natural, this.width, MIN_COLUMN_WIDTH),
+        aligns,
+      };
+      if (chart) {
+        chartSize = this.chartSize(chart, this.width);
+        const room = this.width - chartSize.w - GAP;
+        const needed = natural.reduce((a, b) => a + b, 0);
+        if (ended && needed <= room) {
+          const widths = fitColumns(natural, Math.min(room, needed * 1.4), MIN_COLUMN_WIDTH);
+          const height =
+            this.layout(
+              columns.map((c) => this.text(c.title)),
+              widths,
+              true,
+            ).height + sample.reduce((h, cells) => h + this.layout(cells, widths, false).height, 0);
+          if (height <= chartSize.h) {
+            beside = true;
+            frame = { left: this.left + chartSize.w + GAP, widths, aligns };
+          }
+        }
+      }
       const header = this.layout(
         columns.map((c) => this.text(c.title)),
-        widths,
+        frame.widths,
         true,
       );
 
-      this.pdf.font(this.bold).fontSize(HEADING_SIZE);
-      // Title, notes, header and a first row together, or all on the next page.
-      await this.room(this.pdf.currentLineHeight(true) * (3 + (table.notes?.length ?? 0)) + 40);
+      // Title, notes, chart, header and a first row together, or all on the next page.
+      const notes = table.notes ?? [];
+      const titleHeight = this.paragraphHeight(table.title, this.bold, HEADING_SIZE);
+      const notesHeight = notes.reduce((h, n) => h + this.paragraphHeight(n, this.regular, NOTE_SIZE), 0);
+      const firstRow = sample[0] ? this.layout(sample[0], frame.widths, false).height : 0;
+      const head = titleHeight + notesHeight + 6 + chartSize.h + (chart ? 6 : 0);
+      // A short table is kept whole rather than leave a few rows to the next page.
+      const wholeTable =
+        ended && !beside
+          ? header.height + sample.reduce((h, cells) => h + this.layout(cells, frame.widths, false).height, 0)
+          : 0;
+      const pageHeight = this.pdf.page.height - this.top - this.pdf.page.margins.bottom;
+      await this.room(
+        head + wholeTable <= pageHeight * 0.8
+          ? head + wholeTable
+          : head + (beside ? 0 : header.height + firstRow),
+      );
       this.paragraph(table.title, this.bold, HEADING_SIZE);
-      for (const n of table.notes ?? []) this.paragraph(n, this.regular, NOTE_SIZE, NOTE_COLOR);
+      progress.started = true;
+      for (const n of notes) this.paragraph(n, this.regular, NOTE_SIZE, NOTE_COLOR);
       this.pdf.moveDown(0.5);
-      this.drawRow(header, widths, true);
+      if (chart) {
+        checkPng(chart.png, table.title);
+        const top = this.pdf.y;
+        this.pdf.image(chart.png, this.left, top, { fit: [chartSize.w, chartSize.h] });
+        if (!beside) this.pdf.y = top + chartSize.h + 6;
+      }
+      const chartBottom = this.pdf.y + (beside ? chartSize.h : 0);
+      this.drawRow(header, frame, true);
 
       const draw = async (cells: string[]) => {
-        const row = this.layout(cells, widths, false);
+        const row = this.layout(cells, frame.widths, false);
         if (this.pdf.y + row.height > this.bottom) {
           await this.newPage();
-          this.drawRow(header, widths, true);
+          this.paragraph('(continued)', this.regular, NOTE_SIZE, NOTE_COLOR);
+          this.pdf.y += 2;
+          this.drawRow(header, frame, true);
         }
-        this.drawRow(row, widths, false);
-        written += 1;
+        this.drawRow(row, frame, false);
+        progress.rows += 1;
       };
       for (const cells of sample) await draw(cells);
       for (;;) {
@@ -317,42 +506,88 @@ class PdfWriter {
         if (next.done) break;
         await draw(this.cells(next.value, columns));
       }
+      if (beside) this.pdf.y = Math.max(this.pdf.y, chartBottom);
+      progress.done = true;
     } finally {
       await rows.return(undefined);
     }
     this.pdf.moveDown(0.5);
-    if (truncated) this.paragraph(truncationNote(this.maxRows), this.bold, NOTE_SIZE, NOTE_COLOR);
-    if (written === 0) this.paragraph('No rows.', this.regular, NOTE_SIZE, NOTE_COLOR);
+    if (truncated) await this.block(truncationNote(this.maxRows), this.bold, NOTE_SIZE, NOTE_COLOR);
+    if (progress.rows === 0) await this.block('No rows.', this.regular, NOTE_SIZE, NOTE_COLOR);
+    for (const n of table.footnotes ?? []) await this.block(n, this.regular, NOTE_SIZE, NOTE_COLOR);
     this.pdf.moveDown();
-    return { rows: written, truncated };
+    this.progress = null;
+    return { rows: progress.rows, truncated };
   }
 
   /** Draws a picture under its title, at its size or shrunk to fit a page. */
   async image(image: ExportImage): Promise<void> {
     checkPng(image.png, image.title);
+    this.progress = { title: image.title, started: false, rows: 0, done: false };
     this.pdf.font(this.bold).fontSize(HEADING_SIZE);
     const titleHeight = this.pdf.heightOfString(this.text(image.title), { width: this.width }) + 4;
-    const pageRoom = this.bottom - this.pdf.page.margins.top - titleHeight;
+    const pageRoom =
+      this.pdf.page.height - this.pdf.page.margins.bottom - CUT_RESERVE - this.top - titleHeight;
     const scale = Math.min(1, this.width / (image.width * PT_PER_PX), pageRoom / (image.height * PT_PER_PX));
     const w = image.width * PT_PER_PX * scale;
     const h = image.height * PT_PER_PX * scale;
     await this.room(titleHeight + h);
     this.paragraph(image.title, this.bold, HEADING_SIZE);
+    this.progress.started = true;
     this.pdf.y += 4;
     const top = this.pdf.y;
     this.pdf.image(image.png, this.left, top, { fit: [w, h] });
     this.pdf.x = this.left;
     this.pdf.y = top + h;
     this.pdf.moveDown();
+    this.progress = null;
+  }
+
+  /**
+   * The note a page cap ends the document with, in the room kept for it: what was left
+   * out. The section being drawn is "the table above" (its title is already on the page
+   * once); the sections not begun are named.
+   */
+  cutNote(rest: readonly ExportSection[]): void {
+    const parts: string[] = [];
+    const current = this.progress;
+    if (current?.started && current.done) parts.push('the notes under the table above');
+    else if (current?.started)
+      parts.push(
+        current.rows > 0
+          ? `the rest of the table above (its first ${countText(current.rows)} rows are shown)`
+          : 'the rows of the table above',
+      );
+    const left = [...(current && !current.started ? [current.title] : []), ...rest.map(sectionTitle)];
+    if (left.length) {
+      const named = left.map((t) => `“${truncateText(t, 60)}”`).join(', ');
+      parts.push(`${left.length === 1 ? 'the section' : `${left.length} sections:`} ${named}`);
+    }
+    const note = truncateText(
+      `Page limit reached: this report stops at ${countText(this.maxPages)} pages. Left out: ${parts.join('; ')}.`,
+      MAX_CUT_NOTE_CHARS,
+    );
+    this.pdf.y = Math.min(this.pdf.y, this.bottom) + 6;
+    this.paragraph(note, this.bold, NOTE_SIZE, NOTE_COLOR);
+    this.paragraph(
+      'Narrow the time range or the queries, or export the data as csv or xlsx for every row.',
+      this.regular,
+      NOTE_SIZE,
+      NOTE_COLOR,
+    );
   }
 }
 
+const sectionTitle = (s: ExportSection) => (s.kind === 'table' ? s.table.title : s.title);
+
 /**
- * PDF, A4 landscape, streamed page by page: the title, when it was made and the zone its
- * times are in; per table a heading, the notes and a ruled table whose columns are sized
- * from the titles and the first rows, the header repeated on every page, long cells cut
- * at eight lines; pictures shrunk to fit a page. A table stops at `maxRows` (100,000)
- * with a note under it.
+ * PDF, A4 landscape: the title, when it was made and the zone its times are in; per
+ * table a heading, the notes, its chart and a ruled table whose columns are sized from
+ * the titles and the first rows, the header repeated on every page, long cells cut at
+ * eight lines, then the footnotes; pictures shrunk to fit a page. Every page has the
+ * title and its number in the footer. A table stops at `maxRows` (100,000) with a note
+ * under it; a document with a page cap (its own `maxPages`, or the renderer's) stops
+ * there with a note saying what it left out, and its pages read "Page N of M".
  */
 export function createPdfRenderer(options: PdfOptions = {}): Renderer {
   const maxRows = options.maxRows ?? PDF_MAX_ROWS;
@@ -361,26 +596,36 @@ export function createPdfRenderer(options: PdfOptions = {}): Renderer {
     mediaType: 'application/pdf',
     render: (doc: ExportDocument, out: Writable) =>
       rendering(out, async () => {
-        const w = new PdfWriter(doc, out, maxRows, options.fonts);
+        const maxPages = Math.max(1, doc.maxPages ?? options.maxPages ?? Number.POSITIVE_INFINITY);
+        const w = new PdfWriter(doc, out, maxRows, maxPages, options.fonts);
         w.pdf.pipe(out);
         w.heading();
         let rows = 0;
         let truncated = false;
-        for (const section of doc.sections) {
-          switch (section.kind) {
-            case 'table': {
-              const t = await w.table(section.table);
-              rows += t.rows;
-              truncated ||= t.truncated;
-              break;
+        for (const [i, section] of doc.sections.entries()) {
+          try {
+            switch (section.kind) {
+              case 'table': {
+                const t = await w.table(section.table);
+                rows += t.rows;
+                truncated ||= t.truncated;
+                break;
+              }
+              case 'image':
+                await w.image(section);
+                break;
+              default:
+                section satisfies never;
             }
-            case 'image':
-              await w.image(section);
-              break;
-            default:
-              section satisfies never;
+          } catch (err) {
+            if (!(err instanceof PageLimit)) throw err;
+            rows += w.progress?.rows ?? 0;
+            truncated = true;
+            w.cutNote(doc.sections.slice(i + 1));
+            break;
           }
         }
+        if (w.capped) w.numberPages();
         w.pdf.end();
         return { rows, truncated };
       }),

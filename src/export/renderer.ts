@@ -4,10 +4,12 @@ import type { Writable } from 'node:stream';
  * How a column's values are read and shown:
  * - `time`: Unix seconds (number, millisecond precision), shown in the document's timezone;
  * - `number`, `string`: shown as they are;
+ * - `percent`: a share as a fraction (0.423), shown with one decimal ("42.3 %"); a number
+ *   in xlsx and json;
  * - `json`: any value (usually an object), shown as compact JSON text in tabular formats.
  * Missing cells (`undefined`, `null`) are empty in every format (`null` in json).
  */
-export type ColumnKind = 'time' | 'number' | 'string' | 'json';
+export type ColumnKind = 'time' | 'number' | 'string' | 'percent' | 'json';
 
 /** One column of an exported table; `key` picks the cell from each row (dotted names are plain keys). */
 export interface ExportColumn {
@@ -27,6 +29,24 @@ export interface ExportTable {
   rows: AsyncIterable<Record<string, unknown>>;
   /** notes printed under the title, e.g. the query and time range */
   notes?: string[];
+  /**
+   * A chart of the table's data, drawn between the notes and the table by the formats
+   * with room for pictures (pdf, docx, xlsx); the title above stands for both.
+   */
+  chart?: ExportChart;
+  /** notes printed after the table, e.g. what a cap left out (xlsx puts them with the notes) */
+  footnotes?: string[];
+  /** a short name of the time range, e.g. "24h", for where room is scarce (xlsx sheet names) */
+  period?: string;
+}
+
+/** A picture of a table's data. `width` and `height` are its display size in CSS pixels (96 per inch). */
+export interface ExportChart {
+  png: Buffer;
+  width: number;
+  height: number;
+  /** what the picture shows, for readers that cannot see it */
+  description?: string;
 }
 
 /** A picture, e.g. a dashboard chart. `width` and `height` are its display size in CSS pixels (96 per inch). */
@@ -46,6 +66,11 @@ export interface ExportDocument {
   timezone: string;
   generatedAt: Date;
   sections: ExportSection[];
+  /**
+   * Most pages a paged format (pdf, docx) may take; the content past it is left out and a
+   * note on the last page says what. Unset: no cap (exports), a report sets one.
+   */
+  maxPages?: number;
 }
 
 export interface RenderResult {

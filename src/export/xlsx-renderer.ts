@@ -1,9 +1,11 @@
 import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { cellText, timeOf, truncateText, xmlSafe } from './cells.js';
+import { fitColumns } from './column-widths.js';
 import { checkPng, pace, rendering } from './output.js';
 import type {
   ColumnKind,
+  ExportChart,
   ExportColumn,
   ExportDocument,
   ExportImage,
@@ -19,10 +21,38 @@ const MAX_CELL_TEXT = 32_767;
 const MAX_SHEET_NAME = 31;
 
 const TIME_FORMAT = 'yyyy-mm-dd hh:mm:ss.000';
+// A share with one decimal and a space before the sign, as the other formats show it.
+const PERCENT_FORMAT = '0.0 %';
+// Digits are wider than the average character a column width counts in.
+const TIME_WIDTH = 25;
+// Column widths (in characters) follow the header and the first rows' longest lines.
+const SAMPLE_ROWS = 200;
+const MIN_COLUMN_CHARS = 6;
+const MAX_COLUMN_CHARS = 60;
+// Wider than this the sheet no longer prints readably on one page width: wide columns share it.
+const SHEET_CHARS = 200;
+
+/**
+ * Printing: A4 landscape, every column on one page width (as many pages down as it
+ * takes), the header row on top of every page and the page number in the footer.
+ */
+const PAGE_SETUP: Partial<ExcelJS.PageSetup> = {
+  paperSize: 9,
+  orientation: 'landscape',
+  fitToPage: true,
+  fitToWidth: 1,
+  fitToHeight: 0,
+  margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.6, header: 0.3, footer: 0.3 },
+};
+const HEADER_FOOTER: Partial<ExcelJS.HeaderFooter> = { oddFooter: '&L&A&RPage &P of &N' };
 const PACE_EVERY_ROWS = 1_000;
-const TITLE_FONT: Partial<ExcelJS.Font> = { bold: true, size: 14 };
-const NOTE_FONT: Partial<ExcelJS.Font> = { italic: true, color: { argb: 'FF595959' } };
-const HEADER_FONT: Partial<ExcelJS.Font> = { bold: true };
+// Named, as the cells' own font is: without a name a reader falls back to its own default (a serif).
+const FONT = 'Calibri';
+const TITLE_FONT: Partial<ExcelJS.Font> = { name: FONT, bold: true, size: 14 };
+const NOTE_FONT: Partial<ExcelJS.Font> = { name: FONT, size: 11, italic: true, color: { argb: 'FF595959' } };
+const HEADER_FONT: Partial<ExcelJS.Font> = { name: FONT, size: 11, bold: true };
+// Times read from the left like the text around them (dates are right-aligned by default).
+const TIME_ALIGNMENT: Partial<ExcelJS.Alignment> = { horizontal: 'left' };
 const HEADER_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFE7E6E6' } };
 
 /** `s` cut to `max` UTF-16 units without splitting a surrogate pair. */
@@ -32,25 +62,31 @@ function cut(s: string, max: number): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
-/**
- * A sheet name Excel accepts, unique in `used` (which it joins): at most 31 characters,
- * none of `[]:*?/\`, no quote at either end, not the reserved "History"; Excel compares
- * names case-insensitively.
- */
-export function sheetName(title: string, used: Set<string>): string {
-  let base = xmlSafe(title)
+const cleanName = (s: string) =>
+  xmlSafe(s)
     .replace(/[[\]:*?/\\]/g, ' ')
+    // A quote inside is legal but breaks the sheet references of defined names (print titles).
+    .replace(/'/g, '\u2019')
     .replace(/\s+/g, ' ')
     .trim()
-    .replace(/^'+|'+$/g, '')
+    .replace(/^\u2019+|\u2019+$/g, '')
     .trim();
+
+/**
+ * A sheet name Excel accepts, unique in `used` (which it joins): at most 31 characters,
+ * none of `[]:*?/\`, no quote, not the reserved "History"; Excel compares names
+ * case-insensitively. A `period` (e.g. "24h") is kept whole after the title, which is
+ * cut to make room.
+ */
+export function sheetName(title: string, used: Set<string>, period?: string): string {
+  let base = cleanName(title);
   if (base === '' || base.toLowerCase() === 'history') base = base === '' ? 'Sheet' : `${base} 1`;
-  base = cut(base, MAX_SHEET_NAME).trimEnd();
-  let name = base;
-  for (let n = 2; used.has(name.toLowerCase()); n++) {
-    const suffix = ` (${n})`;
-    name = `${cut(base, MAX_SHEET_NAME - suffix.length).trimEnd()}${suffix}`;
-  }
+  const when = period ? cleanName(period) : '';
+  const tail = when ? ` (${cut(when, MAX_SHEET_NAME - 8)})` : '';
+  const make = (suffix: string) =>
+    `${cut(base, MAX_SHEET_NAME - tail.length - suffix.length).trimEnd()}${tail}${suffix}`;
+  let name = make('');
+  for (let n = 2; used.has(name.toLowerCase()); n++) name = make(` (${n})`);
   used.add(name.toLowerCase());
   return name;
 }
@@ -62,25 +98,51 @@ function xlsxCell(value: unknown, kind: ColumnKind, tz: string): ExcelJS.CellVal
   const seconds = timeOf(value, kind);
   if (seconds !== undefined) return new Date(zonedTime(seconds, tz).wallMs);
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (
+    kind === 'percent' &&
+    typeof value === 'string' &&
+    value.trim() !== '' &&
+    Number.isFinite(Number(value))
+  )
+    return Number(value);
   if (typeof value === 'boolean') return value;
   if (typeof value === 'bigint')
     return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   return truncateText(cellText(value, kind, tz), MAX_CELL_TEXT);
 }
 
-function columnWidth(c: ExportColumn): number {
-  switch (c.kind) {
-    case 'time':
-      return 24;
-    case 'number':
-      return Math.max(10, c.title.length + 2);
-    case 'string':
-      return Math.min(Math.max(12, c.title.length + 2), 50);
-    case 'json':
-      return 40;
-    default:
-      return c.kind satisfies never;
+const longestLine = (s: string) =>
+  s.split(/\r\n|\r|\n/).reduce((max, line) => Math.max(max, Math.min(line.length, MAX_COLUMN_CHARS)), 0);
+
+/** What a column needs, in characters, for its title and the cells of `sample`. */
+function naturalWidth(c: ExportColumn, sample: readonly Record<string, unknown>[], tz: string): number {
+  // The header is bold and carries the filter button.
+  let chars = longestLine(c.title) + 3;
+  for (const row of sample) {
+    const v = row[c.key];
+    if (v === null || v === undefined) continue;
+    const n =
+      c.kind === 'time' && timeOf(v, c.kind) !== undefined
+        ? TIME_WIDTH
+        : c.kind === 'percent'
+          ? 8
+          : longestLine(cellText(v, c.kind, tz));
+    if (n + 1 > chars) chars = n + 1;
   }
+  return Math.min(Math.max(chars, MIN_COLUMN_CHARS), MAX_COLUMN_CHARS);
+}
+
+/** Column widths in characters, from the content; when too wide to print, the wide columns share. */
+export function xlsxColumnWidths(
+  columns: readonly ExportColumn[],
+  sample: readonly Record<string, unknown>[],
+  tz: string,
+): number[] {
+  const natural = columns.map((c) => naturalWidth(c, sample, tz));
+  const total = natural.reduce((a, b) => a + b, 0);
+  return fitColumns(natural, Math.min(total, SHEET_CHARS), MIN_COLUMN_CHARS).map(
+    (w) => Math.round(w * 10) / 10,
+  );
 }
 
 interface SheetContext {
@@ -92,27 +154,40 @@ interface SheetContext {
   anchors?: PictureAnchors;
 }
 
-/** Rows above a table: its title, its notes, where the times are, then an empty row. */
+/**
+ * Rows above a table: its title, its notes and footnotes (a sheet has no room after a
+ * table that may grow to a million rows), where the times are, then an empty row.
+ */
 function preface(ctx: SheetContext, table: ExportTable, continued: boolean): string[] {
   const { doc } = ctx;
   return [
     continued ? `${table.title} (continued)` : table.title,
     ...(table.notes ?? []),
+    ...(table.footnotes ?? []),
     `Times in ${doc.timezone}. Generated ${formatTime(doc.generatedAt.getTime() / 1000, doc.timezone)}.`,
     '',
   ];
+}
+
+function addSheet(ctx: SheetContext, name: string, headerRow: number): ExcelJS.Worksheet {
+  return ctx.wb.addWorksheet(name, {
+    views: headerRow > 0 ? [{ state: 'frozen', ySplit: headerRow }] : [],
+    pageSetup: headerRow > 0 ? { ...PAGE_SETUP, printTitlesRow: `${headerRow}:${headerRow}` } : PAGE_SETUP,
+    headerFooter: HEADER_FOOTER,
+  });
 }
 
 function openSheet(
   ctx: SheetContext,
   table: ExportTable,
   part: number,
+  widths: number[],
 ): { ws: ExcelJS.Worksheet; headerRow: number } {
   const lines = preface(ctx, table, part > 1);
   const headerRow = lines.length + 1;
-  const name = sheetName(part > 1 ? `${table.title} (${part})` : table.title, ctx.names);
-  const ws = ctx.wb.addWorksheet(name, { views: [{ state: 'frozen', ySplit: headerRow }] });
-  ws.columns = table.columns.map((c) => ({ width: columnWidth(c) }));
+  const name = sheetName(part > 1 ? `${table.title} (${part})` : table.title, ctx.names, table.period);
+  const ws = addSheet(ctx, name, headerRow);
+  ws.columns = table.columns.map((_, i) => ({ width: widths[i] ?? MIN_COLUMN_CHARS }));
   for (const [i, line] of lines.entries()) {
     const row = ws.addRow([truncateText(line, MAX_CELL_TEXT)]);
     row.font = i === 0 ? TITLE_FONT : NOTE_FONT;
@@ -136,46 +211,85 @@ function closeSheet(ws: ExcelJS.Worksheet, headerRow: number, lastRow: number, c
 async function writeTable(ctx: SheetContext, table: ExportTable, count: () => void): Promise<void> {
   const { columns } = table;
   const timeColumns = columns.flatMap((c, i) => (c.kind === 'time' ? [i + 1] : []));
-  let part = 1;
-  let { ws, headerRow } = openSheet(ctx, table, part);
-  let lastRow = headerRow;
-  let sincePause = 0;
-  for await (const row of table.rows) {
-    // `> headerRow`: every sheet takes at least one row, however long the preface.
-    if (lastRow >= ctx.maxSheetRows && lastRow > headerRow) {
-      // Past Excel's row limit the table goes on in a sheet of its own, header repeated.
-      closeSheet(ws, headerRow, lastRow, columns.length);
-      part += 1;
-      ({ ws, headerRow } = openSheet(ctx, table, part));
-      lastRow = headerRow;
+  const percentColumns = columns.flatMap((c, i) => (c.kind === 'percent' ? [i + 1] : []));
+  const rows = table.rows[Symbol.asyncIterator]();
+  try {
+    // The columns are written before the first row: their widths come from the rows ahead.
+    const sample: Record<string, unknown>[] = [];
+    while (sample.length < SAMPLE_ROWS) {
+      const next = await rows.next();
+      if (next.done) break;
+      sample.push(next.value);
     }
-    const r = ws.addRow(columns.map((c) => xlsxCell(row[c.key], c.kind, ctx.doc.timezone)));
-    for (const i of timeColumns) r.getCell(i).numFmt = TIME_FORMAT;
-    r.commit();
-    lastRow += 1;
-    count();
-    sincePause += 1;
-    if (sincePause === PACE_EVERY_ROWS) {
-      sincePause = 0;
-      await pace(ctx.out);
+    const widths = xlsxColumnWidths(columns, sample, ctx.doc.timezone);
+    let part = 1;
+    let { ws, headerRow } = openSheet(ctx, table, part, widths);
+    let lastRow = headerRow;
+    let sincePause = 0;
+    const write = async (row: Record<string, unknown>) => {
+      // `> headerRow`: every sheet takes at least one row, however long the preface.
+      if (lastRow >= ctx.maxSheetRows && lastRow > headerRow) {
+        // Past Excel's row limit the table goes on in a sheet of its own, header repeated.
+        closeSheet(ws, headerRow, lastRow, columns.length);
+        part += 1;
+        ({ ws, headerRow } = openSheet(ctx, table, part, widths));
+        lastRow = headerRow;
+      }
+      const r = ws.addRow(columns.map((c) => xlsxCell(row[c.key], c.kind, ctx.doc.timezone)));
+      for (const i of timeColumns) {
+        const cell = r.getCell(i);
+        cell.numFmt = TIME_FORMAT;
+        cell.alignment = TIME_ALIGNMENT;
+      }
+      for (const i of percentColumns) r.getCell(i).numFmt = PERCENT_FORMAT;
+      r.commit();
+      lastRow += 1;
+      count();
+      sincePause += 1;
+      if (sincePause === PACE_EVERY_ROWS) {
+        sincePause = 0;
+        await pace(ctx.out);
+      }
+    };
+    for (const row of sample) await write(row);
+    for (;;) {
+      const next = await rows.next();
+      if (next.done) break;
+      await write(next.value);
     }
+    // The chart under the table, after an empty row; printing takes it along.
+    if (table.chart) anchorPicture(ctx, ws, table.chart, lastRow + 1, table.title);
+    closeSheet(ws, headerRow, lastRow, columns.length);
+  } finally {
+    await rows.return?.(undefined);
   }
-  closeSheet(ws, headerRow, lastRow, columns.length);
 }
 
-function writeImage(ctx: SheetContext, image: ExportImage): void {
-  checkPng(image.png, image.title);
-  const ws = ctx.wb.addWorksheet(sheetName(image.title, ctx.names));
-  const title = ws.addRow([truncateText(xmlSafe(image.title), MAX_CELL_TEXT)]);
-  title.font = TITLE_FONT;
-  title.commit();
+/** Puts a picture on `ws` with its top-left corner at 0-based `row`, or as a background where that cannot be done. */
+function anchorPicture(
+  ctx: SheetContext,
+  ws: ExcelJS.Worksheet,
+  image: ExportChart,
+  row: number,
+  title: string,
+) {
+  checkPng(image.png, title);
   if (canAnchorPictures(ctx.wb, ws)) {
     ctx.anchors ??= new PictureAnchors(ctx.wb);
-    ctx.anchors.anchor(ws, image.png, 2, image.width, image.height, image.title);
+    ctx.anchors.anchor(ws, image.png, row, image.width, image.height, image.description ?? title);
   } else {
     // A background picture is tiled and not printed, but keeps the chart in the file.
     ws.addBackgroundImage(ctx.wb.addImage({ base64: image.png.toString('base64'), extension: 'png' }));
   }
+}
+
+function writeImage(ctx: SheetContext, image: ExportImage): void {
+  checkPng(image.png, image.title);
+  const ws = addSheet(ctx, sheetName(image.title, ctx.names), 0);
+  const title = ws.addRow([truncateText(xmlSafe(image.title), MAX_CELL_TEXT)]);
+  title.font = TITLE_FONT;
+  title.commit();
+  anchorPicture(ctx, ws, image, 2, image.title);
   ws.commit();
 }
 
@@ -187,11 +301,15 @@ export interface XlsxOptions {
 
 /**
  * Office Open XML workbook, streamed with exceljs's WorkbookWriter (no shared strings, so
- * memory stays flat). One sheet per table: title, notes and the zone above a bold,
- * frozen, filterable header. Times are real dates (wall-clock time in the document's
- * zone, shown `yyyy-mm-dd hh:mm:ss.000`; the zone is named above the header since cells
- * carry no offset). A table longer than a sheet goes on in "<title> (2)" and so on.
- * Each image gets a sheet of its own, the picture at its size under the title.
+ * memory stays flat). One sheet per table, named after its title and period: title,
+ * notes and the zone above a bold, frozen, filterable header, columns as wide as the
+ * header and the first rows need, the table's chart under its rows. Sheets print on A4
+ * landscape, fitted to one page width, the header row repeated on every page, the page
+ * number in the footer. Times are real dates (wall-clock time in the document's zone,
+ * shown `yyyy-mm-dd hh:mm:ss.000`; the zone is named above the header since cells carry
+ * no offset); shares are numbers shown `0.0 %`. A table longer than a sheet goes on in
+ * "<title> (2)" and so on. Each image gets a sheet of its own, the picture at its size
+ * under the title.
  */
 export function createXlsxRenderer(options: XlsxOptions = {}): Renderer {
   const maxSheetRows = options.maxSheetRows ?? XLSX_MAX_SHEET_ROWS;
@@ -229,7 +347,7 @@ export function createXlsxRenderer(options: XlsxOptions = {}): Renderer {
         }
         if (ctx.names.size === 0) {
           // Excel refuses a workbook without sheets.
-          const ws = wb.addWorksheet(sheetName(doc.title, ctx.names));
+          const ws = addSheet(ctx, sheetName(doc.title, ctx.names), 0);
           ws.addRow([truncateText(xmlSafe(doc.title), MAX_CELL_TEXT)]).commit();
           ws.commit();
         }

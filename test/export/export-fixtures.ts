@@ -205,14 +205,20 @@ export function docxTableRows(documentXml: string): string[][] {
   return rows;
 }
 
-/** Every paragraph's text in a WordprocessingML body. */
+/** Every paragraph's text in a WordprocessingML body (line breaks as \n). */
 export function docxParagraphs(documentXml: string): string[] {
   return (documentXml.match(/<w:p[ >][\s\S]*?<\/w:p>/g) ?? []).map((p) =>
     decodeXml(
-      (p.match(/<w:t(?: [^>]*)?>[^<]*<\/w:t>/g) ?? []).map((t) => t.replace(/<[^>]+>/g, '')).join(''),
+      (p.match(/<w:t(?: [^>]*)?>[^<]*<\/w:t>|<w:br\/>/g) ?? [])
+        .map((t) => (t === '<w:br/>' ? '\n' : t.replace(/<[^>]+>/g, '')))
+        .join(''),
     ),
   );
 }
+
+/** Every line of every paragraph in a WordprocessingML body. */
+export const docxLines = (documentXml: string): string[] =>
+  docxParagraphs(documentXml).flatMap((p) => p.split('\n'));
 
 /** The expected text of a sample cell as every tabular format shows it. */
 export const fieldsText = (i: number) =>

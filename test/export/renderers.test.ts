@@ -12,7 +12,7 @@ import { RENDERERS } from '../../src/export/renderers.js';
 import {
   BASE_TS,
   COLUMNS,
-  docxParagraphs,
+  docxLines,
   docxTableRows,
   fieldsText,
   loadXlsx,
@@ -231,7 +231,7 @@ describe('docx', () => {
     expect(result).toEqual({ rows: ROW_COUNT, truncated: false });
     const zip = await JSZip.loadAsync(buffer);
     const xml = await zip.file('word/document.xml')!.async('string');
-    const paragraphs = docxParagraphs(xml);
+    const paragraphs = docxLines(xml);
     expect(paragraphs).toContain('Search export: errors');
     expect(paragraphs).toContain('query: severity:error');
     expect(paragraphs.some((p) => p.includes(`Times in ${tz}.`))).toBe(true);

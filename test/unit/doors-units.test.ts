@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/app.js';
 import { LoginThrottle } from '../../src/domain/auth/login-throttle.js';
+import { redactUrl } from '../../src/http/request-log.js';
 
 describe('redactUrl', () => {
   it.each([

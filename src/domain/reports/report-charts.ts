@@ -1,7 +1,140 @@
-import type { ChartData } from '../../export/charts.js';
+import type { ChartData, ChartPoint } from '../../export/charts.js';
+import { zonedTime } from '../../export/time-format.js';
 
 type Kind = ChartData['kind'];
 const CHART_KINDS = new Set<string>(['bar', 'line', 'area', 'pie']);
+
+/** Most bars a category chart draws; the table under it holds every row. */
+export const MAX_CHART_CATEGORIES = 25;
+/** Most buckets a time chart draws: finer buckets are added up into coarser ones. */
+export const MAX_CHART_BUCKETS = 120;
+// Bucket widths (s) a time chart may add its buckets up to: round numbers on a clock.
+const CHART_STEPS = [60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400];
+
+/** What a report knows when it draws a widget: the zone it shows times in, the widget's window. */
+export interface ChartContext {
+  timezone: string;
+  /** the resolved time range, [fromMs, toMs) */
+  window?: { fromMs: number; toMs: number };
+}
+
+/** A widget's chart and what the reader should know about it. */
+export interface WidgetChart {
+  chart: ChartData;
+  notes: string[];
+}
+
+interface Bucket {
+  ts: number;
+  count: number;
+  series?: Record<string, number>;
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** The seconds of an interval label such as "5m"; NaN for anything else. */
+export function intervalSeconds(label: string): number {
+  const m = /^(\d+)([smhd])$/.exec(label);
+  return m ? Number(m[1]) * (UNIT_SECONDS[m[2] as string] as number) : Number.NaN;
+}
+
+/** "15 min", "1 hour", "30 s": a bucket width as a reader says it. */
+export function stepText(seconds: number): string {
+  if (seconds % 86_400 === 0) return seconds === 86_400 ? 'day' : `${seconds / 86_400} days`;
+  if (seconds % 3600 === 0) return seconds === 3600 ? 'hour' : `${seconds / 3600} hours`;
+  if (seconds % 60 === 0) return seconds === 60 ? 'minute' : `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/**
+ * The bucket width a time chart draws: the query's own when its buckets are few enough,
+ * else the finest clock step that is a multiple of it and keeps the chart within
+ * MAX_CHART_BUCKETS.
+ */
+export function chartStep(fine: number, spanSeconds: number): number {
+  if (spanSeconds / fine <= MAX_CHART_BUCKETS) return fine;
+  for (const s of CHART_STEPS)
+    if (s > fine && s % fine === 0 && spanSeconds / s <= MAX_CHART_BUCKETS) return s;
+  return fine * Math.ceil(spanSeconds / fine / MAX_CHART_BUCKETS);
+}
+
+interface Coarse {
+  ts: number;
+  count: number;
+  series: Record<string, number>;
+  members: number;
+  complete: boolean;
+}
+
+/**
+ * A Timeline's buckets added up into the chart's buckets, aligned on the wall clock of
+ * the report's zone, and without the buckets at either end that the time range only
+ * partly covers: counting only part of a bucket would draw a drop that is not there.
+ */
+export function timelineChart(
+  r: { interval?: string; buckets?: Bucket[] },
+  title: string,
+  kind: Kind,
+  ctx: ChartContext,
+): WidgetChart | null {
+  const buckets = r.buckets ?? [];
+  if (buckets.length === 0) return null;
+  const gaps = buckets.slice(1).map((b, i) => b.ts - (buckets[i] as Bucket).ts);
+  const fine = intervalSeconds(r.interval ?? '') || Math.min(...gaps, 60);
+  const first = (buckets[0] as Bucket).ts;
+  const span = (buckets[buckets.length - 1] as Bucket).ts + fine - first;
+  const step = chartStep(fine, span);
+  const fromS = (ctx.window?.fromMs ?? Number.NEGATIVE_INFINITY) / 1000;
+  const toS = (ctx.window?.toMs ?? Number.POSITIVE_INFINITY) / 1000;
+  const coarse: Coarse[] = [];
+  for (const b of buckets) {
+    const wall = zonedTime(b.ts, ctx.timezone).wallMs / 1000;
+    const offset = wall - b.ts;
+    const start = Math.floor(wall / step) * step - offset;
+    let c = coarse[coarse.length - 1];
+    if (c === undefined || c.ts !== start) {
+      c = { ts: start, count: 0, series: {}, members: 0, complete: true };
+      coarse.push(c);
+    }
+    c.count += b.count;
+    for (const [s, n] of Object.entries(b.series ?? {})) c.series[s] = (c.series[s] ?? 0) + n;
+    c.members += 1;
+    c.complete &&= b.ts >= fromS && b.ts + fine <= toS;
+  }
+  for (const c of coarse) c.complete &&= c.members === step / fine;
+  let lo = 0;
+  let hi = coarse.length;
+  while (lo < hi && !coarse[lo]?.complete) lo++;
+  while (hi > lo && !coarse[hi - 1]?.complete) hi--;
+  const dropped = lo > 0 || hi < coarse.length;
+  // Too few whole buckets to draw a line of: draw what there is.
+  const drawn = hi - lo >= 2 ? coarse.slice(lo, hi) : coarse;
+  const split = buckets.some((b) => b.series !== undefined);
+  const points: ChartPoint[] = drawn.flatMap((c) =>
+    split
+      ? Object.entries(c.series).map(([series, y]) => ({ x: c.ts, y, series }))
+      : [{ x: c.ts, y: c.count }],
+  );
+  const notes: string[] = [];
+  if (step !== fine)
+    notes.push(`The chart adds the ${stepText(fine)} buckets up to ${stepText(step)} buckets.`);
+  if (dropped && drawn.length < coarse.length)
+    notes.push(
+      'The chart leaves out the buckets at the ends of the time range that it covers only in part (their counts would show a false drop).',
+    );
+  return {
+    chart: {
+      kind: kind === 'pie' ? 'line' : kind,
+      title,
+      temporal: true,
+      timezone: ctx.timezone,
+      step,
+      yTitle: `events per ${stepText(step)}`,
+      points,
+    },
+    notes,
+  };
+}
 
 /**
  * The chart a widget's results make, or null when they read better as a table (a
@@ -12,42 +145,56 @@ export function chartFor(
   results: unknown,
   title: string,
   visualization: string | undefined,
-): ChartData | null {
+  ctx: ChartContext = { timezone: 'UTC' },
+): WidgetChart | null {
   if (visualization && !CHART_KINDS.has(visualization)) return null;
   const r = results as Record<string, unknown>;
   switch (type) {
     case 'TopN': {
-      const items = (r.items ?? []) as Array<{ value: unknown; count: number }>;
-      return {
-        kind: (visualization as Kind) ?? 'bar',
-        title,
-        temporal: false,
-        points: items.map((i) => ({ x: String(i.value), y: i.count })),
-      };
+      const items = (r.items ?? []) as Array<{ value: unknown; count: number; share?: number }>;
+      if (!items.length) return null;
+      const kind = (visualization as Kind) ?? 'bar';
+      const total = Number(r.total ?? 0);
+      const other = Number(r.other ?? 0);
+      const shown = kind === 'pie' ? items : items.slice(0, MAX_CHART_CATEGORIES);
+      const points: ChartPoint[] = shown.map((i) => ({
+        x: String(i.value),
+        y: i.count,
+        ...(total > 0 ? { share: i.share ?? i.count / total } : {}),
+      }));
+      // A pie of the top values alone would pass them off as the whole.
+      if (kind === 'pie' && other > 0 && total > 0)
+        points.push({ x: 'other', y: other, share: other / total });
+      const notes =
+        shown.length < items.length
+          ? [`The chart shows the ${shown.length} largest of ${items.length} values.`]
+          : [];
+      return { chart: { kind, title, temporal: false, yTitle: 'events', points }, notes };
     }
     case 'Timeline': {
-      const buckets = (r.buckets ?? []) as Array<{
-        ts: number;
-        count: number;
-        series?: Record<string, number>;
-      }>;
       const kind = (visualization as Kind) ?? 'line';
-      const points = buckets.flatMap((b) =>
-        b.series
-          ? Object.entries(b.series).map(([series, y]) => ({ x: b.ts, y, series }))
-          : [{ x: b.ts, y: b.count }],
-      );
-      return { kind: kind === 'pie' ? 'line' : kind, title, temporal: true, points };
+      return timelineChart(r as { interval?: string; buckets?: Bucket[] }, title, kind, ctx);
     }
     case 'Summary': {
-      const details = (r.details ?? []) as Array<{ group: Record<string, unknown>; count: number }>;
+      const details = (r.details ?? []) as Array<{ group: Record<string, unknown>; count?: number }>;
       if (!details.length) return null;
-      return {
-        kind: (visualization as Kind) ?? 'bar',
-        title,
-        temporal: false,
-        points: details.map((d) => ({ x: Object.values(d.group).map(String).join(' / '), y: d.count })),
-      };
+      const kind = (visualization as Kind) ?? 'bar';
+      const total = Number((r.totals as Record<string, unknown> | undefined)?.count ?? 0);
+      const valued = details.filter((d) => typeof d.count === 'number');
+      if (!valued.length) return null;
+      const shown = kind === 'pie' ? valued : valued.slice(0, MAX_CHART_CATEGORIES);
+      const points: ChartPoint[] = shown.map((d) => ({
+        x: Object.values(d.group).map(String).join(' / '),
+        y: d.count as number,
+        ...(total > 0 ? { share: (d.count as number) / total } : {}),
+      }));
+      const rest = total - points.reduce((n, p) => n + p.y, 0);
+      if (kind === 'pie' && rest > 0) points.push({ x: 'other', y: rest, share: rest / total });
+      const notes =
+        shown.length < valued.length
+          ? [`The chart shows the ${shown.length} largest of ${valued.length} groups.`]
+          : [];
+      return { chart: { kind, title, temporal: false, yTitle: 'events', points }, notes };
     }
     default:
       return null;

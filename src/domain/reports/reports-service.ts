@@ -7,9 +7,8 @@ import type { ProblemLog } from '../../core/problems.js';
 import { AppError, conflict, fieldError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { SearchResult } from '../../event-store/query-plan.js';
-import { renderChart } from '../../export/charts.js';
 import { EXPORT_FORMATS, type ExportFormat, parseExportFormat } from '../../export/export-format.js';
-import type { ExportSection } from '../../export/renderer.js';
+import type { ExportSection, ExportTable } from '../../export/renderer.js';
 import { RENDERERS } from '../../export/renderers.js';
 import { isValidTimeZone } from '../../export/time-format.js';
 import type { ReportsRepository } from '../../metadata/reports-repository.js';
@@ -19,6 +18,16 @@ import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
 import { chartFor } from './report-charts.js';
+import { periodLabel, type ReportParams, widgetNotes, widgetTable } from './report-widgets.js';
+
+/**
+ * Most pages a pdf or docx report takes (about a minute's reading per page is already a
+ * long report): what does not fit is left out, and the last page says what.
+ */
+export const REPORT_MAX_PAGES = 50;
+
+/** Formats made to be read page by page, where a Timeline is a chart and a summary. */
+const DOCUMENT_FORMATS: ReadonlySet<string> = new Set(['pdf', 'docx']);
 
 /** ShortReport. */
 export interface ShortReport {
@@ -79,6 +88,8 @@ export interface ReportsOptions {
   dataDir: string;
   /** Most rows a report's table holds; beyond it the table is cut and says so in a note. */
   maxRows: number;
+  /** Most pages of a pdf or docx report (REPORT_MAX_PAGES by default). */
+  maxPages?: number;
   /** Largest report file in bytes; beyond it the report ends ERROR (0: no limit). */
   maxBytes?: number;
   /** Reports of one user generated at once; more wait, PENDING, for a slot. */
@@ -237,16 +248,20 @@ export class ReportsService {
       const source = JSON.parse(row.source) as ReportSource;
       const sections: ExportSection[] = [];
       if (source.kind === 'query') {
-        sections.push(...(await this.sectionsFor(who, row, source.query, undefined, source.query.type)));
+        sections.push(await this.sectionFor(who, row, source.query, undefined, source.query.type, false));
       } else {
         const d = await (this.dashboards as DashboardReader).reportable(who, source.dashboard_id);
         for (const w of d.widgets) {
-          sections.push(...(await this.sectionsFor(who, row, w.query, w.visualization?.kind, w.title)));
+          sections.push(await this.sectionFor(who, row, w.query, w.visualization?.kind, w.title, true));
         }
       }
       const renderer = RENDERERS[row.ftype as ExportFormat];
+      const maxPages = this.opts.maxPages ?? REPORT_MAX_PAGES;
       await this.write(part, (out) =>
-        renderer.render({ title: row.title, timezone: row.timezone, generatedAt: new Date(), sections }, out),
+        renderer.render(
+          { title: row.title, timezone: row.timezone, generatedAt: new Date(), sections, maxPages },
+          out,
+        ),
       );
       if (!(await this.repo.byId(row.id))) {
         rmSync(part, { force: true });
@@ -300,14 +315,22 @@ export class ReportsService {
     }
   }
 
-  /** One query's sections: a chart for aggregations (where the format has room) and its table. */
-  private async sectionsFor(
+  /**
+   * One query's section: its title once, the lines stating its query and time range, a
+   * chart for aggregations (where the format has room) and its table. A dashboard widget
+   * shows what the widget shows: a Search its page of `page_size` events, a TopN its n
+   * values, a Timeline a chart and a summary of a few rows. A query report's Search holds
+   * every matching event up to `maxRows` instead (it is an export with a title page), and
+   * its Timeline every bucket unless the format is a document (pdf, docx).
+   */
+  private async sectionFor(
     who: Identity,
     report: ReportRow,
     query: { type: string; params?: unknown },
     visualization: string | undefined,
     title: string,
-  ): Promise<ExportSection[]> {
+    widget: boolean,
+  ): Promise<ExportSection> {
     const valid = validateQuery({ type: query.type, params: query.params ?? {} });
     const id = `report-${report.id}-${Math.random().toString(36).slice(2)}`;
     const now = new Date().toISOString();
@@ -329,22 +352,45 @@ export class ReportsService {
       if (job.status === 'ERROR') throw new AppError(500, 'report_failed', `Query "${title}": ${job.error}`);
       if (job.status !== 'SUCCESS') throw new Error(`query "${title}" ended ${job.status}`);
       const results = await this.runner.present(job, {});
-      const table = exportTable(job, results, this.store, this.opts.maxRows);
-      table.title = title;
-      const total = job.type === 'Search' ? (job.results as SearchResult).total : 0;
-      if (total > this.opts.maxRows)
-        table.notes = [
-          ...(table.notes ?? []),
-          `Truncated: the first ${this.opts.maxRows.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} matching events (exportMaxRows).`,
-        ];
-      const sections: ExportSection[] = [];
-      const chart = chartFor(job.type, results, title, visualization);
-      if (chart?.points.length) {
-        const img = await renderChart(chart);
-        sections.push({ kind: 'image', title, png: img.png, width: img.width, height: img.height });
+      const params = job.params as ReportParams;
+      const tz = report.timezone;
+      const notes = widgetNotes(job.type, params, job.window, tz, results);
+      const period = periodLabel(params.time_range, job.window, tz);
+      let table: ExportTable;
+      if (job.type === 'Search') {
+        const pageSize = params.page_size ?? this.opts.maxRows;
+        const cap = widget ? Math.min(pageSize, this.opts.maxRows) : this.opts.maxRows;
+        table = exportTable(job, results, this.store, cap);
+        const total = (job.results as SearchResult).total;
+        // A query report may run to its page cap: it says up front how much there is.
+        if (!widget) notes.push(`${countText(total)} events match.`);
+        table.footnotes = [];
+        if (total > cap)
+          table.footnotes.push(
+            widget && cap === pageSize
+              ? `Showing the first ${countText(cap)} of ${countText(total)} matching events: the widget shows ${countText(pageSize)} a page.`
+              : `Truncated: the first ${countText(cap)} of ${countText(total)} matching events (exportMaxRows).`,
+          );
+      } else if (job.type === 'Timeline' && !widget && !DOCUMENT_FORMATS.has(report.ftype)) {
+        // A query report in a data format (csv, json, xlsx) holds every bucket.
+        table = exportTable(job, results, this.store, this.opts.maxRows);
+      } else {
+        const t = widgetTable(job.type, results, params);
+        if (!t) throw new Error(`no report table for a ${job.type}`);
+        table = { title, columns: t.columns, rows: fromArray(t.rows), footnotes: t.footnotes };
       }
-      sections.push({ kind: 'table', table });
-      return sections;
+      table.title = title;
+      table.notes = notes;
+      table.period = period;
+      const chart = chartFor(job.type, results, title, visualization, { timezone: tz, window: job.window });
+      if (chart?.chart.points.length) {
+        // Loaded on the first chart: vega and resvg take a while to load, and most runs draw none.
+        const { renderChart } = await import('../../export/charts.js');
+        const img = await renderChart(chart.chart);
+        table.chart = { png: img.png, width: img.width, height: img.height, description: title };
+        notes.push(...chart.notes);
+      }
+      return { kind: 'table', table };
     } finally {
       this.runner.forget(id);
     }
@@ -380,6 +426,12 @@ export class ReportsService {
     rmSync(this.fileOf(row), { force: true });
   }
 }
+
+async function* fromArray(rows: Array<Record<string, unknown>>) {
+  yield* rows;
+}
+
+const countText = (n: number) => n.toLocaleString('en-US');
 
 function formatBytes(n: number): string {
   return n >= 1048576 ? `${Math.round(n / 1048576)} MiB` : `${Math.round(n / 1024)} KiB`;

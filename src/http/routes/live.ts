@@ -2,6 +2,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { LiveHub } from '../../live/live-hub.js';
 import { caller } from '../plugins/auth.js';
+import { logRequest } from '../request-log.js';
 
 /** Largest websocket frame the server reads at all (bigger: closed 1009 by ws). */
 const MAX_FRAME_BYTES = 1024 * 1024;
@@ -51,6 +52,10 @@ export async function liveRoutes(app: FastifyInstance, opts: { hub: LiveHub }) {
         summary: 'Websocket: subscribe to queries, widgets and dashboards (messages are [command, params])',
       },
     },
-    (socket, request) => opts.hub.attach(socket, caller(request)),
+    (socket, request) => {
+      // Upgraded: no reply is sent, so the request's log line is written here.
+      logRequest(request, 101);
+      opts.hub.attach(socket, caller(request));
+    },
   );
 }
