@@ -171,6 +171,13 @@ export const ConfigSchema = Type.Object(
       default: 1073741824,
       description: 'Largest report file; larger ends the report ERROR with no file left (0: no limit)',
     }),
+    reportMaxPages: Type.Integer({
+      minimum: 1,
+      maximum: 10000,
+      default: 50,
+      description:
+        'Most pages of a pdf or docx report; what does not fit is left out and the last page says what was cut (csv, json, ndjson and xlsx are bounded by exportMaxRows and reportMaxBytes)',
+    }),
     triggerTaskWindowSeconds: Type.Integer({
       minimum: 0,
       default: 600,

@@ -121,6 +121,7 @@ export function createServices(
       dataDir: config.dataDir,
       maxRows: config.exportMaxRows,
       maxBytes: config.reportMaxBytes,
+      maxPages: config.reportMaxPages,
       perUser: config.reportsPerUser,
       concurrent: config.reportsConcurrent,
       problems,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 describe(`authtokens on ${BACKEND}`, () => {
@@ -160,13 +160,20 @@ describe(`authtokens on ${BACKEND}`, () => {
       expires_at: new Date(Date.now() + 1500).toISOString(),
     });
     expect((await t.as(tok.secret_key, { method: 'GET', url: '/api/users/me' })).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
-    const res = await t.as(tok.secret_key, { method: 'GET', url: '/api/users/me' });
-    expect(res.statusCode).toBe(401);
-    expect(res.headers['www-authenticate']).toBe('Token');
-    expect(res.json().detail).toMatch(/expired/);
-    // Expired tokens are not listed as active.
-    const list = (await t.as(t.adminToken, { method: 'GET', url: '/api/authtokens?page_size=1000' })).json();
-    expect(list.results.map((r: { key_id: string }) => r.key_id)).not.toContain(tok.key_id);
+    // The clock moves on 1.6 s without the test waiting for it.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1600 });
+    try {
+      const res = await t.as(tok.secret_key, { method: 'GET', url: '/api/users/me' });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Token');
+      expect(res.json().detail).toMatch(/expired/);
+      // Expired tokens are not listed as active.
+      const list = (
+        await t.as(t.adminToken, { method: 'GET', url: '/api/authtokens?page_size=1000' })
+      ).json();
+      expect(list.results.map((r: { key_id: string }) => r.key_id)).not.toContain(tok.key_id);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -190,6 +190,31 @@ describe('npm start', () => {
     }
   }, 60_000);
 
+  it('refuses a data dir another server holds with one line naming its PID', async () => {
+    const dir = dataDir();
+    const port = await freePort();
+    const first = start(process.execPath, ['dist/cli/index.js', 'serve'], {
+      LOGSCOPE_DATA_DIR: dir,
+      LOGSCOPE_PORT: String(port),
+    });
+    try {
+      await healthy(port, first, 30_000);
+      const second = start(process.execPath, ['dist/cli/index.js', 'serve'], {
+        LOGSCOPE_DATA_DIR: dir,
+        LOGSCOPE_PORT: String(await freePort()),
+      });
+      expect(await within(second.exited, 30_000, 'exit')).toEqual({ code: 1, signal: null });
+      expect(second.out.stderr.trim()).toBe(
+        `logscope: Cannot start: the data directory ${dir} is in use by another Logscope process (PID ${first.child.pid}); stop it or choose another data dir with --data-dir / LOGSCOPE_DATA_DIR.`,
+      );
+      // The first one never noticed.
+      expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
+    } finally {
+      first.child.kill('SIGTERM');
+      await within(first.exited, 15_000, 'exit');
+    }
+  }, 60_000);
+
   it('retries an unreachable PostgreSQL for databaseConnectSeconds, then stops with one line', async () => {
     const dir = dataDir();
     const pgPort = await freePort(); // nothing listens there
@@ -250,4 +275,33 @@ describe('npm start', () => {
     },
     60_000,
   );
+
+  it('in a production install (no TypeScript) runs the existing build, and without one says what to run', () => {
+    const root = dataDir();
+    const script = path.join(root, 'scripts', 'build.mjs');
+    execFileSync('mkdir', ['-p', path.join(root, 'scripts'), path.join(root, 'src')]);
+    execFileSync('cp', [path.join(ROOT, 'scripts', 'build.mjs'), script]);
+    for (const f of ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
+      execFileSync('touch', [path.join(root, f)]);
+    execFileSync('touch', [path.join(root, 'src', 'index.ts')]);
+    const run = () => {
+      try {
+        return {
+          code: 0,
+          stderr: execFileSync(process.execPath, [script, '--if-stale'], { stdio: 'pipe' }).toString(),
+        };
+      } catch (err) {
+        const e = err as { status: number; stderr: Buffer };
+        return { code: e.status, stderr: String(e.stderr) };
+      }
+    };
+    expect(run()).toEqual({
+      code: 1,
+      stderr:
+        'logscope: no build in dist/ and TypeScript is not installed: run "npm ci && npm run build" before "npm ci --omit=dev"\n',
+    });
+    execFileSync('mkdir', ['-p', path.join(root, 'dist', 'cli')]);
+    execFileSync('touch', [path.join(root, 'dist', 'cli', 'index.js')]);
+    expect(run()).toEqual({ code: 0, stderr: '' });
+  });
 });

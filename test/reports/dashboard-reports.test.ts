@@ -223,3 +223,33 @@ describe(`dashboard reports of the built-in templates on ${BACKEND}`, () => {
     expect(last).toContain(`Page ${REPORT_MAX_PAGES} of ${REPORT_MAX_PAGES}`);
   });
 });
+
+describe(`the report page cap is a setting (reportMaxPages) on ${BACKEND}`, () => {
+  it('stops a pdf at LOGSCOPE_REPORT_MAX_PAGES pages, saying so', async () => {
+    const t = await createTestApp({ LOGSCOPE_REPORT_MAX_PAGES: '3' });
+    try {
+      const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ message: `line ${i}` }));
+      await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/ingest',
+        headers: { 'content-type': 'application/x-ndjson' },
+        payload: lines.join('\n'),
+      });
+      const res = await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/reports',
+        payload: { ftype: 'pdf', source: { kind: 'query', query: { type: 'Search', params: {} } } },
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      await t.rt.services.reports.idle();
+      const file = await t.as(t.adminToken, { method: 'GET', url: `/api/reports/${res.json().id}/file` });
+      const { pages, texts } = await readPdf(file.rawPayload);
+      expect(pages).toBe(3);
+      expect((texts.at(-1) ?? '').replace(/\n/g, ' ')).toContain(
+        'Page limit reached: this report stops at 3 pages.',
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});

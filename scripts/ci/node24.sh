@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# CI step: the test suite (SQLite metadata) on Node 24, in a temporary copy of the
+# committed tree (HEAD), so the checkout's node_modules (built for the machine's Node)
+# stay as they are.
+#
+# Node 24 comes from the npm registry: the package node-linux-<arch> is Node's official
+# Linux build (bin/node, and include/node with the headers and common.gypi). node-gyp
+# builds better-sqlite3 and re2 against those headers (npm_config_nodedir), so nothing is
+# fetched from nodejs.org. (The `node` package would pull the same one in through an
+# install script; installing the platform package directly needs none.)
+#
+# LOGSCOPE_CI_NODE24_PREFIX: where Node 24 is installed (default /opt/logscope-ci/node24);
+# it is installed once and reused while its major version is 24.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+
+prefix=${LOGSCOPE_CI_NODE24_PREFIX:-/opt/logscope-ci/node24}
+case "$(uname -m)" in
+  x86_64) arch=x64 ;;
+  aarch64) arch=arm64 ;;
+  *) echo "node24: no node-linux package for $(uname -m)" >&2; exit 1 ;;
+esac
+pkg=node-linux-$arch
+home=$prefix/node_modules/$pkg
+
+node24_ready() {
+  [ -x "$home/bin/node" ] && [ -f "$home/include/node/node.h" ] && [ -f "$home/include/node/common.gypi" ] &&
+    [ "$("$home/bin/node" -p 'process.versions.node.split(".")[0]' 2>/dev/null)" = 24 ]
+}
+if ! node24_ready; then
+  echo "installing $pkg@24 into $prefix"
+  mkdir -p "$prefix"
+  npm install --no-save --no-audit --no-fund --no-package-lock --prefix "$prefix" "$pkg@24"
+  node24_ready || { echo "node24: $pkg@24 in $prefix lacks bin/node or include/node" >&2; exit 1; }
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/logscope-node24.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+git -C "$repo" archive HEAD | tar -x -C "$tmp"
+if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
+  echo "note: the Node 24 run tests HEAD; uncommitted changes in $repo are not in it"
+fi
+cd "$tmp"
+
+export PATH=$home/bin:$PATH
+# Native modules: Node 24's headers, no prebuilt binaries (their hosts are not needed).
+export npm_config_nodedir=$home npm_config_build_from_source=true
+unset LOGSCOPE_TEST_DATABASE_URL
+echo "Node $(node -v) ($(command -v node)), npm $(npm -v), headers $npm_config_nodedir, HEAD $(git -C "$repo" rev-parse --short HEAD)"
+
+start=$SECONDS
+npm ci --no-audit --no-fund
+echo "npm ci on Node $(node -v): $((SECONDS - start)) s"
+# The native modules load in Node 24 (built for its ABI).
+node -e "new (require('better-sqlite3'))(':memory:').close(); new (require('re2'))('a+'); console.log('native modules load on Node', process.version)"
+
+start=$SECONDS
+status=0
+npm test || status=$?
+echo "npm test on Node $(node -v): $((SECONDS - start)) s, exit $status"
+exit "$status"
