@@ -19,6 +19,7 @@ import { authTokenRoutes } from './http/routes/authtokens.js';
 import { dashboardRoutes } from './http/routes/dashboards.js';
 import { esBulkRoutes } from './http/routes/es-bulk.js';
 import { eventRoutes } from './http/routes/events.js';
+import { fieldRoutes } from './http/routes/fields.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
 import { liveRoutes } from './http/routes/live.js';
@@ -191,6 +192,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sessionHours: config.sessionHours,
   });
   await app.register(eventRoutes, { events: services.events });
+  await app.register(fieldRoutes, { fields: services.fields });
   await app.register(queryRoutes, { queries: services.queries });
   await app.register(reportRoutes, { reports: services.reports });
   await app.register(liveRoutes, { hub });

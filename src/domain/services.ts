@@ -18,6 +18,7 @@ import type { Identity } from './auth/identity.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
 import { EventsService } from './events/events-service.js';
+import { FieldsService } from './fields/fields-service.js';
 import { QueriesService } from './queries/queries-service.js';
 import { ResultEnricher } from './queries/result-enricher.js';
 import { ReportsService } from './reports/reports-service.js';
@@ -35,6 +36,7 @@ export interface MetaServices {
 /** Every service the HTTP layer uses, wired once. */
 export interface Services extends MetaServices {
   events: EventsService;
+  fields: FieldsService;
   ingest: IngestService;
   batcher: Batcher;
   bus: Bus<LiveTopics>;
@@ -98,6 +100,7 @@ export function createServices(
   return {
     ...createMetaServices(meta, config),
     events: new EventsService(events, enricher, triggerMatches),
+    fields: new FieldsService(events),
     ingest: new IngestService(batcher),
     batcher,
     bus,
