@@ -1,67 +1,188 @@
 #!/usr/bin/env node
-// Compiles src/ to dist/ with TypeScript.
-//   node scripts/build.mjs             always compile (npm run build)
-//   node scripts/build.mjs --if-stale  compile only when a source is newer than the last
-//                                      build (npm start runs this first: a restart with
-//                                      nothing changed costs a directory walk, not a compile)
-// A production install (`npm ci --omit=dev`) has no TypeScript: there the existing build
-// is used as it is, and a missing build stops with one line saying what to run.
+// Compiles src/ to dist/ with TypeScript, and builds the web UI (ui/) into dist/ui with Vite.
+//   node scripts/build.mjs             always compile and build the UI (npm run build)
+//   node scripts/build.mjs --if-stale  each part only when one of its inputs is newer than
+//                                      its last build (npm start runs this first: a restart
+//                                      with nothing changed costs a directory walk, not a build)
+// A production install (`npm ci --omit=dev`) has neither TypeScript nor Vite: there the
+// existing builds are used as they are, and a missing server build stops with one line
+// saying what to run (a missing UI build only makes the UI's pages say so).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const stamp = path.join(root, 'dist', '.build-stamp');
-const entry = path.join(root, 'dist', 'cli', 'index.js');
-const tsc = path.join(root, 'node_modules', 'typescript', 'package.json');
+const ifStale = process.argv.includes('--if-stale');
 
-/** The newest modification time of the inputs of a build. */
-function newestInput() {
-  let newest = 0;
+/**
+ * The newest modification time under the folders (their own times too: a deleted or
+ * renamed file changes its folder's) and of the files given.
+ */
+function newest(dirs, files) {
+  let latest = 0;
   const visit = (dir) => {
+    latest = Math.max(latest, statSync(dir).mtimeMs);
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules') continue;
       const file = path.join(dir, entry.name);
       if (entry.isDirectory()) visit(file);
-      else newest = Math.max(newest, statSync(file).mtimeMs);
+      else latest = Math.max(latest, statSync(file).mtimeMs);
     }
   };
-  visit(path.join(root, 'src'));
-  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
-    newest = Math.max(newest, statSync(path.join(root, file)).mtimeMs);
-  return newest;
+  for (const dir of dirs) visit(path.join(root, dir));
+  for (const file of files) latest = Math.max(latest, statSync(path.join(root, file)).mtimeMs);
+  return latest;
 }
 
-const ifStale = process.argv.includes('--if-stale');
-if (ifStale && existsSync(stamp) && existsSync(entry) && statSync(stamp).mtimeMs >= newestInput())
-  process.exit(0);
+/** Whether a build (its stamp, its main output) is missing or older than its inputs. */
+const stale = (stamp, output, inputs) =>
+  !existsSync(stamp) || !existsSync(output) || statSync(stamp).mtimeMs < inputs();
 
-if (!existsSync(tsc)) {
-  if (existsSync(entry)) {
-    if (!ifStale)
-      console.error(
-        'logscope: TypeScript is not installed (production install); keeping the existing build in dist/',
-      );
-    process.exit(0);
+/** Runs a build tool with node; stops this script with its status when it fails. */
+function run(args, env = process.env) {
+  const result = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root, env });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+/**
+ * Marks a build done as of `before`, taken before it started: a source saved during the
+ * build makes the next start build again.
+ */
+function stampAt(stamp, before) {
+  writeFileSync(stamp, '');
+  utimesSync(stamp, before, before);
+}
+
+const seconds = (started) => ((Date.now() - started) / 1000).toFixed(1);
+
+/**
+ * One build at a time in this folder: a second `npm start`, or test files starting in
+ * parallel, wait for the first build and then find everything fresh, instead of writing
+ * the same files (and emptying dist/ui) under each other. A lock whose process is gone is
+ * taken over.
+ */
+let locked = false;
+function takeLock() {
+  if (locked) return;
+  const lock = path.join(root, 'dist', '.build-lock');
+  mkdirSync(path.dirname(lock), { recursive: true });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; ; waited += 100) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(path.join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    let holder = 0;
+    try {
+      holder = Number(readFileSync(path.join(lock, 'pid'), 'utf8'));
+    } catch {
+      // Being taken or let go right now: look again shortly.
+    }
+    if (holder > 0 && !alive(holder)) rmSync(lock, { recursive: true, force: true });
+    else if (waited === 1000) console.error('logscope: waiting for another build of this folder to finish');
+    Atomics.wait(pause, 0, 0, 100);
   }
-  console.error(
-    'logscope: no build in dist/ and TypeScript is not installed: run "npm ci && npm run build" before "npm ci --omit=dev"',
-  );
-  process.exit(1);
+  locked = true;
+  process.on('exit', () => rmSync(lock, { recursive: true, force: true }));
 }
 
-const started = Date.now();
-// The stamp is taken before compiling: a source saved during the compile makes the next start compile again.
-const before = new Date();
-const run = spawnSync(
-  process.execPath,
-  [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')],
-  {
-    stdio: 'inherit',
-  },
-);
-if (run.status !== 0) process.exit(run.status ?? 1);
-writeFileSync(stamp, '');
-utimesSync(stamp, before, before);
-if (ifStale)
-  console.error(`logscope: compiled src/ to dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/** The server: src/ compiled to dist/ with TypeScript. */
+function buildServer() {
+  const stamp = path.join(root, 'dist', '.build-stamp');
+  const entry = path.join(root, 'dist', 'cli', 'index.js');
+  const tsc = path.join(root, 'node_modules', 'typescript', 'package.json');
+  const inputs = () => newest(['src'], ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json']);
+  if (ifStale && !stale(stamp, entry, inputs)) return;
+  if (!existsSync(tsc)) {
+    if (existsSync(entry)) {
+      if (!ifStale)
+        console.error(
+          'logscope: TypeScript is not installed (production install); keeping the existing build in dist/',
+        );
+      return;
+    }
+    console.error(
+      'logscope: no build in dist/ and TypeScript is not installed: run "npm ci && npm run build" before "npm ci --omit=dev"',
+    );
+    process.exit(1);
+  }
+  takeLock();
+  // Another build may have finished it while this one waited.
+  if (ifStale && !stale(stamp, entry, inputs)) return;
+  const started = Date.now();
+  const before = new Date();
+  run([
+    path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+    '-p',
+    path.join(root, 'tsconfig.build.json'),
+  ]);
+  stampAt(stamp, before);
+  if (ifStale) console.error(`logscope: compiled src/ to dist/ in ${seconds(started)} s`);
+}
+
+/**
+ * The web UI: ui/ built by Vite with ui/vite.config.ts into dist/ui (its own folder, which
+ * Vite empties and fills), stamped dist/ui/.build-stamp. A checkout without ui/ has none
+ * to build; without Vite (a production install) the existing build is served as it is.
+ */
+function buildUi() {
+  const config = path.join(root, 'ui', 'vite.config.ts');
+  if (!existsSync(config)) return;
+  const out = path.join(root, 'dist', 'ui');
+  const stamp = path.join(out, '.build-stamp');
+  const page = path.join(out, 'index.html');
+  const vite = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
+  const inputs = () => newest(['ui'], ['package-lock.json']);
+  if (ifStale && !stale(stamp, page, inputs)) return;
+  if (!existsSync(vite)) {
+    if (!existsSync(page))
+      console.error(
+        'logscope: the web UI is not built and Vite is not installed: run "npm ci && npm run build" before "npm ci --omit=dev" (until then its pages say so)',
+      );
+    else if (!ifStale)
+      console.error(
+        'logscope: Vite is not installed (production install); keeping the existing web UI in dist/ui',
+      );
+    return;
+  }
+  takeLock();
+  if (ifStale && !stale(stamp, page, inputs)) return;
+  const started = Date.now();
+  const before = new Date();
+  // A production build whatever NODE_ENV the shell (or a test runner: `test`) has: Vite
+  // would otherwise bundle React's development build.
+  run([vite, 'build', '--config', config, '--logLevel', 'warn'], { ...process.env, NODE_ENV: 'production' });
+  if (!existsSync(page)) {
+    console.error(
+      'logscope: the web UI build wrote no dist/ui/index.html: ui/vite.config.ts must build into dist/ui',
+    );
+    process.exit(1);
+  }
+  stampAt(stamp, before);
+  console.error(`logscope: built the web UI in ${seconds(started)} s`);
+}
+
+buildServer();
+buildUi();

@@ -28,6 +28,7 @@ import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
 import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { triggerRoutes } from './http/routes/triggers.js';
+import { uiRoutes } from './http/routes/ui.js';
 import { userRoutes } from './http/routes/users.js';
 import { widgetRoutes } from './http/routes/widgets.js';
 import {
@@ -210,5 +211,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.ingestBodyLimit,
     maxRecords: config.ingestMaxRecords,
   });
+  await app.register(uiRoutes);
   return app;
 }

@@ -74,7 +74,7 @@ const SEVERITY_COLOUR: Record<string, string> = {
 };
 
 /** Whether to colour output on this stream: a terminal, and NO_COLOR / TERM=dumb not set. */
-export function useColour(stream: NodeJS.WriteStream): boolean {
+export function wantsColour(stream: NodeJS.WriteStream): boolean {
   return Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
 }
 

@@ -1,5 +1,5 @@
 import { apiJson, CliError, type ServerTarget } from './api-client.js';
-import { type ApiEvent, formatEvent, oldestFirst, useColour } from './format.js';
+import { type ApiEvent, formatEvent, oldestFirst, wantsColour } from './format.js';
 
 /** Most events one Search page holds (the API's page_size maximum). */
 export const MAX_LIMIT = 10_000;
@@ -103,7 +103,7 @@ export async function runSearch(
 export function printSearch(q: GenericQuery, json: boolean): void {
   const events = [...(q.results.events ?? [])].sort(oldestFirst);
   const total = q.results.total ?? events.length;
-  const colour = !json && useColour(process.stdout);
+  const colour = !json && wantsColour(process.stdout);
   let out = '';
   for (const e of events) out += `${json ? JSON.stringify(e) : formatEvent(e, colour)}\n`;
   if (out) process.stdout.write(out);

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { apiJson, CliError, type ServerTarget, tokenRefused, unreachable } from './api-client.js';
-import { formatEvent, oldestFirst, useColour } from './format.js';
+import { formatEvent, oldestFirst, wantsColour } from './format.js';
 import type { GenericQuery } from './search.js';
 
 /**
@@ -39,7 +39,7 @@ export async function tail(target: ServerTarget, o: { query: string; json: boole
   }
   // The server's clock: events it stored from here on are new (stored_at, Unix seconds).
   const since = Date.parse(q.created_at);
-  const colour = !o.json && useColour(process.stdout);
+  const colour = !o.json && wantsColour(process.stdout);
   /** Printed events still on the page (ev_id → ts), pruned as they leave it. */
   const seen = new Map<string, number>();
 

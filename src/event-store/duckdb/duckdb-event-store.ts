@@ -6,6 +6,9 @@ import {
   DuckDBDataChunk,
   DuckDBInstance,
   DuckDBMapValue,
+  type DuckDBPreparedStatement,
+  type DuckDBResult,
+  DuckDBResultReader,
   DuckDBTimestampValue,
   type DuckDBType,
   type DuckDBValue,
@@ -129,6 +132,24 @@ export class DuckDbEventStore implements EventStore {
    * next write that succeeds or once the file system has room again: /api/health says so.
    */
   private full: { freeBytes: number } | null = null;
+  /**
+   * Statements between prepare and start, and the write waiting for them (see `start`).
+   * DuckDB 1.5.5 (node-api 1.5.5-r.5) reads corrupt values from a statement prepared
+   * before a write to `events` committed and started after it (measured: a quarter of the
+   * rows of an ORDER BY over a young table, e.g. "tcp newline hello" as
+   * "tcp newline hel\u0011\u0000"; bench/read-integrity-gap.ts). Started, a statement keeps
+   * its snapshot and later commits are harmless; so no write commits while one is planned.
+   */
+  private planning = 0;
+  private planned: (() => void) | null = null;
+  /** Set while a write waits or runs: new statements wait for it (writes are not starved). */
+  private writing: Promise<void> | null = null;
+  private writeChain: Promise<unknown> = Promise.resolve();
+  /**
+   * The statement last started on each connection: a connection runs one at a time (a
+   * connection's pending statement is closed when it prepares the next one).
+   */
+  private readonly lastOn = new WeakMap<DuckDBConnection, Promise<unknown>>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -188,7 +209,7 @@ export class DuckDbEventStore implements EventStore {
 
   append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
     // One appender, one batch at a time: appends are serialised, not interleaved.
-    const run = this.appendQueue.then(() => this.appendNow(events));
+    const run = this.appendQueue.then(() => this.write(() => this.appendNow(events)));
     this.appendQueue = run.catch(() => undefined);
     return run;
   }
@@ -252,6 +273,91 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /**
+   * Runs a write to the table (append, delete, checkpoint) once no statement is being
+   * planned, one write at a time; statements wait to be planned until it is done.
+   */
+  private write<T>(fn: () => T | Promise<T>): Promise<T> {
+    const run = this.writeChain.then(async () => {
+      let done!: () => void;
+      this.writing = new Promise<void>((r) => {
+        done = r;
+      });
+      try {
+        while (this.planning > 0)
+          await new Promise<void>((r) => {
+            this.planned = r;
+          });
+        return await fn();
+      } finally {
+        this.writing = null;
+        done();
+      }
+    });
+    this.writeChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Prepares, binds and starts a statement with no write committing in between (see
+   * `planning`), then runs it: a materialized result, or with `streaming` one read chunk
+   * by chunk. Every statement on `events` goes through here.
+   */
+  private start(
+    conn: DuckDBConnection,
+    sql: string,
+    values: readonly DuckDBValue[],
+    streaming = false,
+  ): Promise<DuckDBResult> {
+    const run = (this.lastOn.get(conn) ?? Promise.resolve()).then(() =>
+      this.startNow(conn, sql, values, streaming),
+    );
+    this.lastOn.set(
+      conn,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+
+  private async startNow(
+    conn: DuckDBConnection,
+    sql: string,
+    values: readonly DuckDBValue[],
+    streaming: boolean,
+  ): Promise<DuckDBResult> {
+    while (this.writing) await this.writing;
+    this.planning++;
+    let prepared: DuckDBPreparedStatement | undefined;
+    let pending: ReturnType<DuckDBPreparedStatement['start']>;
+    try {
+      prepared = await conn.prepare(sql);
+      if (values.length) prepared.bind([...values]);
+      pending = streaming ? prepared.startStream() : prepared.start();
+    } catch (err) {
+      prepared?.destroySync();
+      throw err;
+    } finally {
+      this.planning--;
+      if (this.planning === 0 && this.planned) {
+        const wake = this.planned;
+        this.planned = null;
+        wake();
+      }
+    }
+    try {
+      return await pending.getResult();
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
+  /** `start`, every row read: what `runAndReadAll` does, without its gap between prepare and start. */
+  private async readAll(conn: DuckDBConnection, sql: string, values: readonly DuckDBValue[] = []) {
+    const reader = new DuckDBResultReader(await this.start(conn, sql, values));
+    await reader.readAll();
+    return reader;
+  }
+
+  /**
    * A write's failure as the API shows it: no space → 507 storage_full (and /api/health
    * answers 503 until there is room again), out of memory → 503; anything else unchanged.
    */
@@ -284,7 +390,8 @@ export class DuckDbEventStore implements EventStore {
     }
     // The ULID's time is the receive time (or, after a clock step back, a little later):
     // a narrow range on received_at lets DuckDB's zone maps skip almost every row group.
-    const reader = await this.reader.runAndReadAll(
+    const reader = await this.readAll(
+      this.reader,
       `SELECT * FROM events WHERE received_at BETWEEN $1 AND $2 AND ev_id = $3 LIMIT 1`,
       [ts(receivedAt - 3_600_000), ts(receivedAt + 1000), evId],
     );
@@ -317,7 +424,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   private async rows(conn: DuckDBConnection, q: Compiled): Promise<Record<string, DuckDBValue>[]> {
-    const reader = await conn.runAndReadAll(q.sql, q.params.values);
+    const reader = await this.readAll(conn, q.sql, q.params.values);
     return reader.getRowObjects();
   }
 
@@ -440,7 +547,7 @@ export class DuckDbEventStore implements EventStore {
       let remaining = plan.limit;
       for (const range of this.streamWindows(plan)) {
         const q = searchRowsSql({ ...plan, range, limit: remaining, offset: 0 });
-        const result = await conn.stream(q.sql, q.params.values);
+        const result = await this.start(conn, q.sql, q.params.values, true);
         const names = result.columnNames();
         for (;;) {
           const chunk = await result.fetchChunk();
@@ -484,13 +591,14 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async deleteOlderThan(tsMs: number): Promise<number> {
-    const res = await this.writer.run('DELETE FROM events WHERE ts < $1', [ts(tsMs)]);
+    const res = await this.write(() => this.writer.run('DELETE FROM events WHERE ts < $1', [ts(tsMs)]));
     await this.loadHistogram();
     return res.rowsChanged;
   }
 
   async stats(): Promise<EventStoreStats> {
-    const r = await this.reader.runAndReadAll(
+    const r = await this.readAll(
+      this.reader,
       'SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events',
     );
     const row = r.getRowObjects()[0] ?? {};
@@ -517,13 +625,13 @@ export class DuckDbEventStore implements EventStore {
    * raw-engine side) and tests; the API never passes user text here.
    */
   async runSql(sql: string, params: DuckDBValue[] = []): Promise<Record<string, unknown>[]> {
-    const reader = await this.reader.runAndReadAll(sql, params);
+    const reader = await this.readAll(this.reader, sql, params);
     return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
 
   /** Writes the WAL into the main file (measurements of size; shutdown). */
   async checkpoint(): Promise<void> {
-    await this.writer.run('CHECKPOINT');
+    await this.write(() => this.writer.run('CHECKPOINT'));
   }
 
   /** Fails while the store cannot answer, or cannot write for lack of space. */

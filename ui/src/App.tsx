@@ -1,0 +1,157 @@
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken, type User } from './api';
+import { DashboardsPage, ReportsPage, TasksPage, TriggersPage } from './pages/Lists';
+import { LoginPage } from './pages/Login';
+import { SearchPage } from './pages/Search';
+import { SettingsPage } from './pages/Settings';
+import { Link, navigate, safeNext, useLocation } from './router';
+
+const PAGES = [
+  { path: '/search', label: 'Search' },
+  { path: '/dashboards', label: 'Dashboards' },
+  { path: '/tasks', label: 'Tasks' },
+  { path: '/triggers', label: 'Triggers' },
+  { path: '/reports', label: 'Reports' },
+  { path: '/settings', label: 'Settings' },
+] as const;
+
+const useToken = () => useSyncExternalStore(subscribeToken, getToken);
+
+export function App() {
+  const token = useToken();
+  const { path, search, href } = useLocation();
+  const hrefRef = useRef(href);
+  hrefRef.current = href;
+
+  // Any 401 with a token: the session is over; sign in again and come back here.
+  useEffect(() => {
+    setUnauthorizedHandler(() => {
+      const here = hrefRef.current;
+      setToken(null);
+      if (!here.startsWith('/login')) navigate(`/login?next=${encodeURIComponent(here)}`, { replace: true });
+    });
+  }, []);
+
+  const signedOutElsewhere = !token && path !== '/login';
+  useEffect(() => {
+    if (signedOutElsewhere) navigate(`/login?next=${encodeURIComponent(hrefRef.current)}`, { replace: true });
+  }, [signedOutElsewhere]);
+
+  const next = safeNext(search.get('next'));
+  useEffect(() => {
+    if (token && path === '/login') navigate(next, { replace: true });
+    else if (token && path === '/') navigate('/search', { replace: true });
+  }, [token, path, next]);
+
+  const page = PAGES.find((p) => p.path === path);
+  useEffect(() => {
+    document.title = `${path === '/login' ? 'Sign in' : (page?.label ?? 'Not found')} · Logscope`;
+  }, [path, page]);
+
+  if (!token) return <LoginPage />;
+  if (path === '/login' || path === '/') return null;
+  return <Shell token={token} path={path} />;
+}
+
+function Shell({ token, path }: { token: string; path: string }) {
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [me, setMe] = useState<User | null>(null);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    api<User>('/api/users/me', { signal: ctl.signal })
+      .then(setMe)
+      .catch(() => {});
+    return () => ctl.abort();
+  }, []);
+
+  const signOut = useCallback(async () => {
+    try {
+      await api(`/api/authtokens/${encodeURIComponent(token)}`, { method: 'DELETE' });
+    } catch {
+      // Expired or already deleted: signing out locally is all that is left.
+    }
+    setToken(null);
+    navigate('/login', { replace: true });
+  }, [token]);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setMenuOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  return (
+    <div className="app">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/search" className="brand">
+          Logscope
+        </Link>
+        <nav aria-label="Main" className={menuOpen ? 'main-nav open' : 'main-nav'}>
+          <button
+            type="button"
+            className="menu-button secondary"
+            aria-expanded={menuOpen}
+            aria-controls="main-nav-list"
+            onClick={() => setMenuOpen((o) => !o)}
+          >
+            Menu
+          </button>
+          <ul id="main-nav-list">
+            {PAGES.map((p) => (
+              <li key={p.path}>
+                <Link
+                  to={p.path}
+                  aria-current={p.path === path ? 'page' : undefined}
+                  onClick={() => setMenuOpen(false)}
+                >
+                  {p.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="account">
+          {me && <span className="username">{me.username}</span>}
+          <button type="button" className="secondary" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" className={path === '/search' ? 'main main-search' : 'main'}>
+        <Page path={path} />
+      </main>
+    </div>
+  );
+}
+
+function Page({ path }: { path: string }) {
+  switch (path) {
+    case '/search':
+      return <SearchPage />;
+    case '/dashboards':
+      return <DashboardsPage />;
+    case '/tasks':
+      return <TasksPage />;
+    case '/triggers':
+      return <TriggersPage />;
+    case '/reports':
+      return <ReportsPage />;
+    case '/settings':
+      return <SettingsPage />;
+    default:
+      return (
+        <div className="page">
+          <h1>Page not found</h1>
+          <p>
+            Nothing lives at <code>{path}</code>. <Link to="/search">Go to Search</Link>.
+          </p>
+        </div>
+      );
+  }
+}

@@ -1,0 +1,171 @@
+import type { ReactNode } from 'react';
+import type { Paginated } from '../api';
+import { formatCount, formatIso } from '../format';
+import { useApi } from '../useApi';
+
+interface Column<T> {
+  label: string;
+  cell: (row: T) => ReactNode;
+  className?: string;
+}
+
+/** A heading and the first page of a list endpoint, as a table. */
+function ListPage<T extends { id: number }>(props: {
+  title: string;
+  path: string;
+  noun: string;
+  columns: Column<T>[];
+  empty: string;
+}) {
+  const { data, error, loading } = useApi<Paginated<T>>(`${props.path}?page_size=200`);
+  return (
+    <div className="page">
+      <h1>{props.title}</h1>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {loading && !data && <p className="muted">Loading…</p>}
+      {data && data.results.length === 0 && <p className="muted">{props.empty}</p>}
+      {data && data.results.length > 0 && (
+        <>
+          <p className="muted">
+            {formatCount(data.count)} {props.noun}
+            {data.count > data.results.length
+              ? ` (showing the first ${formatCount(data.results.length)})`
+              : ''}
+          </p>
+          <div className="table-wrap">
+            <table className="list">
+              <thead>
+                <tr>
+                  {props.columns.map((c) => (
+                    <th key={c.label} scope="col" className={c.className}>
+                      {c.label}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {data.results.map((row) => (
+                  <tr key={row.id}>
+                    {props.columns.map((c) => (
+                      <td key={c.label} className={c.className}>
+                        {c.cell(row)}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
+
+interface Dashboard {
+  id: number;
+  title: string;
+  description: string;
+  widgets?: unknown[];
+  updated_at: string;
+}
+
+export function DashboardsPage() {
+  return (
+    <ListPage<Dashboard>
+      title="Dashboards"
+      path="/api/dashboards"
+      noun="dashboards"
+      empty="No dashboards yet."
+      columns={[
+        { label: 'Title', cell: (d) => d.title },
+        { label: 'Description', cell: (d) => d.description, className: 'wide-only' },
+        { label: 'Widgets', cell: (d) => (Array.isArray(d.widgets) ? d.widgets.length : '') },
+        { label: 'Updated', cell: (d) => formatIso(d.updated_at), className: 'wide-only' },
+      ]}
+    />
+  );
+}
+
+interface Task {
+  id: number;
+  title: string;
+  priority: string;
+  is_open: boolean;
+  is_overdue: boolean;
+  due_date: string | null;
+  assigned_to: number | null;
+}
+
+export function TasksPage() {
+  return (
+    <ListPage<Task>
+      title="Tasks"
+      path="/api/tasks"
+      noun="tasks"
+      empty="No tasks yet."
+      columns={[
+        { label: 'Title', cell: (t) => t.title },
+        { label: 'Priority', cell: (t) => <span className={`badge prio-${t.priority}`}>{t.priority}</span> },
+        { label: 'State', cell: (t) => (t.is_open ? (t.is_overdue ? 'Open, overdue' : 'Open') : 'Closed') },
+        { label: 'Due', cell: (t) => formatIso(t.due_date), className: 'wide-only' },
+      ]}
+    />
+  );
+}
+
+interface Trigger {
+  id: number;
+  name: string;
+  severity: string;
+  query: string;
+  enabled: boolean;
+}
+
+export function TriggersPage() {
+  return (
+    <ListPage<Trigger>
+      title="Triggers"
+      path="/api/triggers"
+      noun="triggers"
+      empty="No triggers yet."
+      columns={[
+        { label: 'Name', cell: (t) => t.name },
+        { label: 'Severity', cell: (t) => <span className={`badge prio-${t.severity}`}>{t.severity}</span> },
+        { label: 'Query', cell: (t) => <code>{t.query}</code>, className: 'wide-only' },
+        { label: 'Enabled', cell: (t) => (t.enabled ? 'Yes' : 'No') },
+      ]}
+    />
+  );
+}
+
+interface Report {
+  id: number;
+  title: string;
+  ftype: string;
+  status: string;
+  size: number;
+  created_at: string;
+  error: string | null;
+}
+
+export function ReportsPage() {
+  return (
+    <ListPage<Report>
+      title="Reports"
+      path="/api/reports"
+      noun="reports"
+      empty="No reports yet."
+      columns={[
+        { label: 'Title', cell: (r) => r.title },
+        { label: 'Format', cell: (r) => r.ftype },
+        { label: 'Status', cell: (r) => (r.error ? `${r.status}: ${r.error}` : r.status) },
+        { label: 'Created', cell: (r) => formatIso(r.created_at), className: 'wide-only' },
+      ]}
+    />
+  );
+}
