@@ -53,7 +53,7 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', onSignal);
 
   try {
-    const adminToken = await bootstrapAdmin(rt);
+    const admin = await bootstrapAdmin(rt);
     app = await buildApp({
       config,
       services: rt.services,
@@ -77,11 +77,14 @@ export async function serve(config: Config): Promise<void> {
       app.watchSyslog(syslog);
       log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
     }
-    if (adminToken) {
+    if (admin) {
       // On stderr, with the logs: stdout stays free for what a command prints.
+      const url = config.publicUrl || `http://localhost:${config.port}`;
       console.error(
-        `\nFirst start: created user "admin". Its API token (shown once, also in ${config.dataDir}/admin-token):\n\n  ${adminToken}\n\n` +
-          `Try: curl -H "Authorization: token ${adminToken}" http://localhost:${config.port}/api/authtokens\n`,
+        `\nFirst start: created user "admin" (shown once, also in ${config.dataDir}/admin-password and admin-token):\n\n` +
+          `  Web UI:    ${url}/  user admin, password ${admin.password}\n` +
+          `  API token: ${admin.token}\n\n` +
+          `Try: curl -H "Authorization: token ${admin.token}" ${url}/api/authtokens\n`,
       );
     }
   } catch (err) {

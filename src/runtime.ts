@@ -39,6 +39,7 @@ const STORE_FILES = [
   'events.duckdb',
   'events.duckdb.wal',
   'admin-token',
+  'admin-password',
 ];
 
 /**
@@ -167,14 +168,20 @@ function startRetention(events: EventStore, days: number): NodeJS.Timeout | unde
 }
 
 /**
- * On an empty store, creates `admin` with a USER token, writes it to
- * `<data_dir>/admin-token` (0600) and returns it so the caller can print it once.
+ * On an empty store, creates `admin` with a password and a USER token, writes them to
+ * `<data_dir>/admin-password` and `<data_dir>/admin-token` (0600) and returns them so the
+ * caller can print them once.
  */
-export async function bootstrapAdmin(rt: MetaRuntime): Promise<string | null> {
-  const token = await rt.services.users.bootstrapAdmin();
-  if (!token) return null;
-  const file = path.join(rt.config.dataDir, 'admin-token');
-  writeFileSync(file, `${token.secret_key}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return token.secret_key;
+export async function bootstrapAdmin(rt: MetaRuntime): Promise<{ token: string; password: string } | null> {
+  const made = await rt.services.users.bootstrapAdmin();
+  if (!made) return null;
+  for (const [name, secret] of [
+    ['admin-token', made.token.secret_key],
+    ['admin-password', made.password],
+  ] as const) {
+    const file = path.join(rt.config.dataDir, name);
+    writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  return { token: made.token.secret_key, password: made.password };
 }

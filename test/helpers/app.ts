@@ -47,7 +47,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     env: { LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_DATABASE_URL: TEST_DATABASE_URL, ...env },
   });
   const rt = await openRuntime(config, pgSchema ? { pgSchema } : {});
-  const adminToken = (await bootstrapAdmin(rt)) ?? '';
+  const adminToken = (await bootstrapAdmin(rt))?.token ?? '';
   const app = await buildApp({
     config,
     services: rt.services,

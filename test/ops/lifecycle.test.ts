@@ -118,6 +118,15 @@ describe('npm start', () => {
     expect(first.out.stderr).toMatch(/First start: created user "admin"/);
     expect(first.out.stdout).not.toMatch(/First start/);
     const token = readFileSync(path.join(dir, 'admin-token'), 'utf8').trim();
+    // The banner's password signs in to the web UI (and is in admin-password, 0600).
+    const password = readFileSync(path.join(dir, 'admin-password'), 'utf8').trim();
+    expect(first.out.stderr).toContain(`user admin, password ${password}`);
+    const login = await fetch(`http://127.0.0.1:${port}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password }),
+    });
+    expect(login.status).toBe(200);
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws/live-updates`, {
       headers: { authorization: `token ${token}` },
     });

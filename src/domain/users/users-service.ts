@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Page, PageRequest } from '../../core/list.js';
 import { authenticationFailed, conflict, notFound, permissionDenied } from '../../errors/errors.js';
 import type { UserRow } from '../../metadata/schema.js';
@@ -132,14 +133,22 @@ export class UsersService {
    * First start: with no user at all, create `admin` and one USER token.
    * Returns the token's secret once, or null when users already exist.
    */
-  async bootstrapAdmin(): Promise<AuthToken | null> {
+  /**
+   * On an empty store: the user `admin` with every right, a random password (for the web
+   * UI's sign-in) and a USER token (for API clients), both handed back once.
+   */
+  async bootstrapAdmin(): Promise<{ token: AuthToken; password: string } | null> {
     if ((await this.users.count()) > 0) return null;
+    // 18 random bytes: 24 characters of base64url, about 144 bits.
+    const password = randomBytes(18).toString('base64url');
     const admin = await this.create(null, {
       username: 'admin',
+      password,
       is_admin: true,
       permissions: [...PERMISSIONS],
     });
-    return this.tokens.create(admin.id, { token_type: 'USER', name: 'admin (first start)' });
+    const token = await this.tokens.create(admin.id, { token_type: 'USER', name: 'admin (first start)' });
+    return { token, password };
   }
 }
 
