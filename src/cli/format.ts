@@ -1,28 +1,10 @@
+import { EVENT_COLUMNS } from '../core/event.js';
+
 /** An event as the API presents it (times in Unix seconds, extra fields by dotted name). */
 export type ApiEvent = Record<string, unknown> & { ev_id: string; ts: number };
 
 /** Columns every event has: what is not one of them is an extra field. */
-const COLUMNS = new Set([
-  'ev_id',
-  'ts',
-  'received_at',
-  'stored_at',
-  'host',
-  'app',
-  'severity',
-  'facility',
-  'message',
-  'src_ip',
-  'src_port',
-  'dst_ip',
-  'dst_port',
-  'user',
-  'action',
-  'status',
-  'bytes',
-  'source',
-  'intake',
-]);
+const COLUMNS: ReadonlySet<string> = new Set(EVENT_COLUMNS);
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
