@@ -7,7 +7,9 @@
 # Linux build (bin/node, and include/node with the headers and common.gypi). node-gyp
 # builds better-sqlite3 and re2 against those headers (npm_config_nodedir), so nothing is
 # fetched from nodejs.org. (The `node` package would pull the same one in through an
-# install script; installing the platform package directly needs none.)
+# install script; installing the platform package directly needs none.) better-sqlite3 is
+# built because it is a dependency, but on Node 24 the metadata store runs on node:sqlite,
+# which the run checks.
 #
 # LOGSCOPE_CI_NODE24_PREFIX: where Node 24 is installed (default /opt/logscope-ci/node24);
 # it is installed once and reused while its major version is 24.
@@ -53,6 +55,15 @@ npm ci --no-audit --no-fund
 echo "npm ci on Node $(node -v): $((SECONDS - start)) s"
 # The native modules load in Node 24 (built for its ABI).
 node -e "new (require('better-sqlite3'))(':memory:').close(); new (require('re2'))('a+'); console.log('native modules load on Node', process.version)"
+# The metadata store uses Node's own node:sqlite on Node 24: better-sqlite3 12 (built, but
+# not loaded) aborts the process there when one of its statements is garbage-collected.
+driver=$(node --import tsx --input-type=module -e "
+  const { openSqliteDatabase } = await import('./src/metadata/sqlite-driver.ts');
+  const sqlite = await openSqliteDatabase(':memory:');
+  sqlite.database.close();
+  process.stdout.write(sqlite.driver);")
+echo "metadata SQLite library on Node $(node -v): $driver"
+[ "$driver" = node:sqlite ] || { echo "node24: the metadata store chose $driver, not node:sqlite" >&2; exit 1; }
 
 start=$SECONDS
 status=0

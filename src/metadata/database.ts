@@ -1,16 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { runMigrations } from './migrator.js';
 import type { Database } from './schema.js';
+import { openSqliteDatabase, type SqliteDriverName } from './sqlite-driver.js';
 
 export type MetadataDialect = 'sqlite' | 'postgres';
 
 export interface MetadataDb {
   readonly db: Kysely<Database>;
   readonly dialect: MetadataDialect;
+  /** The SQLite library in use (SQLite only). */
+  readonly sqliteDriver?: SqliteDriverName;
   close(): Promise<void>;
 }
 
@@ -26,7 +28,7 @@ export interface MetadataDbOptions {
 export async function openMetadataDb(options: MetadataDbOptions): Promise<MetadataDb> {
   const meta = options.databaseUrl
     ? openPostgres(options.databaseUrl, options.pgSchema)
-    : openSqlite(options.dataDir);
+    : await openSqlite(options.dataDir);
   try {
     await runMigrations(meta.db, meta.dialect);
   } catch (err) {
@@ -36,15 +38,15 @@ export async function openMetadataDb(options: MetadataDbOptions): Promise<Metada
   return meta;
 }
 
-function openSqlite(dataDir: string): MetadataDb {
+/**
+ * SQLite at `<dataDir>/meta.sqlite`, through node:sqlite on Node 24+ and better-sqlite3
+ * before (see sqlite-driver.ts); `sqliteDriver` says which.
+ */
+async function openSqlite(dataDir: string): Promise<MetadataDb> {
   mkdirSync(dataDir, { recursive: true });
-  const sqlite = new SQLite(path.join(dataDir, 'meta.sqlite'));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const sqlite = await openSqliteDatabase(path.join(dataDir, 'meta.sqlite'));
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite.database }) });
+  return { db, dialect: 'sqlite', sqliteDriver: sqlite.driver, close: () => db.destroy() };
 }
 
 function openPostgres(url: string, schema: string | undefined): MetadataDb {
