@@ -13,7 +13,8 @@ interface Column<T> {
 function ListPage<T extends { id: number }>(props: {
   title: string;
   path: string;
-  noun: string;
+  /** Singular and plural: "1 task", "2 tasks". */
+  noun: readonly [string, string];
   columns: Column<T>[];
   empty: string;
 }) {
@@ -31,7 +32,7 @@ function ListPage<T extends { id: number }>(props: {
       {data && data.results.length > 0 && (
         <>
           <p className="muted">
-            {formatCount(data.count)} {props.noun}
+            {formatCount(data.count)} {data.count === 1 ? props.noun[0] : props.noun[1]}
             {data.count > data.results.length
               ? ` (showing the first ${formatCount(data.results.length)})`
               : ''}
@@ -79,7 +80,7 @@ export function DashboardsPage() {
     <ListPage<Dashboard>
       title="Dashboards"
       path="/api/dashboards"
-      noun="dashboards"
+      noun={['dashboard', 'dashboards']}
       empty="No dashboards yet."
       columns={[
         { label: 'Title', cell: (d) => d.title },
@@ -106,7 +107,7 @@ export function TasksPage() {
     <ListPage<Task>
       title="Tasks"
       path="/api/tasks"
-      noun="tasks"
+      noun={['task', 'tasks']}
       empty="No tasks yet."
       columns={[
         { label: 'Title', cell: (t) => t.title },
@@ -131,7 +132,7 @@ export function TriggersPage() {
     <ListPage<Trigger>
       title="Triggers"
       path="/api/triggers"
-      noun="triggers"
+      noun={['trigger', 'triggers']}
       empty="No triggers yet."
       columns={[
         { label: 'Name', cell: (t) => t.name },
@@ -158,7 +159,7 @@ export function ReportsPage() {
     <ListPage<Report>
       title="Reports"
       path="/api/reports"
-      noun="reports"
+      noun={['report', 'reports']}
       empty="No reports yet."
       columns={[
         { label: 'Title', cell: (r) => r.title },

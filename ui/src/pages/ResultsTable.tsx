@@ -18,10 +18,20 @@ interface Props {
   ensureRows: (first: number, last: number) => void;
   selectedId: string | null;
   onOpen: (ev: LogEvent) => void;
+  /** Shown when there are no rows (default: nothing matched). */
+  emptyText?: string;
 }
 
+/** Short forms for narrow screens (syslog's own abbreviations). */
+const SEV_SHORT: Record<string, string> = {
+  emergency: 'emerg',
+  critical: 'crit',
+  error: 'err',
+  warning: 'warn',
+};
+
 /** The events of a search as a virtualised table: only the rows in view are in the DOM. */
-export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOpen }: Props) {
+export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOpen, emptyText }: Props) {
   const scrollRef = useRef<HTMLElement>(null);
   const count = Math.min(total, MAX_ROWS);
   const virtualizer = useVirtualizer({
@@ -66,7 +76,12 @@ export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOp
         <thead>
           <tr aria-rowindex={1}>
             <th scope="col">Time</th>
-            <th scope="col">Severity</th>
+            <th scope="col">
+              <span className="sev-long">Severity</span>
+              <span className="sev-short" aria-hidden="true">
+                Sev.
+              </span>
+            </th>
             <th scope="col" className="c-host">
               Host
             </th>
@@ -95,7 +110,9 @@ export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOp
           })}
         </tbody>
       </table>
-      {empty && <p className="empty muted">No events match this query in this time range.</p>}
+      {empty && (
+        <p className="empty muted">{emptyText ?? 'No events match this query in this time range.'}</p>
+      )}
     </section>
   );
 }
@@ -124,7 +141,17 @@ const Row = memo(function Row(props: {
           {formatTs(ev.ts).slice(11)}
         </button>
       </td>
-      <td>{severity && <span className={`sev sev-${severity}`}>{severity}</span>}</td>
+      <td className="c-sev">
+        {severity && (
+          <span className={`sev sev-${severity}`} title={severity}>
+            <span className="sev-long">{severity}</span>
+            {/* A phone shows the short form; assistive technology reads the full one. */}
+            <span className="sev-short" aria-hidden="true">
+              {SEV_SHORT[severity] ?? severity}
+            </span>
+          </span>
+        )}
+      </td>
       <td className="c-host">{text(ev.host)}</td>
       <td className="c-app">{text(ev.app)}</td>
       <td className="c-msg">{text(ev.message)}</td>

@@ -1,11 +1,15 @@
-import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
-import type { LogEvent } from '../api';
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { LogEvent, TimeRange } from '../api';
 import { DEFAULT_PRESET, formatCount, isPreset, pinPreset, TIME_PRESETS } from '../format';
 import { navigate } from '../router';
 import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
+import { type FieldInfo, FieldList, fetchFields } from './search/FieldList';
+import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
+import { addTerm } from './search/query';
+import { MAX_LIVE_ROWS, TAIL_WINDOW, useLiveTail } from './search/useLiveTail';
 import { Timeline } from './Timeline';
-import { useSearch } from './useSearch';
+import { PAGE_SIZE, useSearch } from './useSearch';
 
 const isEditable = (el: EventTarget | null) =>
   el instanceof HTMLElement &&
@@ -13,6 +17,15 @@ const isEditable = (el: EventTarget | null) =>
     el instanceof HTMLInputElement ||
     el instanceof HTMLTextAreaElement ||
     el instanceof HTMLSelectElement);
+
+const LIVE_STATE_TEXT = {
+  connecting: 'Connecting…',
+  open: 'Live',
+  reconnecting: 'Reconnecting…',
+  closed: 'Disconnected',
+} as const;
+
+const noRows = () => {};
 
 export function SearchPage() {
   const initial = useRef(new URLSearchParams(window.location.search));
@@ -22,31 +35,46 @@ export function SearchPage() {
     return isPreset(r) ? r : DEFAULT_PRESET;
   });
   const [selected, setSelected] = useState<LogEvent | null>(null);
-  const inputRef = useRef<HTMLInputElement>(null);
-  const { state, start, stop, ensureRows, running } = useSearch();
-  const [searchWindow, setWindow] = useState<{ ts_from: number; ts_to: number } | null>(null);
+  const queryRef = useRef<QueryBoxHandle>(null);
+  const { state, start, stop, abandon, ensureRows, running } = useSearch();
+  /** The query and window the results (and the field list) are of. */
+  const [shown, setShown] = useState<{ query: string; window: { ts_from: number; ts_to: number } } | null>(
+    null,
+  );
+  const [live, setLive] = useState(false);
+  const [paused, setPaused] = useState(false);
+  /** The query being tailed while Live is on. */
+  const [liveQuery, setLiveQuery] = useState('');
+  const tail = useLiveTail(liveQuery, live, paused);
+
+  const remember = useCallback((query: string, range: string) => {
+    const params = new URLSearchParams();
+    if (query) params.set('q', query);
+    if (range !== DEFAULT_PRESET) params.set('range', range);
+    const qs = params.toString();
+    navigate(qs ? `/search?${qs}` : '/search', { replace: true });
+  }, []);
 
   const run = useCallback(
     (query: string, range: string) => {
       const pinned = pinPreset(range, Date.now());
-      setWindow(pinned);
+      setShown({ query, window: pinned });
       setSelected(null);
-      const params = new URLSearchParams();
-      if (query) params.set('q', query);
-      if (range !== DEFAULT_PRESET) params.set('range', range);
-      const qs = params.toString();
-      navigate(qs ? `/search?${qs}` : '/search', { replace: true });
+      remember(query, range);
       start(query, pinned);
     },
-    [start],
+    [start, remember],
   );
 
   // The first search runs on arrival, with what the address holds (empty: everything).
+  // The same effect abandons what still runs when the page goes: under StrictMode the
+  // effect runs, is cleaned up and runs again, and the second run searches again.
   useEffect(() => {
     const q = initial.current;
     const r = q.get('range');
     run(q.get('q') ?? '', isPreset(r) ? r : DEFAULT_PRESET);
-  }, [run]);
+    return abandon;
+  }, [run, abandon]);
 
   // `/` focuses the query box from anywhere (except while typing elsewhere).
   useEffect(() => {
@@ -54,61 +82,117 @@ export function SearchPage() {
       if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || isEditable(e.target)) return;
       if (document.querySelector('dialog[open]')) return;
       e.preventDefault();
-      const input = inputRef.current;
-      if (!input) return;
-      input.focus();
-      input.setSelectionRange(input.value.length, input.value.length);
+      queryRef.current?.focus();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    run(text, preset);
+  /** Searches (or, while Live, tails) `query`. */
+  const go = useCallback(
+    (query: string) => {
+      if (live) {
+        setSelected(null);
+        setLiveQuery(query);
+        remember(query, preset);
+      } else run(query, preset);
+    },
+    [live, run, preset, remember],
+  );
+
+  const submit = (e?: FormEvent) => {
+    e?.preventDefault();
+    go(text);
   };
 
+  const onFilter = useCallback(
+    (term: string) => {
+      const base = live ? liveQuery : (shown?.query ?? text);
+      const next = addTerm(base, term);
+      setText(next);
+      go(next);
+    },
+    [live, liveQuery, shown, text, go],
+  );
+
+  const toggleLive = () => {
+    if (live) {
+      setLive(false);
+      setPaused(false);
+      run(text, preset);
+    } else {
+      // The historical search is not needed while tailing.
+      if (running) void stop();
+      setSelected(null);
+      setLiveQuery(text);
+      setPaused(false);
+      setLive(true);
+    }
+  };
+
+  const liveRange = useMemo<TimeRange>(() => ({ preset: TAIL_WINDOW }), []);
+
+  // Completion's fields: every field of the time range, fetched once a minute at most.
+  const presetRef = useRef(preset);
+  presetRef.current = preset;
+  const fieldCache = useRef<{ key: string; at: number; fields: Promise<FieldInfo[]> } | null>(null);
+  const completionFields = useCallback(() => {
+    const key = presetRef.current;
+    const c = fieldCache.current;
+    if (c && c.key === key && Date.now() - c.at < 60_000) return c.fields;
+    const fields = fetchFields('', { preset: key }).then((r) => r.fields);
+    fields.catch(() => {
+      fieldCache.current = null;
+    });
+    fieldCache.current = { key, at: Date.now(), fields };
+    return fields;
+  }, []);
+  const livePages = useMemo(() => {
+    const pages = new Map<number, LogEvent[]>();
+    for (let i = 0; i < tail.rows.length; i += PAGE_SIZE)
+      pages.set(i / PAGE_SIZE, tail.rows.slice(i, i + PAGE_SIZE));
+    return pages;
+  }, [tail.rows]);
+
   const total = state.total ?? 0;
-  const statusText =
-    state.phase === 'failed' || state.phase === 'ERROR'
+  const statusText = live
+    ? `${formatCount(tail.rows.length)} events`
+    : state.phase === 'failed' || state.phase === 'ERROR'
       ? 'Search failed'
       : state.total === null
         ? running || state.phase === 'idle'
           ? 'Searching…'
           : '0 events'
         : `${formatCount(state.total)} events`;
+  const error = live ? tail.error : state.error;
+  const connection = tail.connection;
 
   return (
     <div className="search-page">
       <h1 className="visually-hidden">Search</h1>
       <search>
         <form className="search-form" onSubmit={submit}>
-          <label htmlFor="query" className="visually-hidden">
-            Query
-          </label>
-          <input
-            id="query"
-            ref={inputRef}
-            type="text"
-            className="query-input"
+          <QueryBox
+            ref={queryRef}
             value={text}
-            onChange={(e) => setText(e.target.value)}
-            placeholder="e.g. error AND host:web-1   (press / to focus)"
-            autoComplete="off"
-            autoCapitalize="none"
-            spellCheck={false}
+            onChange={setText}
+            onSubmit={(value) => go(value)}
+            fields={completionFields}
           />
           <label htmlFor="time-range" className="visually-hidden">
             Time range
           </label>
           <select
             id="time-range"
-            value={preset}
+            value={live ? '' : preset}
+            disabled={live}
+            title={live ? 'Live shows events as they arrive' : undefined}
             onChange={(e) => {
               setPreset(e.target.value);
               run(text, e.target.value);
             }}
           >
+            {live && <option value="">Live (new events)</option>}
             {TIME_PRESETS.map((p) => (
               <option key={p.value} value={p.value}>
                 {p.label}
@@ -116,49 +200,98 @@ export function SearchPage() {
             ))}
           </select>
           <button type="submit">Search</button>
+          <button
+            type="button"
+            role="switch"
+            aria-checked={live}
+            className={live ? 'switch on' : 'switch'}
+            onClick={toggleLive}
+          >
+            <span className="switch-track" aria-hidden="true" />
+            Live
+          </button>
         </form>
       </search>
 
-      {state.error && (
+      {error && (
         <p role="alert" className="error">
-          {state.error}
+          {error}
         </p>
       )}
 
-      <Timeline timeline={state.timeline} window={searchWindow} />
+      {!live && <Timeline timeline={state.timeline} window={shown?.window ?? null} />}
 
       <div className="status-row">
         <div role="status" className="count">
           {statusText}
         </div>
-        {total > MAX_ROWS && (
-          <span className="muted">(scrolling shows the newest {formatCount(MAX_ROWS)})</span>
-        )}
-        {running && (
+        {live ? (
           <>
-            {/* Indeterminate until the server reports progress. */}
-            <progress
-              aria-label="Search progress"
-              max={1}
-              value={state.progress > 0 ? state.progress : undefined}
-            />
-            <button type="button" className="secondary small" onClick={stop}>
-              Stop
+            <span
+              role="status"
+              className={`live-state live-${paused ? 'paused' : (connection ?? 'connecting')}`}
+            >
+              {paused
+                ? `Paused${tail.waiting ? `: ${formatCount(tail.waiting)} new` : ''}`
+                : LIVE_STATE_TEXT[connection ?? 'connecting']}
+            </span>
+            <button type="button" className="secondary small" onClick={() => setPaused((p) => !p)}>
+              {paused ? 'Resume' : 'Pause'}
             </button>
+            <span className="muted wide-only">newest first, at most {formatCount(MAX_LIVE_ROWS)}</span>
+          </>
+        ) : (
+          <>
+            {total > MAX_ROWS && (
+              <span className="muted">(scrolling shows the newest {formatCount(MAX_ROWS)})</span>
+            )}
+            {running && (
+              <>
+                {/* Indeterminate until the server reports progress. */}
+                <progress
+                  aria-label="Search progress"
+                  max={1}
+                  value={state.progress > 0 ? state.progress : undefined}
+                />
+                <button type="button" className="secondary small" onClick={stop}>
+                  Stop
+                </button>
+              </>
+            )}
+            {state.phase === 'STOPPED' && <span className="muted">Stopped: the results are partial.</span>}
           </>
         )}
-        {state.phase === 'STOPPED' && <span className="muted">Stopped: the results are partial.</span>}
       </div>
 
-      <ResultsTable
-        key={state.qid ?? 'none'}
-        total={total}
-        pages={state.pages}
-        phase={state.phase}
-        ensureRows={ensureRows}
-        selectedId={selected?.ev_id ?? null}
-        onOpen={setSelected}
-      />
+      <div className="search-body">
+        <FieldList
+          query={live ? liveQuery : (shown?.query ?? '')}
+          timeRange={live ? liveRange : (shown?.window ?? null)}
+          onFilter={onFilter}
+        />
+        {live ? (
+          <ResultsTable
+            key="live"
+            total={tail.rows.length}
+            pages={livePages}
+            phase={tail.connection === 'open' ? 'SUCCESS' : 'PENDING'}
+            ensureRows={noRows}
+            selectedId={selected?.ev_id ?? null}
+            onOpen={setSelected}
+            emptyText="Waiting for events…"
+          />
+        ) : (
+          <ResultsTable
+            key={state.qid ?? 'none'}
+            total={total}
+            pages={state.pages}
+            phase={state.phase}
+            ensureRows={ensureRows}
+            selectedId={selected?.ev_id ?? null}
+            onOpen={setSelected}
+          />
+        )}
+      </div>
 
       {selected && <EventDialog event={selected} onClose={() => setSelected(null)} />}
     </div>

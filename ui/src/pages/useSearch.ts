@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import {
   ApiError,
   errorText,
@@ -59,7 +59,12 @@ export function useSearch() {
   const stateRef = useRef(state);
   stateRef.current = state;
 
-  /** Stops the server side of whatever still runs (fire and forget). */
+  /**
+   * Stops the server side of whatever still runs (fire and forget). The caller runs it
+   * when it goes away, from the same effect that started the first search: in StrictMode
+   * (development) effects run, are cleaned up and run again, and the second run must
+   * start the search the cleanup cancelled.
+   */
   const abandon = useCallback(() => {
     ctlRef.current?.abort();
     const q = qidsRef.current;
@@ -68,8 +73,6 @@ export function useSearch() {
     }
     qidsRef.current = { search: null, timeline: null, done: true };
   }, []);
-
-  useEffect(() => abandon, [abandon]);
 
   const start = useCallback(
     (query: string, timeRange: TimeRange) => {
@@ -186,7 +189,7 @@ export function useSearch() {
     loader.want(first, last);
   }, []);
 
-  return { state, start, stop, ensureRows, running: running(state.phase) };
+  return { state, start, stop, abandon, ensureRows, running: running(state.phase) };
 }
 
 /** Requests beyond the first page at once; the rest wait their turn. */

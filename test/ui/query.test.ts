@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import {
+  addTerm,
+  completionSpot,
+  filterTerm,
+  quoteValue,
+  tokenize,
+} from '../../ui/src/pages/search/query.js';
+
+// The web UI's reading of the query language (docs/query-language.md): highlighting
+// tokens, completion spots and the filters the field list adds.
+
+const types = (q: string) => tokenize(q).map((t) => [t.text, t.type]);
+
+describe('tokenize', () => {
+  it('tells field names, values, keywords, operators and free text apart', () => {
+    expect(types('error AND host:web-1 -app:cron')).toEqual([
+      ['error', null],
+      ['AND', 'keyword'],
+      ['host', 'propertyName'],
+      [':', 'punctuation'],
+      ['web-1', 'string'],
+      ['-', 'operator'],
+      ['app', 'propertyName'],
+      [':', 'punctuation'],
+      ['cron', 'string'],
+    ]);
+  });
+
+  it('reads quoted phrases with escapes, regexes, ranges, comparisons and wildcards', () => {
+    expect(types('"say \\"hi\\"" message:/a\\/b c/ status:[500 TO 599} bytes:>=1024 host:web*')).toEqual([
+      ['"say \\"hi\\""', 'string'],
+      ['message', 'propertyName'],
+      [':', 'punctuation'],
+      ['/a\\/b c/', 'regexp'],
+      ['status', 'propertyName'],
+      [':', 'punctuation'],
+      ['[', 'squareBracket'],
+      ['500', 'number'],
+      ['TO', 'keyword'],
+      ['599', 'number'],
+      ['}', 'squareBracket'],
+      ['bytes', 'propertyName'],
+      [':', 'punctuation'],
+      ['>=', 'operator'],
+      ['1024', 'number'],
+      ['host', 'propertyName'],
+      [':', 'punctuation'],
+      ['web*', 'atom'],
+    ]);
+  });
+
+  it('keeps lower-case keywords, inner dashes and URLs as words', () => {
+    expect(types('a and b-c url:https://x.org/p NOT (x OR y)')).toEqual([
+      ['a', null],
+      ['and', null],
+      ['b-c', null],
+      ['url', 'propertyName'],
+      [':', 'punctuation'],
+      ['https://x.org/p', 'string'],
+      ['NOT', 'keyword'],
+      ['(', 'paren'],
+      ['x', null],
+      ['OR', 'keyword'],
+      ['y', null],
+      [')', 'paren'],
+    ]);
+  });
+
+  it('carries an unterminated phrase onto the next line', () => {
+    expect(types('"a\nb" c')).toEqual([
+      ['"a', 'string'],
+      ['b"', 'string'],
+      ['c', null],
+    ]);
+  });
+});
+
+describe('filters', () => {
+  it('quotes values literally', () => {
+    expect(quoteValue('web-1')).toBe('"web-1"');
+    expect(quoteValue('a "b" \\c')).toBe('"a \\"b\\" \\\\c"');
+    expect(filterTerm('host', 'web*')).toBe('host:"web*"');
+    expect(filterTerm('path', '/var/log', { negate: true })).toBe('-path:"/var/log"');
+    expect(filterTerm('status', '404', { numeric: true })).toBe('status:404');
+    expect(filterTerm('status', 'n/a', { numeric: true })).toBe('status:"n/a"');
+    expect(filterTerm('http.method', 'OR')).toBe('http.method:"OR"');
+  });
+
+  it('narrows a query, keeping its meaning', () => {
+    expect(addTerm('', 'host:"a"')).toBe('host:"a"');
+    expect(addTerm('*', 'host:"a"')).toBe('host:"a"');
+    expect(addTerm('error', 'host:"a"')).toBe('error host:"a"');
+    expect(addTerm('error OR warning', 'host:"a"')).toBe('(error OR warning) host:"a"');
+    expect(addTerm('(a OR b) c', 'host:"a"')).toBe('(a OR b) c host:"a"');
+    expect(addTerm('error host:"a"', 'host:"a"')).toBe('error host:"a"');
+    expect(addTerm('error -host:"a"', 'host:"a"')).toBe('error host:"a"');
+    expect(addTerm('error host:"a"', '-host:"a"')).toBe('error -host:"a"');
+    expect(addTerm('status:[1 TO 2] x', 'host:"a"')).toBe('status:[1 TO 2] x host:"a"');
+  });
+});
+
+describe('completionSpot', () => {
+  it('finds field names and values being typed', () => {
+    expect(completionSpot('ho', 2)).toEqual({ kind: 'field', from: 0, prefix: 'ho' });
+    expect(completionSpot('error -ho', 9)).toEqual({ kind: 'field', from: 7, prefix: 'ho' });
+    expect(completionSpot('host:we', 7)).toEqual({ kind: 'value', field: 'host', from: 5, prefix: 'we' });
+    expect(completionSpot('(host:', 6)).toEqual({ kind: 'value', field: 'host', from: 6, prefix: '' });
+    expect(completionSpot('app:"cr', 7)).toEqual({ kind: 'value', field: 'app', from: 4, prefix: '"cr' });
+    expect(completionSpot('"an open phrase', 15)).toBeNull();
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * The websocket client for `/ws/live-updates`: subscriptions to queries and dashboards,
+ * reconnection with backoff (every active subscription is sent again), and the session
+ * ending when the server says the token is no longer valid.
+ *
+ * Messages both ways are JSON `[command, params]`. The server answers a subscription with
+ * `subscribed`, then sends `widget-update {widget_id, dashboard_id, data}` for the current
+ * state of each watched query and for every change after; for a query subscription
+ * `widget_id` and `dashboard_id` are null and `data.query_id` names the query.
+ */
+import { api, type GenericQuery } from './api';
+
+export type LiveState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+/** A query's representation as the server sends it (GenericQuery of any type). */
+export type LiveQuery = GenericQuery<unknown>;
+
+export interface WidgetUpdate {
+  widget_id: number;
+  dashboard_id: number;
+  data: unknown;
+}
+
+export interface Live {
+  /** Updates of one query (its GenericQuery representation). Returns the unsubscribe. */
+  subscribeQuery(queryId: string, onUpdate: (query: unknown) => void): () => void;
+  /** Updates of every widget of a dashboard. Returns the unsubscribe. */
+  subscribeDashboard(dashboardId: number, onWidgetUpdate: (u: WidgetUpdate) => void): () => void;
+  close(): void;
+}
+
+/** Close code of a connection whose token is no longer valid (src/live/live-hub.ts). */
+export const CLOSE_TOKEN_INVALID = 4401;
+/** Close code of a client that could not keep up (its send buffer filled). */
+export const CLOSE_TOO_SLOW = 1013;
+
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 10_000;
+/** A connection silent this long while subscriptions are active gets a ping. */
+const PING_MS = 25_000;
+
+type Target = { query_id: string } | { dashboard_id: number };
+type Listener = (params: Record<string, unknown>) => void;
+
+interface Sub {
+  target: Target;
+  listeners: Set<Listener>;
+}
+
+const keyOf = (t: Target) => JSON.stringify(t);
+
+export function liveUrl(token: string): string {
+  const proto = window.location.protocol === 'https:' ? 'wss' : 'ws';
+  return `${proto}://${window.location.host}/ws/live-updates?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Asks the API whether the token still holds: a 401 there runs the app's session-expired
+ * path (api.ts's unauthorized handler). Resolves true when the token is refused.
+ */
+async function tokenRefused(): Promise<boolean> {
+  try {
+    await api('/api/users/me');
+    return false;
+  } catch (err) {
+    return (err as { status?: number }).status === 401;
+  }
+}
+
+export function openLive(opts: { token: string; onState?: (s: LiveState) => void }): Live {
+  const subs = new Map<string, Sub>();
+  let socket: WebSocket | null = null;
+  let state: LiveState = 'connecting';
+  let closed = false;
+  let backoff = BACKOFF_MIN_MS;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+  let pinger: ReturnType<typeof setInterval> | null = null;
+
+  const setState = (s: LiveState) => {
+    if (s === state && s !== 'connecting') return;
+    state = s;
+    opts.onState?.(s);
+  };
+
+  const send = (command: string, params: unknown) => {
+    if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify([command, params]));
+  };
+
+  const dispatch = (command: string, params: Record<string, unknown>) => {
+    if (command !== 'widget-update') return;
+    const data = params.data as { query_id?: unknown } | undefined;
+    let key: string;
+    if (typeof params.dashboard_id === 'number') key = keyOf({ dashboard_id: params.dashboard_id });
+    else if (params.widget_id == null && typeof data?.query_id === 'string')
+      key = keyOf({ query_id: data.query_id });
+    else return;
+    const sub = subs.get(key);
+    if (!sub) return;
+    for (const l of [...sub.listeners]) l(params);
+  };
+
+  const stop = () => {
+    if (retry) clearTimeout(retry);
+    retry = null;
+    if (pinger) clearInterval(pinger);
+    pinger = null;
+  };
+
+  const connect = () => {
+    if (closed) return;
+    let opened = false;
+    const ws = new WebSocket(liveUrl(opts.token));
+    socket = ws;
+    ws.onopen = () => {
+      opened = true;
+      backoff = BACKOFF_MIN_MS;
+      setState('open');
+      for (const sub of subs.values()) send('subscribe', sub.target);
+      pinger = setInterval(() => send('ping', {}), PING_MS);
+    };
+    ws.onmessage = (e) => {
+      if (typeof e.data !== 'string') return;
+      let msg: unknown;
+      try {
+        msg = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      if (!Array.isArray(msg) || typeof msg[0] !== 'string') return;
+      const params = msg[1] && typeof msg[1] === 'object' ? (msg[1] as Record<string, unknown>) : {};
+      dispatch(msg[0], params);
+    };
+    ws.onclose = (e) => {
+      if (socket !== ws) return;
+      socket = null;
+      if (pinger) clearInterval(pinger);
+      pinger = null;
+      if (closed) return;
+      if (e.code === CLOSE_TOKEN_INVALID) {
+        closed = true;
+        setState('closed');
+        void tokenRefused();
+        return;
+      }
+      setState('reconnecting');
+      const wait = backoff;
+      backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
+      const again = () => {
+        retry = setTimeout(connect, wait);
+      };
+      // A refused upgrade (bad token: 401 before any frame) shows only as a failed
+      // connection: ask the API whether the session is over before trying again.
+      if (!opened) {
+        void tokenRefused().then((refused) => {
+          if (closed) return;
+          if (refused) {
+            closed = true;
+            setState('closed');
+          } else again();
+        });
+      } else again();
+    };
+  };
+
+  setState('connecting');
+  connect();
+
+  const subscribe = (target: Target, listener: Listener) => {
+    const key = keyOf(target);
+    let sub = subs.get(key);
+    if (!sub) {
+      sub = { target, listeners: new Set() };
+      subs.set(key, sub);
+      send('subscribe', target);
+    }
+    sub.listeners.add(listener);
+    return () => {
+      const s = subs.get(key);
+      if (!s?.listeners.delete(listener) || s.listeners.size) return;
+      subs.delete(key);
+      send('unsubscribe', target);
+    };
+  };
+
+  return {
+    subscribeQuery(queryId, onUpdate) {
+      return subscribe({ query_id: queryId }, (p) => onUpdate(p.data));
+    },
+    subscribeDashboard(dashboardId, onWidgetUpdate) {
+      return subscribe({ dashboard_id: dashboardId }, (p) => onWidgetUpdate(p as unknown as WidgetUpdate));
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      stop();
+      subs.clear();
+      const ws = socket;
+      socket = null;
+      if (ws && (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING)) ws.close(1000);
+      setState('closed');
+    },
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * The query language as the UI needs it (docs/query-language.md): a tokenizer for syntax
+ * highlighting and completion, and building `field:"value"` filters. Pure functions, no
+ * DOM and no CodeMirror, so the initial bundle can use them and tests can run them.
+ */
+
+export type TokenType =
+  | 'propertyName'
+  | 'string'
+  | 'keyword'
+  | 'operator'
+  | 'regexp'
+  | 'number'
+  | 'atom'
+  | 'paren'
+  | 'squareBracket'
+  | 'punctuation'
+  | null;
+
+/** Carried from one line to the next (a quoted phrase or regex may span lines). */
+export interface TokenState {
+  /** Inside an unterminated `"…"` or `/…/` that started on an earlier line. */
+  open: '"' | '/' | null;
+  /** The previous token was `field:` (so the next one is its value). */
+  afterColon: boolean;
+}
+
+export const startState = (): TokenState => ({ open: null, afterColon: false });
+
+const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'TO']);
+/** Characters that end a word outside quotes; in a value `:` is an ordinary character. */
+const WORD_END = /[\s()":[\]{}]/;
+const VALUE_END = /[\s()"[\]{}]/;
+const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
+
+/** Where a quoted string or regex opened at `from` (its opening char already read) ends. */
+function closeOf(line: string, from: number, quote: '"' | '/'): { end: number; closed: boolean } {
+  let i = from;
+  while (i < line.length) {
+    const c = line[i];
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c === quote) {
+      // A regex ends at a `/` followed by whitespace, `)` or the end of the query.
+      if (quote === '/' && i + 1 < line.length && !/[\s)]/.test(line[i + 1] ?? '')) {
+        i++;
+        continue;
+      }
+      return { end: i + 1, closed: true };
+    }
+    i++;
+  }
+  return { end: line.length, closed: false };
+}
+
+/** Is `pos` where a term starts (after whitespace, `(`, or at the start of the line)? */
+const termStart = (line: string, pos: number) => pos === 0 || /[\s(]/.test(line[pos - 1] ?? '');
+
+/**
+ * Reads one token of `line` at `pos` (not whitespace: the caller skips that). Returns its
+ * end and type and updates `state`. The shape of CodeMirror's StreamLanguage `token`.
+ */
+export function readToken(line: string, pos: number, state: TokenState): { end: number; type: TokenType } {
+  if (state.open) {
+    const { end, closed } = closeOf(line, pos, state.open);
+    const type = state.open === '"' ? 'string' : 'regexp';
+    if (closed) state.open = null;
+    return { end, type };
+  }
+  const c = line[pos] ?? '';
+  const afterColon = state.afterColon;
+  state.afterColon = false;
+
+  if (c === '"' || (c === '/' && (afterColon || termStart(line, pos)))) {
+    const { end, closed } = closeOf(line, pos + 1, c);
+    if (!closed) state.open = c;
+    return { end, type: c === '"' ? 'string' : 'regexp' };
+  }
+  if (c === '(' || c === ')') return { end: pos + 1, type: 'paren' };
+  if (c === '[' || c === ']' || c === '{' || c === '}') return { end: pos + 1, type: 'squareBracket' };
+  if (c === ':') {
+    // `field:` then its value (a space after the colon is allowed).
+    state.afterColon = afterColon;
+    return { end: pos + 1, type: 'punctuation' };
+  }
+  if ((c === '-' || c === '+') && !afterColon && termStart(line, pos))
+    return { end: pos + 1, type: 'operator' };
+  if (afterColon) {
+    const cmp = /^[<>]=?/.exec(line.slice(pos));
+    if (cmp) {
+      state.afterColon = true;
+      return { end: pos + cmp[0].length, type: 'operator' };
+    }
+  }
+
+  // A word: up to whitespace or one of ( ) " : [ ] { }, backslash escapes included.
+  const stop = afterColon ? VALUE_END : WORD_END;
+  let i = pos;
+  while (i < line.length) {
+    const ch = line[i] ?? '';
+    if (ch === '\\') {
+      i += 2;
+      continue;
+    }
+    if (stop.test(ch)) break;
+    i++;
+  }
+  if (i === pos) return { end: pos + 1, type: null };
+  const end = Math.min(i, line.length);
+  const word = line.slice(pos, end);
+  if (line[end] === ':' && !afterColon) {
+    state.afterColon = true;
+    return { end, type: 'propertyName' };
+  }
+  if (KEYWORDS.has(word)) return { end, type: 'keyword' };
+  if (word === '*') return { end, type: 'atom' };
+  if (NUMBER.test(word)) return { end, type: 'number' };
+  if (afterColon) return { end, type: word.includes('*') ? 'atom' : 'string' };
+  return { end, type: null };
+}
+
+export interface Token {
+  from: number;
+  to: number;
+  type: TokenType;
+  text: string;
+}
+
+/** Every token of a (one-line or multi-line) query, whitespace left out. */
+export function tokenize(query: string): Token[] {
+  const out: Token[] = [];
+  const state = startState();
+  let offset = 0;
+  for (const line of query.split('\n')) {
+    let pos = 0;
+    while (pos < line.length) {
+      if (!state.open && /\s/.test(line[pos] ?? '')) {
+        pos++;
+        continue;
+      }
+      const { end, type } = readToken(line, pos, state);
+      out.push({ from: offset + pos, to: offset + end, type, text: line.slice(pos, end) });
+      pos = end;
+    }
+    offset += line.length + 1;
+  }
+  return out;
+}
+
+// --- Filters ---------------------------------------------------------------------------
+
+/** A value as a quoted, literal query value: `"…"` with `\` and `"` escaped. */
+export const quoteValue = (value: string) => `"${value.replace(/[\\"]/g, '\\$&')}"`;
+
+/** A field name as the query language reads it (names are letters, digits, `_ . - @`). */
+export const fieldName = (name: string) =>
+  name.replace(/[^\p{L}\p{N}_.@-]/gu, (c) => `\\${c}`).replace(/^-/, '\\-');
+
+/**
+ * The term that selects (or, negated, excludes) events whose field equals a value exactly.
+ * Numbers of a number field stay unquoted (integer columns compare numerically); everything
+ * else is quoted, so wildcards, regex slashes, CIDR blocks and keywords in it are literal.
+ */
+export function filterTerm(field: string, value: string, opts: { negate?: boolean; numeric?: boolean } = {}) {
+  const v = opts.numeric && NUMBER.test(value) ? value : quoteValue(value);
+  return `${opts.negate ? '-' : ''}${fieldName(field)}:${v}`;
+}
+
+/**
+ * `query` narrowed by `term`. A query with a top-level OR is wrapped in parentheses first
+ * (`a OR b c` is `a OR (b AND c)`); the term is not added twice, and its opposite
+ * (`-host:"x"` for `host:"x"`) is taken out.
+ */
+export function addTerm(query: string, term: string): string {
+  const trimmed = query.trim();
+  if (trimmed === '' || trimmed === '*' || trimmed === '*:*') return term;
+  const opposite = term.startsWith('-') ? term.slice(1) : `-${term}`;
+  const parts = splitTopLevel(trimmed);
+  if (parts?.includes(term)) return trimmed;
+  if (parts?.includes(opposite)) {
+    const rest = parts.filter((p) => p !== opposite);
+    return [...rest, term].join(' ');
+  }
+  return hasTopLevelOr(trimmed) ? `(${trimmed}) ${term}` : `${trimmed} ${term}`;
+}
+
+/** The top-level terms of an AND-only query (juxtaposed), or null when it has OR or AND. */
+function splitTopLevel(query: string): string[] | null {
+  const tokens = tokenize(query);
+  if (tokens.some((t) => t.type === 'keyword' && (t.text === 'OR' || t.text === 'AND'))) return null;
+  const parts: string[] = [];
+  let depth = 0;
+  let start = -1;
+  let prevEnd = -1;
+  for (const t of tokens) {
+    const gap = prevEnd >= 0 && t.from > prevEnd;
+    if (depth === 0 && start >= 0 && gap && !/:\s*$/.test(query.slice(start, prevEnd))) {
+      parts.push(query.slice(start, prevEnd));
+      start = -1;
+    }
+    if (start < 0) start = t.from;
+    if (t.text === '(' || t.text === '[' || t.text === '{') depth++;
+    if (t.text === ')' || t.text === ']' || t.text === '}') depth = Math.max(0, depth - 1);
+    prevEnd = t.to;
+  }
+  if (start >= 0) parts.push(query.slice(start, prevEnd));
+  return parts;
+}
+
+function hasTopLevelOr(query: string): boolean {
+  let depth = 0;
+  for (const t of tokenize(query)) {
+    if (t.type === 'paren') depth += t.text === '(' ? 1 : -1;
+    else if (depth === 0 && t.type === 'keyword' && t.text === 'OR') return true;
+  }
+  return false;
+}
+
+// --- Completion --------------------------------------------------------------------------
+
+export type CompletionSpot =
+  | { kind: 'field'; from: number; prefix: string }
+  | { kind: 'value'; field: string; from: number; prefix: string };
+
+/**
+ * What is being typed at `pos`: a field name (or free word) or the value of `field:`.
+ * Null inside a quoted phrase that is not a value, a regex, or right after an operator.
+ */
+export function completionSpot(query: string, pos: number): CompletionSpot | null {
+  const before = query.slice(0, pos);
+  // The value of `field:` (optionally after a comparison), quoted or not, being typed.
+  const value =
+    /(?:^|[\s(])(-|\+)?([\p{L}\p{N}_.@][\p{L}\p{N}_.@-]*):\s*("(?:[^"\\]|\\.)*|[^\s()":/[\]{}][^\s()":[\]{}]*|)$/u.exec(
+      before,
+    );
+  if (value) {
+    const typed = value[3] ?? '';
+    return { kind: 'value', field: value[2] ?? '', from: pos - typed.length, prefix: typed };
+  }
+  const word = /(?:^|[\s(])[-+]?([\p{L}\p{N}_.@][\p{L}\p{N}_.@-]*|)$/u.exec(before);
+  if (!word) return null;
+  // Not inside an unterminated phrase or regex.
+  const open = tokenize(before).at(-1);
+  if (open && (open.type === 'string' || open.type === 'regexp') && open.to === before.length) {
+    const closed = open.text.length > 1 && open.text.endsWith(open.text[0] ?? '');
+    if (!closed) return null;
+  }
+  const prefix = word[1] ?? '';
+  return { kind: 'field', from: pos - prefix.length, prefix };
+}

@@ -1,0 +1,153 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, errorText, type GenericQuery, getToken, type LogEvent, type SearchResults } from '../../api';
+import { type LiveState, openLive } from '../../live';
+
+/**
+ * The window of the tailed Search (as the CLI's `tail`, src/cli/tail.ts): events stamped
+ * this long before now still show when they arrive late.
+ */
+export const TAIL_WINDOW = 'last_15_minutes';
+/** Events per update (the server sends the whole page each time). */
+export const TAIL_PAGE = 500;
+/** Rows kept: the oldest fall off the end. */
+export const MAX_LIVE_ROWS = 2000;
+
+export interface LiveTail {
+  rows: LogEvent[];
+  /** Connection state: null while the Search is created. */
+  connection: LiveState | null;
+  /** Events received while paused, not shown yet. */
+  waiting: number;
+  error: string | null;
+}
+
+const stamp = (e: LogEvent) => Math.round(Number(e.stored_at) * 1000);
+const newestFirst = (a: LogEvent, b: LogEvent) => b.ts - a.ts || (a.ev_id < b.ev_id ? 1 : -1);
+
+/**
+ * Follows `query` live while `on`: a relative-time Search sorted by `-ts` that the server
+ * tails, subscribed to over ui/src/live.ts. The first update gives the newest matches;
+ * after it each event stored since the Search was created is prepended once (by ev_id).
+ * Updates are gathered and rendered once per animation frame, and at most
+ * MAX_LIVE_ROWS rows are kept. While `paused` events are counted, not shown.
+ */
+export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTail {
+  const [rows, setRows] = useState<LogEvent[]>([]);
+  const [connection, setConnection] = useState<LiveState | null>(null);
+  const [waiting, setWaiting] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  const pending = useRef<LogEvent[]>([]);
+  const frame = useRef(0);
+  const pausedRef = useRef(paused);
+  pausedRef.current = paused;
+
+  const flush = useCallback(() => {
+    frame.current = 0;
+    if (pausedRef.current) {
+      setWaiting(pending.current.length);
+      return;
+    }
+    const fresh = pending.current;
+    pending.current = [];
+    setWaiting(0);
+    if (fresh.length === 0) return;
+    fresh.sort(newestFirst);
+    setRows((prev) => {
+      const next = fresh.length >= MAX_LIVE_ROWS ? fresh : fresh.concat(prev);
+      return next.length > MAX_LIVE_ROWS ? next.slice(0, MAX_LIVE_ROWS) : next;
+    });
+  }, []);
+
+  const schedule = useCallback(() => {
+    if (!frame.current) frame.current = requestAnimationFrame(flush);
+  }, [flush]);
+
+  // Resuming shows what came in meanwhile.
+  useEffect(() => {
+    if (!paused) schedule();
+  }, [paused, schedule]);
+
+  useEffect(() => {
+    if (!on) return;
+    const token = getToken();
+    if (!token) return;
+    const ctl = new AbortController();
+    let live: ReturnType<typeof openLive> | null = null;
+    let qid: string | null = null;
+    const seen = new Set<string>();
+    let first = true;
+    let since = 0;
+    pending.current = [];
+    setRows([]);
+    setWaiting(0);
+    setError(null);
+    setConnection(null);
+
+    const remove = (id: string) => {
+      api(`/api/query/${encodeURIComponent(id)}/remove`).catch(() => {});
+    };
+
+    const onUpdate = (data: unknown) => {
+      const q = data as GenericQuery<SearchResults>;
+      if (ctl.signal.aborted) return;
+      if (q.status === 'ERROR') {
+        setError(q.error ?? 'The live search failed.');
+        return;
+      }
+      const events = q.results?.events ?? [];
+      const fresh: LogEvent[] = [];
+      for (const e of events) {
+        if (seen.has(e.ev_id)) continue;
+        // After the first page only what was stored since the Search began is new.
+        if (!first && stamp(e) < since) continue;
+        seen.add(e.ev_id);
+        fresh.push(e);
+      }
+      first = false;
+      if (fresh.length === 0) return;
+      const buf = pending.current.concat(fresh);
+      pending.current = buf.length > MAX_LIVE_ROWS ? buf.sort(newestFirst).slice(0, MAX_LIVE_ROWS) : buf;
+      // The remembered ids follow the rows kept: older ones cannot come back onto the page.
+      if (seen.size > MAX_LIVE_ROWS * 4) {
+        const keep = new Set(pending.current.map((e) => e.ev_id));
+        for (const id of seen) if (seen.size > MAX_LIVE_ROWS * 2 && !keep.has(id)) seen.delete(id);
+      }
+      schedule();
+    };
+
+    api<GenericQuery<SearchResults> & { created_at?: string }>('/api/query', {
+      body: {
+        type: 'Search',
+        params: { query, time_range: { preset: TAIL_WINDOW }, sort: ['-ts'], page_size: TAIL_PAGE },
+      },
+      // Not aborted on cleanup: a Search the server made anyway is then removed below.
+    })
+      .then((q) => {
+        qid = q.query_id;
+        if (ctl.signal.aborted) return remove(q.query_id);
+        if (q.status === 'ERROR') {
+          setError(q.error ?? 'The live search failed.');
+          return;
+        }
+        // The server's clock: events it stored from here on are new.
+        since = q.created_at ? Date.parse(q.created_at) : Date.now();
+        live = openLive({ token, onState: (s) => !ctl.signal.aborted && setConnection(s) });
+        live.subscribeQuery(q.query_id, onUpdate);
+      })
+      .catch((err) => {
+        if (!ctl.signal.aborted) setError(errorText(err));
+      });
+
+    return () => {
+      ctl.abort();
+      live?.close();
+      if (frame.current) cancelAnimationFrame(frame.current);
+      frame.current = 0;
+      pending.current = [];
+      // Nobody watches it any more.
+      if (qid) remove(qid);
+    };
+  }, [on, query, schedule]);
+
+  return { rows, connection: on ? connection : null, waiting, error: on ? error : null };
+}
