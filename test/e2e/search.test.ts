@@ -90,7 +90,9 @@ describe.skipIf(SKIP)(
     const queryBox = () => page.getByRole('textbox', { name: 'Query' });
     // The query box is CodeMirror's contenteditable once the editor has loaded, an input before.
     const queryText = () =>
-      queryBox().evaluate((el) => (el instanceof HTMLInputElement ? el.value : (el.textContent ?? '')));
+      queryBox().evaluate((el) =>
+        el.tagName === 'INPUT' ? String((el as unknown as { value: string }).value) : (el.textContent ?? ''),
+      );
     const fields = () => page.getByRole('region', { name: 'Fields' });
     const results = () => page.getByRole('region', { name: 'Results' });
     const liveSwitch = () => page.getByRole('switch', { name: 'Live' });
@@ -387,7 +389,7 @@ describe.skipIf(SKIP)(
         // `/` from elsewhere focuses it.
         await count().click();
         await page.keyboard.press('/');
-        expect(await editor.evaluate((el) => el === document.activeElement)).toBe(true);
+        expect(await editor.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
         // A filter from the field list reaches the editor.
         const sev = fields().getByRole('button', { name: /^severity, [\d,]+$/ });
         await sev.click();

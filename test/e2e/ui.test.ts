@@ -105,7 +105,9 @@ describe.skipIf(SKIP)(
     const queryBox = () => page.getByRole('textbox', { name: 'Query' });
     // The query box is CodeMirror's contenteditable once the editor has loaded, an input before.
     const queryText = () =>
-      queryBox().evaluate((el) => (el instanceof HTMLInputElement ? el.value : (el.textContent ?? '')));
+      queryBox().evaluate((el) =>
+        el.tagName === 'INPUT' ? String((el as unknown as { value: string }).value) : (el.textContent ?? ''),
+      );
 
     beforeAll(async () => {
       if (!existsSync(CHROMIUM))
