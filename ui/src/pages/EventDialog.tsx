@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText, isAbort, type LogEvent } from '../api';
 import { formatTs } from '../format';
+import { Link } from '../router';
+import './tasks/work.css';
 
 interface Timestamps {
   event_time: number;
@@ -51,6 +53,25 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
   const [times, setTimes] = useState<Timestamps | null>(null);
   const [triggers, setTriggers] = useState<MatchedTrigger[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [task, setTask] = useState<{ id: number; title: string } | null>(null);
+  const [taskBusy, setTaskBusy] = useState(false);
+
+  /** A task linked to this event, titled from its message (`POST /api/tasks`). */
+  const createTask = async () => {
+    setTaskBusy(true);
+    setError(null);
+    try {
+      const message = typeof event.message === 'string' ? event.message.split('\n')[0]?.trim() : '';
+      const title = (message || `Event ${event.ev_id}`).slice(0, 200);
+      setTask(
+        await api<{ id: number; title: string }>('/api/tasks', { body: { title, ev_ids: [event.ev_id] } }),
+      );
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setTaskBusy(false);
+    }
+  };
 
   useEffect(() => {
     const d = ref.current;
@@ -65,6 +86,7 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
     setTimes(null);
     setTriggers(null);
     setError(null);
+    setTask(null);
     api<Record<string, unknown>>(base, opts)
       .then(setFull)
       .catch((err) => {
@@ -86,10 +108,31 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
     <dialog ref={ref} aria-label="Event" className="event-dialog" onClose={onClose}>
       <div className="dialog-head">
         <h2>Event</h2>
-        <button type="button" className="secondary" onClick={() => ref.current?.close()}>
-          Close
-        </button>
+        <div className="dialog-actions">
+          <button
+            type="button"
+            className="secondary"
+            disabled={taskBusy || task !== null}
+            onClick={createTask}
+          >
+            Create task
+          </button>
+          <button type="button" className="secondary" onClick={() => ref.current?.close()}>
+            Close
+          </button>
+        </div>
       </div>
+      <p role="status" className="muted task-created">
+        {task && (
+          <>
+            Created task{' '}
+            <Link to="/tasks">
+              #{task.id} “{task.title}”
+            </Link>
+            .
+          </>
+        )}
+      </p>
       <p className="event-message">{typeof event.message === 'string' ? event.message : ''}</p>
       {error && (
         <p role="alert" className="error">

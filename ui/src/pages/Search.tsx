@@ -4,6 +4,7 @@ import { DEFAULT_PRESET, formatCount, isPreset, pinPreset, TIME_PRESETS } from '
 import { navigate } from '../router';
 import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
+import { SearchActions } from './reports/SearchActions';
 import { type FieldInfo, FieldList, fetchFields } from './search/FieldList';
 import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
 import { addTerm } from './search/query';
@@ -259,6 +260,12 @@ export function SearchPage() {
               </>
             )}
             {state.phase === 'STOPPED' && <span className="muted">Stopped: the results are partial.</span>}
+            <SearchActions
+              qid={state.phase === 'SUCCESS' || state.phase === 'STOPPED' ? state.qid : null}
+              query={shown?.query ?? text}
+              window={shown?.window ?? null}
+              preset={preset}
+            />
           </>
         )}
       </div>
