@@ -2,7 +2,7 @@
  * Widget visualizations drawn without a chart library: a widget's query result
  * (GenericQuery of Search, TopN, LastN, Timeline or Summary) shown as its kind says.
  */
-import type { ReactNode } from 'react';
+import type { CSSProperties, ReactNode } from 'react';
 import { formatCount, formatTs } from '../../format';
 
 export type VisualizationKind = 'table' | 'bar' | 'line' | 'area' | 'pie' | 'number' | 'map' | 'list';
@@ -30,6 +30,56 @@ interface Table {
 }
 
 const PALETTE = ['#3b6fd8', '#d9480f', '#2b8a3e', '#9c36b5', '#c92a2a', '#0b7285', '#e67700', '#5c940d'];
+
+/**
+ * The reports' severity colours (src/export/charts.ts, same values): the worse the
+ * severity, the hotter (emergency, alert, critical red; error orange-red; warning amber),
+ * notice blue, info grey, debug light grey.
+ */
+export const SEVERITY_COLORS: Readonly<Record<string, string>> = {
+  emergency: '#7f0000',
+  alert: '#b71c1c',
+  critical: '#d32f2f',
+  error: '#e65100',
+  warning: '#ffb300',
+  notice: '#1e88e5',
+  info: '#9e9e9e',
+  debug: '#d9d9d9',
+};
+const OTHER_COLOR = '#8d6e63';
+const isOther = (name: string) => ['other', '(other)', '(none)'].includes(name.toLowerCase());
+
+/** Each name's severity colour when the names are severities (with perhaps an other), else null. */
+export function severityColors(names: readonly string[]): string[] | null {
+  const real = names.filter((n) => !isOther(n));
+  if (real.length === 0 || !real.every((n) => Object.hasOwn(SEVERITY_COLORS, n.toLowerCase()))) return null;
+  return names.map((n) => SEVERITY_COLORS[n.toLowerCase()] ?? OTHER_COLOR);
+}
+
+/** A colour per name: severities their own, anything else the palette's in turn. */
+export const colorsFor = (names: readonly string[]): string[] =>
+  severityColors(names) ?? names.map((_, i) => PALETTE[i % PALETTE.length] as string);
+
+/** Round steps for a value axis: 1, 2 or 5 times a power of ten, about `ticks` of them to the top. */
+export function yTicks(max: number, ticks = 4): number[] {
+  const raw = Math.max(1, max) / ticks;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const n = raw / mag;
+  const step = Math.max(1, (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag);
+  const top = Math.max(step, Math.ceil(Math.max(1, max) / step) * step);
+  const out: number[] = [];
+  for (let v = 0; v <= top + step / 2; v += step) out.push(v);
+  return out;
+}
+
+/** 1200 → 1.2k, 3000000 → 3M: axis labels stay narrow. */
+export function compact(n: number): string {
+  const r = (v: number) => String(Math.round(v * 10) / 10);
+  if (n >= 1e9) return `${r(n / 1e9)}G`;
+  if (n >= 1e6) return `${r(n / 1e6)}M`;
+  if (n >= 1e3) return `${r(n / 1e3)}k`;
+  return r(n);
+}
 
 const asNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 const cellText = (v: unknown): string => {
@@ -230,6 +280,8 @@ function BigNumber({ data }: { data: QueryData }) {
 function Bars({ pts, title }: { pts: Point[]; title: string }) {
   if (!pts.length) return <p className="muted">No data.</p>;
   const max = Math.max(1, ...pts.map((p) => p.value));
+  const names = pts.map((p) => p.label);
+  const fixed = severityColors(names);
   return (
     <ul className="dash-bars" aria-label={`${title}: bar chart`}>
       {pts.map((p, i) => (
@@ -239,7 +291,7 @@ function Bars({ pts, title }: { pts: Point[]; title: string }) {
             {p.label}
           </span>
           <svg className="dash-bar" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">
-            <rect x="0" y="0" height="10" width={(p.value / max) * 100} />
+            <rect x="0" y="0" height="10" width={(p.value / max) * 100} fill={fixed?.[i]} />
           </svg>
           <span className="dash-bar-value">{formatCount(p.value)}</span>
         </li>
@@ -275,65 +327,89 @@ function TimeChart({
     return { ...s, lo: stacked ? lo : base.map(() => 0), hi };
   });
   const max = Math.max(1, ...layers.flatMap((l) => l.hi));
+  const ticks = yTicks(max);
+  const top = ticks[ticks.length - 1] as number;
+  const colors = colorsFor(series.map((s) => s.name));
   const W = 600;
   const H = 160;
   const n = buckets.length;
   const x = (i: number) => (n === 1 ? W / 2 : (i / (n - 1)) * W);
-  const y = (v: number) => H - (v / max) * (H - 4);
+  const y = (v: number) => H - (v / top) * H;
   const total = buckets.reduce((s, b) => s + b.count, 0);
   const first = buckets[0] as Bucket;
   const last = buckets[n - 1] as Bucket;
   const withDate = last.ts - first.ts >= 20 * 3600;
   const summary = `${title}: ${kind} chart of ${formatCount(total)} events in ${n} buckets from ${formatTs(first.ts).slice(0, 16)} to ${formatTs(last.ts).slice(0, 16)}, peak ${formatCount(max)}`;
+  const labels = ticks.map(compact);
+  const axisWidth = `${Math.max(...labels.map((l) => l.length)) + 1}ch`;
   return (
-    <figure className="dash-chart">
-      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={summary}>
-        <line x1="0" y1={H - 0.5} x2={W} y2={H - 0.5} className="dash-axis" />
-        {layers.map((l, li) => {
-          const color = PALETTE[li % PALETTE.length];
-          if (kind === 'bar') {
-            const bw = W / n;
+    <figure className="dash-chart" style={{ '--dash-yaxis': axisWidth } as CSSProperties}>
+      <div className="dash-plot">
+        {/* The values' scale: read from the chart's summary by assistive technology. */}
+        <div className="dash-yaxis muted" aria-hidden="true">
+          {ticks.map((t, i) => (
+            <span key={t} style={{ bottom: `${(t / top) * 100}%` }}>
+              {labels[i]}
+            </span>
+          ))}
+        </div>
+        <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={summary}>
+          {ticks.map((t) => (
+            <line
+              key={t}
+              x1="0"
+              y1={y(t)}
+              x2={W}
+              y2={y(t)}
+              className={t === 0 ? 'dash-axis' : 'dash-gridline'}
+            />
+          ))}
+          {layers.map((l, li) => {
+            const color = colors[li];
+            if (kind === 'bar') {
+              const bw = W / n;
+              return (
+                <g key={l.name} fill={color}>
+                  {l.hi.map((v, i) => (
+                    <rect
+                      key={buckets[i]?.ts ?? i}
+                      x={i * bw + bw * 0.1}
+                      width={bw * 0.8}
+                      y={y(v)}
+                      height={y(l.lo[i] ?? 0) - y(v)}
+                    />
+                  ))}
+                </g>
+              );
+            }
+            const topLine = l.hi.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);
+            if (kind === 'area') {
+              const bottom = l.lo.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).reverse();
+              return (
+                <polygon
+                  key={l.name}
+                  points={[...topLine, ...bottom].join(' ')}
+                  fill={color}
+                  fillOpacity={0.35}
+                  stroke={color}
+                  strokeWidth={1.5}
+                  vectorEffect="non-scaling-stroke"
+                />
+              );
+            }
             return (
-              <g key={l.name} fill={color}>
-                {l.hi.map((v, i) => (
-                  <rect
-                    key={buckets[i]?.ts ?? i}
-                    x={i * bw + bw * 0.1}
-                    width={bw * 0.8}
-                    y={y(v)}
-                    height={y(l.lo[i] ?? 0) - y(v)}
-                  />
-                ))}
-              </g>
-            );
-          }
-          const top = l.hi.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);
-          if (kind === 'area') {
-            const bottom = l.lo.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).reverse();
-            return (
-              <polygon
+              <polyline
                 key={l.name}
-                points={[...top, ...bottom].join(' ')}
-                fill={color}
-                fillOpacity={0.35}
+                points={topLine.join(' ')}
+                fill="none"
                 stroke={color}
-                strokeWidth={1.5}
+                strokeWidth={2}
                 vectorEffect="non-scaling-stroke"
               />
             );
-          }
-          return (
-            <polyline
-              key={l.name}
-              points={top.join(' ')}
-              fill="none"
-              stroke={color}
-              strokeWidth={2}
-              vectorEffect="non-scaling-stroke"
-            />
-          );
-        })}
-      </svg>
+          })}
+        </svg>
+      </div>
       <figcaption className="dash-chart-axis muted">
         <span>{shortTime(first.ts, withDate)}</span>
         <span>peak {formatCount(max)}</span>
@@ -345,12 +421,13 @@ function TimeChart({
 }
 
 function Legend({ names }: { names: string[] }) {
+  const colors = colorsFor(names);
   return (
     <ul className="dash-legend">
       {names.map((n, i) => (
         <li key={n}>
           <svg width="10" height="10" aria-hidden="true">
-            <rect width="10" height="10" fill={PALETTE[i % PALETTE.length]} />
+            <rect width="10" height="10" fill={colors[i]} />
           </svg>
           {n}
         </li>
@@ -363,6 +440,7 @@ function Pie({ pts, title }: { pts: Point[]; title: string }) {
   const total = pts.reduce((s, p) => s + p.value, 0);
   if (!total) return <p className="muted">No data.</p>;
   const shown = pts.slice(0, PALETTE.length);
+  const colors = colorsFor(shown.map((p) => p.label));
   let angle = -Math.PI / 2;
   const slices = shown.map((p, i) => {
     const a0 = angle;
@@ -374,7 +452,7 @@ function Pie({ pts, title }: { pts: Point[]; title: string }) {
       p.value === total
         ? 'M 50 2 A 48 48 0 1 1 49.99 2 Z'
         : `M 50 50 L ${x0} ${y0} A 48 48 0 ${large} 1 ${x1} ${y1} Z`;
-    return <path key={p.label} d={d} fill={PALETTE[i % PALETTE.length]} />;
+    return <path key={p.label} d={d} fill={colors[i]} />;
   });
   const pct = (v: number) => `${((v / total) * 100).toFixed(1)} %`;
   return (
@@ -390,7 +468,7 @@ function Pie({ pts, title }: { pts: Point[]; title: string }) {
         {shown.map((p, i) => (
           <li key={p.label}>
             <svg width="10" height="10" aria-hidden="true">
-              <rect width="10" height="10" fill={PALETTE[i % PALETTE.length]} />
+              <rect width="10" height="10" fill={colors[i]} />
             </svg>
             {p.label} <span className="muted">{pct(p.value)}</span>
           </li>
