@@ -2,14 +2,13 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, memo, useEffect, useRef } from 'react';
 import type { LogEvent } from '../api';
 import { formatTs } from '../format';
+import { cellText, columnClass, columnLabel, DEFAULT_COLUMNS } from './search/columns';
 import { PAGE_SIZE, type Phase } from './useSearch';
 
 /** Rows the table scrolls through (browsers cap an element's height near 17-33 million px). */
 export const MAX_ROWS = 500_000;
 const ROW_HEIGHT = 30;
 const LOAD_DELAY_MS = 120;
-
-const text = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'string' ? v : String(v));
 
 interface Props {
   total: number;
@@ -20,6 +19,8 @@ interface Props {
   onOpen: (ev: LogEvent) => void;
   /** Shown when there are no rows (default: nothing matched). */
   emptyText?: string;
+  /** The columns shown, in order (default: time, severity, host, app, message). */
+  columns?: readonly string[];
 }
 
 /** Short forms for narrow screens (syslog's own abbreviations). */
@@ -31,7 +32,16 @@ const SEV_SHORT: Record<string, string> = {
 };
 
 /** The events of a search as a virtualised table: only the rows in view are in the DOM. */
-export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOpen, emptyText }: Props) {
+export function ResultsTable({
+  total,
+  pages,
+  phase,
+  ensureRows,
+  selectedId,
+  onOpen,
+  emptyText,
+  columns = DEFAULT_COLUMNS,
+}: Props) {
   const scrollRef = useRef<HTMLElement>(null);
   const count = Math.min(total, MAX_ROWS);
   const virtualizer = useVirtualizer({
@@ -67,28 +77,26 @@ export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOp
         style={{ marginTop: padTop, marginBottom: padBottom }}
       >
         <colgroup>
-          <col className="c-time" />
-          <col className="c-sev" />
-          <col className="c-host" />
-          <col className="c-app" />
-          <col className="c-msg" />
+          {columns.map((c) => (
+            <col key={c} className={columnClass(c)} />
+          ))}
         </colgroup>
         <thead>
           <tr aria-rowindex={1}>
-            <th scope="col">Time</th>
-            <th scope="col">
-              <span className="sev-long">Severity</span>
-              <span className="sev-short" aria-hidden="true">
-                Sev.
-              </span>
-            </th>
-            <th scope="col" className="c-host">
-              Host
-            </th>
-            <th scope="col" className="c-app">
-              App
-            </th>
-            <th scope="col">Message</th>
+            {columns.map((c) => (
+              <th key={c} scope="col" className={c === 'host' || c === 'app' ? columnClass(c) : undefined}>
+                {c === 'severity' ? (
+                  <>
+                    <span className="sev-long">Severity</span>
+                    <span className="sev-short" aria-hidden="true">
+                      Sev.
+                    </span>
+                  </>
+                ) : (
+                  columnLabel(c)
+                )}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
@@ -101,10 +109,11 @@ export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOp
                 ev={ev}
                 selected={ev.ev_id === selectedId}
                 onOpen={onOpen}
+                columns={columns}
               />
             ) : (
               <tr key={`loading-${item.index}`} aria-rowindex={item.index + 2} className="loading-row">
-                <td colSpan={5}>Loading…</td>
+                <td colSpan={columns.length}>Loading…</td>
               </tr>
             );
           })}
@@ -117,14 +126,37 @@ export function ResultsTable({ total, pages, phase, ensureRows, selectedId, onOp
   );
 }
 
+function Cell({ column, ev }: { column: string; ev: LogEvent }) {
+  if (column === 'time')
+    return (
+      <>
+        <span className="date">{formatTs(ev.ts).slice(0, 11)}</span>
+        {formatTs(ev.ts).slice(11)}
+      </>
+    );
+  if (column === 'severity') {
+    const severity = cellText(ev.severity);
+    return severity ? (
+      <span className={`sev sev-${severity}`} title={severity}>
+        <span className="sev-long">{severity}</span>
+        {/* A phone shows the short form; assistive technology reads the full one. */}
+        <span className="sev-short" aria-hidden="true">
+          {SEV_SHORT[severity] ?? severity}
+        </span>
+      </span>
+    ) : null;
+  }
+  return <>{cellText(ev[column])}</>;
+}
+
 const Row = memo(function Row(props: {
   index: number;
   ev: LogEvent;
   selected: boolean;
   onOpen: (ev: LogEvent) => void;
+  columns: readonly string[];
 }) {
-  const { ev, onOpen } = props;
-  const severity = text(ev.severity);
+  const { ev, onOpen, columns } = props;
   const onKeyDown = (e: KeyboardEvent<HTMLTableRowElement>) => {
     if (e.key === 'Enter' && e.target === e.currentTarget) onOpen(ev);
   };
@@ -135,26 +167,18 @@ const Row = memo(function Row(props: {
       onClick={() => onOpen(ev)}
       onKeyDown={onKeyDown}
     >
-      <td className="c-time">
-        <button type="button" className="row-open" title="Show this event">
-          <span className="date">{formatTs(ev.ts).slice(0, 11)}</span>
-          {formatTs(ev.ts).slice(11)}
-        </button>
-      </td>
-      <td className="c-sev">
-        {severity && (
-          <span className={`sev sev-${severity}`} title={severity}>
-            <span className="sev-long">{severity}</span>
-            {/* A phone shows the short form; assistive technology reads the full one. */}
-            <span className="sev-short" aria-hidden="true">
-              {SEV_SHORT[severity] ?? severity}
-            </span>
-          </span>
-        )}
-      </td>
-      <td className="c-host">{text(ev.host)}</td>
-      <td className="c-app">{text(ev.app)}</td>
-      <td className="c-msg">{text(ev.message)}</td>
+      {columns.map((c, i) => (
+        <td key={c} className={columnClass(c)}>
+          {/* The first cell opens the event from the keyboard. */}
+          {i === 0 ? (
+            <button type="button" className="row-open" title="Show this event">
+              <Cell column={c} ev={ev} />
+            </button>
+          ) : (
+            <Cell column={c} ev={ev} />
+          )}
+        </td>
+      ))}
     </tr>
   );
 });

@@ -1,13 +1,24 @@
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { LogEvent, TimeRange } from '../api';
-import { DEFAULT_PRESET, formatCount, isPreset, pinPreset, TIME_PRESETS } from '../format';
+import { DEFAULT_PRESET, formatCount, TIME_PRESETS } from '../format';
 import { navigate } from '../router';
 import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
 import { SearchActions } from './reports/SearchActions';
+import { ColumnPicker } from './search/ColumnPicker';
+import { loadColumns, saveColumns } from './search/columns';
 import { type FieldInfo, FieldList, fetchFields } from './search/FieldList';
 import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
 import { addTerm } from './search/query';
+import {
+  parseCustomRange,
+  type RangeSel,
+  rangeFromParams,
+  rangeToParams,
+  toDatetimeLocal,
+  windowOf,
+  zoomOut,
+} from './search/time-range';
 import { MAX_LIVE_ROWS, TAIL_WINDOW, useLiveTail } from './search/useLiveTail';
 import { Timeline } from './Timeline';
 import { PAGE_SIZE, useSearch } from './useSearch';
@@ -31,10 +42,21 @@ const noRows = () => {};
 export function SearchPage() {
   const initial = useRef(new URLSearchParams(window.location.search));
   const [text, setText] = useState(() => initial.current.get('q') ?? '');
-  const [preset, setPreset] = useState(() => {
-    const r = initial.current.get('range');
-    return isPreset(r) ? r : DEFAULT_PRESET;
-  });
+  const [range, setRange] = useState<RangeSel>(() => rangeFromParams(initial.current));
+  /** The From/To form: open while the range is absolute or "Custom range…" is chosen. */
+  const [customOpen, setCustomOpen] = useState(() => range.kind === 'absolute');
+  const [customFrom, setCustomFrom] = useState(() =>
+    range.kind === 'absolute' ? toDatetimeLocal(range.from) : '',
+  );
+  const [customTo, setCustomTo] = useState(() =>
+    range.kind === 'absolute' ? toDatetimeLocal(range.to) : '',
+  );
+  const [customError, setCustomError] = useState<string | null>(null);
+  const [columns, setColumns] = useState(loadColumns);
+  const changeColumns = useCallback((cols: string[]) => {
+    setColumns(cols);
+    saveColumns(cols);
+  }, []);
   const [selected, setSelected] = useState<LogEvent | null>(null);
   const queryRef = useRef<QueryBoxHandle>(null);
   const { state, start, stop, abandon, ensureRows, running } = useSearch();
@@ -48,34 +70,62 @@ export function SearchPage() {
   const [liveQuery, setLiveQuery] = useState('');
   const tail = useLiveTail(liveQuery, live, paused);
 
-  const remember = useCallback((query: string, range: string) => {
+  /** Keeps the query and range in the address; a new range is a history entry (Back returns to the last). */
+  const remember = useCallback((query: string, r: RangeSel, push = false) => {
     const params = new URLSearchParams();
     if (query) params.set('q', query);
-    if (range !== DEFAULT_PRESET) params.set('range', range);
+    rangeToParams(r, params);
     const qs = params.toString();
-    navigate(qs ? `/search?${qs}` : '/search', { replace: true });
+    navigate(qs ? `/search?${qs}` : '/search', { replace: !push });
   }, []);
 
   const run = useCallback(
-    (query: string, range: string) => {
-      const pinned = pinPreset(range, Date.now());
+    (query: string, r: RangeSel, push = false) => {
+      const pinned = windowOf(r, Date.now());
       setShown({ query, window: pinned });
       setSelected(null);
-      remember(query, range);
+      remember(query, r, push);
       start(query, pinned);
     },
     [start, remember],
   );
+
+  /** Shows a range in the picker (an absolute one in the From/To form). */
+  const showRange = useCallback((r: RangeSel) => {
+    setRange(r);
+    setCustomError(null);
+    setCustomOpen(r.kind === 'absolute');
+    if (r.kind === 'absolute') {
+      setCustomFrom(toDatetimeLocal(r.from));
+      setCustomTo(toDatetimeLocal(r.to));
+    }
+  }, []);
 
   // The first search runs on arrival, with what the address holds (empty: everything).
   // The same effect abandons what still runs when the page goes: under StrictMode the
   // effect runs, is cleaned up and runs again, and the second run searches again.
   useEffect(() => {
     const q = initial.current;
-    const r = q.get('range');
-    run(q.get('q') ?? '', isPreset(r) ? r : DEFAULT_PRESET);
+    run(q.get('q') ?? '', rangeFromParams(q));
     return abandon;
   }, [run, abandon]);
+
+  // Back and Forward: search what the address holds then.
+  const liveRef = useRef(live);
+  liveRef.current = live;
+  useEffect(() => {
+    const onPop = () => {
+      if (window.location.pathname !== '/search' || liveRef.current) return;
+      const params = new URLSearchParams(window.location.search);
+      const query = params.get('q') ?? '';
+      const r = rangeFromParams(params);
+      setText(query);
+      showRange(r);
+      run(query, r);
+    };
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, [run, showRange]);
 
   // `/` focuses the query box from anywhere (except while typing elsewhere).
   useEffect(() => {
@@ -95,10 +145,10 @@ export function SearchPage() {
       if (live) {
         setSelected(null);
         setLiveQuery(query);
-        remember(query, preset);
-      } else run(query, preset);
+        remember(query, range);
+      } else run(query, range);
     },
-    [live, run, preset, remember],
+    [live, run, range, remember],
   );
 
   const submit = (e?: FormEvent) => {
@@ -120,7 +170,7 @@ export function SearchPage() {
     if (live) {
       setLive(false);
       setPaused(false);
-      run(text, preset);
+      run(text, range);
     } else {
       // The historical search is not needed while tailing.
       if (running) void stop();
@@ -134,14 +184,17 @@ export function SearchPage() {
   const liveRange = useMemo<TimeRange>(() => ({ preset: TAIL_WINDOW }), []);
 
   // Completion's fields: every field of the time range, fetched once a minute at most.
-  const presetRef = useRef(preset);
-  presetRef.current = preset;
+  const rangeRef = useRef(range);
+  rangeRef.current = range;
   const fieldCache = useRef<{ key: string; at: number; fields: Promise<FieldInfo[]> } | null>(null);
   const completionFields = useCallback(() => {
-    const key = presetRef.current;
+    const r = rangeRef.current;
+    const key = JSON.stringify(r);
     const c = fieldCache.current;
     if (c && c.key === key && Date.now() - c.at < 60_000) return c.fields;
-    const fields = fetchFields('', { preset: key }).then((r) => r.fields);
+    const timeRange: TimeRange =
+      r.kind === 'absolute' ? { ts_from: r.from, ts_to: r.to } : { preset: r.preset };
+    const fields = fetchFields('', timeRange).then((r) => r.fields);
     fields.catch(() => {
       fieldCache.current = null;
     });
@@ -154,6 +207,43 @@ export function SearchPage() {
       pages.set(i / PAGE_SIZE, tail.rows.slice(i, i + PAGE_SIZE));
     return pages;
   }, [tail.rows]);
+
+  const onRangeChange = (value: string) => {
+    if (value === 'custom') {
+      // The form starts at the window shown.
+      const w = shown?.window ?? windowOf(range, Date.now());
+      setCustomFrom(toDatetimeLocal(w.ts_from));
+      setCustomTo(toDatetimeLocal(w.ts_to));
+      setCustomError(null);
+      setCustomOpen(true);
+      return;
+    }
+    const r: RangeSel = { kind: 'preset', preset: value };
+    showRange(r);
+    run(text, r, true);
+  };
+
+  const applyCustom = (e: FormEvent) => {
+    e.preventDefault();
+    const parsed = parseCustomRange(customFrom, customTo);
+    if (!parsed.ok) {
+      setCustomError(parsed.error);
+      return;
+    }
+    showRange(parsed.range);
+    run(text, parsed.range, true);
+  };
+
+  const zoomTo = useCallback(
+    (r: RangeSel) => {
+      showRange(r);
+      run(shown?.query ?? text, r, true);
+    },
+    [showRange, run, shown, text],
+  );
+  const onZoomOut = useCallback(() => {
+    if (shown) zoomTo(zoomOut(shown.window));
+  }, [shown, zoomTo]);
 
   const total = state.total ?? 0;
   const statusText = live
@@ -185,13 +275,10 @@ export function SearchPage() {
           </label>
           <select
             id="time-range"
-            value={live ? '' : preset}
+            value={live ? '' : customOpen || range.kind === 'absolute' ? 'custom' : range.preset}
             disabled={live}
             title={live ? 'Live shows events as they arrive' : undefined}
-            onChange={(e) => {
-              setPreset(e.target.value);
-              run(text, e.target.value);
-            }}
+            onChange={(e) => onRangeChange(e.target.value)}
           >
             {live && <option value="">Live (new events)</option>}
             {TIME_PRESETS.map((p) => (
@@ -199,6 +286,7 @@ export function SearchPage() {
                 {p.label}
               </option>
             ))}
+            <option value="custom">Custom range…</option>
           </select>
           <button type="submit">Search</button>
           <button
@@ -214,13 +302,56 @@ export function SearchPage() {
         </form>
       </search>
 
+      {customOpen && !live && (
+        <form className="custom-range" aria-label="Custom range" noValidate onSubmit={applyCustom}>
+          <div className="field">
+            <label htmlFor="range-from">From</label>
+            <input
+              id="range-from"
+              type="datetime-local"
+              step={1}
+              value={customFrom}
+              aria-invalid={customError ? true : undefined}
+              aria-describedby={customError ? 'range-error' : undefined}
+              onChange={(e) => setCustomFrom(e.target.value)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor="range-to">To</label>
+            <input
+              id="range-to"
+              type="datetime-local"
+              step={1}
+              value={customTo}
+              aria-invalid={customError ? true : undefined}
+              aria-describedby={customError ? 'range-error' : undefined}
+              onChange={(e) => setCustomTo(e.target.value)}
+            />
+          </div>
+          <button type="submit">Apply range</button>
+          <span className="muted small-text">in your browser's time zone</span>
+          {customError && (
+            <p role="alert" id="range-error" className="error">
+              {customError}
+            </p>
+          )}
+        </form>
+      )}
+
       {error && (
         <p role="alert" className="error">
           {error}
         </p>
       )}
 
-      {!live && <Timeline timeline={state.timeline} window={shown?.window ?? null} />}
+      {!live && (
+        <Timeline
+          timeline={state.timeline}
+          window={shown?.window ?? null}
+          onZoom={zoomTo}
+          onZoomOut={onZoomOut}
+        />
+      )}
 
       <div className="status-row">
         <div role="status" className="count">
@@ -240,6 +371,12 @@ export function SearchPage() {
               {paused ? 'Resume' : 'Pause'}
             </button>
             <span className="muted wide-only">newest first, at most {formatCount(MAX_LIVE_ROWS)}</span>
+            <ColumnPicker
+              columns={columns}
+              onChange={changeColumns}
+              query={liveQuery}
+              timeRange={liveRange}
+            />
           </>
         ) : (
           <>
@@ -264,7 +401,13 @@ export function SearchPage() {
               qid={state.phase === 'SUCCESS' || state.phase === 'STOPPED' ? state.qid : null}
               query={shown?.query ?? text}
               window={shown?.window ?? null}
-              preset={preset}
+              preset={range.kind === 'preset' ? range.preset : DEFAULT_PRESET}
+            />
+            <ColumnPicker
+              columns={columns}
+              onChange={changeColumns}
+              query={shown?.query ?? ''}
+              timeRange={shown?.window ?? null}
             />
           </>
         )}
@@ -286,6 +429,7 @@ export function SearchPage() {
             selectedId={selected?.ev_id ?? null}
             onOpen={setSelected}
             emptyText="Waiting for events…"
+            columns={columns}
           />
         ) : (
           <ResultsTable
@@ -296,6 +440,7 @@ export function SearchPage() {
             ensureRows={ensureRows}
             selectedId={selected?.ev_id ?? null}
             onOpen={setSelected}
+            columns={columns}
           />
         )}
       </div>

@@ -1,0 +1,145 @@
+/**
+ * The search page's time range as pure functions: a preset or an absolute window, kept in
+ * the address (`range=<preset>` or `from=`/`to=` Unix seconds), edited as `datetime-local`
+ * values in the browser's zone, and zoomed on the timeline (bucket index ↔ time).
+ */
+import { DEFAULT_PRESET, isPreset, pinPreset } from '../../format.js';
+
+export interface Window {
+  ts_from: number;
+  ts_to: number;
+}
+
+export type RangeSel = { kind: 'preset'; preset: string } | { kind: 'absolute'; from: number; to: number };
+
+export const DEFAULT_RANGE: RangeSel = { kind: 'preset', preset: DEFAULT_PRESET };
+
+const seconds = (v: string | null): number | null => {
+  if (v === null || !/^\d{1,12}$/.test(v)) return null;
+  return Number(v);
+};
+
+/** The range an address holds: `from`/`to` when both are valid and from < to, else `range`, else the default. */
+export function rangeFromParams(params: URLSearchParams): RangeSel {
+  const from = seconds(params.get('from'));
+  const to = seconds(params.get('to'));
+  if (from !== null && to !== null && from < to) return { kind: 'absolute', from, to };
+  const r = params.get('range');
+  return isPreset(r) ? { kind: 'preset', preset: r } : DEFAULT_RANGE;
+}
+
+/** Writes a range into `params` (replacing any range there); the default preset is left out. */
+export function rangeToParams(sel: RangeSel, params: URLSearchParams): URLSearchParams {
+  params.delete('range');
+  params.delete('from');
+  params.delete('to');
+  if (sel.kind === 'absolute') {
+    params.set('from', String(sel.from));
+    params.set('to', String(sel.to));
+  } else if (sel.preset !== DEFAULT_PRESET) params.set('range', sel.preset);
+  return params;
+}
+
+export const sameRange = (a: RangeSel, b: RangeSel) =>
+  a.kind === 'preset'
+    ? b.kind === 'preset' && a.preset === b.preset
+    : b.kind === 'absolute' && a.from === b.from && a.to === b.to;
+
+/** The absolute window `[ts_from, ts_to)` of a range at `nowMs`. */
+export function windowOf(sel: RangeSel, nowMs: number): Window {
+  return sel.kind === 'absolute' ? { ts_from: sel.from, ts_to: sel.to } : pinPreset(sel.preset, nowMs);
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** Unix seconds as a `datetime-local` value (`YYYY-MM-DDTHH:MM`, or with `:SS` when not whole minutes) in the local zone. */
+export function toDatetimeLocal(ts: number): string {
+  const d = new Date(ts * 1000);
+  const base = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return d.getSeconds() ? `${base}:${pad(d.getSeconds())}` : base;
+}
+
+/** A `datetime-local` value (local zone) as Unix seconds; null when it is not one. */
+export function fromDatetimeLocal(value: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/.exec(value.trim());
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map((x) => Number(x ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const date = new Date(y, mo - 1, d, h, mi, s);
+  // new Date rolls over out-of-range parts (Feb 30 → Mar 2): refuse those.
+  if (date.getFullYear() !== y || date.getMonth() !== mo - 1 || date.getDate() !== d || date.getHours() !== h)
+    return null;
+  return Math.floor(date.getTime() / 1000);
+}
+
+/** Validates the custom range form: both times given and From before To. */
+export function parseCustomRange(
+  fromValue: string,
+  toValue: string,
+): { ok: true; range: RangeSel & { kind: 'absolute' } } | { ok: false; error: string } {
+  const from = fromDatetimeLocal(fromValue);
+  const to = fromDatetimeLocal(toValue);
+  if (from === null) return { ok: false, error: 'Enter a From date and time.' };
+  if (to === null) return { ok: false, error: 'Enter a To date and time.' };
+  if (from >= to) return { ok: false, error: 'From must be before To.' };
+  return { ok: true, range: { kind: 'absolute', from, to } };
+}
+
+/** A timeline interval (`30s`, `5m`, `1h`, `1d`) in seconds; null when it is not one. */
+export function intervalSeconds(interval: string): number | null {
+  const m = /^([1-9]\d{0,4})([smhd])$/.exec(interval);
+  if (!m) return null;
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * unit;
+}
+
+/**
+ * The time at a fractional bucket position `x` (bucket `i` spans `[i, i + 1)`), clamped to
+ * the window. Positions past the last bucket extrapolate by the interval.
+ */
+export function bucketToTime(
+  buckets: readonly { ts: number }[],
+  intervalS: number,
+  x: number,
+  window: Window,
+): number {
+  const first = buckets[0]?.ts ?? window.ts_from;
+  const t = first + x * intervalS;
+  return Math.min(window.ts_to, Math.max(window.ts_from, t));
+}
+
+/** The fractional bucket position of a time: the inverse of bucketToTime (without the clamp). */
+export function timeToBucket(buckets: readonly { ts: number }[], intervalS: number, ts: number): number {
+  const first = buckets[0]?.ts ?? ts;
+  return intervalS > 0 ? (ts - first) / intervalS : 0;
+}
+
+/**
+ * The range a drag from bucket position `x0` to `x1` zooms to: whole seconds, clamped to
+ * the window; null when it is too small to be a range (a click).
+ */
+export function zoomRange(
+  buckets: readonly { ts: number }[],
+  intervalS: number,
+  x0: number,
+  x1: number,
+  window: Window,
+): (RangeSel & { kind: 'absolute' }) | null {
+  const a = Math.floor(bucketToTime(buckets, intervalS, Math.min(x0, x1), window));
+  const b = Math.ceil(bucketToTime(buckets, intervalS, Math.max(x0, x1), window));
+  if (b - a < 1) return null;
+  return { kind: 'absolute', from: a, to: b };
+}
+
+/** Twice the window around its middle (whole seconds, not before 1970). */
+export function zoomOut(window: Window): RangeSel & { kind: 'absolute' } {
+  const span = Math.max(1, window.ts_to - window.ts_from);
+  const mid = (window.ts_from + window.ts_to) / 2;
+  return { kind: 'absolute', from: Math.max(0, Math.floor(mid - span)), to: Math.ceil(mid + span) };
+}
