@@ -1,6 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
+import { OTHER_COLOR, SEVERITY_COLORS } from '../core/severity-colors.js';
 import { countText, percentText } from './cells.js';
 import { zonedTime } from './time-format.js';
 
@@ -42,23 +43,6 @@ const FONT = 'DejaVu Sans';
 // Rendered at twice the display size, so that printed charts stay sharp.
 const ZOOM = 2;
 const PLAIN = '#4c78a8';
-
-/**
- * Colours that mean what they say: the worse the severity, the hotter the colour
- * (emergency, alert, critical red; error dark orange; warning amber), notice blue,
- * info a neutral grey and debug a light one.
- */
-export const SEVERITY_COLORS: Readonly<Record<string, string>> = {
-  emergency: '#7f0000',
-  alert: '#b71c1c',
-  critical: '#d32f2f',
-  error: '#e65100',
-  warning: '#ffb300',
-  notice: '#1e88e5',
-  info: '#9e9e9e',
-  debug: '#d9d9d9',
-};
-const OTHER_COLOR = '#8d6e63';
 
 // HTTP status classes: success green, redirects blue, client errors amber, server errors red.
 const STATUS_SHADES: Readonly<Record<string, readonly string[]>> = {

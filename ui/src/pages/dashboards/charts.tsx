@@ -3,6 +3,7 @@
  * (GenericQuery of Search, TopN, LastN, Timeline or Summary) shown as its kind says.
  */
 import type { CSSProperties, ReactNode } from 'react';
+import { OTHER_COLOR, SEVERITY_COLORS } from '../../../../src/core/severity-colors';
 import { formatCount, formatTs } from '../../format';
 
 export type VisualizationKind = 'table' | 'bar' | 'line' | 'area' | 'pie' | 'number' | 'map' | 'list';
@@ -31,22 +32,6 @@ interface Table {
 
 const PALETTE = ['#3b6fd8', '#d9480f', '#2b8a3e', '#9c36b5', '#c92a2a', '#0b7285', '#e67700', '#5c940d'];
 
-/**
- * The reports' severity colours (src/export/charts.ts, same values): the worse the
- * severity, the hotter (emergency, alert, critical red; error orange-red; warning amber),
- * notice blue, info grey, debug light grey.
- */
-export const SEVERITY_COLORS: Readonly<Record<string, string>> = {
-  emergency: '#7f0000',
-  alert: '#b71c1c',
-  critical: '#d32f2f',
-  error: '#e65100',
-  warning: '#ffb300',
-  notice: '#1e88e5',
-  info: '#9e9e9e',
-  debug: '#d9d9d9',
-};
-const OTHER_COLOR = '#8d6e63';
 const isOther = (name: string) => ['other', '(other)', '(none)'].includes(name.toLowerCase());
 
 /** Each name's severity colour when the names are severities (with perhaps an other), else null. */
