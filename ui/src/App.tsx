@@ -2,10 +2,12 @@ import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from '
 import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken, type User } from './api';
 import { DashboardsPage } from './pages/dashboards/DashboardsList';
 import { DashboardRoute } from './pages/dashboards/DashboardView';
-import { ReportsPage, TasksPage, TriggersPage } from './pages/Lists';
 import { LoginPage } from './pages/Login';
+import { ReportsPage } from './pages/reports/ReportsPage';
 import { SearchPage } from './pages/Search';
 import { SettingsPage } from './pages/Settings';
+import { TasksPage } from './pages/tasks/TasksPage';
+import { TriggersPage } from './pages/triggers/TriggersPage';
 import { Link, navigate, safeNext, useLocation } from './router';
 
 const PAGES = [
