@@ -4,10 +4,11 @@ import type { FilterNode } from '../core/filter-ast.js';
 import type { Identity } from '../domain/auth/identity.js';
 import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
 import type { SearchResult } from '../event-store/query-plan.js';
-import { compilePredicate, type Predicate } from '../query/filter/evaluate.js';
+import { compilePredicate, type EventLike, type Predicate } from '../query/filter/evaluate.js';
 import type { QueryJob, QueryRunner } from '../query/runner.js';
 import { newestFirst } from '../query/sort.js';
 import { isRelative, resolveTimeRange } from '../query/time-range.js';
+import type { PresentOptions } from '../query/types/query-type.js';
 import type { SearchParams } from '../query/types/search.js';
 
 /** What a client subscribes to. */
@@ -19,7 +20,7 @@ export interface WidgetSource {
   resolve(
     who: Identity,
     target: { widget_id: number } | { dashboard_id: number },
-  ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null }>>;
+  ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean }>>;
   /**
    * Whether the caller may (still) see the target; false when it is gone or invisible.
    * Throws when that cannot be told now (a store is down): the subscription then stays.
@@ -78,16 +79,27 @@ interface Client {
 }
 
 /**
- * A watched Search in time order, tailed between its full evaluations: the matching events
- * committed since, newest first (at most a page's worth), and how many there were.
+ * A watched query between its full evaluations. A Search in time order keeps the
+ * matching events committed since, newest first (at most a page's worth), and how many
+ * there were; a type that folds (TopN, LastN, Summary, Timeline) keeps the matching
+ * events committed since, in batches by commit time, up to FOLD_MAX events.
  */
 interface Tail {
   events: StoredEvent[];
   /** Matches per commit (commit time, count), for the total. */
   added: Array<{ at: number; n: number }>;
+  /** Folding types: matching events per commit. */
+  batches: Array<{ at: number; events: readonly NormalisedEvent[] }>;
+  /** Events in `batches`. */
+  size: number;
+  /** Commit time of the first batch that did not fit: no folding until an evaluation after it. */
+  overflowAt: number | null;
   timer: NodeJS.Timeout | null;
   lastSent: number;
 }
+
+/** Most events a folding query keeps between its full evaluations (beyond: it waits for one). */
+const FOLD_MAX = 50_000;
 
 const targetKey = (t: Target) => JSON.stringify(t);
 
@@ -104,6 +116,8 @@ export class LiveHub {
   private readonly lastEval = new Map<string, number>();
   /** Widget refresh intervals of watched queries (ms), where a widget sets one. */
   private readonly refreshOf = new Map<string, number>();
+  /** Watched queries whose items a widget places by GeoIP (a map): sent with `geo`. */
+  private readonly geoOf = new Set<string>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
   private readonly tails = new Map<string, Tail>();
   private readonly predicates = new WeakMap<FilterNode, Predicate>();
@@ -271,7 +285,10 @@ export class LiveHub {
     } else {
       if (!this.widgets) throw new Error('Widget subscriptions are not available.');
       const resolved = await this.widgets.resolve(client.who, target);
-      for (const r of resolved) if (r.refreshMs) this.refreshOf.set(r.queryId, r.refreshMs);
+      for (const r of resolved) {
+        if (r.refreshMs) this.refreshOf.set(r.queryId, r.refreshMs);
+        if (r.geo) this.geoOf.add(r.queryId);
+      }
       watches = resolved.map((r) => ({
         key,
         target,
@@ -293,7 +310,10 @@ export class LiveHub {
     // The current state of each watched query, then whatever changes.
     for (const w of watches) {
       const job = await this.queries.job(client.who, w.queryId);
-      this.send(client, updateMessage(w, await this.queries.represent(this.withTail(job), {})));
+      this.send(
+        client,
+        updateMessage(w, await this.queries.represent(this.withTail(job), this.present(w.queryId))),
+      );
     }
   }
 
@@ -402,6 +422,7 @@ export class LiveHub {
       // The last subscriber gone: no more live re-evaluation for this query.
       this.byQuery.delete(watch.queryId);
       this.refreshOf.delete(watch.queryId);
+      this.geoOf.delete(watch.queryId);
       clearTimeout(this.pending.get(watch.queryId));
       this.pending.delete(watch.queryId);
       const tail = this.tails.get(watch.queryId);
@@ -414,7 +435,7 @@ export class LiveHub {
   private async publish(job: QueryJob): Promise<void> {
     const set = this.byQuery.get(job.id);
     if (!set?.size) return;
-    const data = await this.queries.represent(this.withTail(job), {});
+    const data = await this.queries.represent(this.withTail(job), this.present(job.id));
     const texts = new Map<string, Buffer>();
     const removed = this.runner.peek(job.id) === undefined;
     for (const { client, watch } of [...set]) {
@@ -433,6 +454,11 @@ export class LiveHub {
     }
   }
 
+  /** Read-time options of a watched query's updates. */
+  private present(queryId: string): PresentOptions {
+    return this.geoOf.has(queryId) ? { addGeoipData: true } : {};
+  }
+
   private predicate(job: QueryJob): Predicate {
     let p = this.predicates.get(job.filter);
     if (!p) {
@@ -442,16 +468,17 @@ export class LiveHub {
     return p;
   }
 
-  /** A Search in time order whose last evaluation succeeded: tailed from the commits. */
-  private tailable(job: QueryJob): boolean {
-    const sort = (job.params as SearchParams).sort;
-    return (
-      job.type === 'Search' &&
-      job.status === 'SUCCESS' &&
-      job.results !== null &&
-      sort?.length === 1 &&
-      sort[0] === '-ts'
-    );
+  /**
+   * Whether the job's last evaluation succeeded and commits can be added to it in memory:
+   * a Search in time order (tailed), or a type that folds these params.
+   */
+  private tailable(job: QueryJob): 'tail' | 'fold' | null {
+    if (job.status !== 'SUCCESS' || job.results === null) return null;
+    if (job.type === 'Search') {
+      const sort = (job.params as SearchParams).sort;
+      return sort?.length === 1 && sort[0] === '-ts' ? 'tail' : null;
+    }
+    return job.def.fold?.accepts(job.params) ? 'fold' : null;
   }
 
   /**
@@ -462,7 +489,9 @@ export class LiveHub {
    */
   private withTail(job: QueryJob): QueryJob {
     const tail = this.tails.get(job.id);
-    if (!tail || !this.tailable(job)) return job;
+    const how = tail ? this.tailable(job) : null;
+    if (!tail || !how) return job;
+    if (how === 'fold') return this.folded(job, tail);
     // What the last evaluation certainly saw is dropped from the tail.
     tail.events = tail.events.filter((e) => e.stored_at >= job.baseMs);
     tail.added = tail.added.filter((a) => a.at >= job.baseMs);
@@ -487,23 +516,70 @@ export class LiveHub {
     };
   }
 
-  /** Matching new events of a tailed Search: kept, and sent at most every `tailMs`. */
-  private tailEvents(job: QueryJob, events: readonly NormalisedEvent[], match: Predicate, now: number) {
+  /**
+   * The job as last evaluated with the matching events committed since folded in (the
+   * type's `fold`); as evaluated when more arrived than are kept.
+   */
+  private folded(job: QueryJob, tail: Tail): QueryJob {
+    const fold = job.def.fold;
+    // What the last evaluation certainly saw is dropped.
+    tail.batches = tail.batches.filter((b) => b.at >= job.baseMs);
+    tail.size = tail.batches.reduce((n, b) => n + b.events.length, 0);
+    if (tail.overflowAt !== null && tail.overflowAt < job.baseMs) tail.overflowAt = null;
+    if (!fold || !tail.batches.length || tail.overflowAt !== null) return job;
+    const now = Date.now();
     const window = resolveTimeRange(job.params.time_range, now);
-    const matched: StoredEvent[] = [];
+    const events = tail.batches.flatMap((b) => b.events) as unknown as EventLike[];
+    return {
+      ...job,
+      results: fold.apply(job.results, events, job.params, job.window),
+      baseMs: now,
+      window,
+      updatedAt: new Date(now).toISOString(),
+    };
+  }
+
+  /** Matching new events of a tailed or folded query: kept, and sent at most every `tailMs`. */
+  private tailEvents(
+    job: QueryJob,
+    how: 'tail' | 'fold',
+    events: readonly NormalisedEvent[],
+    match: Predicate,
+    now: number,
+  ) {
+    const window = resolveTimeRange(job.params.time_range, now);
+    const matched: NormalisedEvent[] = [];
     for (const e of events) {
-      if (e.ts >= window.fromMs && e.ts < window.toMs && match(e as unknown as Parameters<Predicate>[0]))
-        matched.push({ ...e, stored_at: now });
+      if (e.ts >= window.fromMs && e.ts < window.toMs && match(e as unknown as EventLike)) matched.push(e);
     }
     if (!matched.length) return;
     let tail = this.tails.get(job.id);
     if (!tail) {
-      tail = { events: [], added: [], timer: null, lastSent: 0 };
+      tail = { events: [], added: [], batches: [], size: 0, overflowAt: null, timer: null, lastSent: 0 };
       this.tails.set(job.id, tail);
     }
-    const params = job.params as SearchParams;
-    tail.events = [...matched, ...tail.events].sort(newestFirst).slice(0, params.page * params.page_size);
-    tail.added.push({ at: now, n: matched.length });
+    if (how === 'tail') {
+      const params = job.params as SearchParams;
+      const stored = matched.map((e): StoredEvent => ({ ...e, stored_at: now }));
+      tail.events = [...stored, ...tail.events].sort(newestFirst).slice(0, params.page * params.page_size);
+      tail.added.push({ at: now, n: matched.length });
+    } else {
+      if (tail.overflowAt !== null && tail.overflowAt < job.baseMs) tail.overflowAt = null;
+      if (tail.overflowAt !== null) return;
+      if (tail.batches.length && (tail.batches[0]?.at ?? 0) < job.baseMs) {
+        tail.batches = tail.batches.filter((b) => b.at >= job.baseMs);
+        tail.size = tail.batches.reduce((n, b) => n + b.events.length, 0);
+      }
+      if (tail.size + matched.length > FOLD_MAX) {
+        // Too many to keep: the next full evaluation (refresh interval) catches up.
+        tail.overflowAt = now;
+        tail.batches = [];
+        tail.size = 0;
+        return;
+      }
+      tail.batches.push({ at: now, events: matched });
+      tail.size += matched.length;
+    }
     if (tail.timer) return;
     const t = tail;
     t.timer = setTimeout(
@@ -527,8 +603,9 @@ export class LiveHub {
       const job = this.runner.peek(queryId);
       if (!job || job.stopped || !isRelative(job.params.time_range)) continue;
       const match = this.predicate(job);
-      if (this.tailable(job)) {
-        this.tailEvents(job, events, match, now);
+      const how = this.tailable(job);
+      if (how) {
+        this.tailEvents(job, how, events, match, now);
         continue;
       }
       if (this.pending.has(queryId)) continue;

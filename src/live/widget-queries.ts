@@ -30,7 +30,7 @@ export class WidgetQueries implements WidgetSource {
         const queryId = await this.queryFor(key, () =>
           this.queries.start(who, this.queries.validate(w.query)),
         );
-        return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs };
+        return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs, geo: w.geo };
       }),
     );
   }

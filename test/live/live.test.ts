@@ -280,6 +280,111 @@ describe(`live updates websocket on ${BACKEND}`, () => {
     c.close();
   });
 
+  it('folds new events into watched aggregates within a second, as a full evaluation counts them', async () => {
+    const RANGE = { preset: 'last_15_minutes' };
+    const dash = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/dashboards',
+      payload: {
+        title: 'Folded board',
+        widgets: [
+          {
+            title: 'Count',
+            query: {
+              type: 'Summary',
+              params: { time_range: RANGE, query: 'foldprobe', metrics: [{ op: 'count' }] },
+            },
+          },
+          {
+            title: 'Hosts',
+            query: { type: 'TopN', params: { time_range: RANGE, query: 'foldprobe', field: 'host' } },
+          },
+          {
+            title: 'Rate',
+            query: { type: 'Timeline', params: { time_range: RANGE, query: 'foldprobe', interval: '1m' } },
+          },
+          {
+            title: 'Where',
+            query: { type: 'TopN', params: { time_range: RANGE, query: 'foldprobe', field: 'src_ip' } },
+            visualization: { kind: 'map', options: {} },
+          },
+        ],
+      },
+    });
+    expect(dash.statusCode, dash.body).toBe(201);
+    const d = dash.json();
+    const ids = d.widgets.map((w: { id: number }) => w.id) as number[];
+    const c = await Client.open(`${url}?token=${t.adminToken}`);
+    c.send(['subscribe', { dashboard_id: d.id }]);
+    await c.next(is('subscribed'));
+    for (const id of ids) {
+      await c.next(
+        (m) =>
+          m[0] === 'widget-update' &&
+          m[1].widget_id === id &&
+          (m[1].data as { status: string }).status === 'SUCCESS',
+      );
+    }
+    const sent = Date.now();
+    const res = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      payload: [
+        { message: 'foldprobe 1', host: 'fold-a', src_ip: '8.8.8.8' },
+        { message: 'foldprobe 2', host: 'fold-a', src_ip: '8.8.8.8' },
+        { message: 'foldprobe 3', host: 'fold-b', src_ip: '10.0.0.1' },
+      ],
+    });
+    expect(res.json().accepted).toBe(3);
+    // Well before the refresh interval (liveRefreshMs, 5 s): folded in memory.
+    type Data = { query_id: string; status: string; results: Record<string, unknown> };
+    /** The widget's first update counting all three events (earlier ones may be initial states). */
+    const of = async (id: number, n: (r: Record<string, unknown>) => number) =>
+      (
+        await c.next(
+          (m) =>
+            m[0] === 'widget-update' &&
+            m[1].widget_id === id &&
+            (m[1].data as Data).status === 'SUCCESS' &&
+            n((m[1].data as Data).results) === 3,
+          1500,
+        )
+      )[1].data as Data;
+    const [count, hosts, rate, where] = await Promise.all([
+      of(ids[0] as number, (r) => (r.totals as { count: number }).count),
+      of(ids[1] as number, (r) => r.total as number),
+      of(ids[2] as number, (r) => (r.buckets as Array<{ count: number }>).reduce((k, b) => k + b.count, 0)),
+      of(ids[3] as number, (r) => r.total as number),
+    ]);
+    expect(Date.now() - sent).toBeLessThan(1000);
+    expect(count?.results.totals).toMatchObject({ count: 3 });
+    expect(hosts?.results).toMatchObject({
+      total: 3,
+      items: [
+        { value: 'fold-a', count: 2 },
+        { value: 'fold-b', count: 1 },
+      ],
+    });
+    const buckets = rate?.results.buckets as Array<{ count: number }>;
+    expect(buckets.reduce((n, b) => n + b.count, 0)).toBe(3);
+    // The map widget's items are placed by GeoIP; a private address is not.
+    const items = where?.results.items as Array<{ value: string; geo?: { country_code?: string } }>;
+    expect(items.find((i) => i.value === '8.8.8.8')?.geo?.country_code).toMatch(/^[A-Z]{2}$/);
+    expect(items.find((i) => i.value === '10.0.0.1')?.geo).toBeUndefined();
+    // A full evaluation of each gives what was folded.
+    for (const [folded, key] of [
+      [count, 'totals'],
+      [hosts, 'items'],
+      [rate, 'buckets'],
+    ] as const) {
+      const full = (
+        await t.as(t.adminToken, { method: 'GET', url: `/api/query/${folded?.query_id}/recalculate` })
+      ).json() as { results: Record<string, unknown> };
+      expect(full.results[key]).toEqual(folded?.results[key]);
+    }
+    c.close();
+  });
+
   it('merges tailed events as a full evaluation would: newest page, total counted', async () => {
     const c = await Client.open(`${url}?token=${t.adminToken}`);
     const q = await query({

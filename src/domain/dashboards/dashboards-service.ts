@@ -295,7 +295,7 @@ export class DashboardsService {
   async liveWidgets(
     who: Identity,
     target: { widget_id: number } | { dashboard_id: number },
-  ): Promise<Array<{ widgetId: number; query: WidgetQuery; refreshMs: number | null }>> {
+  ): Promise<Array<{ widgetId: number; query: WidgetQuery; refreshMs: number | null; geo: boolean }>> {
     let rows: WidgetRow[];
     if ('widget_id' in target) {
       const row = await this.repos.widgets.byId(target.widget_id);
@@ -305,11 +305,16 @@ export class DashboardsService {
       const dashboard = await this.visible(who, target.dashboard_id);
       rows = (await widgetRowsOf([dashboard.id], this.repos)).get(dashboard.id) ?? [];
     }
-    return rows.map((row) => ({
-      widgetId: row.id,
-      query: widgetDefinition(row).query,
-      refreshMs: row.refresh_interval === null ? null : row.refresh_interval * 1000,
-    }));
+    return rows.map((row) => {
+      const def = widgetDefinition(row);
+      return {
+        widgetId: row.id,
+        query: def.query,
+        refreshMs: row.refresh_interval === null ? null : row.refresh_interval * 1000,
+        // A map places its values by GeoIP.
+        geo: def.visualization.kind === 'map',
+      };
+    });
   }
 
   /** The dashboard if the caller may see it (for reads and subscriptions), else 404. */

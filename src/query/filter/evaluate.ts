@@ -72,6 +72,11 @@ type Value = string | number;
 type Matcher = (value: Value) => boolean;
 type Reader = (event: EventLike) => Value | null | undefined;
 
+/** A field's value as the stores group it: columns as they are (times in ms), extra fields as text. */
+export function fieldValue(event: EventLike, field: string): Value | null | undefined {
+  return reader(field)(event);
+}
+
 function reader(field: string): Reader {
   if (Object.hasOwn(COLUMN_KINDS, field)) {
     const column = field as EventColumn;

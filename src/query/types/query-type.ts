@@ -1,6 +1,7 @@
 import { type TObject, type TSchema, Type } from 'typebox';
 import type { FilterNode } from '../../core/filter-ast.js';
 import type { QueryPlan, TimeWindow } from '../../event-store/query-plan.js';
+import type { EventLike } from '../filter/evaluate.js';
 import { type TimeRangeParam, TimeRangeSchema } from '../time-range.js';
 
 export const QUERY_TYPES = ['Search', 'TopN', 'LastN', 'Summary', 'Timeline'] as const;
@@ -54,6 +55,17 @@ export interface QueryTypeDef<P extends CommonParamValues = CommonParamValues, R
   /** Slice boundaries must be multiples of this (ms), e.g. a timeline's bucket size. */
   align?(params: P, window: TimeWindow): number;
   present(results: R, params: P, opts: PresentOptions & { window: TimeWindow }): unknown;
+  /**
+   * Live folding (src/live/live-hub.ts): results plus matching events committed after they
+   * were computed, in memory, so a watched query updates within moments of an ingest
+   * without asking the engine. `accepts` tells for which params the type can; `apply`
+   * returns new results and never changes its arguments. Each type says where the
+   * fold is exact; the hub's full evaluation every refresh interval is exact again.
+   */
+  fold?: {
+    accepts(params: P): boolean;
+    apply(results: R, events: readonly EventLike[], params: P, window: TimeWindow): R;
+  };
 }
 
 export const withCommon = (specific: Record<string, TSchema>) =>

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { fieldError } from '../../errors/errors.js';
 import type { TimelineResult, TimeWindow } from '../../event-store/query-plan.js';
+import { fieldValue } from '../filter/evaluate.js';
 import { type CommonParamValues, FieldName, type QueryTypeDef, withCommon } from './query-type.js';
 
 export interface TimelineParams extends CommonParamValues {
@@ -74,6 +75,42 @@ export const Timeline: QueryTypeDef<TimelineParams, TimelineResult> = {
   slicing: (p) => (p.split_by ? null : 'newest-first'),
   merge: (acc, part) => ({ ...acc, buckets: [...part.buckets, ...acc.buckets] }),
   align: (p, w) => chooseInterval(p.interval, w).ms,
+  /**
+   * Bucket counts fold exactly. With split_by, a value that is a series counts in it; a
+   * new value becomes a series while there are fewer than the series cap, otherwise it
+   * counts in `other` until the next full evaluation ranks the series again.
+   */
+  fold: {
+    accepts: () => true,
+    apply: (r, events, p, w) => {
+      const { ms } = chooseInterval(p.interval, w);
+      const buckets = new Map(
+        r.buckets.map((b) => [b.startMs, { ...b, ...(b.series ? { series: { ...b.series } } : {}) }]),
+      );
+      const names = new Set<string>();
+      if (p.split_by) for (const b of r.buckets) for (const k of Object.keys(b.series ?? {})) names.add(k);
+      names.delete('other');
+      for (const e of events) {
+        if (typeof e.ts !== 'number') continue;
+        const startMs = Math.floor(e.ts / ms) * ms;
+        let b = buckets.get(startMs);
+        if (!b) {
+          b = { startMs, count: 0, ...(p.split_by ? { series: {} } : {}) };
+          buckets.set(startMs, b);
+        }
+        b.count++;
+        if (!p.split_by || !b.series) continue;
+        const v = fieldValue(e, p.split_by);
+        let key = v === null || v === undefined ? 'other' : String(v);
+        if (key !== 'other' && !names.has(key)) {
+          if (names.size < SERIES) names.add(key);
+          else key = 'other';
+        }
+        b.series[key] = (b.series[key] ?? 0) + 1;
+      }
+      return { buckets: [...buckets.values()].sort((a, b) => a.startMs - b.startMs) };
+    },
+  },
   present: (r, p, { window: w }) => {
     const { ms, label } = chooseInterval(p.interval, w);
     const byStart = new Map(r.buckets.map((b) => [b.startMs, b]));

@@ -1,5 +1,7 @@
 import { Type } from 'typebox';
 import type { LastNResult, TopNResult } from '../../event-store/query-plan.js';
+import { fieldValue } from '../filter/evaluate.js';
+import { compareGroupValues } from './group-values.js';
 import { type CommonParamValues, FieldName, type QueryTypeDef, withCommon } from './query-type.js';
 
 export interface TopNParams extends CommonParamValues {
@@ -46,6 +48,31 @@ export const TopN: QueryTypeDef<TopNParams, TopNResult> = {
   plan: (p, filter, range) => ({ kind: 'topn', filter, range, field: p.field, n: p.n }),
   slicing: () => null,
   merge: (_acc, part) => part,
+  /**
+   * Counts of listed values and the total are exact. A value not listed joins the list
+   * when the list held every value; otherwise it counts in `other` until the next full
+   * evaluation, which also finds one that has overtaken a listed value.
+   */
+  fold: {
+    accepts: () => true,
+    apply: (r, events, p) => {
+      const complete = r.items.reduce((s, i) => s + i.count, 0) === r.total;
+      const items = new Map(r.items.map((i) => [i.value, { ...i }]));
+      let total = r.total;
+      for (const e of events) {
+        const v = fieldValue(e, p.field);
+        if (v === null || v === undefined) continue;
+        total++;
+        const item = items.get(v as string);
+        if (item) item.count++;
+        else if (complete && items.size < p.n) items.set(v as string, { value: v as string, count: 1 });
+      }
+      const sorted = [...items.values()].sort(
+        (a, b) => b.count - a.count || compareGroupValues(a.value, b.value),
+      );
+      return { total, items: sorted };
+    },
+  },
   present: (r, p) => {
     const top = r.items.reduce((s, i) => s + i.count, 0);
     return {
@@ -81,6 +108,31 @@ export const LastN: QueryTypeDef<TopNParams, LastNResult> = {
   plan: (p, filter, range) => ({ kind: 'lastn', filter, range, field: p.field, n: p.n }),
   slicing: () => null,
   merge: (_acc, part) => part,
+  /**
+   * Exact while the list holds every value. Once it is full, a value seen again that was
+   * not listed enters it with this sighting's time as first seen and a count of 1 until
+   * the next full evaluation reads its history.
+   */
+  fold: {
+    accepts: () => true,
+    apply: (r, events, p) => {
+      const items = new Map(r.items.map((i) => [i.value, { ...i }]));
+      for (const e of events) {
+        const v = fieldValue(e, p.field);
+        if (v === null || v === undefined || typeof e.ts !== 'number') continue;
+        const item = items.get(v as string);
+        if (item) {
+          item.count++;
+          item.lastSeen = Math.max(item.lastSeen, e.ts);
+          item.firstSeen = Math.min(item.firstSeen, e.ts);
+        } else items.set(v as string, { value: v as string, lastSeen: e.ts, firstSeen: e.ts, count: 1 });
+      }
+      const sorted = [...items.values()].sort(
+        (a, b) => b.lastSeen - a.lastSeen || compareGroupValues(a.value, b.value),
+      );
+      return { items: sorted.slice(0, p.n) };
+    },
+  },
   present: (r, p) => ({
     items: r.items.map((i) => ({
       value: outValue(p.field, i.value),
