@@ -128,6 +128,7 @@ export function createServices(
       perUser: config.reportsPerUser,
       concurrent: config.reportsConcurrent,
       problems,
+      enricher,
     }),
     problems,
   };

@@ -1,8 +1,17 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
+import {
+  COUNTRY_MAP_ASPECT,
+  COUNTRY_MAP_BORDER,
+  COUNTRY_MAP_COLORS,
+  COUNTRY_MAP_NO_DATA,
+  COUNTRY_MAP_PROJECTION,
+  type ScaleStep,
+} from '../core/country-map.js';
 import { OTHER_COLOR, SEVERITY_COLORS } from '../core/severity-colors.js';
 import { countText, percentText } from './cells.js';
+import { countryAtlas } from './country-atlas.js';
 import { zonedTime } from './time-format.js';
 
 /** One value of a chart: a category or a bucket start, its value, its series, its share. */
@@ -15,9 +24,15 @@ export interface ChartPoint {
   share?: number;
 }
 
+/** A map's countries (src/core/country-map.ts): each by its atlas id, with its step of the scale. */
+export interface MapData {
+  countries: Array<{ id: string; name: string; count: number; step: number }>;
+  steps: ScaleStep[];
+}
+
 /** A chart of a widget: what to draw, independent of the query that produced it. */
 export interface ChartData {
-  kind: 'bar' | 'line' | 'area' | 'pie';
+  kind: 'bar' | 'line' | 'area' | 'pie' | 'map';
   /** what the chart shows; the document's heading stands above it, so it is not drawn */
   title: string;
   points: ChartPoint[];
@@ -29,6 +44,8 @@ export interface ChartData {
   step?: number;
   /** title of the value axis, e.g. "events per 15 min" */
   yTitle?: string;
+  /** map: the countries coloured (points then hold each country's name and count) */
+  map?: MapData;
 }
 
 export interface Chart {
@@ -259,8 +276,56 @@ function categorySpec(c: ChartData): object {
   };
 }
 
+/**
+ * A map of countries as the web UI's map widget draws it (src/core/country-map.ts): the
+ * same atlas, projection and colour steps, in the light theme. The atlas goes inline as
+ * TopoJSON; each country's step is looked up by its ISO 3166-1 numeric id.
+ */
+function mapSpec(c: ChartData): object {
+  const { topology } = countryAtlas();
+  const steps = c.map?.steps ?? [];
+  const values = (c.map?.countries ?? []).map((m) => ({
+    id: m.id,
+    name: m.name,
+    count: m.count,
+    range: steps[m.step]?.label ?? '',
+  }));
+  return {
+    height: Math.round(WIDTH * COUNTRY_MAP_ASPECT),
+    projection: { type: COUNTRY_MAP_PROJECTION },
+    data: { values: topology, format: { type: 'topojson', feature: 'countries' } },
+    transform: [{ lookup: 'id', from: { data: { values }, key: 'id', fields: ['name', 'count', 'range'] } }],
+    mark: { type: 'geoshape', stroke: COUNTRY_MAP_BORDER.light, strokeWidth: 0.5 },
+    encoding: {
+      color: {
+        condition: {
+          test: 'isValid(datum.range) && datum.range !== ""',
+          field: 'range',
+          type: 'ordinal',
+          title: 'events per country',
+          scale: {
+            domain: steps.map((s) => s.label),
+            range: steps.map((s) => COUNTRY_MAP_COLORS.light[s.shade]),
+          },
+          legend: { orient: 'bottom', direction: 'horizontal', symbolType: 'square', symbolSize: 120 },
+        },
+        value: COUNTRY_MAP_NO_DATA.light,
+      },
+    },
+  };
+}
+
 /** The Vega-Lite specification of a chart. */
 export function chartSpec(c: ChartData): vegaLite.TopLevelSpec {
+  if (c.kind === 'map')
+    return {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      width: WIDTH,
+      background: 'white',
+      padding: 8,
+      config: { font: FONT, view: { stroke: null }, legend: { labelFontSize: 10, titleFontSize: 10 } },
+      ...mapSpec(c),
+    } as vegaLite.TopLevelSpec;
   const categories = c.temporal ? 0 : new Set(c.points.map((p) => String(p.x))).size;
   // Horizontal bars get the height their labels need.
   const height = !c.temporal && c.kind !== 'pie' ? Math.min(560, Math.max(120, 22 * categories)) : HEIGHT;

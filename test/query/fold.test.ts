@@ -107,21 +107,30 @@ describe('live folding equals a full evaluation', () => {
       const params = paramsOf(c);
       expect(def.fold?.accepts(params)).toBe(true);
       await fc.assert(
-        fc.asyncProperty(batchArb, fc.array(batchArb, { minLength: 1, maxLength: 3 }), async (first, later) => {
-          await store?.close();
-          store = await openFilterStore();
-          await store.append(toEvents(first));
-          let results = await evaluate(store, def, params);
-          for (const batch of later) {
-            const events = toEvents(batch);
-            if (events.length) await store.append(events);
-            results = def.fold?.apply(results, events as unknown as EventLike[], params, WINDOW) as typeof results;
-          }
-          const full = await evaluate(store, def, params);
-          expect(normalise(def.present(results, params, { window: WINDOW }))).toEqual(
-            normalise(def.present(full, params, { window: WINDOW })),
-          );
-        }),
+        fc.asyncProperty(
+          batchArb,
+          fc.array(batchArb, { minLength: 1, maxLength: 3 }),
+          async (first, later) => {
+            await store?.close();
+            store = await openFilterStore();
+            await store.append(toEvents(first));
+            let results = await evaluate(store, def, params);
+            for (const batch of later) {
+              const events = toEvents(batch);
+              if (events.length) await store.append(events);
+              results = def.fold?.apply(
+                results,
+                events as unknown as EventLike[],
+                params,
+                WINDOW,
+              ) as typeof results;
+            }
+            const full = await evaluate(store, def, params);
+            expect(normalise(def.present(results, params, { window: WINDOW }))).toEqual(
+              normalise(def.present(full, params, { window: WINDOW })),
+            );
+          },
+        ),
         { numRuns: 15 },
       );
     });
@@ -132,7 +141,14 @@ describe('live folding equals a full evaluation', () => {
     const params = paramsOf({ type: 'TopN', params: { field: 'host', n: 2 } });
     store = await openFilterStore();
     const mk = (host: string, k: number) =>
-      Array.from({ length: k }, () => ({ offset: 0, host, severity: null, status: null, bytes: null, path: null }));
+      Array.from({ length: k }, () => ({
+        offset: 0,
+        host,
+        severity: null,
+        status: null,
+        bytes: null,
+        path: null,
+      }));
     await store.append(toEvents([...mk('web-1', 5), ...mk('web-2', 3), ...mk('db-1', 2)]));
     const before = await evaluate(store, def, params);
     const later = toEvents(mk('db-1', 2));
@@ -156,7 +172,10 @@ describe('live folding equals a full evaluation', () => {
   it('averages, distinct counts and percentiles do not fold', () => {
     const def = QUERY_TYPE_DEFS.Summary;
     for (const op of ['avg', 'count_distinct', 'p50']) {
-      const params = paramsOf({ type: 'Summary', params: { group_by: [], metrics: [{ op, field: 'bytes' }] } });
+      const params = paramsOf({
+        type: 'Summary',
+        params: { group_by: [], metrics: [{ op, field: 'bytes' }] },
+      });
       expect(def.fold?.accepts(params)).toBe(false);
     }
     expect(QUERY_TYPE_DEFS.Search.fold).toBeUndefined();

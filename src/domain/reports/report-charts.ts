@@ -1,4 +1,11 @@
+import {
+  COUNTRY_MAP_NO_GEO,
+  countryMapData,
+  countryMapNotes,
+  layoutCountryMap,
+} from '../../core/country-map.js';
 import type { ChartData, ChartPoint } from '../../export/charts.js';
+import { countryAtlas, numericCountryCode } from '../../export/country-atlas.js';
 import { zonedTime } from '../../export/time-format.js';
 
 type Kind = ChartData['kind'];
@@ -137,8 +144,44 @@ export function timelineChart(
 }
 
 /**
+ * A map widget's map (src/core/country-map.ts): the countries its TopN or LastN values
+ * are placed in by GeoIP, coloured as the web UI colours them, and notes on what the map
+ * cannot show. Null when no value carries GeoIP data (a field that holds no addresses):
+ * the table then stands alone, as the dashboard shows it.
+ */
+export function mapChart(type: string, results: unknown, title: string): WidgetChart | null {
+  if (type !== 'TopN' && type !== 'LastN') return null;
+  const data = countryMapData(results);
+  if (!data.hasGeo) return null;
+  const layout = layoutCountryMap(data, numericCountryCode, countryAtlas().ids);
+  const countries = [...layout.drawn.values()];
+  return {
+    chart: {
+      kind: 'map',
+      title,
+      temporal: false,
+      yTitle: 'events',
+      points: countries.map((c) => ({ x: c.name, y: c.count })),
+      map: {
+        countries: countries.map((c) => ({ id: c.id, name: c.name, count: c.count, step: c.step })),
+        steps: layout.scale.steps,
+      },
+    },
+    notes: countryMapNotes(data, layout.offMap),
+  };
+}
+
+/** What a map widget's section says when its values carry no GeoIP data (no map then). */
+export function noMapNotes(type: string, results: unknown, visualization: string | undefined): string[] {
+  if (visualization !== 'map' || (type !== 'TopN' && type !== 'LastN')) return [];
+  const data = countryMapData(results);
+  return !data.hasGeo && data.total > 0 ? [COUNTRY_MAP_NO_GEO] : [];
+}
+
+/**
  * The chart a widget's results make, or null when they read better as a table (a
- * Search, a LastN, a Summary without groups, or a table/number/list/map visualization).
+ * Search, a LastN, a Summary without groups, or a table/number/list visualization). A
+ * map visualization is a map of countries (mapChart).
  */
 export function chartFor(
   type: string,
@@ -147,6 +190,7 @@ export function chartFor(
   visualization: string | undefined,
   ctx: ChartContext = { timezone: 'UTC' },
 ): WidgetChart | null {
+  if (visualization === 'map') return mapChart(type, results, title);
   if (visualization && !CHART_KINDS.has(visualization)) return null;
   const r = results as Record<string, unknown>;
   switch (type) {

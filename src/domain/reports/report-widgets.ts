@@ -168,8 +168,25 @@ const round = (v: unknown) =>
 
 const valueText = (v: unknown) => (v === null || v === undefined ? '(none)' : v);
 
+type GeoItem = { geo?: { country?: string; country_code?: string } };
+
+/**
+ * The country column of items read with GeoIP (a map widget's): each value's country, or
+ * "(none)" for one no country holds. Absent when no item carries GeoIP data.
+ */
+function countryColumn(items: readonly GeoItem[]): {
+  columns: ExportColumn[];
+  cell: (i: GeoItem) => Record<string, unknown>;
+} {
+  if (!items.some((i) => i.geo && typeof i.geo === 'object')) return { columns: [], cell: () => ({}) };
+  return {
+    columns: [{ key: 'country', title: 'country', kind: 'string' }],
+    cell: (i) => ({ country: i.geo?.country ?? i.geo?.country_code ?? '(none)' }),
+  };
+}
+
 function topnTable(r: Record<string, unknown>, p: ReportParams): WidgetTable {
-  const items = (r.items ?? []) as Array<{ value: unknown; count: number; share: number }>;
+  const items = (r.items ?? []) as Array<{ value: unknown; count: number; share: number } & GeoItem>;
   const total = Number(r.total ?? 0);
   const other = Number(r.other ?? 0);
   const footnotes = [
@@ -178,27 +195,36 @@ function topnTable(r: Record<string, unknown>, p: ReportParams): WidgetTable {
         ? `; the values not listed account for ${countText(other)} (${percentText(other / total)}).`
         : '.'),
   ];
+  const country = countryColumn(items);
   return {
     columns: [
       { key: 'value', title: p.field ?? 'value', kind: 'string' },
+      ...country.columns,
       { key: 'count', title: 'events', kind: 'number' },
       { key: 'share', title: 'share', kind: 'percent' },
     ],
-    rows: items.map((i) => ({ value: valueText(i.value), count: i.count, share: i.share })),
+    rows: items.map((i) => ({
+      value: valueText(i.value),
+      ...country.cell(i),
+      count: i.count,
+      share: i.share,
+    })),
     footnotes,
   };
 }
 
 function lastnTable(r: Record<string, unknown>, p: ReportParams): WidgetTable {
-  const items = (r.items ?? []) as Array<Record<string, unknown>>;
+  const items = (r.items ?? []) as Array<Record<string, unknown> & GeoItem>;
+  const country = countryColumn(items);
   return {
     columns: [
       { key: 'value', title: p.field ?? 'value', kind: 'string' },
+      ...country.columns,
       { key: 'last_seen', title: 'last seen', kind: 'time' },
       { key: 'first_seen', title: 'first seen', kind: 'time' },
       { key: 'count', title: 'events', kind: 'number' },
     ],
-    rows: items.map((i) => ({ ...i, value: valueText(i.value) })),
+    rows: items.map((i) => ({ ...i, value: valueText(i.value), ...country.cell(i) })),
     footnotes: [],
   };
 }

@@ -17,7 +17,8 @@ import { exportTable } from '../../query/export-tables.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
-import { chartFor } from './report-charts.js';
+import type { ResultEnricher } from '../queries/result-enricher.js';
+import { chartFor, noMapNotes } from './report-charts.js';
 import { periodLabel, type ReportParams, widgetNotes, widgetTable } from './report-widgets.js';
 
 /**
@@ -97,6 +98,8 @@ export interface ReportsOptions {
   /** Reports generated at once over all users; more wait, PENDING, for a slot. */
   concurrent?: number;
   problems?: ProblemLog;
+  /** Adds GeoIP data to a map widget's values, as GET /api/query does with add_geoip_data. */
+  enricher?: ResultEnricher;
 }
 
 interface Queued {
@@ -351,7 +354,10 @@ export class ReportsService {
       // job.error is already a message for users (never engine text).
       if (job.status === 'ERROR') throw new AppError(500, 'report_failed', `Query "${title}": ${job.error}`);
       if (job.status !== 'SUCCESS') throw new Error(`query "${title}" ended ${job.status}`);
-      const results = await this.runner.present(job, {});
+      let results = await this.runner.present(job, {});
+      // A map places its values by GeoIP, as the dashboard's map widget does.
+      if (visualization === 'map' && (job.type === 'TopN' || job.type === 'LastN') && this.opts.enricher)
+        results = await this.opts.enricher.enrich(job.type, results, { addGeoipData: true }, job.params);
       const params = job.params as ReportParams;
       const tz = report.timezone;
       const notes = widgetNotes(job.type, params, job.window, tz, results);
@@ -383,13 +389,14 @@ export class ReportsService {
       table.notes = notes;
       table.period = period;
       const chart = chartFor(job.type, results, title, visualization, { timezone: tz, window: job.window });
-      if (chart?.chart.points.length) {
+      // A map is drawn even when it places no country: its notes say why.
+      if (chart && (chart.chart.points.length || chart.chart.kind === 'map')) {
         // Loaded on the first chart: vega and resvg take a while to load, and most runs draw none.
         const { renderChart } = await import('../../export/charts.js');
         const img = await renderChart(chart.chart);
         table.chart = { png: img.png, width: img.width, height: img.height, description: title };
         notes.push(...chart.notes);
-      }
+      } else if (!chart) notes.push(...noMapNotes(job.type, results, visualization));
       return { kind: 'table', table };
     } finally {
       this.runner.forget(id);

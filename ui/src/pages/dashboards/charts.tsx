@@ -2,7 +2,8 @@
  * Widget visualizations drawn without a chart library: a widget's query result
  * (GenericQuery of Search, TopN, LastN, Timeline or Summary) shown as its kind says.
  */
-import type { CSSProperties, ReactNode } from 'react';
+import { type CSSProperties, lazy, type ReactNode, Suspense } from 'react';
+import { COUNTRY_MAP_NO_GEO, type CountryMapData, countryMapData } from '../../../../src/core/country-map';
 import { OTHER_COLOR, SEVERITY_COLORS } from '../../../../src/core/severity-colors';
 import { formatCount, formatTs } from '../../format';
 
@@ -29,6 +30,24 @@ interface Table {
   columns: string[];
   rows: unknown[][];
 }
+
+/**
+ * The map of countries, with the atlas and d3-geo: a chunk of its own, loaded on the first
+ * map. Should the chunk not load (a deploy replaced it), the countries are a table.
+ */
+const CountryMap = lazy(() =>
+  import('./CountryMap').catch(() => ({
+    default: ({ data, title }: { data: CountryMapData; title: string }) => (
+      <>
+        <p className="muted dash-map-note">The map could not be loaded; reload the page to see it.</p>
+        <DataTable
+          t={{ columns: ['country', 'events'], rows: data.countries.map((c) => [c.name, c.count]) }}
+          caption={title}
+        />
+      </>
+    ),
+  })),
+);
 
 const PALETTE = ['#3b6fd8', '#d9480f', '#2b8a3e', '#9c36b5', '#c92a2a', '#0b7285', '#e67700', '#5c940d'];
 
@@ -487,19 +506,20 @@ export function Visualization(props: {
         return <TimeChart data={data} kind={kind} stacked={props.options.stacked === true} title={title} />;
       return <Bars pts={points(data)} title={title} />;
     case 'map': {
-      // Countries and counts, until there is a map: TopN items with GeoIP, else as they are.
-      const items =
-        (data.results?.items as Array<{ value: unknown; count: number; geo?: { country?: string } }>) ?? [];
-      const byCountry = new Map<string, number>();
-      for (const i of items) {
-        const c = i.geo?.country ?? label(i.value);
-        byCountry.set(c, (byCountry.get(c) ?? 0) + i.count);
-      }
+      // TopN/LastN values placed by GeoIP (the dashboard asks for it on map widgets).
+      const countries = countryMapData(data.results);
+      if (countries.hasGeo)
+        return (
+          <Suspense fallback={<p className="muted">Loading the map…</p>}>
+            <CountryMap data={countries} title={title} />
+          </Suspense>
+        );
+      const t = table(data, props.fields);
       return (
-        <DataTable
-          t={{ columns: ['country', 'count'], rows: [...byCountry].sort((a, b) => b[1] - a[1]) }}
-          caption={title}
-        />
+        <>
+          {t.rows.length > 0 && <p className="muted dash-map-note">{COUNTRY_MAP_NO_GEO}</p>}
+          <DataTable t={t} caption={title} />
+        </>
       );
     }
     default:
