@@ -1,6 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
+import { CATEGORY_PALETTE, fixedColors, PLAIN_COLOR } from '../core/chart-colors.js';
 import {
   COUNTRY_MAP_ASPECT,
   COUNTRY_MAP_BORDER,
@@ -9,7 +10,6 @@ import {
   COUNTRY_MAP_PROJECTION,
   type ScaleStep,
 } from '../core/country-map.js';
-import { OTHER_COLOR, SEVERITY_COLORS } from '../core/severity-colors.js';
 import { countText, percentText } from './cells.js';
 import { countryAtlas } from './country-atlas.js';
 import { zonedTime } from './time-format.js';
@@ -59,47 +59,11 @@ const HEIGHT = 260;
 const FONT = 'DejaVu Sans';
 // Rendered at twice the display size, so that printed charts stay sharp.
 const ZOOM = 2;
-const PLAIN = '#4c78a8';
-
-// HTTP status classes: success green, redirects blue, client errors amber, server errors red.
-const STATUS_SHADES: Readonly<Record<string, readonly string[]>> = {
-  '1': ['#78909c', '#b0bec5'],
-  '2': ['#2e7d32', '#66bb6a', '#a5d6a7', '#1b5e20'],
-  '3': ['#1565c0', '#64b5f6', '#90caf9', '#0d47a1'],
-  '4': ['#ef6c00', '#ffa726', '#ffcc80', '#e65100'],
-  '5': ['#c62828', '#e57373', '#ef9a9a', '#8e0000'],
-};
-
-const isOther = (name: string) => name.toLowerCase() === 'other' || name === '(other)';
-
-/**
- * The fixed colour of each name when the names are severities or HTTP status codes
- * (with perhaps an "other"), else null (a categorical palette then).
- */
-export function fixedColors(names: readonly string[]): string[] | null {
-  const real = names.filter((n) => !isOther(n));
-  if (real.length === 0) return null;
-  if (real.every((n) => Object.hasOwn(SEVERITY_COLORS, n.toLowerCase()))) {
-    return names.map((n) => SEVERITY_COLORS[n.toLowerCase()] ?? OTHER_COLOR);
-  }
-  if (real.every((n) => /^[1-5]\d\d$/.test(n))) {
-    const used = new Map<string, number>();
-    return names.map((n) => {
-      if (isOther(n)) return OTHER_COLOR;
-      const cls = n[0] as string;
-      const shades = STATUS_SHADES[cls] ?? [OTHER_COLOR];
-      const i = used.get(cls) ?? 0;
-      used.set(cls, i + 1);
-      return shades[i % shades.length] as string;
-    });
-  }
-  return null;
-}
 
 /** A colour scale over `domain` (in legend order): fixed colours where the names have them. */
 function colorScale(domain: string[], names: string[] = domain): object {
   const range = fixedColors(names);
-  return range ? { domain, range } : { domain, scheme: 'tableau10' };
+  return { domain, range: range ?? CATEGORY_PALETTE };
 }
 
 /** Names by their total value, largest first (legend and stacking order). */
@@ -162,7 +126,7 @@ function temporalSpec(c: ChartData): object {
   const yAxis = { format: ',d', tickMinStep: 1, tickCount: 6 };
   const color = series.length
     ? { color: { field: 'series', type: 'nominal', title: null, scale: colorScale(series), sort: series } }
-    : { color: { value: PLAIN } };
+    : { color: { value: PLAIN_COLOR } };
   const xEnc = (field: string) => ({ field, type: 'temporal', scale: { type: 'utc' }, axis });
   if (c.kind === 'bar') {
     return {
@@ -268,7 +232,7 @@ function categorySpec(c: ChartData): object {
         encoding: {
           color: fixed
             ? { field: 'name', type: 'nominal', scale: { domain: names, range: fixed }, legend: null }
-            : { value: PLAIN },
+            : { value: PLAIN_COLOR },
         },
       },
       { mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 }, encoding: { text: { field: 'label' } } },

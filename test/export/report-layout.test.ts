@@ -1,8 +1,8 @@
 import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
-import { SEVERITY_COLORS } from '../../src/core/severity-colors.js';
+import { fixedColors, SEVERITY_COLORS } from '../../src/core/chart-colors.js';
 import { percentText } from '../../src/export/cells.js';
-import { type ChartData, chartSpec, chartSvg, fixedColors } from '../../src/export/charts.js';
+import { type ChartData, chartSpec, chartSvg } from '../../src/export/charts.js';
 import { createDocxRenderer } from '../../src/export/docx-renderer.js';
 import { createPdfRenderer } from '../../src/export/pdf-renderer.js';
 import type { ExportColumn, ExportDocument, ExportTable } from '../../src/export/renderer.js';

@@ -3,8 +3,8 @@
  * (GenericQuery of Search, TopN, LastN, Timeline or Summary) shown as its kind says.
  */
 import { type CSSProperties, lazy, type ReactNode, Suspense } from 'react';
+import { CATEGORY_PALETTE, colorsFor, fixedColors, PLAIN_COLOR } from '../../../../src/core/chart-colors';
 import { COUNTRY_MAP_NO_GEO, type CountryMapData, countryMapData } from '../../../../src/core/country-map';
-import { OTHER_COLOR, SEVERITY_COLORS } from '../../../../src/core/severity-colors';
 import { formatCount, formatTs } from '../../format';
 
 export type VisualizationKind = 'table' | 'bar' | 'line' | 'area' | 'pie' | 'number' | 'map' | 'list';
@@ -48,21 +48,6 @@ const CountryMap = lazy(() =>
     ),
   })),
 );
-
-const PALETTE = ['#3b6fd8', '#d9480f', '#2b8a3e', '#9c36b5', '#c92a2a', '#0b7285', '#e67700', '#5c940d'];
-
-const isOther = (name: string) => ['other', '(other)', '(none)'].includes(name.toLowerCase());
-
-/** Each name's severity colour when the names are severities (with perhaps an other), else null. */
-export function severityColors(names: readonly string[]): string[] | null {
-  const real = names.filter((n) => !isOther(n));
-  if (real.length === 0 || !real.every((n) => Object.hasOwn(SEVERITY_COLORS, n.toLowerCase()))) return null;
-  return names.map((n) => SEVERITY_COLORS[n.toLowerCase()] ?? OTHER_COLOR);
-}
-
-/** A colour per name: severities their own, anything else the palette's in turn. */
-export const colorsFor = (names: readonly string[]): string[] =>
-  severityColors(names) ?? names.map((_, i) => PALETTE[i % PALETTE.length] as string);
 
 /** Round steps for a value axis: 1, 2 or 5 times a power of ten, about `ticks` of them to the top. */
 export function yTicks(max: number, ticks = 4): number[] {
@@ -285,7 +270,7 @@ function Bars({ pts, title }: { pts: Point[]; title: string }) {
   if (!pts.length) return <p className="muted">No data.</p>;
   const max = Math.max(1, ...pts.map((p) => p.value));
   const names = pts.map((p) => p.label);
-  const fixed = severityColors(names);
+  const fixed = fixedColors(names);
   return (
     <ul className="dash-bars" aria-label={`${title}: bar chart`}>
       {pts.map((p, i) => (
@@ -295,7 +280,7 @@ function Bars({ pts, title }: { pts: Point[]; title: string }) {
             {p.label}
           </span>
           <svg className="dash-bar" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true">
-            <rect x="0" y="0" height="10" width={(p.value / max) * 100} fill={fixed?.[i]} />
+            <rect x="0" y="0" height="10" width={(p.value / max) * 100} fill={fixed?.[i] ?? PLAIN_COLOR} />
           </svg>
           <span className="dash-bar-value">{formatCount(p.value)}</span>
         </li>
@@ -443,7 +428,7 @@ function Legend({ names }: { names: string[] }) {
 function Pie({ pts, title }: { pts: Point[]; title: string }) {
   const total = pts.reduce((s, p) => s + p.value, 0);
   if (!total) return <p className="muted">No data.</p>;
-  const shown = pts.slice(0, PALETTE.length);
+  const shown = pts.slice(0, CATEGORY_PALETTE.length);
   const colors = colorsFor(shown.map((p) => p.label));
   let angle = -Math.PI / 2;
   const slices = shown.map((p, i) => {
