@@ -754,8 +754,8 @@ describe(`dashboards on ${BACKEND}`, () => {
       expect(report.widgets.map((w) => w.title)).toEqual(['a', 'b']);
       const live = await svc.liveWidgets(await who(alice.token), { dashboard_id: d.id });
       expect(live).toEqual([
-        { widgetId: d.widgets[0].id, query: d.widgets[0].query, refreshMs: 5000 },
-        { widgetId: d.widgets[1].id, query: d.widgets[1].query, refreshMs: null },
+        { widgetId: d.widgets[0].id, query: d.widgets[0].query, refreshMs: 5000, geo: false },
+        { widgetId: d.widgets[1].id, query: d.widgets[1].query, refreshMs: null, geo: false },
       ]);
       const one = await svc.liveWidgets(await who(alice.token), { widget_id: d.widgets[1].id });
       expect(one.map((w) => w.widgetId)).toEqual([d.widgets[1].id]);
