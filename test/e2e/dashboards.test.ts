@@ -1,125 +1,64 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoGenerator } from '../../src/cli/demo-generator.js';
-import { PACKAGE_ROOT } from '../../src/config/config.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  axe,
+  type Browsing,
+  closeAll,
+  createUser,
+  demoEvents,
+  describeBrowser,
+  ingest as ingestInto,
+  type LiveApp,
+  openBrowser,
+  shot,
+  signIn,
+  startApp,
+  storedToken,
+} from './browser.js';
 
 // Dashboards in a real browser against a real server: one made from a built-in template
 // over demo data, its widgets by title, moving one (kept after a reload and in the API),
 // a widget following new events live, cloning, dragging and resizing one with the pointer
 // (kept after a reload, what it met pushed down), saving as a template, axe and
-// screenshots (test-artifacts/ui/).
+// screenshots (test-artifacts/ui/). Setup: ./browser.ts.
 
-const CHROMIUM = process.env.LOGSCOPE_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const REQUIRE_BROWSER = process.env.LOGSCOPE_TEST_REQUIRE_BROWSER === '1';
-const SKIP = !existsSync(CHROMIUM) && !REQUIRE_BROWSER;
-const ARTIFACTS = path.join(PACKAGE_ROOT, 'test-artifacts', 'ui');
 const EVENTS = 1500;
 const USERNAME = 'dash-operator';
 const PASSWORD = 'dash-operator-password-1';
 const OVERVIEW_WIDGETS = ['Event rate', 'Top hosts', 'Top apps', 'Severity breakdown', 'Latest errors'];
 
-if (SKIP)
-  console.warn(
-    `test/e2e/dashboards.test.ts: skipped, no Chromium at ${CHROMIUM} (set LOGSCOPE_TEST_CHROMIUM)`,
-  );
-
-describe.skipIf(SKIP)('dashboards in Chromium', () => {
-  let t: TestApp;
+describeBrowser('test/e2e/dashboards.test.ts', 'dashboards in Chromium', () => {
+  let server: LiveApp;
+  let t: LiveApp['t'];
   let base: string;
-  let browser: Browser;
-  let context: BrowserContext;
+  let b: Browsing;
   let page: Page;
   let operatorToken: string;
   let dashboardId: number;
   const consoleErrors: string[] = [];
 
-  const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
   const region = (title: string) => page.getByRole('region', { name: title, exact: true });
 
-  async function axe(name: string) {
-    const result = await new AxeBuilder({ page }).analyze();
-    expect(result.passes.length).toBeGreaterThan(0);
-    const serious = result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(serious, `axe on ${name}`).toEqual([]);
-  }
-
-  async function ingest(records: object[]) {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/ingest',
-      headers: { authorization: `token ${t.adminToken}`, 'content-type': 'application/x-ndjson' },
-      payload: `${records.map((r) => JSON.stringify(r)).join('\n')}\n`,
-    });
-    expect(res.json()).toMatchObject({ accepted: records.length, rejected: 0 });
-  }
+  const ingest = (records: object[]) => ingestInto(t, records);
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
-      cwd: PACKAGE_ROOT,
-      stdio: 'pipe',
-      timeout: 110_000,
-    });
-    mkdirSync(ARTIFACTS, { recursive: true });
-    t = await createTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = t.app.server.address() as { port: number };
-    base = `http://127.0.0.1:${port}`;
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/users',
-      headers: { authorization: `token ${t.adminToken}` },
-      payload: { username: USERNAME, password: PASSWORD, is_admin: true },
-    });
-    expect(created.statusCode).toBe(201);
-
-    const gen = demoGenerator(11);
-    const to = Date.now() - 60_000;
-    const from = Date.now() - 23.5 * 3_600_000;
-    const lines = [];
-    for (let i = 0; i < EVENTS; i++) lines.push(gen.next(Math.round(from + ((to - from) * i) / EVENTS)));
-    await ingest(lines);
-
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--no-first-run',
-      ],
-      timeout: 20_000,
-    });
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
+    server = await startApp();
+    ({ t, base } = server);
+    await createUser(t, { username: USERNAME, password: PASSWORD, admin: true });
+    await ingest(demoEvents(11, EVENTS, Date.now() - 23.5 * 3_600_000, Date.now() - 60_000));
+    b = await openBrowser({ consoleErrors });
+    page = b.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    await browser?.close().catch(() => {});
-    await t?.close();
+    await closeAll(b, server);
   }, 30_000);
 
   it('signs in and opens the dashboards list', async () => {
-    await page.goto(`${base}/login?next=${encodeURIComponent('/dashboards')}`);
-    await page.getByLabel('Username').fill(USERNAME);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, base, { username: USERNAME, password: PASSWORD }, '/dashboards');
     await page.waitForURL((u) => u.pathname === '/dashboards');
     await page.getByRole('heading', { name: 'Dashboards', level: 1 }).waitFor();
-    operatorToken = (await page.evaluate(() => localStorage.getItem('logscope.token'))) ?? '';
+    operatorToken = (await storedToken(page)) ?? '';
     expect(operatorToken).not.toBe('');
   });
 
@@ -142,11 +81,11 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
     expect(await region('Event rate').getByRole('img').count()).toBe(1);
     expect(await region('Severity breakdown').getByRole('img').count()).toBe(1);
     expect(await page.getByText('read-only').count()).toBe(0);
-    await shot('dashboard-view');
+    await shot(page, 'dashboard-view');
     await region('Latest errors').scrollIntoViewIfNeeded();
-    await shot('dashboard-view-lower');
+    await shot(page, 'dashboard-view-lower');
     await page.locator('main').evaluate((m) => m.scrollTo(0, 0));
-    await axe('dashboard');
+    await axe(page, 'dashboard');
   });
 
   it('moves a widget with its button; the move persists', async () => {
@@ -195,11 +134,11 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
     await region('Event rate').waitFor();
     const boxes = await Promise.all(OVERVIEW_WIDGETS.map(async (title) => region(title).boundingBox()));
     for (const b of boxes) expect(b?.width).toBeGreaterThan(300);
-    await shot('dashboard-view-phone');
+    await shot(page, 'dashboard-view-phone');
     await region('Severity breakdown').scrollIntoViewIfNeeded();
-    await shot('dashboard-view-phone-lower');
+    await shot(page, 'dashboard-view-phone-lower');
     await page.locator('main').evaluate((m) => m.scrollTo(0, 0));
-    await axe('dashboard (phone)');
+    await axe(page, 'dashboard (phone)');
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
@@ -210,10 +149,10 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
     await page.getByRole('button', { name: 'Clone Overview' }).click();
     await page.getByRole('link', { name: 'Copy of Overview', exact: true }).waitFor();
     await page.getByRole('status').filter({ hasText: 'Created “Copy of Overview”.' }).waitFor();
-    await shot('dashboard-list');
-    await axe('dashboards list');
+    await shot(page, 'dashboard-list');
+    await axe(page, 'dashboards list');
     await page.setViewportSize({ width: 390, height: 844 });
-    await shot('dashboard-list-phone');
+    await shot(page, 'dashboard-list-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
 
     // The clone opens with the same widgets.
@@ -261,7 +200,7 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
     await page.mouse.move(from.x + step.col * 6, from.y + 4, { steps: 4 });
     // Mid-drag: the widget is in its new column already, Top apps below it.
     await expect.poll(async () => (await region('Top hosts').boundingBox())?.x).toBe(target?.x);
-    await shot('dashboard-dragging');
+    await shot(page, 'dashboard-dragging');
     await page.mouse.up();
     await expect.poll(positions).toMatchObject({
       'Top hosts': { x: 6, y: 4, w: 6, h: 4 },
@@ -278,7 +217,7 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
     expect((await region('Top apps').boundingBox())?.y).toBeGreaterThan(
       (after?.y ?? 0) + (after?.height ?? 0),
     );
-    await shot('dashboard-dragged');
+    await shot(page, 'dashboard-dragged');
   });
 
   it('resizes a widget by its corner handle; the size stays after a reload', async () => {
@@ -313,8 +252,8 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
       'Resize Severity breakdown',
     );
     await page.locator('main').evaluate((m) => m.scrollTo(0, 0));
-    await shot('dashboard-resized');
-    await axe('dashboard after moving and resizing');
+    await shot(page, 'dashboard-resized');
+    await axe(page, 'dashboard after moving and resizing');
   });
 
   it('saves the dashboard as a template, offered under From template', async () => {
@@ -322,7 +261,7 @@ describe.skipIf(SKIP)('dashboards in Chromium', () => {
     const path = page.getByLabel('Template path');
     expect(await path.inputValue()).toBe('saved/overview');
     await path.fill('e2e/overview-layout');
-    await shot('dashboard-save-template');
+    await shot(page, 'dashboard-save-template');
     await page.getByRole('button', { name: 'Save template' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved as template “e2e/overview-layout”.' }).waitFor();
 

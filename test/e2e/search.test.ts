@@ -1,298 +1,213 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoGenerator } from '../../src/cli/demo-generator.js';
-import { PACKAGE_ROOT } from '../../src/config/config.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  type AxeFinding,
+  axe,
+  type Browsing,
+  closeAll,
+  createUser,
+  demoEvents,
+  describeBrowser,
+  ingest as ingestInto,
+  type LiveApp,
+  openBrowser,
+  queryBox as queryBoxOf,
+  queryText as queryTextOf,
+  shot,
+  startApp,
+  writeFindings,
+} from './browser.js';
 
 // The search page in a real browser against a real server: the field list (filter in and
 // out, counts equal to the API's), the live tail (an event ingested during the test shows
 // within 3 s; Pause holds new rows back), the phone layout, the navigation staying put and
-// list counts in words. Setup as in ui.test.ts.
+// list counts in words. Setup: ./browser.ts.
 
-const CHROMIUM = process.env.LOGSCOPE_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const REQUIRE_BROWSER = process.env.LOGSCOPE_TEST_REQUIRE_BROWSER === '1';
-const SKIP = !existsSync(CHROMIUM) && !REQUIRE_BROWSER;
-const ARTIFACTS = path.join(PACKAGE_ROOT, 'test-artifacts', 'ui');
 const EVENTS = 1000;
 const USERNAME = 'searcher';
 const PASSWORD = 'searcher-password-1';
 
-if (SKIP)
-  console.warn(
-    `test/e2e/search.test.ts: skipped, no Chromium at ${CHROMIUM} (set LOGSCOPE_TEST_CHROMIUM; LOGSCOPE_TEST_REQUIRE_BROWSER=1 makes this a failure)`,
-  );
+describeBrowser('test/e2e/search.test.ts', 'the search page in Chromium', () => {
+  let server: LiveApp;
+  let t: LiveApp['t'];
+  let base: string;
+  let b: Browsing;
+  let page: Page;
+  let userToken: string;
+  const findings: AxeFinding[] = [];
+  const consoleErrors: string[] = [];
+  const requested: string[] = [];
 
-describe.skipIf(SKIP)(
-  SKIP ? `the search page in Chromium (skipped: no Chromium at ${CHROMIUM})` : 'the search page in Chromium',
-  () => {
-    let t: TestApp;
-    let base: string;
-    let browser: Browser;
-    let context: BrowserContext;
-    let page: Page;
-    let userToken: string;
-    const findings: { page: string; id: string; impact: string | null | undefined }[] = [];
-    const consoleErrors: string[] = [];
-    const requested: string[] = [];
+  const auth = () => ({ authorization: `token ${t.adminToken}` });
 
-    const auth = () => ({ authorization: `token ${t.adminToken}` });
-
-    /** The API's count for a query over the last 24 hours. */
-    async function apiCount(query: string): Promise<number> {
-      let res = await t.app.inject({
-        method: 'POST',
-        url: '/api/query',
+  /** The API's count for a query over the last 24 hours. */
+  async function apiCount(query: string): Promise<number> {
+    let res = await t.app.inject({
+      method: 'POST',
+      url: '/api/query',
+      headers: auth(),
+      payload: { type: 'Search', params: { query, time_range: { preset: 'last_24_hours' } } },
+    });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+    for (let i = 0; res.json().status !== 'SUCCESS' && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await t.app.inject({
+        method: 'GET',
+        url: `/api/query/${res.json().query_id}`,
         headers: auth(),
-        payload: { type: 'Search', params: { query, time_range: { preset: 'last_24_hours' } } },
       });
-      expect(res.statusCode, res.body).toBeLessThan(300);
-      for (let i = 0; res.json().status !== 'SUCCESS' && i < 100; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        res = await t.app.inject({
-          method: 'GET',
-          url: `/api/query/${res.json().query_id}`,
-          headers: auth(),
-        });
-      }
-      expect(res.json().status).toBe('SUCCESS');
-      return res.json().results.total as number;
     }
+    expect(res.json().status).toBe('SUCCESS');
+    return res.json().results.total as number;
+  }
 
-    async function ingest(records: Record<string, unknown>[]) {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/ingest',
-        headers: { ...auth(), 'content-type': 'application/x-ndjson' },
-        payload: `${records.map((r) => JSON.stringify(r)).join('\n')}\n`,
-      });
-      expect(res.json()).toMatchObject({ accepted: records.length, rejected: 0 });
-    }
+  const ingest = (records: object[]) => ingestInto(t, records);
 
-    async function axe(name: string) {
-      const result = await new AxeBuilder({ page }).analyze();
-      const serious: string[] = [];
-      for (const v of result.violations) {
-        findings.push({ page: name, id: v.id, impact: v.impact });
-        if (v.impact === 'serious' || v.impact === 'critical')
-          serious.push(
-            `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-          );
-      }
-      expect(serious, `axe on ${name}`).toEqual([]);
-    }
+  const count = () => page.getByRole('status').filter({ hasText: /events$|Search/ });
+  const queryBox = () => queryBoxOf(page);
+  const queryText = () => queryTextOf(page);
+  const fields = () => page.getByRole('region', { name: 'Fields' });
+  const results = () => page.getByRole('region', { name: 'Results' });
+  const liveSwitch = () => page.getByRole('switch', { name: 'Live' });
+  const events = (n: number) => `${n.toLocaleString('en-US')} events`;
 
-    const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-    const count = () => page.getByRole('status').filter({ hasText: /events$|Search/ });
-    const queryBox = () => page.getByRole('textbox', { name: 'Query' });
-    // The query box is CodeMirror's contenteditable once the editor has loaded, an input before.
-    const queryText = () =>
-      queryBox().evaluate((el) =>
-        el.tagName === 'INPUT' ? String((el as unknown as { value: string }).value) : (el.textContent ?? ''),
-      );
-    const fields = () => page.getByRole('region', { name: 'Fields' });
-    const results = () => page.getByRole('region', { name: 'Results' });
-    const liveSwitch = () => page.getByRole('switch', { name: 'Live' });
-    const events = (n: number) => `${n.toLocaleString('en-US')} events`;
+  beforeAll(async () => {
+    server = await startApp();
+    ({ t, base } = server);
+    userToken = await createUser(t, { username: USERNAME, password: PASSWORD, admin: true });
+    const task = await t.app.inject({
+      method: 'POST',
+      url: '/api/tasks',
+      headers: { authorization: `token ${userToken}` },
+      payload: { title: 'Look at the field list', priority: 'low' },
+    });
+    expect([200, 201]).toContain(task.statusCode);
 
-    beforeAll(async () => {
-      if (!existsSync(CHROMIUM))
-        throw new Error(
-          `No Chromium at ${CHROMIUM} and LOGSCOPE_TEST_REQUIRE_BROWSER=1: install it or set LOGSCOPE_TEST_CHROMIUM`,
-        );
-      execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
-        cwd: PACKAGE_ROOT,
-        stdio: 'pipe',
-        timeout: 110_000,
-      });
-      mkdirSync(ARTIFACTS, { recursive: true });
+    // Demo events over the last 23 hours, ending two minutes ago.
+    await ingest(demoEvents(11, EVENTS, Date.now() - 23 * 3_600_000, Date.now() - 120_000));
 
-      t = await createTestApp();
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
-      const { port } = t.app.server.address() as { port: number };
-      base = `http://127.0.0.1:${port}`;
-      const created = await t.app.inject({
-        method: 'POST',
-        url: '/api/users',
-        headers: auth(),
-        payload: { username: USERNAME, password: PASSWORD, is_admin: true },
-      });
-      expect(created.statusCode).toBe(201);
-      const login = await t.app.inject({
-        method: 'POST',
-        url: '/api/auth/login',
-        payload: { username: USERNAME, password: PASSWORD },
-      });
-      userToken = login.json().secret_key as string;
-      const task = await t.app.inject({
-        method: 'POST',
-        url: '/api/tasks',
-        headers: { authorization: `token ${userToken}` },
-        payload: { title: 'Look at the field list', priority: 'low' },
-      });
-      expect([200, 201]).toContain(task.statusCode);
+    // Signed in: the token where the UI keeps it.
+    b = await openBrowser({ token: userToken, consoleErrors });
+    page = b.page;
+    page.on('request', (r) => requested.push(r.url()));
+  }, 120_000);
 
-      // Demo events over the last 23 hours, ending two minutes ago.
-      const gen = demoGenerator(11);
-      const to = Date.now() - 120_000;
-      const from = Date.now() - 23 * 3_600_000;
-      const records: Record<string, unknown>[] = [];
-      for (let i = 0; i < EVENTS; i++)
-        records.push(gen.next(Math.round(from + ((to - from) * i) / EVENTS)) as Record<string, unknown>);
-      await ingest(records);
+  afterAll(async () => {
+    writeFindings('search-findings.json', findings, consoleErrors);
+    await closeAll(b, server);
+  }, 30_000);
 
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--no-first-run',
-        ],
-        timeout: 20_000,
-      });
-      context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
-      // Signed in: the token where the UI keeps it.
-      await context.addInitScript(
-        `window.localStorage.getItem('logscope.token') || window.localStorage.setItem('logscope.token', ${JSON.stringify(userToken)})`,
-      );
-      page = await context.newPage();
-      page.setDefaultTimeout(10_000);
-      page.on('console', (m) => {
-        if (m.type() === 'error') consoleErrors.push(m.text());
-      });
-      page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
-      page.on('request', (r) => requested.push(r.url()));
-    }, 120_000);
+  it('lists the fields of the results; "Filter for" and "Filter out" narrow the query', async () => {
+    await page.goto(`${base}/search?range=last_24_hours`);
+    await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
+    const panel = fields();
+    await panel.waitFor();
+    const host = panel.getByRole('button', { name: /^host, [\d,]+$/ });
+    await host.click();
+    expect(await host.getAttribute('aria-expanded')).toBe('true');
 
-    afterAll(async () => {
-      if (findings.length > 0 || consoleErrors.length > 0)
-        writeFileSync(
-          path.join(ARTIFACTS, 'search-findings.json'),
-          `${JSON.stringify({ axe: findings, console: consoleErrors }, null, 2)}\n`,
-        );
-      await context?.close().catch(() => {});
-      await browser?.close().catch(() => {});
-      await t?.close();
-    }, 30_000);
+    const filterFor = panel.getByRole('button', { name: /^Filter for host:/ }).first();
+    const label = (await filterFor.getAttribute('aria-label')) ?? '';
+    const value = label.replace(/^Filter for host:/, '');
+    expect(value).not.toBe('');
+    await filterFor.click();
+    const query = `host:"${value}"`;
+    await expect.poll(() => queryText()).toBe(query);
+    const expected = await apiCount(query);
+    expect(expected).toBeGreaterThan(0);
+    expect(expected).toBeLessThan(EVENTS);
+    await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(expected));
+    expect(new URL(page.url()).searchParams.get('q')).toBe(query);
+    // The list follows the new query: every sampled event has that host.
+    await panel.getByRole('button', { name: `host, ${expected.toLocaleString('en-US')}` }).waitFor();
 
-    it('lists the fields of the results; "Filter for" and "Filter out" narrow the query', async () => {
+    // Filter out the same value: the opposite term replaces it.
+    // The field stays open across searches.
+    expect(await panel.getByRole('button', { name: /^host, [\d,]+$/ }).getAttribute('aria-expanded')).toBe(
+      'true',
+    );
+    await panel.getByRole('button', { name: `Filter out host:${value}` }).click();
+    await expect.poll(() => queryText()).toBe(`-${query}`);
+    const rest = await apiCount(`-${query}`);
+    expect(rest).toBe(EVENTS - expected);
+    await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(rest));
+
+    // A second field's value joins the query.
+    const severity = panel.getByRole('button', { name: /^severity, [\d,]+$/ });
+    await severity.click();
+    const sev = panel.getByRole('button', { name: /^Filter for severity:/ }).first();
+    const sevValue = ((await sev.getAttribute('aria-label')) ?? '').replace(/^Filter for severity:/, '');
+    await sev.click();
+    const both = `-${query} severity:"${sevValue}"`;
+    await expect.poll(() => queryText()).toBe(both);
+    await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(await apiCount(both)));
+
+    await panel.getByRole('button', { name: 'Top values' }).first().click();
+    await panel.getByText(/^Top 10 of [\d,]+ events with/).waitFor();
+    await shot(page, 'search-fields');
+    await axe(page, 'search with the field list', findings);
+  });
+
+  it('tails live: an event ingested now shows within 3 s; Pause holds rows back; off unsubscribes', async () => {
+    await queryBox().fill('');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
+
+    const sw = liveSwitch();
+    expect(await sw.getAttribute('aria-checked')).toBe('false');
+    await sw.click();
+    expect(await sw.getAttribute('aria-checked')).toBe('true');
+    const state = page.getByRole('status').filter({ hasText: /^(Live|Connecting…|Reconnecting…|Paused.*)$/ });
+    await expect.poll(() => state.textContent(), { timeout: 10_000 }).toBe('Live');
+    // The newest matches of the window are there first.
+    await expect.poll(() => results().locator('tbody tr.event-row').count()).toBeGreaterThan(0);
+
+    const rowWith = (text: string) => results().locator('tbody tr').filter({ hasText: text });
+    const started = Date.now();
+    await ingest([
+      {
+        ts: Date.now() / 1000,
+        host: 'probe-1',
+        app: 'probe',
+        severity: 'warning',
+        message: 'live probe one',
+      },
+    ]);
+    await rowWith('live probe one').waitFor({ timeout: 3000 });
+    const took = Date.now() - started;
+    expect(took).toBeLessThan(3000);
+    // Newest first: the probe is the first row.
+    expect(await results().locator('tbody tr').first().textContent()).toContain('live probe one');
+    await shot(page, 'search-live');
+    await axe(page, 'search, live', findings);
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => state.textContent()).toMatch(/^Paused/);
+    await ingest([
+      { ts: Date.now() / 1000, host: 'probe-2', app: 'probe', severity: 'info', message: 'live probe two' },
+    ]);
+    await expect.poll(() => state.textContent(), { timeout: 3000 }).toBe('Paused: 1 new');
+    expect(await rowWith('live probe two').count()).toBe(0);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await rowWith('live probe two').waitFor({ timeout: 3000 });
+    expect(await results().locator('tbody tr').first().textContent()).toContain('live probe two');
+
+    // Off: a normal search again, and the server has no subscriber for the tail.
+    await sw.click();
+    expect(await sw.getAttribute('aria-checked')).toBe('false');
+    await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS + 2));
+    expect(await state.count()).toBe(0);
+  });
+
+  it('fits a phone: severity badges inside their cells, the placeholder inside the box', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    // The plain box's placeholder is measured here (the editor draws its own).
+    await page.evaluate("window.localStorage.setItem('logscope.queryEditor', 'plain')");
+    try {
       await page.goto(`${base}/search?range=last_24_hours`);
-      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
-      const panel = fields();
-      await panel.waitFor();
-      const host = panel.getByRole('button', { name: /^host, [\d,]+$/ });
-      await host.click();
-      expect(await host.getAttribute('aria-expanded')).toBe('true');
-
-      const filterFor = panel.getByRole('button', { name: /^Filter for host:/ }).first();
-      const label = (await filterFor.getAttribute('aria-label')) ?? '';
-      const value = label.replace(/^Filter for host:/, '');
-      expect(value).not.toBe('');
-      await filterFor.click();
-      const query = `host:"${value}"`;
-      await expect.poll(() => queryText()).toBe(query);
-      const expected = await apiCount(query);
-      expect(expected).toBeGreaterThan(0);
-      expect(expected).toBeLessThan(EVENTS);
-      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(expected));
-      expect(new URL(page.url()).searchParams.get('q')).toBe(query);
-      // The list follows the new query: every sampled event has that host.
-      await panel.getByRole('button', { name: `host, ${expected.toLocaleString('en-US')}` }).waitFor();
-
-      // Filter out the same value: the opposite term replaces it.
-      // The field stays open across searches.
-      expect(await panel.getByRole('button', { name: /^host, [\d,]+$/ }).getAttribute('aria-expanded')).toBe(
-        'true',
-      );
-      await panel.getByRole('button', { name: `Filter out host:${value}` }).click();
-      await expect.poll(() => queryText()).toBe(`-${query}`);
-      const rest = await apiCount(`-${query}`);
-      expect(rest).toBe(EVENTS - expected);
-      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(rest));
-
-      // A second field's value joins the query.
-      const severity = panel.getByRole('button', { name: /^severity, [\d,]+$/ });
-      await severity.click();
-      const sev = panel.getByRole('button', { name: /^Filter for severity:/ }).first();
-      const sevValue = ((await sev.getAttribute('aria-label')) ?? '').replace(/^Filter for severity:/, '');
-      await sev.click();
-      const both = `-${query} severity:"${sevValue}"`;
-      await expect.poll(() => queryText()).toBe(both);
-      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(await apiCount(both)));
-
-      await panel.getByRole('button', { name: 'Top values' }).first().click();
-      await panel.getByText(/^Top 10 of [\d,]+ events with/).waitFor();
-      await shot('search-fields');
-      await axe('search with the field list');
-    });
-
-    it('tails live: an event ingested now shows within 3 s; Pause holds rows back; off unsubscribes', async () => {
-      await queryBox().fill('');
-      await page.getByRole('button', { name: 'Search', exact: true }).click();
-      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
-
-      const sw = liveSwitch();
-      expect(await sw.getAttribute('aria-checked')).toBe('false');
-      await sw.click();
-      expect(await sw.getAttribute('aria-checked')).toBe('true');
-      const state = page
-        .getByRole('status')
-        .filter({ hasText: /^(Live|Connecting…|Reconnecting…|Paused.*)$/ });
-      await expect.poll(() => state.textContent(), { timeout: 10_000 }).toBe('Live');
-      // The newest matches of the window are there first.
-      await expect.poll(() => results().locator('tbody tr.event-row').count()).toBeGreaterThan(0);
-
-      const rowWith = (text: string) => results().locator('tbody tr').filter({ hasText: text });
-      const started = Date.now();
-      await ingest([
-        {
-          ts: Date.now() / 1000,
-          host: 'probe-1',
-          app: 'probe',
-          severity: 'warning',
-          message: 'live probe one',
-        },
-      ]);
-      await rowWith('live probe one').waitFor({ timeout: 3000 });
-      const took = Date.now() - started;
-      expect(took).toBeLessThan(3000);
-      // Newest first: the probe is the first row.
-      expect(await results().locator('tbody tr').first().textContent()).toContain('live probe one');
-      await shot('search-live');
-      await axe('search, live');
-
-      await page.getByRole('button', { name: 'Pause' }).click();
-      await expect.poll(() => state.textContent()).toMatch(/^Paused/);
-      await ingest([
-        { ts: Date.now() / 1000, host: 'probe-2', app: 'probe', severity: 'info', message: 'live probe two' },
-      ]);
-      await expect.poll(() => state.textContent(), { timeout: 3000 }).toBe('Paused: 1 new');
-      expect(await rowWith('live probe two').count()).toBe(0);
-      await page.getByRole('button', { name: 'Resume' }).click();
-      await rowWith('live probe two').waitFor({ timeout: 3000 });
-      expect(await results().locator('tbody tr').first().textContent()).toContain('live probe two');
-
-      // Off: a normal search again, and the server has no subscriber for the tail.
-      await sw.click();
-      expect(await sw.getAttribute('aria-checked')).toBe('false');
       await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS + 2));
-      expect(await state.count()).toBe(0);
-    });
-
-    it('fits a phone: severity badges inside their cells, the placeholder inside the box', async () => {
-      await page.setViewportSize({ width: 390, height: 844 });
-      // The plain box's placeholder is measured here (the editor draws its own).
-      await page.evaluate("window.localStorage.setItem('logscope.queryEditor', 'plain')");
-      try {
-        await page.goto(`${base}/search?range=last_24_hours`);
-        await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS + 2));
-        await expect.poll(() => results().locator('tbody .sev').count()).toBeGreaterThan(0);
-        const overflows = await page.evaluate(`(() => {
+      await expect.poll(() => results().locator('tbody .sev').count()).toBeGreaterThan(0);
+      const overflows = await page.evaluate(`(() => {
           const bad = [];
           for (const badge of document.querySelectorAll('tbody .sev')) {
             const cell = badge.closest('td').getBoundingClientRect();
@@ -301,8 +216,8 @@ describe.skipIf(SKIP)(
           }
           return bad;
         })()`);
-        expect(overflows).toEqual([]);
-        const placeholder = await page.evaluate<{ text: number; box: number }>(`(() => {
+      expect(overflows).toEqual([]);
+      const placeholder = await page.evaluate<{ text: number; box: number }>(`(() => {
           const input = document.querySelector('input#query');
           const s = getComputedStyle(input);
           const ctx = document.createElement('canvas').getContext('2d');
@@ -312,106 +227,100 @@ describe.skipIf(SKIP)(
             box: input.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight),
           };
         })()`);
-        expect(placeholder.text).toBeLessThanOrEqual(placeholder.box);
-        const overflow = await page.evaluate<number>(
-          'document.documentElement.scrollWidth - window.innerWidth',
-        );
-        expect(overflow).toBeLessThanOrEqual(0);
-        // The field list folds away on a phone and opens on demand.
-        const toggle = fields().getByRole('button', { name: 'Fields' });
-        expect(await toggle.getAttribute('aria-expanded')).toBe('false');
-        await toggle.click();
-        await fields()
-          .getByRole('button', { name: /^host, [\d,]+$/ })
-          .waitFor();
-        await shot('search-fields-mobile');
-        await axe('search (phone)');
-      } finally {
-        await page.evaluate("window.localStorage.removeItem('logscope.queryEditor')");
-        await page.setViewportSize({ width: 1280, height: 800 });
-      }
-    });
+      expect(placeholder.text).toBeLessThanOrEqual(placeholder.box);
+      const overflow = await page.evaluate<number>(
+        'document.documentElement.scrollWidth - window.innerWidth',
+      );
+      expect(overflow).toBeLessThanOrEqual(0);
+      // The field list folds away on a phone and opens on demand.
+      const toggle = fields().getByRole('button', { name: 'Fields' });
+      expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+      await toggle.click();
+      await fields()
+        .getByRole('button', { name: /^host, [\d,]+$/ })
+        .waitFor();
+      await shot(page, 'search-fields-mobile');
+      await axe(page, 'search (phone)', findings);
+    } finally {
+      await page.evaluate("window.localStorage.removeItem('logscope.queryEditor')");
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
 
-    it('keeps the navigation links in place whichever is active; counts one task as "1 task"', async () => {
-      const nav = page.getByRole('navigation', { name: 'Main' });
-      const boxes = async () =>
-        Promise.all((await nav.getByRole('link').all()).map(async (l) => (await l.boundingBox())?.x ?? -1));
-      await page.goto(`${base}/search`);
-      await nav.waitFor();
-      const before = await boxes();
-      await nav.getByRole('link', { name: 'Tasks' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Tasks' }).waitFor();
-      expect(await boxes()).toEqual(before);
-      await page.getByText('1 task', { exact: true }).waitFor();
-    });
+  it('keeps the navigation links in place whichever is active; counts one task as "1 task"', async () => {
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const boxes = async () =>
+      Promise.all((await nav.getByRole('link').all()).map(async (l) => (await l.boundingBox())?.x ?? -1));
+    await page.goto(`${base}/search`);
+    await nav.waitFor();
+    const before = await boxes();
+    await nav.getByRole('link', { name: 'Tasks' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Tasks' }).waitFor();
+    expect(await boxes()).toEqual(before);
+    await page.getByText('1 task', { exact: true }).waitFor();
+  });
 
-    it('loads CodeMirror after the page (a chunk of its own): highlighting, completion, Enter searches, / focuses', async () => {
-      // A chunk of its own, fetched after the page: not part of the initial JavaScript.
+  it('loads CodeMirror after the page (a chunk of its own): highlighting, completion, Enter searches, / focuses', async () => {
+    // A chunk of its own, fetched after the page: not part of the initial JavaScript.
+    expect(requested.some((u) => /QueryEditor-[\w-]+\.js$/.test(u))).toBe(true);
+    await page.evaluate("window.localStorage.setItem('logscope.queryEditor', 'codemirror')");
+    try {
+      await page.goto(`${base}/search?range=last_24_hours`);
+      const editor = page.locator('.cm-content[aria-label="Query"]');
+      await editor.waitFor();
+      expect(await page.locator('input#query').count()).toBe(0);
       expect(requested.some((u) => /QueryEditor-[\w-]+\.js$/.test(u))).toBe(true);
-      await page.evaluate("window.localStorage.setItem('logscope.queryEditor', 'codemirror')");
-      try {
-        await page.goto(`${base}/search?range=last_24_hours`);
-        const editor = page.locator('.cm-content[aria-label="Query"]');
-        await editor.waitFor();
-        expect(await page.locator('input#query').count()).toBe(0);
-        expect(requested.some((u) => /QueryEditor-[\w-]+\.js$/.test(u))).toBe(true);
-        // The same contract as the input: a textbox named "Query" that fill() types into.
-        const box = queryBox();
-        await box.fill('NOT timeout AND host:');
-        const listbox = page.getByRole('listbox');
-        await listbox.waitFor({ timeout: 5000 });
-        const options = await listbox.getByRole('option').allInnerTexts();
-        expect(options.length).toBeGreaterThan(0);
-        await page.keyboard.press('Enter');
-        const query = ((await box.textContent()) ?? '').trim();
-        expect(query).toMatch(/^NOT timeout AND host:"[^"]+"$/);
-        // Highlighting: the field name, the value and the keyword are told apart.
-        const colour = (text: string) =>
-          editor
-            .locator('span')
-            .filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) })
-            .first()
-            .evaluate((el) => getComputedStyle(el).color);
-        const [field, keyword, value] = await Promise.all([
-          colour('host'),
-          colour('AND'),
-          colour(query.slice(query.indexOf('"'))),
-        ]);
-        expect(new Set([field, keyword, value]).size).toBe(3);
-        await shot('search-editor');
-        // Enter searches (no line break) and the count is the API's.
-        await box.press('Enter');
-        await expect
-          .poll(() => count().textContent(), { timeout: 10_000 })
-          .toBe(events(await apiCount(query)));
-        expect(await editor.locator('.cm-line').count()).toBe(1);
-        expect(new URL(page.url()).searchParams.get('q')).toBe(query);
-        // `/` from elsewhere focuses it.
-        await count().click();
-        await page.keyboard.press('/');
-        expect(await editor.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
-        // A filter from the field list reaches the editor.
-        const sev = fields().getByRole('button', { name: /^severity, [\d,]+$/ });
-        await sev.click();
-        const filter = fields()
-          .getByRole('button', { name: /^Filter out severity:/ })
-          .first();
-        const sevValue = ((await filter.getAttribute('aria-label')) ?? '').replace(
-          /^Filter out severity:/,
-          '',
-        );
-        await filter.click();
-        await expect
-          .poll(async () => (await box.textContent())?.trim())
-          .toBe(`${query} -severity:"${sevValue}"`);
-        await axe('search with the CodeMirror query box');
-      } finally {
-        await page.evaluate("window.localStorage.removeItem('logscope.queryEditor')");
-      }
-    });
+      // The same contract as the input: a textbox named "Query" that fill() types into.
+      const box = queryBox();
+      await box.fill('NOT timeout AND host:');
+      const listbox = page.getByRole('listbox');
+      await listbox.waitFor({ timeout: 5000 });
+      const options = await listbox.getByRole('option').allInnerTexts();
+      expect(options.length).toBeGreaterThan(0);
+      await page.keyboard.press('Enter');
+      const query = ((await box.textContent()) ?? '').trim();
+      expect(query).toMatch(/^NOT timeout AND host:"[^"]+"$/);
+      // Highlighting: the field name, the value and the keyword are told apart.
+      const colour = (text: string) =>
+        editor
+          .locator('span')
+          .filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) })
+          .first()
+          .evaluate((el) => getComputedStyle(el).color);
+      const [field, keyword, value] = await Promise.all([
+        colour('host'),
+        colour('AND'),
+        colour(query.slice(query.indexOf('"'))),
+      ]);
+      expect(new Set([field, keyword, value]).size).toBe(3);
+      await shot(page, 'search-editor');
+      // Enter searches (no line break) and the count is the API's.
+      await box.press('Enter');
+      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(await apiCount(query)));
+      expect(await editor.locator('.cm-line').count()).toBe(1);
+      expect(new URL(page.url()).searchParams.get('q')).toBe(query);
+      // `/` from elsewhere focuses it.
+      await count().click();
+      await page.keyboard.press('/');
+      expect(await editor.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
+      // A filter from the field list reaches the editor.
+      const sev = fields().getByRole('button', { name: /^severity, [\d,]+$/ });
+      await sev.click();
+      const filter = fields()
+        .getByRole('button', { name: /^Filter out severity:/ })
+        .first();
+      const sevValue = ((await filter.getAttribute('aria-label')) ?? '').replace(/^Filter out severity:/, '');
+      await filter.click();
+      await expect
+        .poll(async () => (await box.textContent())?.trim())
+        .toBe(`${query} -severity:"${sevValue}"`);
+      await axe(page, 'search with the CodeMirror query box', findings);
+    } finally {
+      await page.evaluate("window.localStorage.removeItem('logscope.queryEditor')");
+    }
+  });
 
-    it('logged no errors in the browser console', () => {
-      expect(consoleErrors).toEqual([]);
-    });
-  },
-);
+  it('logged no errors in the browser console', () => {
+    expect(consoleErrors).toEqual([]);
+  });
+});

@@ -1,52 +1,44 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
-import { type Browser, type BrowserContext, chromium, type Download, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoGenerator } from '../../src/cli/demo-generator.js';
-import { PACKAGE_ROOT } from '../../src/config/config.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { readFileSync } from 'node:fs';
+import type { Download, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  axe,
+  type Browsing,
+  closeAll,
+  createUser,
+  demoEvents,
+  describeBrowser,
+  ingest,
+  type LiveApp,
+  openBrowser,
+  shot,
+  signIn,
+  startApp,
+} from './browser.js';
 
 // Tasks, triggers, reports and the search page's Export / Add to dashboard in a real
 // browser against a real server: a task made and closed, a task made from an event, a
 // trigger whose bad query is refused as you type, a PDF report downloaded, a CSV export,
-// a search added to a dashboard; axe and screenshots (test-artifacts/ui/).
+// a search added to a dashboard; axe and screenshots (test-artifacts/ui/). Setup:
+// ./browser.ts.
 
-const CHROMIUM = process.env.LOGSCOPE_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const REQUIRE_BROWSER = process.env.LOGSCOPE_TEST_REQUIRE_BROWSER === '1';
-const SKIP = !existsSync(CHROMIUM) && !REQUIRE_BROWSER;
-const ARTIFACTS = path.join(PACKAGE_ROOT, 'test-artifacts', 'ui');
 const EVENTS = 1000;
 const USERNAME = 'worker';
 const PASSWORD = 'worker-password-1';
 const ERRORS_QUERY = 'status:>=500';
 
-if (SKIP)
-  console.warn(`test/e2e/work.test.ts: skipped, no Chromium at ${CHROMIUM} (set LOGSCOPE_TEST_CHROMIUM)`);
-
-describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
-  let t: TestApp;
+describeBrowser('test/e2e/work.test.ts', 'tasks, triggers and reports in Chromium', () => {
+  let server: LiveApp;
+  let t: LiveApp['t'];
   let base: string;
-  let browser: Browser;
-  let context: BrowserContext;
+  let b: Browsing;
   let page: Page;
   let operator: { authorization: string };
   let dashboardId: number;
   const consoleErrors: string[] = [];
 
-  const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
   const status = () => page.getByRole('status').filter({ hasText: /events$|Search/ });
   const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
-
-  async function axe(name: string) {
-    const result = await new AxeBuilder({ page }).analyze();
-    expect(result.passes.length).toBeGreaterThan(0);
-    const serious = result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(serious, `axe on ${name}`).toEqual([]);
-  }
 
   async function call(method: 'GET' | 'POST', url: string, payload?: object) {
     const res = await t.app.inject({ method, url, headers: operator, ...(payload ? { payload } : {}) });
@@ -66,86 +58,28 @@ describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}`);
-    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
-      cwd: PACKAGE_ROOT,
-      stdio: 'pipe',
-      timeout: 110_000,
-    });
-    mkdirSync(ARTIFACTS, { recursive: true });
-
-    t = await createTestApp();
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = t.app.server.address() as { port: number };
-    base = `http://127.0.0.1:${port}`;
-    const admin = { authorization: `token ${t.adminToken}` };
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/users',
-      headers: admin,
-      payload: { username: USERNAME, password: PASSWORD, is_admin: false },
-    });
-    expect(created.statusCode).toBe(201);
-    const login = await t.app.inject({
-      method: 'POST',
-      url: '/api/auth/login',
-      payload: { username: USERNAME, password: PASSWORD },
-    });
-    operator = { authorization: `token ${login.json().secret_key}` };
-
-    const gen = demoGenerator(11);
-    const to = Date.now() - 60_000;
-    const from = Date.now() - 23 * 3_600_000;
-    const lines: string[] = [];
-    for (let i = 0; i < EVENTS; i++)
-      lines.push(JSON.stringify(gen.next(Math.round(from + ((to - from) * i) / EVENTS))));
-    const ingested = await t.app.inject({
-      method: 'POST',
-      url: '/api/ingest',
-      headers: { ...admin, 'content-type': 'application/x-ndjson' },
-      payload: `${lines.join('\n')}\n`,
-    });
-    expect(ingested.json()).toMatchObject({ accepted: EVENTS, rejected: 0 });
+    server = await startApp();
+    ({ t, base } = server);
+    operator = {
+      authorization: `token ${await createUser(t, { username: USERNAME, password: PASSWORD, admin: false })}`,
+    };
+    await ingest(t, demoEvents(11, EVENTS, Date.now() - 23 * 3_600_000, Date.now() - 60_000));
 
     const board = await call('POST', '/api/dashboards', { title: 'Ops board' });
     expect(board.status).toBe(201);
     dashboardId = board.body.id as number;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--no-first-run',
-      ],
-      timeout: 20_000,
+    b = await openBrowser({
+      context: { timezoneId: 'Europe/Berlin', acceptDownloads: true },
+      consoleErrors,
     });
-    context = await browser.newContext({
-      viewport: { width: 1280, height: 800 },
-      locale: 'en-US',
-      timezoneId: 'Europe/Berlin',
-      acceptDownloads: true,
-    });
-    page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`page error: ${e.message}`));
-
-    await page.goto(`${base}/login`);
-    await page.getByLabel('Username').fill(USERNAME);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = b.page;
+    await signIn(page, base, { username: USERNAME, password: PASSWORD });
     await page.waitForURL((u) => u.pathname === '/search');
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
-    await browser?.close().catch(() => {});
-    await t?.close();
+    await closeAll(b, server);
   }, 30_000);
 
   it('creates a task, lists it under Open, closes it and it leaves Open', async () => {
@@ -226,7 +160,7 @@ describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
     expect(await alert.textContent()).toBeTruthy();
     expect(await query.getAttribute('aria-invalid')).toBe('true');
     expect(await page.getByRole('button', { name: 'Create trigger' }).isDisabled()).toBe(true);
-    await shot('triggers-invalid');
+    await shot(page, 'triggers-invalid');
 
     await query.fill(ERRORS_QUERY);
     await alert.waitFor({ state: 'detached' });
@@ -265,10 +199,10 @@ describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
   it('exports the search as CSV with its header row', async () => {
     await search(ERRORS_QUERY);
     await page.getByRole('button', { name: 'Export' }).click();
-    await page.getByRole('button', { name: 'CSV' }).waitFor();
-    await shot('search-export');
-    await axe('search with the Export menu');
-    const { name, bytes } = await downloaded(() => page.getByRole('button', { name: 'CSV' }).click());
+    await page.getByRole('menuitem', { name: 'CSV' }).waitFor();
+    await shot(page, 'search-export');
+    await axe(page, 'search with the Export menu');
+    const { name, bytes } = await downloaded(() => page.getByRole('menuitem', { name: 'CSV' }).click());
     expect(name).toMatch(/\.csv$/);
     const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
     const header = text.split(/\r?\n/)[0] ?? '';
@@ -291,7 +225,7 @@ describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
   it('generates a PDF report of the search and downloads it from Reports', async () => {
     await search(ERRORS_QUERY);
     await page.getByRole('button', { name: 'Export' }).click();
-    await page.getByRole('button', { name: 'Report…' }).click();
+    await page.getByRole('menuitem', { name: 'Report…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Report' });
     await dialog.waitFor();
     await dialog.getByLabel('Format').selectOption('pdf');
@@ -339,7 +273,7 @@ describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
     await dialog.getByLabel('Widget title').fill('Server errors');
     await dialog.getByRole('button', { name: 'Add widget' }).click();
     await dialog.getByRole('status').filter({ hasText: 'Added' }).waitFor();
-    await shot('search-add-to-dashboard');
+    await shot(page, 'search-add-to-dashboard');
     expect(await dialog.getByRole('link', { name: 'Ops board' }).getAttribute('href')).toBe(
       `/dashboards/${dashboardId}`,
     );
@@ -365,8 +299,8 @@ describe.skipIf(SKIP)('tasks, triggers and reports in Chromium', () => {
       await page.getByRole('table').waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow).toBeLessThanOrEqual(0);
-      await shot(name.toLowerCase());
-      await axe(name);
+      await shot(page, name.toLowerCase());
+      await axe(page, name);
     });
   }
 

@@ -169,7 +169,10 @@ describe(`live updates websocket on ${BACKEND}`, () => {
     // Someone else's dashboard is invisible: an error, the connection stays.
     const other = await Client.open(`${url}?token=${bob.token}`);
     other.send(['subscribe', { dashboard_id: d.id }]);
-    expect((await other.next(is('error')))[1].command).toBe('subscribe');
+    expect((await other.next(is('error')))[1]).toMatchObject({
+      command: 'subscribe',
+      target: { dashboard_id: d.id },
+    });
     other.send(['subscribe', { widget_id: w2 }]);
     await other.next(is('error'));
     other.close();

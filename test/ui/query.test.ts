@@ -1,14 +1,19 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseQuery, QuerySyntaxError } from '../../src/query/language/parse-query.js';
 import {
   addTerm,
   completionSpot,
+  errorContext,
+  errorPosition,
   filterTerm,
   quoteValue,
   tokenize,
 } from '../../ui/src/pages/search/query.js';
 
 // The web UI's reading of the query language (docs/query-language.md): highlighting
-// tokens, completion spots and the filters the field list adds.
+// tokens, completion spots, the filters the field list adds, and where the server's
+// syntax errors point.
 
 const types = (q: string) => tokenize(q).map((t) => [t.text, t.type]);
 
@@ -108,5 +113,60 @@ describe('completionSpot', () => {
     expect(completionSpot('(host:', 6)).toEqual({ kind: 'value', field: 'host', from: 6, prefix: '' });
     expect(completionSpot('app:"cr', 7)).toEqual({ kind: 'value', field: 'app', from: 4, prefix: '"cr' });
     expect(completionSpot('"an open phrase', 15)).toBeNull();
+  });
+});
+
+describe('syntax errors', () => {
+  const at = (query: string) => {
+    try {
+      parseQuery(query);
+    } catch (e) {
+      if (e instanceof QuerySyntaxError) return { message: e.message, offset: e.offset };
+      throw e;
+    }
+    return null;
+  };
+
+  it("reads the position from the server's message", () => {
+    const e = at('status:(500 OR');
+    expect(e?.message).toBe(
+      'Syntax error at position 14 (line 1, column 15): expected a value but found end of input',
+    );
+    expect(errorPosition(e?.message, 'status:(500 OR')).toBe(14);
+    expect(
+      errorPosition(at('host:web-1 AND (status:500 OR )')?.message, 'host:web-1 AND (status:500 OR )'),
+    ).toBe(30);
+    // No position, or one beyond this query (the message is about another): none.
+    expect(errorPosition('The search failed.', 'x')).toBeNull();
+    expect(errorPosition(null, 'x')).toBeNull();
+    expect(
+      errorPosition('Syntax error at position 9 (line 1, column 10): expected a value', 'short'),
+    ).toBeNull();
+  });
+
+  it('agrees with the parser on every query it refuses', () => {
+    const chars = fc.constantFrom(...'ab:()"[]{}/\\*<>=-+ \nTOANDORNOT1é😀'.split(''));
+    fc.assert(
+      fc.property(fc.array(chars, { maxLength: 24 }), (parts) => {
+        const query = parts.join('');
+        const e = at(query);
+        if (e) expect(errorPosition(e.message, query)).toBe(e.offset);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('shows the query around the position, one character marked', () => {
+    expect(errorContext('status:(500 OR', 14)).toEqual({ before: 'status:(500 OR', at: '', after: '' });
+    expect(errorContext('a AND (b OR ) c', 12)).toEqual({ before: 'a AND (b OR ', at: ')', after: ' c' });
+    expect(errorContext('x\ny )', 4)).toEqual({ before: 'x y ', at: ')', after: '' });
+    expect(errorContext('😀) a', 2)).toEqual({ before: '😀', at: ')', after: ' a' });
+    expect(errorContext('a 😀 b', 2)).toEqual({ before: 'a ', at: '😀', after: ' b' });
+    const long = `${'a'.repeat(100)} ) ${'b'.repeat(100)}`;
+    expect(errorContext(long, 101, 10)).toEqual({
+      before: `…${'a'.repeat(9)} `,
+      at: ')',
+      after: ` ${'b'.repeat(9)}…`,
+    });
   });
 });

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resolveTimeRange } from '../../src/query/time-range.js';
+import { DEFAULT_PRESET, isPreset, pinPreset, TIME_PRESETS } from '../../ui/src/format.js';
 import {
   bucketToTime,
   DEFAULT_RANGE,
@@ -175,5 +178,138 @@ describe('timeline zoom', () => {
     expect(zoomOut({ ts_from: 1000, ts_to: 2000 })).toEqual({ kind: 'absolute', from: 500, to: 2500 });
     expect(zoomOut({ ts_from: 1000, ts_to: 1001 })).toEqual({ kind: 'absolute', from: 999, to: 1002 });
     expect(zoomOut({ ts_from: 10, ts_to: 1000 })).toEqual({ kind: 'absolute', from: 0, to: 1495 });
+  });
+});
+
+describe('presets', () => {
+  it('are the server’s: each pins to the window it resolves, to the second', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 4_102_444_800_000 }), (nowMs) => {
+        for (const p of TIME_PRESETS) {
+          const ui = pinPreset(p.value, nowMs);
+          const server = resolveTimeRange({ preset: p.value }, nowMs);
+          // Whole seconds holding the server's last millisecond; the start a second at most later.
+          expect(ui.ts_to * 1000).toBeGreaterThanOrEqual(server.toMs);
+          expect(ui.ts_to * 1000 - server.toMs).toBeLessThan(1000);
+          if (p.value === 'today' || p.value === 'yesterday') expect(ui.ts_from * 1000).toBe(server.fromMs);
+          else {
+            expect(ui.ts_from * 1000 - server.fromMs).toBeGreaterThanOrEqual(0);
+            expect(ui.ts_from * 1000 - server.fromMs).toBeLessThan(1000);
+            expect((ui.ts_to - ui.ts_from) * 1000).toBe(p.ms);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('are the only ranges the address accepts; the default among them', () => {
+    expect(isPreset(DEFAULT_PRESET)).toBe(true);
+    for (const p of TIME_PRESETS) {
+      expect(isPreset(p.value)).toBe(true);
+      expect(rangeFromParams(params(`range=${p.value}`))).toEqual({ kind: 'preset', preset: p.value });
+    }
+    expect(isPreset('last_2_hours')).toBe(false);
+    expect(isPreset(null)).toBe(false);
+  });
+});
+
+describe('the address, for any range', () => {
+  const range = fc.oneof(
+    fc.constantFrom(...TIME_PRESETS.map((p) => ({ kind: 'preset' as const, preset: p.value as string }))),
+    fc
+      .tuple(fc.integer({ min: 0, max: 999_999_999_999 }), fc.integer({ min: 1, max: 999_999_999_999 }))
+      .filter(([from, span]) => from + span <= 999_999_999_999)
+      .map(([from, span]) => ({ kind: 'absolute' as const, from, to: from + span })),
+  );
+
+  it('reads back what it wrote, leaving the other parameters', () => {
+    fc.assert(
+      fc.property(range, range, fc.string(), (r, before, q) => {
+        const p = new URLSearchParams();
+        if (q) p.set('q', q);
+        rangeToParams(before, p);
+        rangeToParams(r, p);
+        const read = new URLSearchParams(p.toString());
+        expect(rangeFromParams(read)).toEqual(r);
+        expect(read.get('q')).toBe(q || null);
+      }),
+    );
+  });
+});
+
+describe('datetime-local values in any zone', () => {
+  const zone = process.env.TZ;
+  afterEach(() => {
+    if (zone === undefined) delete process.env.TZ;
+    else process.env.TZ = zone;
+  });
+
+  it('round-trip, but for the repeated hour when clocks go back (shown the same, read as the first)', () => {
+    for (const tz of ['UTC', 'America/New_York', 'Europe/Berlin', 'Asia/Kolkata', 'Australia/Lord_Howe']) {
+      process.env.TZ = tz;
+      fc.assert(
+        fc.property(fc.integer({ min: 0, max: 4_102_444_800 }), (ts) => {
+          const shown = toDatetimeLocal(ts);
+          const read = fromDatetimeLocal(shown);
+          expect(read, `${tz} ${ts}`).not.toBeNull();
+          // Read back, it shows the same; it is the same instant unless the wall-clock time
+          // happened twice (then the first of the two, at most an hour earlier).
+          expect(toDatetimeLocal(read ?? 0)).toBe(shown);
+          expect([0, 1800, 3600], `${tz} ${ts}`).toContain(ts - (read ?? 0));
+        }),
+        { numRuns: 400 },
+      );
+    }
+  });
+
+  it('refuse a time that does not exist (the hour skipped when clocks go forward)', () => {
+    process.env.TZ = 'America/New_York';
+    expect(fromDatetimeLocal('2026-03-08T02:30')).toBeNull();
+    expect(fromDatetimeLocal('2026-03-08T03:30')).toBe(Date.UTC(2026, 2, 8, 7, 30) / 1000);
+    expect(parseCustomRange('2026-03-08T02:30', '2026-03-08T04:00')).toEqual({
+      ok: false,
+      error: 'Enter a From date and time.',
+    });
+  });
+});
+
+describe('zooming, for any drag', () => {
+  it('gives whole seconds inside the window, the same either way; nothing under a second', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 2_000_000_000 }),
+        fc.constantFrom(1, 30, 60, 300, 3600, 86_400),
+        fc.integer({ min: 1, max: 200 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: -2, max: 210, noNaN: true }),
+        fc.double({ min: -2, max: 210, noNaN: true }),
+        (start, interval, n, fill, x0, x1) => {
+          // About n buckets of `interval`, the window starting inside the first.
+          const span = Math.max(1, Math.round(n * interval * fill));
+          const window = { ts_from: start, ts_to: start + span };
+          const first = Math.floor(start / interval) * interval;
+          const buckets = Array.from({ length: Math.ceil((start + span - first) / interval) }, (_, i) => ({
+            ts: first + i * interval,
+          }));
+          const z = zoomRange(buckets, interval, x0, x1, window);
+          expect(zoomRange(buckets, interval, x1, x0, window)).toEqual(z);
+          if (z === null) {
+            const a = bucketToTime(buckets, interval, Math.min(x0, x1), window);
+            const b = bucketToTime(buckets, interval, Math.max(x0, x1), window);
+            expect(Math.ceil(b) - Math.floor(a)).toBeLessThan(1);
+            return;
+          }
+          expect(Number.isInteger(z.from) && Number.isInteger(z.to)).toBe(true);
+          expect(z.from).toBeGreaterThanOrEqual(window.ts_from);
+          expect(z.to).toBeLessThanOrEqual(window.ts_to);
+          expect(z.from).toBeLessThan(z.to);
+          // Zooming out again covers what was zoomed into.
+          const out = zoomOut({ ts_from: z.from, ts_to: z.to });
+          expect(out.from).toBeLessThanOrEqual(z.from);
+          expect(out.to).toBeGreaterThanOrEqual(z.to);
+        },
+      ),
+    );
   });
 });

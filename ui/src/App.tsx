@@ -27,12 +27,13 @@ export function App() {
   const hrefRef = useRef(href);
   hrefRef.current = href;
 
-  // Any 401 with a token: the session is over; sign in again and come back here.
+  // Any 401 with a token: the session is over; sign in again (told why) and come back here.
   useEffect(() => {
     setUnauthorizedHandler(() => {
       const here = hrefRef.current;
       setToken(null);
-      if (!here.startsWith('/login')) navigate(`/login?next=${encodeURIComponent(here)}`, { replace: true });
+      if (!here.startsWith('/login'))
+        navigate(`/login?next=${encodeURIComponent(here)}&reason=expired`, { replace: true });
     });
   }, []);
 

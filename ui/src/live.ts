@@ -1,7 +1,8 @@
 /**
  * The websocket client for `/ws/live-updates`: subscriptions to queries and dashboards,
- * reconnection with backoff (every active subscription is sent again), and the session
- * ending when the server says the token is no longer valid.
+ * reconnection with backoff (jittered; `retryNow` and the browser coming back online try
+ * at once; every active subscription is sent again), and the session ending when the
+ * server says the token is no longer valid.
  *
  * Messages both ways are JSON `[command, params]`. The server answers a subscription with
  * `subscribed`, then sends `widget-update {widget_id, dashboard_id, data}` for the current
@@ -22,10 +23,20 @@ export interface WidgetUpdate {
 }
 
 export interface Live {
-  /** Updates of one query (its GenericQuery representation). Returns the unsubscribe. */
-  subscribeQuery(queryId: string, onUpdate: (query: unknown) => void): () => void;
+  /**
+   * Updates of one query (its GenericQuery representation). `onEnded` hears the server
+   * refuse or end the subscription (the query is gone); it is then dropped here too.
+   * Returns the unsubscribe.
+   */
+  subscribeQuery(
+    queryId: string,
+    onUpdate: (query: unknown) => void,
+    onEnded?: (detail: string) => void,
+  ): () => void;
   /** Updates of every widget of a dashboard. Returns the unsubscribe. */
   subscribeDashboard(dashboardId: number, onWidgetUpdate: (u: WidgetUpdate) => void): () => void;
+  /** While reconnecting: try again now instead of after the backoff. */
+  retryNow(): void;
   close(): void;
 }
 
@@ -36,6 +47,8 @@ export const CLOSE_TOO_SLOW = 1013;
 
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 10_000;
+/** Each wait is the backoff less up to this share, so that clients cut together do not all come back at once. */
+const JITTER = 0.25;
 /** A connection silent this long while subscriptions are active gets a ping. */
 const PING_MS = 25_000;
 
@@ -45,6 +58,8 @@ type Listener = (params: Record<string, unknown>) => void;
 interface Sub {
   target: Target;
   listeners: Set<Listener>;
+  /** Told when the server refuses or ends the subscription. */
+  ended: Set<(detail: string) => void>;
 }
 
 const keyOf = (t: Target) => JSON.stringify(t);
@@ -87,6 +102,25 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
   };
 
   const dispatch = (command: string, params: Record<string, unknown>) => {
+    if (
+      (command === 'error' || command === 'unsubscribed') &&
+      params.target &&
+      typeof params.target === 'object'
+    ) {
+      // A subscription the server refused or ended (its query was removed, its dashboard is
+      // gone or invisible). One this client ended itself is no longer in `subs`.
+      const key = keyOf(params.target as Target);
+      // Still listed (a dashboard with other widgets left): not ended.
+      const still =
+        Array.isArray(params.subscriptions) && params.subscriptions.some((t) => keyOf(t as Target) === key);
+      if (command === 'unsubscribed' && still) return;
+      const sub = subs.get(key);
+      if (!sub) return;
+      subs.delete(key);
+      const detail = typeof params.detail === 'string' ? params.detail : 'The subscription ended.';
+      for (const l of [...sub.ended]) l(detail);
+      return;
+    }
     if (command !== 'widget-update') return;
     const data = params.data as { query_id?: unknown } | undefined;
     let key: string;
@@ -143,10 +177,13 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
         return;
       }
       setState('reconnecting');
-      const wait = backoff;
+      const wait = Math.round(backoff * (1 - JITTER * Math.random()));
       backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
       const again = () => {
-        retry = setTimeout(connect, wait);
+        retry = setTimeout(() => {
+          retry = null;
+          connect();
+        }, wait);
       };
       // A refused upgrade (bad token: 401 before any frame) shows only as a failed
       // connection: ask the API whether the session is over before trying again.
@@ -162,20 +199,32 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
     };
   };
 
+  /** Connects now when a retry is waiting (not while a connection or a session check is under way). */
+  const retryNow = () => {
+    if (closed || !retry) return;
+    clearTimeout(retry);
+    retry = null;
+    connect();
+  };
+  // The browser back online: no need to wait out the backoff.
+  window.addEventListener('online', retryNow);
+
   setState('connecting');
   connect();
 
-  const subscribe = (target: Target, listener: Listener) => {
+  const subscribe = (target: Target, listener: Listener, onEnded?: (detail: string) => void) => {
     const key = keyOf(target);
     let sub = subs.get(key);
     if (!sub) {
-      sub = { target, listeners: new Set() };
+      sub = { target, listeners: new Set(), ended: new Set() };
       subs.set(key, sub);
       send('subscribe', target);
     }
     sub.listeners.add(listener);
+    if (onEnded) sub.ended.add(onEnded);
     return () => {
       const s = subs.get(key);
+      if (onEnded) s?.ended.delete(onEnded);
       if (!s?.listeners.delete(listener) || s.listeners.size) return;
       subs.delete(key);
       send('unsubscribe', target);
@@ -183,13 +232,15 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
   };
 
   return {
-    subscribeQuery(queryId, onUpdate) {
-      return subscribe({ query_id: queryId }, (p) => onUpdate(p.data));
+    subscribeQuery(queryId, onUpdate, onEnded) {
+      return subscribe({ query_id: queryId }, (p) => onUpdate(p.data), onEnded);
     },
     subscribeDashboard(dashboardId, onWidgetUpdate) {
       return subscribe({ dashboard_id: dashboardId }, (p) => onWidgetUpdate(p as unknown as WidgetUpdate));
     },
+    retryNow,
     close() {
+      window.removeEventListener('online', retryNow);
       if (closed) return;
       closed = true;
       stop();

@@ -1,8 +1,14 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, type AuthToken, api, errorText, setToken } from '../api';
+import { useLocation } from '../router';
 
-/** Sign-in: `POST /api/auth/login` gives a USER token that expires (a session). */
+/**
+ * Sign-in: `POST /api/auth/login` gives a USER token that expires (a session). Reached
+ * because the server refused the session (`reason=expired`), it says so; after signing in
+ * the app goes back to `next`.
+ */
 export function LoginPage() {
+  const expired = useLocation().search.get('reason') === 'expired';
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -27,7 +33,13 @@ export function LoginPage() {
     <main className="login">
       <form className="login-card" onSubmit={submit}>
         <h1>Logscope</h1>
-        <p className="muted">Sign in to search your logs.</p>
+        {expired ? (
+          <p role="status" className="notice">
+            Your session has ended. Sign in again to go back to where you were.
+          </p>
+        ) : (
+          <p className="muted">Sign in to search your logs.</p>
+        )}
         <label htmlFor="login-username">Username</label>
         <input
           id="login-username"

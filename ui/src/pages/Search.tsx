@@ -1,6 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { LogEvent, TimeRange } from '../api';
-import { DEFAULT_PRESET, formatCount, TIME_PRESETS } from '../format';
+import { DEFAULT_PRESET, formatCount } from '../format';
 import { navigate } from '../router';
 import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
@@ -9,16 +9,9 @@ import { ColumnPicker } from './search/ColumnPicker';
 import { loadColumns, saveColumns } from './search/columns';
 import { type FieldInfo, FieldList, fetchFields } from './search/FieldList';
 import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
-import { addTerm } from './search/query';
-import {
-  parseCustomRange,
-  type RangeSel,
-  rangeFromParams,
-  rangeToParams,
-  toDatetimeLocal,
-  windowOf,
-  zoomOut,
-} from './search/time-range';
+import { addTerm, errorContext, errorPosition } from './search/query';
+import { CustomRangeForm, TimeRangeSelect, useTimePicker } from './search/TimePicker';
+import { type RangeSel, rangeFromParams, rangeToParams, windowOf, zoomOut } from './search/time-range';
 import { MAX_LIVE_ROWS, TAIL_WINDOW, useLiveTail } from './search/useLiveTail';
 import { Timeline } from './Timeline';
 import { PAGE_SIZE, useSearch } from './useSearch';
@@ -39,25 +32,30 @@ const LIVE_STATE_TEXT = {
 
 const noRows = () => {};
 
+/** The query with the place of its syntax error marked (the message says it in words). */
+function ErrorContext({ query, at }: { query: string; at: number }) {
+  const c = errorContext(query, at);
+  return (
+    <span className="query-error-context" aria-hidden="true">
+      {c.before}
+      <mark className={c.at ? undefined : 'at-end'}>{c.at || ' '}</mark>
+      {c.after}
+    </span>
+  );
+}
+
 export function SearchPage() {
   const initial = useRef(new URLSearchParams(window.location.search));
   const [text, setText] = useState(() => initial.current.get('q') ?? '');
   const [range, setRange] = useState<RangeSel>(() => rangeFromParams(initial.current));
-  /** The From/To form: open while the range is absolute or "Custom range…" is chosen. */
-  const [customOpen, setCustomOpen] = useState(() => range.kind === 'absolute');
-  const [customFrom, setCustomFrom] = useState(() =>
-    range.kind === 'absolute' ? toDatetimeLocal(range.from) : '',
-  );
-  const [customTo, setCustomTo] = useState(() =>
-    range.kind === 'absolute' ? toDatetimeLocal(range.to) : '',
-  );
-  const [customError, setCustomError] = useState<string | null>(null);
   const [columns, setColumns] = useState(loadColumns);
   const changeColumns = useCallback((cols: string[]) => {
     setColumns(cols);
     saveColumns(cols);
   }, []);
   const [selected, setSelected] = useState<LogEvent | null>(null);
+  /** The query was edited since the last search (its error is no longer marked in the box). */
+  const [edited, setEdited] = useState(false);
   const queryRef = useRef<QueryBoxHandle>(null);
   const { state, start, stop, abandon, ensureRows, running } = useSearch();
   /** The query and window the results (and the field list) are of. */
@@ -82,6 +80,7 @@ export function SearchPage() {
   const run = useCallback(
     (query: string, r: RangeSel, push = false) => {
       const pinned = windowOf(r, Date.now());
+      setEdited(false);
       setShown({ query, window: pinned });
       setSelected(null);
       remember(query, r, push);
@@ -89,17 +88,6 @@ export function SearchPage() {
     },
     [start, remember],
   );
-
-  /** Shows a range in the picker (an absolute one in the From/To form). */
-  const showRange = useCallback((r: RangeSel) => {
-    setRange(r);
-    setCustomError(null);
-    setCustomOpen(r.kind === 'absolute');
-    if (r.kind === 'absolute') {
-      setCustomFrom(toDatetimeLocal(r.from));
-      setCustomTo(toDatetimeLocal(r.to));
-    }
-  }, []);
 
   // The first search runs on arrival, with what the address holds (empty: everything).
   // The same effect abandons what still runs when the page goes: under StrictMode the
@@ -120,12 +108,12 @@ export function SearchPage() {
       const query = params.get('q') ?? '';
       const r = rangeFromParams(params);
       setText(query);
-      showRange(r);
+      setRange(r);
       run(query, r);
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
-  }, [run, showRange]);
+  }, [run]);
 
   // `/` focuses the query box from anywhere (except while typing elsewhere).
   useEffect(() => {
@@ -144,6 +132,7 @@ export function SearchPage() {
     (query: string) => {
       if (live) {
         setSelected(null);
+        setEdited(false);
         setLiveQuery(query);
         remember(query, range);
       } else run(query, range);
@@ -208,38 +197,22 @@ export function SearchPage() {
     return pages;
   }, [tail.rows]);
 
-  const onRangeChange = (value: string) => {
-    if (value === 'custom') {
-      // The form starts at the window shown.
-      const w = shown?.window ?? windowOf(range, Date.now());
-      setCustomFrom(toDatetimeLocal(w.ts_from));
-      setCustomTo(toDatetimeLocal(w.ts_to));
-      setCustomError(null);
-      setCustomOpen(true);
-      return;
-    }
-    const r: RangeSel = { kind: 'preset', preset: value };
-    showRange(r);
-    run(text, r, true);
-  };
-
-  const applyCustom = (e: FormEvent) => {
-    e.preventDefault();
-    const parsed = parseCustomRange(customFrom, customTo);
-    if (!parsed.ok) {
-      setCustomError(parsed.error);
-      return;
-    }
-    showRange(parsed.range);
-    run(text, parsed.range, true);
-  };
+  const picker = useTimePicker({
+    range,
+    shown: shown?.window ?? null,
+    live,
+    onChange: (r) => {
+      setRange(r);
+      run(text, r, true);
+    },
+  });
 
   const zoomTo = useCallback(
     (r: RangeSel) => {
-      showRange(r);
+      setRange(r);
       run(shown?.query ?? text, r, true);
     },
-    [showRange, run, shown, text],
+    [run, shown, text],
   );
   const onZoomOut = useCallback(() => {
     if (shown) zoomTo(zoomOut(shown.window));
@@ -256,6 +229,9 @@ export function SearchPage() {
           : '0 events'
         : `${formatCount(state.total)} events`;
   const error = live ? tail.error : state.error;
+  /** The query the error is about, and where in it (a syntax error names its position). */
+  const errorQuery = live ? liveQuery : (shown?.query ?? '');
+  const errorAt = errorPosition(error, errorQuery);
   const connection = tail.connection;
 
   return (
@@ -266,28 +242,16 @@ export function SearchPage() {
           <QueryBox
             ref={queryRef}
             value={text}
-            onChange={setText}
+            onChange={(v) => {
+              setText(v);
+              setEdited(true);
+            }}
             onSubmit={(value) => go(value)}
             fields={completionFields}
+            errorAt={edited ? null : errorAt}
+            errorId={error ? 'search-error' : undefined}
           />
-          <label htmlFor="time-range" className="visually-hidden">
-            Time range
-          </label>
-          <select
-            id="time-range"
-            value={live ? '' : customOpen || range.kind === 'absolute' ? 'custom' : range.preset}
-            disabled={live}
-            title={live ? 'Live shows events as they arrive' : undefined}
-            onChange={(e) => onRangeChange(e.target.value)}
-          >
-            {live && <option value="">Live (new events)</option>}
-            {TIME_PRESETS.map((p) => (
-              <option key={p.value} value={p.value}>
-                {p.label}
-              </option>
-            ))}
-            <option value="custom">Custom range…</option>
-          </select>
+          <TimeRangeSelect picker={picker} />
           <button type="submit">Search</button>
           <button
             type="button"
@@ -302,46 +266,24 @@ export function SearchPage() {
         </form>
       </search>
 
-      {customOpen && !live && (
-        <form className="custom-range" aria-label="Custom range" noValidate onSubmit={applyCustom}>
-          <div className="field">
-            <label htmlFor="range-from">From</label>
-            <input
-              id="range-from"
-              type="datetime-local"
-              step={1}
-              value={customFrom}
-              aria-invalid={customError ? true : undefined}
-              aria-describedby={customError ? 'range-error' : undefined}
-              onChange={(e) => setCustomFrom(e.target.value)}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor="range-to">To</label>
-            <input
-              id="range-to"
-              type="datetime-local"
-              step={1}
-              value={customTo}
-              aria-invalid={customError ? true : undefined}
-              aria-describedby={customError ? 'range-error' : undefined}
-              onChange={(e) => setCustomTo(e.target.value)}
-            />
-          </div>
-          <button type="submit">Apply range</button>
-          <span className="muted small-text">in your browser's time zone</span>
-          {customError && (
-            <p role="alert" id="range-error" className="error">
-              {customError}
-            </p>
-          )}
-        </form>
-      )}
+      <CustomRangeForm picker={picker} />
 
       {error && (
-        <p role="alert" className="error">
+        <div role="alert" id="search-error" className="error">
           {error}
-        </p>
+          {errorAt !== null && <ErrorContext query={errorQuery} at={errorAt} />}
+        </div>
+      )}
+
+      {live && connection === 'reconnecting' && (
+        <div className="notice live-lost">
+          <span>
+            The connection to the server was lost. Reconnecting… New events show again once it is back.
+          </span>
+          <button type="button" className="secondary small" onClick={tail.retry}>
+            Retry now
+          </button>
+        </div>
       )}
 
       {!live && (

@@ -1,7 +1,14 @@
-import { type FormEvent, useEffect, useState } from 'react';
-import { type AuthToken, api, errorText, getToken, isAbort, type Paginated, type User } from '../api';
-import { formatCount, formatIso } from '../format';
-import { useApi } from '../useApi';
+import { type ReactNode, useId, useState } from 'react';
+import { type AuthToken, api, getToken, type User } from '../api';
+import { Dialog } from '../components/Dialog';
+import { Check, Field, Form, FormActions, Select } from '../components/Field';
+import { ErrorBanner, Feedback, Notice, Page, SmallButton } from '../components/feedback';
+import { type Column, ListTable } from '../components/ListTable';
+import { type Action, useAction } from '../components/useAction';
+import { useForm } from '../components/useForm';
+import { useListPage } from '../components/useListPage';
+import { formatIso } from '../format';
+import { useMe } from './tasks/useMe';
 
 /** The permissions a user can hold besides admin (src/domain/auth/identity.ts). */
 const PERMISSIONS = [
@@ -12,66 +19,57 @@ const PERMISSIONS = [
   'manage_triggers',
 ] as const;
 
+type UserRow = User & { created_at?: string };
+
+const TOKEN_TYPES = ['INGEST', 'USER'] as const;
+
 /** Settings: the caller's API tokens (list, create with the secret shown once, revoke); for admins, users. */
 export function SettingsPage() {
-  const [me, setMe] = useState<User | null>(null);
-  useEffect(() => {
-    const ctl = new AbortController();
-    api<User>('/api/users/me', { signal: ctl.signal })
-      .then(setMe)
-      .catch((err) => {
-        if (!isAbort(err)) setMe(null);
-      });
-    return () => ctl.abort();
-  }, []);
+  const me = useMe();
   return (
-    <div className="page">
-      <h1>Settings</h1>
+    <Page title="Settings">
       <TokensSection />
       {me?.is_admin && <UsersSection />}
-    </div>
+    </Page>
+  );
+}
+
+/** A section named by its h2. */
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  const id = useId();
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
   );
 }
 
 function TokensSection() {
-  const { data, error, loading, reload } = useApi<Paginated<AuthToken>>('/api/authtokens?page_size=1000');
-  const [name, setName] = useState('');
-  const [type, setType] = useState<'USER' | 'INGEST'>('INGEST');
+  const { list, act, remove: revoke } = useListPage<AuthToken>('/api/authtokens?page_size=1000');
+  const form = useForm({ name: '', type: 'INGEST' as AuthToken['token_type'] });
   const [created, setCreated] = useState<AuthToken | null>(null);
-  const [actionError, setActionError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const [copied, setCopied] = useState(false);
   const sessionKeyId = (getToken() ?? '').split('_')[0];
 
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setActionError(null);
+  const create = () => {
     setCopied(false);
-    try {
+    return act.run(async () => {
+      const { name, type } = form.values;
       const body: { token_type: string; name?: string } = { token_type: type };
       if (name.trim()) body.name = name.trim();
-      const t = await api<AuthToken>('/api/authtokens', { body });
-      setCreated(t);
-      setName('');
-      reload();
-    } catch (err) {
-      setActionError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
+      setCreated(await api<AuthToken>('/api/authtokens', { body }));
+      form.set('name', '');
+      list.reload();
+    });
   };
 
-  const revoke = async (t: AuthToken) => {
-    if (!window.confirm(`Revoke the token "${t.name || t.key_id}"? Clients using it stop working.`)) return;
-    setActionError(null);
-    try {
-      await api(`/api/authtokens/${encodeURIComponent(t.key_id)}`, { method: 'DELETE' });
-      if (created?.key_id === t.key_id) setCreated(null);
-      reload();
-    } catch (err) {
-      setActionError(errorText(err));
-    }
+  const remove = async (t: AuthToken) => {
+    const name = t.name || t.key_id;
+    const path = `/api/authtokens/${encodeURIComponent(t.key_id)}`;
+    const question = `Revoke the token "${name}"? Clients using it stop working.`;
+    if ((await revoke(question, path, `Revoked “${name}”.`)) && created?.key_id === t.key_id)
+      setCreated(null);
   };
 
   const copy = async () => {
@@ -84,44 +82,32 @@ function TokensSection() {
     }
   };
 
+  const columns: Column<AuthToken>[] = [
+    { header: 'Name', cell: (t) => t.name || <span className="muted">(no name)</span> },
+    { header: 'Type', cell: (t) => t.token_type },
+    { header: 'Key', cell: (t) => <code>{t.secret_key}</code> },
+    { header: 'Created', wide: true, cell: (t) => formatIso(t.created_at) },
+    { header: 'Expires', wide: true, cell: (t) => (t.expires_at ? formatIso(t.expires_at) : 'Never') },
+    { header: 'Last used', wide: true, cell: (t) => (t.last_used_at ? formatIso(t.last_used_at) : 'Never') },
+  ];
+
   return (
-    <section aria-labelledby="tokens-heading">
-      <h2 id="tokens-heading">API tokens</h2>
+    <Section title="API tokens">
       <p className="muted">
         USER tokens act as you; INGEST tokens may only send events. Send one as{' '}
         <code>Authorization: token &lt;key&gt;</code>.
       </p>
-      <form className="inline-form" onSubmit={create}>
-        <div className="field">
-          <label htmlFor="token-name">Token name</label>
-          <input
-            id="token-name"
-            value={name}
-            maxLength={200}
-            placeholder="e.g. web-1 shipper"
-            onChange={(e) => setName(e.target.value)}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="token-type">Token type</label>
-          <select
-            id="token-type"
-            value={type}
-            onChange={(e) => setType(e.target.value === 'USER' ? 'USER' : 'INGEST')}
-          >
-            <option value="INGEST">INGEST</option>
-            <option value="USER">USER</option>
-          </select>
-        </div>
-        <button type="submit" disabled={busy}>
-          Create token
-        </button>
-      </form>
-      {actionError && (
-        <p role="alert" className="error">
-          {actionError}
-        </p>
-      )}
+      <Form className="inline-form" onSubmit={create}>
+        <Field label="Token name" id="token-name" error={act.fieldError('name')}>
+          <input maxLength={200} placeholder="e.g. web-1 shipper" {...form.text('name')} />
+        </Field>
+        <Field label="Token type" id="token-type">
+          <Select options={TOKEN_TYPES} {...form.text('type')} />
+        </Field>
+        <FormActions submit="Create token" busy={act.busy} />
+      </Form>
+      <ErrorBanner error={act.error} />
+      <Notice>{act.notice}</Notice>
       {created && (
         <div className="secret" role="status">
           <p>
@@ -143,227 +129,225 @@ function TokensSection() {
           </div>
         </div>
       )}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {loading && !data && <p className="muted">Loading…</p>}
-      {data && (
-        <>
-          <p className="muted">{formatCount(data.count)} active tokens</p>
-          <div className="table-wrap">
-            <table className="list">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Key</th>
-                  <th scope="col" className="wide-only">
-                    Created
-                  </th>
-                  <th scope="col" className="wide-only">
-                    Expires
-                  </th>
-                  <th scope="col" className="wide-only">
-                    Last used
-                  </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.results.map((t) => (
-                  <tr key={t.key_id}>
-                    <td>{t.name || <span className="muted">(no name)</span>}</td>
-                    <td>{t.token_type}</td>
-                    <td>
-                      <code>{t.secret_key}</code>
-                    </td>
-                    <td className="wide-only">{formatIso(t.created_at)}</td>
-                    <td className="wide-only">{t.expires_at ? formatIso(t.expires_at) : 'Never'}</td>
-                    <td className="wide-only">{t.last_used_at ? formatIso(t.last_used_at) : 'Never'}</td>
-                    <td>
-                      {t.key_id === sessionKeyId ? (
-                        <span className="muted">This session</span>
-                      ) : (
-                        <button
-                          type="button"
-                          className="secondary small"
-                          aria-label={`Revoke ${t.name || t.key_id}`}
-                          onClick={() => revoke(t)}
-                        >
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
-    </section>
+      <ErrorBanner error={list.error} />
+      <ListTable
+        list={list}
+        columns={columns}
+        rowKey={(t) => t.key_id}
+        noun={['active token', 'active tokens']}
+        actions={(t) =>
+          t.key_id === sessionKeyId ? (
+            <span className="muted">This session</span>
+          ) : (
+            <SmallButton aria-label={`Revoke ${t.name || t.key_id}`} onClick={() => remove(t)}>
+              Revoke
+            </SmallButton>
+          )
+        }
+      />
+    </Section>
   );
 }
 
-/** Admins: the users (GET /api/users) and a form for a new one (POST /api/users). */
+/** Admins: the users (GET /api/users), a new one (POST), edit (PATCH) and delete (DELETE). */
 function UsersSection() {
-  const { data, error, loading, reload } = useApi<Paginated<User>>(
-    '/api/users?page_size=1000&ordering=username',
+  const { list, act, remove } = useListPage<UserRow>('/api/users?page_size=1000&ordering=username');
+  const [editing, setEditing] = useState<UserRow | null>(null);
+
+  const columns: Column<UserRow>[] = [
+    { header: 'Username', cell: (u) => u.username },
+    { header: 'Admin', cell: (u) => (u.is_admin ? 'Yes' : 'No') },
+    {
+      header: 'Permissions',
+      cell: (u) =>
+        u.permissions.length > 0 ? u.permissions.join(', ') : <span className="muted">none</span>,
+    },
+    { header: 'Created', wide: true, cell: (u) => formatIso(u.created_at) },
+  ];
+
+  return (
+    <Section title="Users">
+      <NewUser onCreated={list.reload} />
+      <Feedback action={act} error={list.error} />
+      <ListTable
+        list={list}
+        columns={columns}
+        noun={['user', 'users']}
+        actions={(u) => (
+          <>
+            <SmallButton aria-label={`Edit ${u.username}`} onClick={() => setEditing(u)}>
+              Edit
+            </SmallButton>
+            <SmallButton
+              aria-label={`Delete ${u.username}`}
+              onClick={() =>
+                remove(
+                  `Delete the user “${u.username}” and their tokens?`,
+                  `/api/users/${u.id}`,
+                  `Deleted user “${u.username}”.`,
+                )
+              }
+            >
+              Delete
+            </SmallButton>
+          </>
+        )}
+      />
+      {editing && (
+        <EditUser
+          user={editing}
+          onClose={() => setEditing(null)}
+          onSaved={(u) => {
+            act.setNotice(`Saved user “${u.username}”.`);
+            setEditing(null);
+            list.reload();
+          }}
+        />
+      )}
+    </Section>
   );
-  const [username, setUsername] = useState('');
-  const [password, setPassword] = useState('');
-  const [isAdmin, setIsAdmin] = useState(false);
-  const [perms, setPerms] = useState<ReadonlySet<string>>(new Set());
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<string | null>(null);
-  const [created, setCreated] = useState<string | null>(null);
+}
 
-  const create = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setActionError(null);
-    setCreated(null);
-    try {
-      const body: { username: string; password?: string; is_admin: boolean; permissions: string[] } = {
-        username: username.trim(),
-        is_admin: isAdmin,
-        permissions: PERMISSIONS.filter((p) => perms.has(p)),
-      };
-      if (password) body.password = password;
-      const u = await api<User>('/api/users', { body });
-      setCreated(u.username);
-      setUsername('');
-      setPassword('');
-      setIsAdmin(false);
-      setPerms(new Set());
-      reload();
-    } catch (err) {
-      setActionError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
+const PASSWORD_HINT = 'Passwords have 8 or more characters; a user without one signs in with tokens only.';
+
+/** A user's fields, for a new user and for editing one. */
+function useUserForm(user?: User) {
+  const form = useForm({ username: user?.username ?? '', password: '', isAdmin: user?.is_admin ?? false });
+  const [permissions, setPermissions] = useState<readonly string[]>(user?.permissions ?? []);
+  const reset = () => {
+    form.reset();
+    setPermissions([]);
   };
+  return { form, permissions, setPermissions, reset };
+}
 
-  const togglePerm = (p: string, on: boolean) =>
-    setPerms((prev) => {
-      const next = new Set(prev);
-      if (on) next.add(p);
-      else next.delete(p);
-      return next;
+function UserFields(props: {
+  fields: ReturnType<typeof useUserForm>;
+  act: Action;
+  /** Editing a user: the password is a new one, and the fields stand in a column. */
+  edit?: boolean;
+}) {
+  const { form, permissions, setPermissions } = props.fields;
+  const hintId = useId();
+  const identity = (
+    <>
+      <Field
+        label="Username"
+        id={props.edit ? undefined : 'user-name'}
+        error={props.act.fieldError('username')}
+      >
+        <input
+          required
+          maxLength={150}
+          autoComplete="off"
+          autoCapitalize="none"
+          spellCheck={false}
+          {...form.text('username')}
+        />
+      </Field>
+      <Field
+        label={props.edit ? 'New password' : 'Password'}
+        id={props.edit ? undefined : 'user-password'}
+        hint={props.edit ? `Empty: the password stays. ${PASSWORD_HINT}` : undefined}
+        describedBy={props.edit ? undefined : hintId}
+        error={props.act.fieldError('password')}
+      >
+        <input type="password" autoComplete="new-password" {...form.text('password')} />
+      </Field>
+      <Check label="Admin" {...form.check('isAdmin')} />
+    </>
+  );
+  return (
+    <>
+      {props.edit ? (
+        identity
+      ) : (
+        <>
+          <div className="inline-form">{identity}</div>
+          <p id={hintId} className="muted small-text form-hint">
+            {PASSWORD_HINT}
+          </p>
+        </>
+      )}
+      <fieldset className="perm-list">
+        <legend>Permissions</legend>
+        {PERMISSIONS.map((p) => (
+          <Check
+            key={p}
+            label={p}
+            checked={permissions.includes(p)}
+            onChange={(e) =>
+              setPermissions(
+                PERMISSIONS.filter((q) => (q === p ? e.target.checked : permissions.includes(q))),
+              )
+            }
+          />
+        ))}
+      </fieldset>
+    </>
+  );
+}
+
+function NewUser({ onCreated }: { onCreated: () => void }) {
+  const fields = useUserForm();
+  const act = useAction();
+
+  const create = () =>
+    act.run(
+      async () => {
+        const { username, password, isAdmin } = fields.form.values;
+        const body: { username: string; password?: string; is_admin: boolean; permissions: string[] } = {
+          username: username.trim(),
+          is_admin: isAdmin,
+          permissions: [...fields.permissions],
+        };
+        if (password) body.password = password;
+        const u = await api<User>('/api/users', { body });
+        fields.reset();
+        onCreated();
+        return u;
+      },
+      { done: (u) => `Created user “${u.username}”.` },
+    );
+
+  return (
+    <>
+      <Form title="New user" level={3} className="user-form" onSubmit={create}>
+        <UserFields fields={fields} act={act} />
+        <FormActions submit="Create user" busy={act.busy} />
+      </Form>
+      <ErrorBanner error={act.error} />
+      <Notice>{act.notice}</Notice>
+    </>
+  );
+}
+
+/** A dialog to change a user: only what changed is sent (PATCH /api/users/{id}). */
+function EditUser(props: { user: UserRow; onClose: () => void; onSaved: (u: User) => void }) {
+  const { user } = props;
+  const fields = useUserForm(user);
+  const act = useAction();
+
+  const save = () =>
+    act.run(async () => {
+      const { username, password, isAdmin } = fields.form.values;
+      const permissions = [...fields.permissions];
+      const body: Partial<{ username: string; password: string; is_admin: boolean; permissions: string[] }> =
+        {};
+      if (username.trim() !== user.username) body.username = username.trim();
+      if (password) body.password = password;
+      if (isAdmin !== user.is_admin) body.is_admin = isAdmin;
+      if (permissions.join() !== user.permissions.join()) body.permissions = permissions;
+      props.onSaved(await api<User>(`/api/users/${user.id}`, { method: 'PATCH', body }));
     });
 
   return (
-    <section aria-labelledby="users-heading">
-      <h2 id="users-heading">Users</h2>
-      <form className="user-form" aria-labelledby="new-user-heading" onSubmit={create}>
-        <h3 id="new-user-heading">New user</h3>
-        <div className="inline-form">
-          <div className="field">
-            <label htmlFor="user-name">Username</label>
-            <input
-              id="user-name"
-              required
-              maxLength={150}
-              autoComplete="off"
-              autoCapitalize="none"
-              spellCheck={false}
-              value={username}
-              onChange={(e) => setUsername(e.target.value)}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor="user-password">Password</label>
-            <input
-              id="user-password"
-              type="password"
-              autoComplete="new-password"
-              aria-describedby="user-password-hint"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          </div>
-          <label className="check">
-            <input type="checkbox" checked={isAdmin} onChange={(e) => setIsAdmin(e.target.checked)} />
-            Admin
-          </label>
-        </div>
-        <p id="user-password-hint" className="muted small-text form-hint">
-          Passwords have 8 or more characters; a user without one signs in with tokens only.
-        </p>
-        <fieldset className="perm-list">
-          <legend>Permissions</legend>
-          {PERMISSIONS.map((p) => (
-            <label key={p} className="check">
-              <input
-                type="checkbox"
-                checked={perms.has(p)}
-                onChange={(e) => togglePerm(p, e.target.checked)}
-              />
-              {p}
-            </label>
-          ))}
-        </fieldset>
-        <button type="submit" disabled={busy}>
-          Create user
-        </button>
-      </form>
-      {actionError && (
-        <p role="alert" className="error">
-          {actionError}
-        </p>
-      )}
-      {created && (
-        <p role="status" className="muted">
-          Created user “{created}”.
-        </p>
-      )}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {loading && !data && <p className="muted">Loading…</p>}
-      {data && (
-        <>
-          <p className="muted">{formatCount(data.count)} users</p>
-          <div className="table-wrap">
-            <table className="list">
-              <thead>
-                <tr>
-                  <th scope="col">Username</th>
-                  <th scope="col">Admin</th>
-                  <th scope="col">Permissions</th>
-                  <th scope="col" className="wide-only">
-                    Created
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.results.map((u) => (
-                  <tr key={u.id}>
-                    <td>{u.username}</td>
-                    <td>{u.is_admin ? 'Yes' : 'No'}</td>
-                    <td>
-                      {u.permissions.length > 0 ? (
-                        u.permissions.join(', ')
-                      ) : (
-                        <span className="muted">none</span>
-                      )}
-                    </td>
-                    <td className="wide-only">
-                      {formatIso((u as User & { created_at?: string }).created_at)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
-    </section>
+    <Dialog label={`Edit user ${user.username}`} onClose={props.onClose}>
+      <Form title={`Edit user “${user.username}”`} className="" onSubmit={save}>
+        <UserFields fields={fields} act={act} edit />
+        <ErrorBanner error={act.error} />
+        <FormActions submit="Save" busy={act.busy} onCancel={props.onClose} />
+      </Form>
+    </Dialog>
   );
 }

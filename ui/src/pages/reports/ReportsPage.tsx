@@ -1,6 +1,12 @@
-import { type FormEvent, useEffect, useState } from 'react';
-import { api, errorText, type Paginated } from '../../api';
-import { DEFAULT_PRESET, formatCount, formatIso, TIME_PRESETS } from '../../format';
+import { type ChangeEvent, useEffect } from 'react';
+import { api, type Paginated } from '../../api';
+import { Field, Form, FormActions, Select } from '../../components/Field';
+import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
+import { type Column, ListTable } from '../../components/ListTable';
+import { useAction } from '../../components/useAction';
+import { useForm } from '../../components/useForm';
+import { useListPage } from '../../components/useListPage';
+import { DEFAULT_PRESET, formatIso, TIME_PRESETS } from '../../format';
 import { useApi } from '../../useApi';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import '../tasks/work.css';
@@ -18,12 +24,28 @@ export interface Report {
   error: string | null;
 }
 
-interface DashboardItem {
+export interface DashboardItem {
   id: number;
   title: string;
 }
 
+const SOURCES = [
+  { value: 'query', label: 'Query' },
+  { value: 'dashboard', label: 'Dashboard' },
+] as const;
+
+/** The caller's dashboards by title, and the one `picked` (else the first). */
+export function useDashboards(picked: string) {
+  const list = useApi<Paginated<DashboardItem>>('/api/dashboards?page_size=200&ordering=title');
+  const boards = list.data?.results ?? [];
+  const chosen = picked || (boards[0] ? String(boards[0].id) : '');
+  const options = boards.map((d) => ({ value: d.id, label: d.title }));
+  return { list, boards, chosen, options };
+}
+
 const POLL_MS = 1500;
+
+const FORMAT_OPTIONS = FORMATS.map((f) => ({ value: f.ftype, label: f.label }));
 
 export const formatSize = (bytes: number) =>
   bytes < 1024
@@ -34,9 +56,7 @@ export const formatSize = (bytes: number) =>
 
 /** `/reports`: your reports (refreshed while any is being generated), a new one, downloads. */
 export function ReportsPage() {
-  const list = useApi<Paginated<Report>>('/api/reports?page_size=200&ordering=-id');
-  const [notice, setNotice] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const { list, act, remove, created } = useListPage<Report>('/api/reports?page_size=200&ordering=-id');
   const { reload } = list;
 
   const pending = list.data?.results.some((r) => r.status === 'PENDING') ?? false;
@@ -46,135 +66,81 @@ export function ReportsPage() {
     return () => clearInterval(timer);
   }, [pending, reload]);
 
-  const download = async (r: Report) => {
-    setError(null);
-    try {
-      const name = await downloadFile(`/api/reports/${r.id}/file`, r.filename);
-      setNotice(`Downloaded ${name}.`);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
+  const download = (r: Report) =>
+    act.run(() => downloadFile(`/api/reports/${r.id}/file`, r.filename), {
+      done: (name) => `Downloaded ${name}.`,
+    });
 
-  const remove = async (r: Report) => {
-    if (!window.confirm(`Delete the report “${r.title}”?`)) return;
-    setError(null);
-    try {
-      await api(`/api/reports/${r.id}`, { method: 'DELETE' });
-      setNotice(`Deleted “${r.title}”.`);
-      reload();
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
-
-  const data = list.data;
-  return (
-    <div className="page work-page">
-      <h1>Reports</h1>
-      <NewReport
-        onCreated={(r) => {
-          setNotice(`Generating “${r.title}”…`);
-          reload();
-        }}
-      />
-      <p role="status" className="muted work-notice">
-        {notice}
-      </p>
-      {(error ?? list.error) && (
-        <p role="alert" className="error">
-          {error ?? list.error}
-        </p>
-      )}
-      {!data && !list.error && <p className="muted">Loading…</p>}
-      {data && data.results.length === 0 && <p className="muted">No reports yet.</p>}
-      {data && data.results.length > 0 && (
+  const columns: Column<Report>[] = [
+    { header: 'Title', cell: (r) => r.title },
+    { header: 'Format', cell: (r) => r.ftype },
+    {
+      header: 'Status',
+      cell: (r) => (
         <>
-          <p className="muted">
-            {formatCount(data.count)} {data.count === 1 ? 'report' : 'reports'}
-          </p>
-          <div className="table-wrap">
-            <table className="list work-table">
-              <thead>
-                <tr>
-                  <th scope="col">Title</th>
-                  <th scope="col">Format</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" className="wide-only">
-                    Size
-                  </th>
-                  <th scope="col" className="wide-only">
-                    Created
-                  </th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.results.map((r) => (
-                  <tr key={r.id}>
-                    <td>{r.title}</td>
-                    <td>{r.ftype}</td>
-                    <td>
-                      <span className={`status-badge status-${r.status}`}>{r.status}</span>
-                      {r.error && <span className="error-text"> {r.error}</span>}
-                    </td>
-                    <td className="wide-only">{r.status === 'READY' ? formatSize(r.size) : ''}</td>
-                    <td className="wide-only">{formatIso(r.created_at)}</td>
-                    <td className="actions-cell">
-                      <div className="row-actions">
-                        {r.status === 'READY' && (
-                          <button
-                            type="button"
-                            className="small"
-                            aria-label={`Download “${r.title}”`}
-                            onClick={() => download(r)}
-                          >
-                            Download
-                          </button>
-                        )}
-                        <button
-                          type="button"
-                          className="secondary small"
-                          aria-label={`Delete “${r.title}”`}
-                          onClick={() => remove(r)}
-                        >
-                          Delete
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <span className={`status-badge status-${r.status}`}>{r.status}</span>
+          {r.error && <span className="error-text"> {r.error}</span>}
         </>
-      )}
-    </div>
+      ),
+    },
+    { header: 'Size', wide: true, cell: (r) => (r.status === 'READY' ? formatSize(r.size) : '') },
+    { header: 'Created', wide: true, cell: (r) => formatIso(r.created_at) },
+  ];
+
+  return (
+    <Page title="Reports" className="work-page">
+      <NewReport onCreated={created((r) => `Generating “${r.title}”…`)} />
+      <Feedback action={act} error={list.error} noticeClassName="work-notice" />
+      <ListTable
+        list={list}
+        columns={columns}
+        noun={['report', 'reports']}
+        empty="No reports yet."
+        className="work-table"
+        actions={(r) => (
+          <>
+            {r.status === 'READY' && (
+              <button
+                type="button"
+                className="small"
+                aria-label={`Download “${r.title}”`}
+                onClick={() => download(r)}
+              >
+                Download
+              </button>
+            )}
+            <SmallButton
+              aria-label={`Delete “${r.title}”`}
+              onClick={() =>
+                remove(`Delete the report “${r.title}”?`, `/api/reports/${r.id}`, `Deleted “${r.title}”.`)
+              }
+            >
+              Delete
+            </SmallButton>
+          </>
+        )}
+      />
+    </Page>
   );
 }
 
 function NewReport({ onCreated }: { onCreated: (r: Report) => void }) {
-  const dashboards = useApi<Paginated<DashboardItem>>('/api/dashboards?page_size=200&ordering=title');
-  const [kind, setKind] = useState<'query' | 'dashboard'>('query');
-  const [query, setQuery] = useState('');
-  const [range, setRange] = useState(DEFAULT_PRESET);
-  const [dashboard, setDashboard] = useState('');
-  const [ftype, setFtype] = useState('pdf');
-  const [timezone, setTimezone] = useState(browserTimeZone);
-  const [title, setTitle] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const form = useForm(() => ({
+    kind: 'query' as (typeof SOURCES)[number]['value'],
+    query: '',
+    range: DEFAULT_PRESET as string,
+    dashboard: '',
+    ftype: 'pdf',
+    timezone: browserTimeZone(),
+    title: '',
+  }));
+  const { kind, query, range, dashboard, ftype, timezone, title } = form.values;
+  const act = useAction();
 
-  const boards = dashboards.data?.results ?? [];
-  const chosen = dashboard || (boards[0] ? String(boards[0].id) : '');
+  const { options, chosen } = useDashboards(dashboard);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const submit = () =>
+    act.run(async () => {
       const source =
         kind === 'query'
           ? {
@@ -190,114 +156,78 @@ function NewReport({ onCreated }: { onCreated: (r: Report) => void }) {
           ...(title.trim() ? { title: title.trim() } : {}),
         },
       });
-      setTitle('');
+      form.set('title', '');
       onCreated(r);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
-    <form className="work-form" aria-labelledby="new-report-title" onSubmit={submit}>
-      <h2 id="new-report-title">New report</h2>
+    <Form title="New report" onSubmit={submit}>
       <fieldset>
         <legend>Source</legend>
-        <label>
-          <input
-            type="radio"
-            name="report-source"
-            checked={kind === 'query'}
-            onChange={() => setKind('query')}
-          />
-          Query
-        </label>
-        <label>
-          <input
-            type="radio"
-            name="report-source"
-            checked={kind === 'dashboard'}
-            onChange={() => setKind('dashboard')}
-          />
-          Dashboard
-        </label>
+        {SOURCES.map((s) => (
+          <label key={s.value}>
+            <input
+              type="radio"
+              name="report-source"
+              checked={kind === s.value}
+              onChange={() => form.set('kind', s.value)}
+            />
+            {s.label}
+          </label>
+        ))}
       </fieldset>
       {kind === 'query' ? (
         <>
-          <div className="field grow">
-            <label htmlFor="report-query">Query</label>
+          <Field
+            label="Query"
+            id="report-query"
+            className="grow"
+            error={act.fieldError('source.query.params.query')}
+          >
             <input
-              id="report-query"
               className="mono"
               spellCheck={false}
               autoComplete="off"
               placeholder="Everything"
-              value={query}
-              onChange={(e) => setQuery(e.target.value)}
+              {...form.text('query')}
             />
-          </div>
-          <div className="field">
-            <label htmlFor="report-range">Time range</label>
-            <select id="report-range" value={range} onChange={(e) => setRange(e.target.value)}>
-              {TIME_PRESETS.map((p) => (
-                <option key={p.value} value={p.value}>
-                  {p.label}
-                </option>
-              ))}
-            </select>
-          </div>
+          </Field>
+          <Field label="Time range" id="report-range">
+            <Select options={TIME_PRESETS} {...form.text('range')} />
+          </Field>
         </>
       ) : (
-        <div className="field grow">
-          <label htmlFor="report-dashboard">Dashboard</label>
-          <select
-            id="report-dashboard"
+        <Field label="Dashboard" id="report-dashboard" className="grow">
+          <Select
             value={chosen}
-            disabled={boards.length === 0}
-            onChange={(e) => setDashboard(e.target.value)}
-          >
-            {boards.length === 0 && <option value="">No dashboards</option>}
-            {boards.map((d) => (
-              <option key={d.id} value={d.id}>
-                {d.title}
-              </option>
-            ))}
-          </select>
-        </div>
+            disabled={options.length === 0}
+            options={options.length ? options : [{ value: '', label: 'No dashboards' }]}
+            onChange={(e) => form.set('dashboard', e.target.value)}
+          />
+        </Field>
       )}
-      <div className="field">
-        <label htmlFor="report-format">Format</label>
-        <select id="report-format" value={ftype} onChange={(e) => setFtype(e.target.value)}>
-          {FORMATS.map((f) => (
-            <option key={f.ftype} value={f.ftype}>
-              {f.label}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="report-timezone">Time zone</label>
-        <input
-          id="report-timezone"
-          autoComplete="off"
-          spellCheck={false}
-          value={timezone}
-          onChange={(e) => setTimezone(e.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="report-name">Title (optional)</label>
-        <input id="report-name" maxLength={200} value={title} onChange={(e) => setTitle(e.target.value)} />
-      </div>
-      <button type="submit" disabled={busy || (kind === 'dashboard' && !chosen)}>
-        Create report
-      </button>
-      {error && (
-        <p role="alert" className="error form-error">
-          {error}
-        </p>
-      )}
-    </form>
+      <FormatField id="report-format" {...form.text('ftype')} />
+      <Field label="Time zone" id="report-timezone" error={act.fieldError('timezone')}>
+        <input autoComplete="off" spellCheck={false} {...form.text('timezone')} />
+      </Field>
+      <Field label="Title (optional)" id="report-name" error={act.fieldError('title')}>
+        <input maxLength={200} {...form.text('title')} />
+      </Field>
+      <FormActions submit="Create report" busy={act.busy} disabled={kind === 'dashboard' && !chosen} />
+      <ErrorBanner error={act.error} className="form-error" />
+    </Form>
+  );
+}
+
+/** The file format of a report or an export. */
+export function FormatField(props: {
+  id?: string;
+  value: string;
+  onChange: (e: ChangeEvent<HTMLSelectElement>) => void;
+}) {
+  return (
+    <Field label="Format" id={props.id}>
+      <Select value={props.value} onChange={props.onChange} options={FORMAT_OPTIONS} />
+    </Field>
   );
 }

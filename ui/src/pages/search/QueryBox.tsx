@@ -25,7 +25,9 @@ export const codeMirrorWanted = () => {
 /**
  * The query box, named "Query". A plain input first; with the editor wanted, CodeMirror
  * (highlighting, completion of fields and values) is imported on demand and takes its
- * place once loaded, keeping the name, `/` and Enter. Enter submits.
+ * place once loaded, keeping the name, `/` and Enter. Enter submits. `errorAt` is where a
+ * syntax error in `value` is: the box is then `aria-invalid` (described by the element
+ * `errorId` names), the cursor goes there, and the editor marks the character.
  */
 export function QueryBox(props: {
   ref?: Ref<QueryBoxHandle>;
@@ -33,6 +35,8 @@ export function QueryBox(props: {
   onChange: (value: string) => void;
   onSubmit: (value: string) => void;
   fields: () => Promise<FieldInfo[]>;
+  errorAt?: number | null;
+  errorId?: string | undefined;
 }) {
   const inputRef = useRef<HTMLInputElement>(null);
   const hostRef = useRef<HTMLDivElement>(null);
@@ -58,6 +62,7 @@ export function QueryBox(props: {
           fields: () => latest.current.fields(),
         });
         editorRef.current = editor;
+        editor.markError(latest.current.errorAt ?? null, latest.current.errorId);
         setEditorReady(true);
         if (hadFocus) editor.focus();
       })
@@ -76,6 +81,16 @@ export function QueryBox(props: {
   useEffect(() => {
     editorRef.current?.setValue(props.value);
   }, [props.value]);
+
+  // A new error is marked (after the value it is about, above); an edit unmarks it.
+  const errorAt = props.errorAt ?? null;
+  useEffect(() => {
+    const editor = editorRef.current;
+    if (editor) return editor.markError(errorAt, props.errorId);
+    // The plain input: the cursor to the error (without taking the focus).
+    const input = inputRef.current;
+    if (input && errorAt !== null && errorAt <= input.value.length) input.setSelectionRange(errorAt, errorAt);
+  }, [errorAt, props.errorId]);
 
   useImperativeHandle(props.ref, () => ({
     focus() {
@@ -104,6 +119,8 @@ export function QueryBox(props: {
             onChange={(e) => props.onChange(e.target.value)}
             placeholder={PLACEHOLDER}
             aria-keyshortcuts="/"
+            aria-invalid={errorAt !== null ? true : undefined}
+            aria-describedby={errorAt !== null ? props.errorId : undefined}
             autoComplete="off"
             autoCapitalize="none"
             spellCheck={false}

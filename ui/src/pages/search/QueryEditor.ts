@@ -4,15 +4,25 @@
  * dynamically), so none of CodeMirror is in the initial bundle.
  */
 import {
+  acceptCompletion,
   autocompletion,
   type Completion,
   type CompletionContext,
   type CompletionResult,
   completionStatus,
+  insertCompletionText,
+  startCompletion,
 } from '@codemirror/autocomplete';
 import { HighlightStyle, StreamLanguage, syntaxHighlighting } from '@codemirror/language';
-import { EditorState, Prec } from '@codemirror/state';
-import { EditorView, keymap, placeholder } from '@codemirror/view';
+import { EditorState, Prec, StateEffect, StateField } from '@codemirror/state';
+import {
+  Decoration,
+  type DecorationSet,
+  EditorView,
+  keymap,
+  placeholder,
+  WidgetType,
+} from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
 import type { FieldInfo } from './FieldList';
 import { completionSpot, quoteValue, readToken, startState, type TokenState } from './query';
@@ -53,11 +63,67 @@ export interface QueryEditorOptions {
 export interface QueryEditor {
   view: EditorView;
   setValue(value: string): void;
+  /**
+   * Marks where a syntax error is (null: nowhere) and puts the cursor there; the box is
+   * then `aria-invalid`, described by the element `describedBy` names. Editing unmarks it.
+   */
+  markError(at: number | null, describedBy?: string): void;
   focus(): void;
   destroy(): void;
 }
 
 const FIELD_CHARS = /^[\p{L}\p{N}_.@-]*$/u;
+
+/** A syntax error's place at the end of the query: a marker after the last character. */
+class ErrorAtEnd extends WidgetType {
+  override eq() {
+    return true;
+  }
+  toDOM() {
+    const span = document.createElement('span');
+    span.className = 'cm-query-error-end';
+    span.setAttribute('aria-hidden', 'true');
+    return span;
+  }
+}
+
+interface ErrorMark {
+  at: number | null;
+  describedBy: string | undefined;
+  deco: DecorationSet;
+}
+
+const setError = StateEffect.define<{ at: number | null; describedBy: string | undefined }>();
+
+const noError: ErrorMark = { at: null, describedBy: undefined, deco: Decoration.none };
+
+/** The marked syntax error: set by markError, gone with the next edit. */
+const errorField = StateField.define<ErrorMark>({
+  create: () => noError,
+  update(value, tr) {
+    for (const e of tr.effects) {
+      if (!e.is(setError)) continue;
+      const { at, describedBy } = e.value;
+      const doc = tr.state.doc;
+      if (at === null || at > doc.length) return noError;
+      if (at === doc.length)
+        return {
+          at,
+          describedBy,
+          deco: Decoration.set([Decoration.widget({ widget: new ErrorAtEnd(), side: 1 }).range(at)]),
+        };
+      // One character (two code units outside the BMP).
+      const width = (doc.sliceString(at, at + 2).codePointAt(0) ?? 0) > 0xffff ? 2 : 1;
+      return {
+        at,
+        describedBy,
+        deco: Decoration.set([Decoration.mark({ class: 'cm-query-error' }).range(at, at + width)]),
+      };
+    }
+    return tr.docChanged ? noError : value;
+  },
+  provide: (f) => EditorView.decorations.from(f, (v) => v.deco),
+});
 
 function completions(fields: () => Promise<FieldInfo[]>) {
   return async (ctx: CompletionContext): Promise<CompletionResult | null> => {
@@ -76,7 +142,11 @@ function completions(fields: () => Promise<FieldInfo[]>) {
     if (spot.kind === 'field') {
       const options: Completion[] = list.map((f) => ({
         label: f.name,
-        apply: `${f.name}:`,
+        // `name:`, then its values are offered.
+        apply: (view, _completion, from, to) => {
+          view.dispatch(insertCompletionText(view.state, `${f.name}:`, from, to));
+          if (f.top.length > 0) setTimeout(() => startCompletion(view));
+        },
         type: 'property',
         detail: f.type,
       }));
@@ -102,7 +172,9 @@ function completions(fields: () => Promise<FieldInfo[]>) {
 export function createQueryEditor(parent: HTMLElement, opts: QueryEditorOptions): QueryEditor {
   let applying = false;
   const submit = (view: EditorView) => {
-    if (completionStatus(view.state) === 'active') return false;
+    // An open list took Enter first (its keymap is the higher); it ignores keys for a moment
+    // after opening, and then Enter does nothing rather than break the line.
+    if (completionStatus(view.state) === 'active') return true;
     opts.onSubmit(view.state.doc.toString());
     return true;
   };
@@ -113,7 +185,13 @@ export function createQueryEditor(parent: HTMLElement, opts: QueryEditorOptions)
       syntaxHighlighting(highlight),
       placeholder(opts.placeholder),
       autocompletion({ override: [completions(opts.fields)], icons: false, activateOnTyping: true }),
-      Prec.high(keymap.of([{ key: 'Enter', run: submit }])),
+      // Tab takes a completion too (else it moves the focus on, as in any form).
+      Prec.high(
+        keymap.of([
+          { key: 'Enter', run: submit },
+          { key: 'Tab', run: acceptCompletion },
+        ]),
+      ),
       // One line: line breaks typed or pasted become spaces.
       EditorState.transactionFilter.of((tr) => {
         if (!tr.docChanged || tr.newDoc.lines === 1) return tr;
@@ -127,6 +205,14 @@ export function createQueryEditor(parent: HTMLElement, opts: QueryEditorOptions)
         autocapitalize: 'none',
         autocorrect: 'off',
         spellcheck: 'false',
+      }),
+      errorField,
+      EditorView.contentAttributes.of((view) => {
+        const mark = view.state.field(errorField);
+        if (mark.at === null) return null;
+        const attrs: Record<string, string> = { 'aria-invalid': 'true' };
+        if (mark.describedBy) attrs['aria-describedby'] = mark.describedBy;
+        return attrs;
       }),
       EditorView.updateListener.of((u) => {
         if (u.docChanged && !applying) opts.onChange(u.state.doc.toString());
@@ -153,6 +239,16 @@ export function createQueryEditor(parent: HTMLElement, opts: QueryEditorOptions)
       } finally {
         applying = false;
       }
+    },
+    markError(at, describedBy) {
+      const current = view.state.field(errorField);
+      if (current.at === at && current.describedBy === describedBy) return;
+      const inside = at !== null && at <= view.state.doc.length;
+      view.dispatch({
+        effects: setError.of({ at, describedBy }),
+        // The cursor to the error, without taking the focus.
+        ...(inside ? { selection: { anchor: at } } : {}),
+      });
     },
     focus() {
       view.focus();

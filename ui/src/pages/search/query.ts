@@ -250,3 +250,39 @@ export function completionSpot(query: string, pos: number): CompletionSpot | nul
   const prefix = word[1] ?? '';
   return { kind: 'field', from: pos - prefix.length, prefix };
 }
+
+// --- Errors ------------------------------------------------------------------------------
+
+/**
+ * Where the server's message about `query` points: `Syntax error at position 14 (line 1,
+ * column 15): …` (src/query/language/parse-query.ts; offsets in UTF-16 code units, as
+ * here) gives 14. Null when the message names no position within the query.
+ */
+export function errorPosition(message: string | null | undefined, query: string): number | null {
+  const m = /\bat position (\d+) \(line \d+, column \d+\)/.exec(message ?? '');
+  if (!m) return null;
+  const at = Number(m[1]);
+  return at <= query.length ? at : null;
+}
+
+/**
+ * The query around an error position, to show it: the text before, the character at the
+ * position (empty at the end of the query) and the text after, each cut to `room`
+ * characters beside the position with `…` where cut.
+ */
+export function errorContext(
+  query: string,
+  at: number,
+  room = 60,
+): { before: string; at: string; after: string } {
+  const flat = query.replace(/\s/g, ' ');
+  // One character, if that is two code units (outside the BMP).
+  const width = (flat.codePointAt(at) ?? 0) > 0xffff ? 2 : at < flat.length ? 1 : 0;
+  const start = Math.max(0, at - room);
+  const end = Math.min(flat.length, at + width + room);
+  return {
+    before: (start > 0 ? '…' : '') + flat.slice(start, at),
+    at: flat.slice(at, at + width),
+    after: flat.slice(at + width, end) + (end < flat.length ? '…' : ''),
+  };
+}

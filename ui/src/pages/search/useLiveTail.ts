@@ -19,6 +19,8 @@ export interface LiveTail {
   /** Events received while paused, not shown yet. */
   waiting: number;
   error: string | null;
+  /** While reconnecting: try again now. */
+  retry: () => void;
 }
 
 const stamp = (e: LogEvent) => Math.round(Number(e.stored_at) * 1000);
@@ -37,6 +39,7 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
   const [waiting, setWaiting] = useState(0);
   const [error, setError] = useState<string | null>(null);
   const pending = useRef<LogEvent[]>([]);
+  const liveRef = useRef<ReturnType<typeof openLive> | null>(null);
   const frame = useRef(0);
   const pausedRef = useRef(paused);
   pausedRef.current = paused;
@@ -115,32 +118,54 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
       schedule();
     };
 
-    api<GenericQuery<SearchResults> & { created_at?: string }>('/api/query', {
-      body: {
-        type: 'Search',
-        params: { query, time_range: { preset: TAIL_WINDOW }, sort: ['-ts'], page_size: TAIL_PAGE },
-      },
-      // Not aborted on cleanup: a Search the server made anyway is then removed below.
-    })
-      .then((q) => {
-        qid = q.query_id;
-        if (ctl.signal.aborted) return remove(q.query_id);
-        if (q.status === 'ERROR') {
-          setError(q.error ?? 'The live search failed.');
-          return;
-        }
-        // The server's clock: events it stored from here on are new.
-        since = q.created_at ? Date.parse(q.created_at) : Date.now();
-        live = openLive({ token, onState: (s) => !ctl.signal.aborted && setConnection(s) });
-        live.subscribeQuery(q.query_id, onUpdate);
+    /**
+     * Starts the tailed Search and subscribes to it. Called again when the server says the
+     * subscription is gone (the query was removed while the page was away, e.g. after a
+     * long disconnection): the rows stay, and only events stored since the first start
+     * are added.
+     */
+    let restarts = 0;
+    const start = () => {
+      api<GenericQuery<SearchResults> & { created_at?: string }>('/api/query', {
+        body: {
+          type: 'Search',
+          params: { query, time_range: { preset: TAIL_WINDOW }, sort: ['-ts'], page_size: TAIL_PAGE },
+        },
+        // Not aborted on cleanup: a Search the server made anyway is then removed below.
       })
-      .catch((err) => {
-        if (!ctl.signal.aborted) setError(errorText(err));
-      });
+        .then((q) => {
+          qid = q.query_id;
+          if (ctl.signal.aborted) return remove(q.query_id);
+          if (q.status === 'ERROR') {
+            setError(q.error ?? 'The live search failed.');
+            return;
+          }
+          // The server's clock: events it stored from here on are new.
+          if (!since) since = q.created_at ? Date.parse(q.created_at) : Date.now();
+          if (!live) {
+            live = openLive({ token, onState: (s) => !ctl.signal.aborted && setConnection(s) });
+            liveRef.current = live;
+          }
+          live.subscribeQuery(q.query_id, onUpdate, (detail) => {
+            if (ctl.signal.aborted) return;
+            // At most a few restarts: a query the server keeps refusing is an error to show.
+            if (++restarts > 3) {
+              setError(detail);
+              return;
+            }
+            start();
+          });
+        })
+        .catch((err) => {
+          if (!ctl.signal.aborted) setError(errorText(err));
+        });
+    };
+    start();
 
     return () => {
       ctl.abort();
       live?.close();
+      if (liveRef.current === live) liveRef.current = null;
       if (frame.current) cancelAnimationFrame(frame.current);
       frame.current = 0;
       pending.current = [];
@@ -149,5 +174,6 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
     };
   }, [on, query, schedule]);
 
-  return { rows, connection: on ? connection : null, waiting, error: on ? error : null };
+  const retry = useCallback(() => liveRef.current?.retryNow(), []);
+  return { rows, connection: on ? connection : null, waiting, error: on ? error : null, retry };
 }

@@ -1,8 +1,13 @@
-import { type FormEvent, useState } from 'react';
-import { api, errorText, type Paginated } from '../../api';
+import { useState } from 'react';
+import { api } from '../../api';
+import { Field, Form, FormActions, Select } from '../../components/Field';
+import { ErrorBanner, Notice, Page, SmallButton } from '../../components/feedback';
+import { type Column, ListTable } from '../../components/ListTable';
+import { useAction } from '../../components/useAction';
+import { useForm } from '../../components/useForm';
+import { useListPage } from '../../components/useListPage';
 import { formatCount } from '../../format';
 import { Link } from '../../router';
-import { useApi } from '../../useApi';
 import { useMe, useUserNames } from './useMe';
 import './work.css';
 
@@ -57,179 +62,117 @@ export function TasksPage() {
   const [filter, setFilter] = useState<Filter>('open');
   // "Mine" waits for the user: an empty assignee would list nothing meaningful.
   const ready = filter !== 'mine' || me !== null;
-  const list = useApi<Paginated<Task>>(
+  const { list, act, created } = useListPage<Task>(
     `/api/tasks?page_size=200&ordering=-id${filterQuery(filter, me ? String(me.id) : null)}`,
   );
-  const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
 
-  const change = async (task: Task, patch: Partial<Task>, done: string) => {
-    setError(null);
-    setBusy(true);
-    try {
-      await api(`/api/tasks/${task.id}`, { method: 'PATCH', body: patch });
-      setNotice(done);
-      list.reload();
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const change = (task: Task, patch: Partial<Task>, done: string) =>
+    act.run(
+      async () => {
+        await api(`/api/tasks/${task.id}`, { method: 'PATCH', body: patch });
+        list.reload();
+      },
+      { done },
+    );
 
-  const assignee = (id: number | null) =>
-    id === null ? <span className="muted">Nobody</span> : (names.get(id) ?? `User #${id}`);
+  const columns: Column<Task>[] = [
+    { header: 'Title', cell: (t) => <TaskTitle task={t} /> },
+    { header: 'Priority', cell: (t) => <span className={`badge prio-${t.priority}`}>{t.priority}</span> },
+    {
+      header: 'Assignee',
+      cell: (t) =>
+        t.assigned_to === null ? (
+          <span className="muted">Nobody</span>
+        ) : (
+          (names.get(t.assigned_to) ?? `User #${t.assigned_to}`)
+        ),
+    },
+    { header: 'Due', cell: (t) => (t.due_date ? t.due_date.slice(0, 10) : '') },
+    {
+      header: 'Status',
+      cell: (t) =>
+        !t.is_open ? 'Closed' : t.is_overdue ? <span className="status-overdue">Overdue</span> : 'Open',
+    },
+  ];
 
-  const data = ready ? list.data : null;
   return (
-    <div className="page work-page">
-      <h1>Tasks</h1>
-      <NewTask
-        onCreated={(t) => {
-          setNotice(`Created task “${t.title}”.`);
-          list.reload();
-        }}
-      />
+    <Page title="Tasks" className="work-page">
+      <NewTask onCreated={created((t) => `Created task “${t.title}”.`)} />
 
       <div className="work-toolbar">
         <fieldset className="segmented">
           <legend className="visually-hidden">Show tasks</legend>
           {FILTERS.map((f) => (
-            <button
-              key={f.id}
-              type="button"
-              className="secondary small"
-              aria-pressed={filter === f.id}
-              onClick={() => setFilter(f.id)}
-            >
+            <SmallButton key={f.id} aria-pressed={filter === f.id} onClick={() => setFilter(f.id)}>
               {f.label}
-            </button>
+            </SmallButton>
           ))}
         </fieldset>
-        <p role="status" className="muted work-notice">
-          {notice}
-        </p>
+        <Notice className="work-notice">{act.notice}</Notice>
       </div>
 
-      {(error ?? list.error) && (
-        <p role="alert" className="error">
-          {error ?? list.error}
-        </p>
+      <ErrorBanner error={act.error ?? list.error} />
+      <ListTable
+        list={{ data: ready ? list.data : null, error: list.error }}
+        columns={columns}
+        noun={['task', 'tasks']}
+        shown="newest"
+        empty={filter === 'all' ? 'No tasks yet.' : 'No tasks here.'}
+        className="work-table"
+        actions={(t) => (
+          <>
+            <SmallButton
+              disabled={act.busy}
+              aria-label={`${t.is_open ? 'Close' : 'Reopen'} “${t.title}”`}
+              onClick={() =>
+                change(t, { is_open: !t.is_open }, `${t.is_open ? 'Closed' : 'Reopened'} “${t.title}”.`)
+              }
+            >
+              {t.is_open ? 'Close' : 'Reopen'}
+            </SmallButton>
+            {me && t.assigned_to !== me.id && (
+              <SmallButton
+                disabled={act.busy}
+                aria-label={`Assign “${t.title}” to me`}
+                onClick={() => change(t, { assigned_to: me.id }, `Assigned “${t.title}” to you.`)}
+              >
+                Assign to me
+              </SmallButton>
+            )}
+          </>
+        )}
+      />
+    </Page>
+  );
+}
+
+/** A task's title and links to its events. */
+function TaskTitle({ task: t }: { task: Task }) {
+  return (
+    <>
+      <span className="task-title">{t.title}</span>
+      {t.ev_ids.length > 0 && (
+        <span className="task-events">
+          {t.ev_ids.length === 1 ? 'Event ' : 'Events '}
+          {t.ev_ids.slice(0, 5).map((id) => (
+            <Link key={id} to={eventSearchHref(id)} className="ev-link" title={id}>
+              <code>{id}</code>
+            </Link>
+          ))}
+          {t.ev_ids.length > 5 && ` and ${formatCount(t.ev_ids.length - 5)} more`}
+        </span>
       )}
-      {!data && !list.error && <p className="muted">Loading…</p>}
-      {data && data.results.length === 0 && (
-        <p className="muted">{filter === 'all' ? 'No tasks yet.' : 'No tasks here.'}</p>
-      )}
-      {data && data.results.length > 0 && (
-        <>
-          <p className="muted">
-            {formatCount(data.count)} {data.count === 1 ? 'task' : 'tasks'}
-            {data.count > data.results.length
-              ? ` (showing the newest ${formatCount(data.results.length)})`
-              : ''}
-          </p>
-          <div className="table-wrap">
-            <table className="list work-table">
-              <thead>
-                <tr>
-                  <th scope="col">Title</th>
-                  <th scope="col">Priority</th>
-                  <th scope="col">Assignee</th>
-                  <th scope="col">Due</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.results.map((t) => (
-                  <tr key={t.id}>
-                    <td>
-                      <span className="task-title">{t.title}</span>
-                      {t.ev_ids.length > 0 && (
-                        <span className="task-events">
-                          {t.ev_ids.length === 1 ? 'Event ' : 'Events '}
-                          {t.ev_ids.slice(0, 5).map((id) => (
-                            <Link key={id} to={eventSearchHref(id)} className="ev-link" title={id}>
-                              <code>{id}</code>
-                            </Link>
-                          ))}
-                          {t.ev_ids.length > 5 && ` and ${formatCount(t.ev_ids.length - 5)} more`}
-                        </span>
-                      )}
-                    </td>
-                    <td>
-                      <span className={`badge prio-${t.priority}`}>{t.priority}</span>
-                    </td>
-                    <td>{assignee(t.assigned_to)}</td>
-                    <td>{t.due_date ? t.due_date.slice(0, 10) : ''}</td>
-                    <td>
-                      {t.is_open ? (
-                        t.is_overdue ? (
-                          <span className="status-overdue">Overdue</span>
-                        ) : (
-                          'Open'
-                        )
-                      ) : (
-                        'Closed'
-                      )}
-                    </td>
-                    <td className="actions-cell">
-                      <div className="row-actions">
-                        <button
-                          type="button"
-                          className="secondary small"
-                          disabled={busy}
-                          aria-label={`${t.is_open ? 'Close' : 'Reopen'} “${t.title}”`}
-                          onClick={() =>
-                            change(
-                              t,
-                              { is_open: !t.is_open },
-                              `${t.is_open ? 'Closed' : 'Reopened'} “${t.title}”.`,
-                            )
-                          }
-                        >
-                          {t.is_open ? 'Close' : 'Reopen'}
-                        </button>
-                        {me && t.assigned_to !== me.id && (
-                          <button
-                            type="button"
-                            className="secondary small"
-                            disabled={busy}
-                            aria-label={`Assign “${t.title}” to me`}
-                            onClick={() => change(t, { assigned_to: me.id }, `Assigned “${t.title}” to you.`)}
-                          >
-                            Assign to me
-                          </button>
-                        )}
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
-    </div>
+    </>
   );
 }
 
 function NewTask({ onCreated }: { onCreated: (t: Task) => void }) {
-  const [title, setTitle] = useState('');
-  const [priority, setPriority] = useState('medium');
-  const [due, setDue] = useState('');
-  const [assignee, setAssignee] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const form = useForm({ title: '', priority: 'medium', due: '', assignee: '' });
+  const act = useAction();
+  const { title, priority, due, assignee } = form.values;
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const submit = () =>
+    act.run(async () => {
       const t = await api<Task>('/api/tasks', {
         body: {
           title: title.trim(),
@@ -238,63 +181,26 @@ function NewTask({ onCreated }: { onCreated: (t: Task) => void }) {
           ...(assignee.trim() ? { assigned_to: assignee.trim() } : {}),
         },
       });
-      setTitle('');
-      setDue('');
-      setAssignee('');
-      setPriority('medium');
+      form.reset();
       onCreated(t);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
-    <form className="work-form" aria-labelledby="new-task-title" onSubmit={submit}>
-      <h2 id="new-task-title">New task</h2>
-      <div className="field grow">
-        <label htmlFor="task-title">Title</label>
-        <input
-          id="task-title"
-          required
-          maxLength={200}
-          value={title}
-          onChange={(e) => setTitle(e.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="task-priority">Priority</label>
-        <select id="task-priority" value={priority} onChange={(e) => setPriority(e.target.value)}>
-          {PRIORITIES.map((p) => (
-            <option key={p} value={p}>
-              {p}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="task-due">Due date</label>
-        <input id="task-due" type="date" value={due} onChange={(e) => setDue(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor="task-assignee">Assignee</label>
-        <input
-          id="task-assignee"
-          placeholder="username"
-          autoComplete="off"
-          value={assignee}
-          onChange={(e) => setAssignee(e.target.value)}
-        />
-      </div>
-      <button type="submit" disabled={busy || !title.trim()}>
-        Create task
-      </button>
-      {error && (
-        <p role="alert" className="error form-error">
-          {error}
-        </p>
-      )}
-    </form>
+    <Form title="New task" onSubmit={submit}>
+      <Field label="Title" id="task-title" className="grow" error={act.fieldError('title')}>
+        <input required maxLength={200} {...form.text('title')} />
+      </Field>
+      <Field label="Priority" id="task-priority" error={act.fieldError('priority')}>
+        <Select options={PRIORITIES} {...form.text('priority')} />
+      </Field>
+      <Field label="Due date" id="task-due" error={act.fieldError('due_date')}>
+        <input type="date" {...form.text('due')} />
+      </Field>
+      <Field label="Assignee" id="task-assignee" error={act.fieldError('assigned_to')}>
+        <input placeholder="username" autoComplete="off" {...form.text('assignee')} />
+      </Field>
+      <FormActions submit="Create task" busy={act.busy} disabled={!title.trim()} />
+      <ErrorBanner error={act.error} className="form-error" />
+    </Form>
   );
 }

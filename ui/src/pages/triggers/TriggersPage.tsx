@@ -1,8 +1,13 @@
-import { type FormEvent, Fragment, useEffect, useState } from 'react';
-import { ApiError, api, errorText, type GenericQuery, isAbort, isFinal, type Paginated } from '../../api';
+import { useEffect, useState } from 'react';
+import { ApiError, api, errorText, type GenericQuery, isAbort, isFinal } from '../../api';
+import { Field, Form, FormActions, Select } from '../../components/Field';
+import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
+import { type Column, ListTable } from '../../components/ListTable';
+import { useAction } from '../../components/useAction';
+import { useForm } from '../../components/useForm';
+import { useListPage } from '../../components/useListPage';
 import { formatCount, formatTs } from '../../format';
 import { Link } from '../../router';
-import { useApi } from '../../useApi';
 import { eventSearchHref } from '../tasks/TasksPage';
 import { useMe } from '../tasks/useMe';
 import '../tasks/work.css';
@@ -43,144 +48,96 @@ export async function validateQuery(query: string, signal?: AbortSignal): Promis
 
 /** `/triggers`: your triggers, a new one (its query checked as you type), their matches. */
 export function TriggersPage() {
-  const list = useApi<Paginated<Trigger>>('/api/triggers?page_size=200');
-  const [notice, setNotice] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const { list, act, remove, created } = useListPage<Trigger>('/api/triggers?page_size=200');
   const [open, setOpen] = useState<number | null>(null);
 
-  const toggle = async (t: Trigger) => {
-    setError(null);
-    try {
-      await api(`/api/triggers/${t.id}`, { method: 'PATCH', body: { enabled: !t.enabled } });
-      setNotice(`${t.enabled ? 'Disabled' : 'Enabled'} “${t.name}”.`);
-      list.reload();
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
+  const toggle = (t: Trigger) =>
+    act.run(
+      async () => {
+        await api(`/api/triggers/${t.id}`, { method: 'PATCH', body: { enabled: !t.enabled } });
+        list.reload();
+      },
+      { done: `${t.enabled ? 'Disabled' : 'Enabled'} “${t.name}”.` },
+    );
 
-  const remove = async (t: Trigger) => {
-    if (!window.confirm(`Delete the trigger “${t.name}” and its matches?`)) return;
-    setError(null);
-    try {
-      await api(`/api/triggers/${t.id}`, { method: 'DELETE' });
-      setNotice(`Deleted “${t.name}”.`);
-      list.reload();
-    } catch (err) {
-      setError(errorText(err));
-    }
-  };
+  const columns: Column<Trigger>[] = [
+    { header: 'Name', cell: (t) => t.name },
+    { header: 'Severity', cell: (t) => <span className={`badge prio-${t.severity}`}>{t.severity}</span> },
+    { header: 'Query', wide: true, className: 'query-cell', cell: (t) => <code>{t.query}</code> },
+    { header: 'Action', cell: (t) => (t.create_task ? 'Opens a task' : 'Records matches') },
+    {
+      header: 'Enabled',
+      cell: (t) => (
+        <label className="inline-check">
+          <input type="checkbox" checked={t.enabled} onChange={() => toggle(t)} />
+          <span className="visually-hidden">Enabled: {t.name}</span>
+          <span aria-hidden="true">{t.enabled ? 'Yes' : 'No'}</span>
+        </label>
+      ),
+    },
+  ];
 
-  const data = list.data;
   return (
-    <div className="page work-page">
-      <h1>Triggers</h1>
-      <NewTrigger
-        onCreated={(t) => {
-          setNotice(`Created trigger “${t.name}”.`);
-          list.reload();
-        }}
+    <Page title="Triggers" className="work-page">
+      <NewTrigger onCreated={created((t) => `Created trigger “${t.name}”.`)} />
+      <Feedback action={act} error={list.error} noticeClassName="work-notice" />
+      <ListTable
+        list={list}
+        columns={columns}
+        noun={['trigger', 'triggers']}
+        empty="No triggers yet."
+        className="work-table"
+        actions={(t) => (
+          <>
+            <SmallButton
+              aria-expanded={open === t.id}
+              aria-controls={open === t.id ? `matches-${t.id}` : undefined}
+              onClick={() => setOpen((o) => (o === t.id ? null : t.id))}
+            >
+              Matches
+            </SmallButton>
+            <SmallButton
+              aria-label={`Delete “${t.name}”`}
+              onClick={() =>
+                remove(
+                  `Delete the trigger “${t.name}” and its matches?`,
+                  `/api/triggers/${t.id}`,
+                  `Deleted “${t.name}”.`,
+                )
+              }
+            >
+              Delete
+            </SmallButton>
+          </>
+        )}
+        after={(t) =>
+          open === t.id && (
+            <tr className="matches-row" id={`matches-${t.id}`}>
+              <td colSpan={columns.length + 1}>
+                <Matches trigger={t} />
+              </td>
+            </tr>
+          )
+        }
       />
-      <p role="status" className="muted work-notice">
-        {notice}
-      </p>
-      {(error ?? list.error) && (
-        <p role="alert" className="error">
-          {error ?? list.error}
-        </p>
-      )}
-      {!data && !list.error && <p className="muted">Loading…</p>}
-      {data && data.results.length === 0 && <p className="muted">No triggers yet.</p>}
-      {data && data.results.length > 0 && (
-        <>
-          <p className="muted">
-            {formatCount(data.count)} {data.count === 1 ? 'trigger' : 'triggers'}
-          </p>
-          <div className="table-wrap">
-            <table className="list work-table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Severity</th>
-                  <th scope="col" className="wide-only">
-                    Query
-                  </th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Enabled</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.results.map((t) => (
-                  <Fragment key={t.id}>
-                    <tr>
-                      <td>{t.name}</td>
-                      <td>
-                        <span className={`badge prio-${t.severity}`}>{t.severity}</span>
-                      </td>
-                      <td className="wide-only query-cell">
-                        <code>{t.query}</code>
-                      </td>
-                      <td>{t.create_task ? 'Opens a task' : 'Records matches'}</td>
-                      <td>
-                        <label className="inline-check">
-                          <input type="checkbox" checked={t.enabled} onChange={() => toggle(t)} />
-                          <span className="visually-hidden">Enabled: {t.name}</span>
-                          <span aria-hidden="true">{t.enabled ? 'Yes' : 'No'}</span>
-                        </label>
-                      </td>
-                      <td className="actions-cell">
-                        <div className="row-actions">
-                          <button
-                            type="button"
-                            className="secondary small"
-                            aria-expanded={open === t.id}
-                            aria-controls={open === t.id ? `matches-${t.id}` : undefined}
-                            onClick={() => setOpen((o) => (o === t.id ? null : t.id))}
-                          >
-                            Matches
-                          </button>
-                          <button
-                            type="button"
-                            className="secondary small"
-                            aria-label={`Delete “${t.name}”`}
-                            onClick={() => remove(t)}
-                          >
-                            Delete
-                          </button>
-                        </div>
-                      </td>
-                    </tr>
-                    {open === t.id && (
-                      <tr className="matches-row" id={`matches-${t.id}`}>
-                        <td colSpan={6}>
-                          <Matches trigger={t} />
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      )}
-    </div>
+    </Page>
   );
 }
 
+type TriggerAction = 'record' | 'task' | 'task-me';
+const TRIGGER_ACTIONS: { value: TriggerAction; label: string }[] = [
+  { value: 'record', label: 'Record matches' },
+  { value: 'task', label: 'Open a task' },
+  { value: 'task-me', label: 'Open a task assigned to me' },
+];
+
 function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
   const me = useMe();
-  const [name, setName] = useState('');
-  const [query, setQuery] = useState('');
-  const [severity, setSeverity] = useState('medium');
-  const [action, setAction] = useState<'record' | 'task' | 'task-me'>('record');
+  const form = useForm({ name: '', query: '', severity: 'medium', action: 'record' as TriggerAction });
+  const { name, query, severity, action } = form.values;
   const [queryError, setQueryError] = useState<string | null>(null);
   const [checking, setChecking] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const act = useAction();
 
   // The query is checked 400 ms after the last keystroke.
   useEffect(() => {
@@ -207,11 +164,8 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
     };
   }, [query]);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+  const submit = () =>
+    act.run(async () => {
       const t = await api<Trigger>('/api/triggers', {
         body: {
           name: name.trim(),
@@ -221,81 +175,43 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
           ...(action === 'task-me' && me ? { assign_to: me.id } : {}),
         },
       });
-      setName('');
-      setQuery('');
-      setSeverity('medium');
-      setAction('record');
+      form.reset();
       onCreated(t);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
-    <form className="work-form" aria-labelledby="new-trigger-title" onSubmit={submit}>
-      <h2 id="new-trigger-title">New trigger</h2>
-      <div className="field">
-        <label htmlFor="trigger-name">Name</label>
+    <Form title="New trigger" onSubmit={submit}>
+      <Field label="Name" id="trigger-name" error={act.fieldError('name')}>
+        <input required maxLength={200} {...form.text('name')} />
+      </Field>
+      <Field
+        label="Query"
+        id="trigger-query"
+        className="grow"
+        live
+        error={queryError ?? act.fieldError('query')}
+      >
         <input
-          id="trigger-name"
-          required
-          maxLength={200}
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-        />
-      </div>
-      <div className="field grow">
-        <label htmlFor="trigger-query">Query</label>
-        <input
-          id="trigger-query"
           className="mono"
           spellCheck={false}
           autoComplete="off"
           placeholder="action:login_failure user:root"
-          value={query}
-          aria-invalid={queryError !== null}
-          aria-describedby={queryError ? 'trigger-query-error' : undefined}
-          onChange={(e) => setQuery(e.target.value)}
+          {...form.text('query')}
         />
-      </div>
-      <div className="field">
-        <label htmlFor="trigger-severity">Severity</label>
-        <select id="trigger-severity" value={severity} onChange={(e) => setSeverity(e.target.value)}>
-          {SEVERITIES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="trigger-action">Action</label>
-        <select
-          id="trigger-action"
-          value={action}
-          onChange={(e) => setAction(e.target.value as typeof action)}
-        >
-          <option value="record">Record matches</option>
-          <option value="task">Open a task</option>
-          <option value="task-me">Open a task assigned to me</option>
-        </select>
-      </div>
-      <button type="submit" disabled={busy || !name.trim() || queryError !== null || checking}>
-        Create trigger
-      </button>
-      {queryError && (
-        <p role="alert" id="trigger-query-error" className="error form-error">
-          {queryError}
-        </p>
-      )}
-      {error && (
-        <p role="alert" className="error form-error">
-          {error}
-        </p>
-      )}
-    </form>
+      </Field>
+      <Field label="Severity" id="trigger-severity" error={act.fieldError('severity')}>
+        <Select options={SEVERITIES} {...form.text('severity')} />
+      </Field>
+      <Field label="Action" id="trigger-action">
+        <Select options={TRIGGER_ACTIONS} {...form.text('action')} />
+      </Field>
+      <FormActions
+        submit="Create trigger"
+        busy={act.busy}
+        disabled={!name.trim() || queryError !== null || checking}
+      />
+      <ErrorBanner error={act.error} className="form-error" />
+    </Form>
   );
 }
 
@@ -354,12 +270,7 @@ function Matches({ trigger }: { trigger: Trigger }) {
   }, [trigger]);
 
   const searchHref = `/search?${new URLSearchParams({ q: trigger.query, range: MATCH_WINDOW })}`;
-  if (error)
-    return (
-      <p role="alert" className="error">
-        {error}
-      </p>
-    );
+  if (error) return <ErrorBanner error={error} />;
   if (!state) return <p className="muted">Looking for matches…</p>;
   return (
     <div>

@@ -1,0 +1,2 @@
+/** Class names, the falsy ones left out. */
+export const cls = (...names: (string | false | null | undefined)[]) => names.filter(Boolean).join(' ');

@@ -1,0 +1,152 @@
+import { type FormEvent, useState } from 'react';
+import { TIME_PRESETS } from '../../format';
+import { parseCustomRange, type RangeSel, toDatetimeLocal, type Window, windowOf } from './time-range';
+
+/**
+ * The search page's time picker: a select of presets with "Custom range…", and the
+ * From/To form of a custom (absolute) range, in the browser's time zone. Two parts placed
+ * apart (the select in the search form, the From/To form below it) sharing one state,
+ * `useTimePicker`.
+ */
+export interface TimePickerProps {
+  /** The range applied (a new one, from anywhere, shows in the picker). */
+  range: RangeSel;
+  /** The window the results are of: where "Custom range…" starts. */
+  shown: Window | null;
+  /** While Live: the select is disabled and says so; no From/To. */
+  live: boolean;
+  /** A preset chosen, or a valid custom range applied. */
+  onChange: (range: RangeSel) => void;
+}
+
+export interface TimePicker {
+  props: TimePickerProps;
+  /** The select's value: a preset, `custom`, or `` while Live. */
+  selected: string;
+  /** The From/To form is shown. */
+  open: boolean;
+  from: string;
+  to: string;
+  error: string | null;
+  setFrom(value: string): void;
+  setTo(value: string): void;
+  select(value: string): void;
+  apply(e?: FormEvent): void;
+}
+
+export function useTimePicker(props: TimePickerProps): TimePicker {
+  const { range, shown, live, onChange } = props;
+  const [open, setOpen] = useState(range.kind === 'absolute');
+  const [from, setFrom] = useState(() => (range.kind === 'absolute' ? toDatetimeLocal(range.from) : ''));
+  const [to, setTo] = useState(() => (range.kind === 'absolute' ? toDatetimeLocal(range.to) : ''));
+  const [error, setError] = useState<string | null>(null);
+  // A range applied (here, by zooming, Back, the address) shows: an absolute one in From/To.
+  const [applied, setApplied] = useState(range);
+  if (applied !== range) {
+    setApplied(range);
+    setError(null);
+    setOpen(range.kind === 'absolute');
+    if (range.kind === 'absolute') {
+      setFrom(toDatetimeLocal(range.from));
+      setTo(toDatetimeLocal(range.to));
+    }
+  }
+
+  return {
+    props,
+    selected: live ? '' : open || range.kind === 'absolute' ? 'custom' : range.preset,
+    open: open && !live,
+    from,
+    to,
+    error,
+    setFrom,
+    setTo,
+    select(value) {
+      if (value === 'custom') {
+        // The form starts at the window shown.
+        const w = shown ?? windowOf(range, Date.now());
+        setFrom(toDatetimeLocal(w.ts_from));
+        setTo(toDatetimeLocal(w.ts_to));
+        setError(null);
+        setOpen(true);
+        return;
+      }
+      setOpen(false);
+      onChange({ kind: 'preset', preset: value });
+    },
+    apply(e) {
+      e?.preventDefault();
+      const parsed = parseCustomRange(from, to);
+      if (!parsed.ok) setError(parsed.error);
+      else onChange(parsed.range);
+    },
+  };
+}
+
+/** The select named "Time range": the presets and "Custom range…". */
+export function TimeRangeSelect({ picker }: { picker: TimePicker }) {
+  const { live } = picker.props;
+  return (
+    <>
+      <label htmlFor="time-range" className="visually-hidden">
+        Time range
+      </label>
+      <select
+        id="time-range"
+        value={picker.selected}
+        disabled={live}
+        title={live ? 'Live shows events as they arrive' : undefined}
+        onChange={(e) => picker.select(e.target.value)}
+      >
+        {live && <option value="">Live (new events)</option>}
+        {TIME_PRESETS.map((p) => (
+          <option key={p.value} value={p.value}>
+            {p.label}
+          </option>
+        ))}
+        <option value="custom">Custom range…</option>
+      </select>
+    </>
+  );
+}
+
+/** The form "Custom range": From and To, Apply range; a bad range is an alert. */
+export function CustomRangeForm({ picker }: { picker: TimePicker }) {
+  if (!picker.open) return null;
+  const { error } = picker;
+  return (
+    <form className="custom-range" aria-label="Custom range" noValidate onSubmit={picker.apply}>
+      <div className="field">
+        <label htmlFor="range-from">From</label>
+        <input
+          id="range-from"
+          type="datetime-local"
+          step={1}
+          value={picker.from}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'range-error' : undefined}
+          onChange={(e) => picker.setFrom(e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor="range-to">To</label>
+        <input
+          id="range-to"
+          type="datetime-local"
+          step={1}
+          value={picker.to}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'range-error' : undefined}
+          onChange={(e) => picker.setTo(e.target.value)}
+        />
+      </div>
+      <button type="submit">Apply range</button>
+      <span className="muted small-text">in your browser's time zone</span>
+      {error && (
+        <p role="alert" id="range-error" className="error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
