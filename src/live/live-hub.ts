@@ -262,7 +262,10 @@ export class LiveHub {
           );
       }
     } catch (err) {
-      this.error(client, (err as Error).message, command);
+      // A refused (un)subscription names its target, so a client with several knows which.
+      const target = command === 'subscribe' || command === 'unsubscribe' ? targetOrNull(params) : null;
+      if (target) this.reply(client, 'error', { detail: (err as Error).message, command, target });
+      else this.error(client, (err as Error).message, command);
     }
   }
 
@@ -709,6 +712,14 @@ function sameRights(a: Identity, b: Identity): boolean {
 
 function updateMessage(w: Watch, data: GenericQuery): string {
   return JSON.stringify(['widget-update', { widget_id: w.widgetId, dashboard_id: w.dashboardId, data }]);
+}
+
+function targetOrNull(params: unknown): Target | null {
+  try {
+    return parseTarget(params);
+  } catch {
+    return null;
+  }
 }
 
 function parseTarget(params: unknown): Target {
