@@ -209,7 +209,11 @@ export async function main(argv: string[]) {
         copyFileSync(path.join(dataDir, f), path.join(rawDir, f));
     }
 
-    server = await startServer({ LOGSCOPE_DATA_DIR: dataDir });
+    // Every subscriber is the one admin, who watches every widget's query.
+    server = await startServer({
+      LOGSCOPE_DATA_DIR: dataDir,
+      LOGSCOPE_QUERY_LIVE_PER_USER: String(widgetCount + 10),
+    });
     const srv = server;
     const dash = (await api(srv, 'POST', '/api/dashboards', {
       title: 'live bench',

@@ -94,6 +94,11 @@ interface Tail {
   size: number;
   /** Commit time of the first batch that did not fit: no folding until an evaluation after it. */
   overflowAt: number | null;
+  /**
+   * Folding types: the results of evaluation `of` (the job's results object) with the
+   * first `folded` batches added, so each publish folds only what is new.
+   */
+  acc: { of: unknown; value: unknown; folded: number } | null;
   timer: NodeJS.Timeout | null;
   lastSent: number;
 }
@@ -525,19 +530,29 @@ export class LiveHub {
    */
   private folded(job: QueryJob, tail: Tail): QueryJob {
     const fold = job.def.fold;
-    // What the last evaluation certainly saw is dropped.
-    tail.batches = tail.batches.filter((b) => b.at >= job.baseMs);
-    tail.size = tail.batches.reduce((n, b) => n + b.events.length, 0);
     if (tail.overflowAt !== null && tail.overflowAt < job.baseMs) tail.overflowAt = null;
-    if (!fold || !tail.batches.length || tail.overflowAt !== null) return job;
+    if (!fold || tail.overflowAt !== null) return job;
+    let acc = tail.acc;
+    if (!acc || acc.of !== job.results) {
+      // A new evaluation: what it certainly saw is dropped, the rest folded into it anew.
+      tail.batches = tail.batches.filter((b) => b.at >= job.baseMs);
+      tail.size = tail.batches.reduce((n, b) => n + b.events.length, 0);
+      acc = { of: job.results, value: job.results, folded: 0 };
+      tail.acc = acc;
+    }
+    // Only the batches not folded yet: each event is added once.
+    if (acc.folded < tail.batches.length) {
+      const events = tail.batches.slice(acc.folded).flatMap((b) => b.events) as unknown as EventLike[];
+      acc.value = fold.apply(acc.value, events, job.params, job.window);
+      acc.folded = tail.batches.length;
+    }
+    if (acc.value === job.results) return job;
     const now = Date.now();
-    const window = resolveTimeRange(job.params.time_range, now);
-    const events = tail.batches.flatMap((b) => b.events) as unknown as EventLike[];
     return {
       ...job,
-      results: fold.apply(job.results, events, job.params, job.window),
+      results: acc.value,
       baseMs: now,
-      window,
+      window: resolveTimeRange(job.params.time_range, now),
       updatedAt: new Date(now).toISOString(),
     };
   }
@@ -558,7 +573,16 @@ export class LiveHub {
     if (!matched.length) return;
     let tail = this.tails.get(job.id);
     if (!tail) {
-      tail = { events: [], added: [], batches: [], size: 0, overflowAt: null, timer: null, lastSent: 0 };
+      tail = {
+        events: [],
+        added: [],
+        batches: [],
+        size: 0,
+        overflowAt: null,
+        acc: null,
+        timer: null,
+        lastSent: 0,
+      };
       this.tails.set(job.id, tail);
     }
     if (how === 'tail') {
@@ -569,15 +593,12 @@ export class LiveHub {
     } else {
       if (tail.overflowAt !== null && tail.overflowAt < job.baseMs) tail.overflowAt = null;
       if (tail.overflowAt !== null) return;
-      if (tail.batches.length && (tail.batches[0]?.at ?? 0) < job.baseMs) {
-        tail.batches = tail.batches.filter((b) => b.at >= job.baseMs);
-        tail.size = tail.batches.reduce((n, b) => n + b.events.length, 0);
-      }
       if (tail.size + matched.length > FOLD_MAX) {
         // Too many to keep: the next full evaluation (refresh interval) catches up.
         tail.overflowAt = now;
         tail.batches = [];
         tail.size = 0;
+        tail.acc = null;
         return;
       }
       tail.batches.push({ at: now, events: matched });

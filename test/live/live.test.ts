@@ -385,6 +385,28 @@ describe(`live updates websocket on ${BACKEND}`, () => {
       ).json() as { results: Record<string, unknown> };
       expect(full.results[key]).toEqual(folded?.results[key]);
     }
+    // A second commit is added to what was folded (each event once).
+    const more = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      payload: [
+        { message: 'foldprobe 4', host: 'fold-b' },
+        { message: 'foldprobe 5', host: 'fold-c' },
+      ],
+    });
+    expect(more.json().accepted).toBe(2);
+    const five = await c.next(
+      (m) =>
+        m[0] === 'widget-update' &&
+        m[1].widget_id === ids[1] &&
+        ((m[1].data as Data).results as { total: number }).total === 5,
+      1500,
+    );
+    expect((five[1].data as Data).results.items).toEqual([
+      { value: 'fold-a', count: 2, share: 0.4 },
+      { value: 'fold-b', count: 2, share: 0.4 },
+      { value: 'fold-c', count: 1, share: 0.2 },
+    ]);
     c.close();
   });
 
