@@ -361,12 +361,20 @@ describeBrowser('test/e2e/recovery.test.ts', 'bad input and bad luck in Chromium
         characterData: true,
         childList: true,
       });
+      // And whether the "connection lost" notice showed meanwhile.
+      const w = window as unknown as { bannerShown: boolean };
+      w.bannerShown = false;
+      new MutationObserver(() => {
+        if (document.querySelector('.live-lost')) w.bannerShown = true;
+      }).observe(document.body, { subtree: true, childList: true });
     });
     expect(server.cutWebsockets()).toBeGreaterThan(0);
     const seen = () => page.evaluate(() => (window as unknown as { seenStates: string[] }).seenStates);
     // Reconnecting first, Live last; the first retry comes within a second.
     await expect.poll(async () => (await seen()).at(-1), { timeout: 10_000 }).toBe('Live');
     expect((await seen())[0]).toBe('Reconnecting…');
+    expect(await page.evaluate(() => (window as unknown as { bannerShown: boolean }).bannerShown)).toBe(true);
+    expect(await page.getByText('The connection to the server was lost.').count()).toBe(0);
 
     const marker = `checkout failed: after the cut ${Date.now()}`;
     await ingest(server, [

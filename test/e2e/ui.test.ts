@@ -222,6 +222,14 @@ describeBrowser('test/e2e/ui.test.ts', 'the web UI in Chromium', () => {
       expect(overflow, 'no horizontal scrolling of the page').toBeLessThanOrEqual(0);
       await shot(page, 'search-mobile');
       await axe(page, 'search (phone)', findings);
+      // The navigation folds into a Menu button; Esc from inside closes it and returns the focus.
+      const menu = page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Menu' });
+      await menu.click();
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).focus();
+      await page.keyboard.press('Escape');
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.evaluate((el) => el === document.activeElement)).toBe(true);
     } finally {
       await page.setViewportSize({ width: 1280, height: 800 });
     }

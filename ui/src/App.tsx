@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken, type User } from './api';
+import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken } from './api';
 import { DashboardsPage } from './pages/dashboards/DashboardsList';
 import { DashboardRoute } from './pages/dashboards/DashboardView';
 import { LoginPage } from './pages/Login';
@@ -9,6 +9,7 @@ import { SettingsPage } from './pages/Settings';
 import { TasksPage } from './pages/tasks/TasksPage';
 import { TriggersPage } from './pages/triggers/TriggersPage';
 import { Link, navigate, safeNext, useLocation } from './router';
+import { useMe } from './useMe';
 
 const PAGES = [
   { path: '/search', label: 'Search' },
@@ -60,15 +61,8 @@ export function App() {
 
 function Shell({ token, path }: { token: string; path: string }) {
   const [menuOpen, setMenuOpen] = useState(false);
-  const [me, setMe] = useState<User | null>(null);
-
-  useEffect(() => {
-    const ctl = new AbortController();
-    api<User>('/api/users/me', { signal: ctl.signal })
-      .then(setMe)
-      .catch(() => {});
-    return () => ctl.abort();
-  }, []);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const me = useMe();
 
   const signOut = useCallback(async () => {
     try {
@@ -82,7 +76,14 @@ function Shell({ token, path }: { token: string; path: string }) {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') setMenuOpen(false);
+      if (e.key !== 'Escape') return;
+      // Closing the open menu from inside it puts the focus back on its button.
+      if (
+        menuButton.current?.getAttribute('aria-expanded') === 'true' &&
+        document.activeElement?.closest('#main-nav-list')
+      )
+        menuButton.current.focus();
+      setMenuOpen(false);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
@@ -99,6 +100,7 @@ function Shell({ token, path }: { token: string; path: string }) {
         </Link>
         <nav aria-label="Main" className={menuOpen ? 'main-nav open' : 'main-nav'}>
           <button
+            ref={menuButton}
             type="button"
             className="menu-button secondary"
             aria-expanded={menuOpen}

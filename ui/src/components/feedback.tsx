@@ -53,3 +53,15 @@ export function Feedback(props: { action: Action; error?: string | null; noticeC
 export function SmallButton(props: ButtonHTMLAttributes<HTMLButtonElement>) {
   return <button type="button" className="secondary small" {...props} />;
 }
+
+/** The live connection is down: says so, with a button to try again at once. */
+export function ConnectionLost({ what, onRetry }: { what: string; onRetry: () => void }) {
+  return (
+    <div className="notice live-lost">
+      <span>The connection to the server was lost. Reconnecting… {what}</span>
+      <button type="button" className="secondary small" onClick={onRetry}>
+        Retry now
+      </button>
+    </div>
+  );
+}

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { LogEvent, TimeRange } from '../api';
+import { ConnectionLost } from '../components/feedback';
 import { DEFAULT_PRESET, formatCount } from '../format';
 import { navigate } from '../router';
 import { EventDialog } from './EventDialog';
@@ -276,14 +277,7 @@ export function SearchPage() {
       )}
 
       {live && connection === 'reconnecting' && (
-        <div className="notice live-lost">
-          <span>
-            The connection to the server was lost. Reconnecting… New events show again once it is back.
-          </span>
-          <button type="button" className="secondary small" onClick={tail.retry}>
-            Retry now
-          </button>
-        </div>
+        <ConnectionLost what="New events show again once it is back." onRetry={tail.retry} />
       )}
 
       {!live && (

@@ -8,7 +8,7 @@ import { type Action, useAction } from '../components/useAction';
 import { useForm } from '../components/useForm';
 import { useListPage } from '../components/useListPage';
 import { formatIso } from '../format';
-import { useMe } from './tasks/useMe';
+import { useMe } from '../useMe';
 
 /** The permissions a user can hold besides admin (src/domain/auth/identity.ts). */
 const PERMISSIONS = [

@@ -9,6 +9,7 @@ import {
   useState,
 } from 'react';
 import { api, errorText, getToken } from '../../api';
+import { ConnectionLost } from '../../components/feedback';
 import { type LiveState, openLive } from '../../live';
 import { Link } from '../../router';
 import { useApi } from '../../useApi';
@@ -155,6 +156,7 @@ function DashboardView({ id }: { id: number }) {
   const [widgets, setWidgets] = useState<Widget[]>([]);
   const [results, setResults] = useState<Record<number, QueryData>>({});
   const [live, setLive] = useState<LiveState>('connecting');
+  const connRef = useRef<ReturnType<typeof openLive> | null>(null);
   const [moveError, setMoveError] = useState<string | null>(null);
   const [focusAfter, setFocusAfter] = useState<string | null>(null);
   const [drag, setDrag] = useState<Drag | null>(null);
@@ -176,12 +178,14 @@ function DashboardView({ id }: { id: number }) {
     const token = getToken();
     if (!token) return;
     const conn = openLive({ token, onState: setLive });
+    connRef.current = conn;
     const off = conn.subscribeDashboard(id, (u) => {
       setResults((r) => ({ ...r, [u.widget_id]: u.data as QueryData }));
     });
     return () => {
       off();
       conn.close();
+      if (connRef.current === conn) connRef.current = null;
     };
   }, [id]);
 
@@ -341,6 +345,12 @@ function DashboardView({ id }: { id: number }) {
             setTemplateNotice(`Saved as template “${path}”.`);
           }}
           onCancel={() => setTemplateOpen(false)}
+        />
+      )}
+      {live === 'reconnecting' && (
+        <ConnectionLost
+          what="Widgets update again once it is back."
+          onRetry={() => connRef.current?.retryNow()}
         />
       )}
       <p role="status" className="muted dash-template-notice">

@@ -8,7 +8,7 @@ import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
 import { formatCount } from '../../format';
 import { Link } from '../../router';
-import { useMe, useUserNames } from './useMe';
+import { useMe, useUserNames } from '../../useMe';
 import './work.css';
 
 export interface Task {

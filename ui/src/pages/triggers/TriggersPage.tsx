@@ -8,8 +8,8 @@ import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
 import { formatCount, formatTs } from '../../format';
 import { Link } from '../../router';
+import { useMe } from '../../useMe';
 import { eventSearchHref } from '../tasks/TasksPage';
-import { useMe } from '../tasks/useMe';
 import '../tasks/work.css';
 
 interface Trigger {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, type User } from '../../api';
+import { api, type User } from './api';
 
 /** The signed-in user (`GET /api/users/me`), null until it is known. */
 export function useMe(): User | null {
