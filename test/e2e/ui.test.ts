@@ -175,6 +175,48 @@ describeBrowser('test/e2e/ui.test.ts', 'the web UI in Chromium', () => {
     await dialog.waitFor({ state: 'hidden' });
   });
 
+  it("acts on an event's fields from its dialog: top values, then filter for a value", async () => {
+    const row = page.getByRole('region', { name: 'Results' }).locator('tbody').getByRole('row').first();
+    await row.click();
+    const dialog = page.getByRole('dialog', { name: 'Event' });
+    await dialog.waitFor();
+    // The hints come with the event (actions_hint): Top values of its host.
+    await dialog.getByRole('button', { name: 'Top values: host' }).click();
+    const result = dialog.locator('.hint-result');
+    await result.getByRole('heading', { name: /Top values of host/ }).waitFor();
+    await result.getByRole('heading', { name: 'Top values of host in this search' }).waitFor();
+    const shown = await result.locator('li').allTextContents();
+    // As the API counts the hosts of the same search.
+    const top = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/query',
+        headers: { authorization: `token ${t.adminToken}` },
+        payload: { type: 'TopN', params: { field: 'host', n: 10, time_range: { preset: 'last_24_hours' } } },
+      })
+    ).json() as { results: { items: Array<{ value: string; count: number }> } };
+    expect(shown).toEqual(top.results.items.map((i) => `${i.value} ${i.count.toLocaleString('en-US')}`));
+    await shot(page, 'search-event-hints');
+    await axe(page, 'event dialog with top values', findings);
+    // Filter for the event's host: the dialog closes, the query narrows to it.
+    const host =
+      (await dialog
+        .locator('tr')
+        .filter({ has: page.getByRole('rowheader', { name: 'host', exact: true }) })
+        .getByRole('cell')
+        .first()
+        .textContent()) ?? '';
+    expect(host).not.toBe('');
+    await dialog.getByRole('button', { name: 'Filter for value: host' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expect.poll(() => queryText()).toContain(`host:"${host}"`);
+    const expected = await apiSearch(`host:"${host}"`);
+    if ('error' in expected) throw new Error(expected.error);
+    await expect
+      .poll(() => status().textContent(), { timeout: 10_000 })
+      .toBe(`${expected.total.toLocaleString('en-US')} events`);
+  });
+
   it("shows a query's syntax error as an alert with the server's message, keeping the text", async () => {
     const bad = 'status:(500 OR';
     const expected = await apiSearch(bad);

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, errorText, isAbort, type LogEvent } from '../api';
+import { api, errorText, isAbort, type LogEvent, type TimeRange } from '../api';
 import { formatTs } from '../format';
 import { Link } from '../router';
+import { filterTerm } from './search/query';
 import './tasks/work.css';
 
 interface Timestamps {
@@ -19,6 +20,25 @@ interface MatchedTrigger {
   task_id: number | null;
 }
 
+/** An action hint of `GET /api/events/{ev_id}?actions_hint=true` (README: actions_hint). */
+interface ActionHint {
+  id: string;
+  title: string;
+  method?: string;
+  path?: string;
+  body?: { type: string; params: Record<string, unknown> & { filter?: Array<Record<string, unknown>> } };
+}
+
+/** What running a hint gave: a TopN's items (with `geo` for the GeoIP lookup). */
+interface HintResult {
+  field: string;
+  id: string;
+  items?: Array<{ value: unknown; count: number; geo?: Record<string, unknown> }>;
+  error?: string;
+}
+
+const SHOWN_ACTIONS = ['filter_in', 'filter_out', 'top_values', 'geoip'];
+
 const COLUMN_ORDER = ['ts', 'severity', 'host', 'app', 'message', 'source', 'intake', 'ev_id'];
 const TIME_FIELDS = new Set(['ts', 'received_at', 'stored_at']);
 
@@ -35,7 +55,7 @@ function orderedFields(ev: Record<string, unknown>): { filled: [string, unknown]
     return i === -1 ? COLUMN_ORDER.length : i;
   };
   const all = Object.entries(ev)
-    .filter(([k]) => k !== 'raw')
+    .filter(([k]) => k !== 'raw' && k !== 'actions')
     .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b));
   return {
     filled: all.filter(([, v]) => v !== null && v !== undefined),
@@ -47,7 +67,19 @@ function orderedFields(ev: Record<string, unknown>): { filled: [string, unknown]
  * One event in a modal dialog: every field (`GET /api/events/{ev_id}`), its `raw` record,
  * its timestamps and the triggers it matched. Esc or Close closes it.
  */
-export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () => void }) {
+export function EventDialog({
+  event,
+  onClose,
+  onFilter,
+  scope,
+}: {
+  event: LogEvent;
+  onClose: () => void;
+  /** Narrows the search by a query term (the field list's filter for / filter out). */
+  onFilter?: (term: string) => void;
+  /** The search shown: Top values count over it (the API's own hint is the event's second). */
+  scope?: { query: string; timeRange: TimeRange | null };
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const [full, setFull] = useState<Record<string, unknown> | null>(null);
   const [times, setTimes] = useState<Timestamps | null>(null);
@@ -55,6 +87,34 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
   const [error, setError] = useState<string | null>(null);
   const [task, setTask] = useState<{ id: number; title: string } | null>(null);
   const [taskBusy, setTaskBusy] = useState(false);
+  const [hint, setHint] = useState<HintResult | 'loading' | null>(null);
+
+  /** Runs a Top values or GeoIP hint: its request with this event's value filled in. */
+  const runHint = async (field: string, value: unknown, a: ActionHint) => {
+    if (!a.body || !a.path) return;
+    setHint('loading');
+    const filter = (a.body.params.filter ?? []).map((f) =>
+      f.field === field && !('value' in f) ? { ...f, value } : f,
+    );
+    const over =
+      a.id === 'top_values' && scope?.timeRange ? { query: scope.query, time_range: scope.timeRange } : {};
+    try {
+      const q = await api<{
+        status: string;
+        error?: string | null;
+        results: { items?: HintResult['items'] };
+      }>(a.path, {
+        body: { ...a.body, params: { ...a.body.params, ...(filter.length ? { filter } : {}), ...over } },
+      });
+      setHint(
+        q.status === 'ERROR'
+          ? { field, id: a.id, error: q.error ?? 'failed' }
+          : { field, id: a.id, items: q.results.items ?? [] },
+      );
+    } catch (err) {
+      setHint({ field, id: a.id, error: errorText(err) });
+    }
+  };
 
   /** A task linked to this event, titled from its message (`POST /api/tasks`). */
   const createTask = async () => {
@@ -87,7 +147,8 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
     setTriggers(null);
     setError(null);
     setTask(null);
-    api<Record<string, unknown>>(base, opts)
+    setHint(null);
+    api<Record<string, unknown>>(`${base}?actions_hint=true`, opts)
       .then(setFull)
       .catch((err) => {
         if (!isAbort(err)) setError(errorText(err));
@@ -102,6 +163,7 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
   }, [event.ev_id]);
 
   const { filled, empty } = orderedFields(full ?? event);
+  const actions = (full?.actions ?? {}) as Record<string, ActionHint[]>;
   const raw = full?.raw;
 
   return (
@@ -157,10 +219,61 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
             <tr key={k}>
               <th scope="row">{k}</th>
               <td>{show(k, v)}</td>
+              <td className="field-hints">
+                {(actions[k] ?? [])
+                  .filter((a) => SHOWN_ACTIONS.includes(a.id))
+                  .filter((a) => onFilter || (a.id !== 'filter_in' && a.id !== 'filter_out'))
+                  .map((a) => (
+                    <button
+                      key={a.id}
+                      type="button"
+                      className="secondary small"
+                      aria-label={`${a.title}: ${k}`}
+                      onClick={() => {
+                        if (a.id === 'filter_in' || a.id === 'filter_out') {
+                          const text = typeof v === 'string' ? v : String(v);
+                          onFilter?.(
+                            filterTerm(k, text, {
+                              numeric: typeof v === 'number',
+                              negate: a.id === 'filter_out',
+                            }),
+                          );
+                          ref.current?.close();
+                        } else void runHint(k, v, a);
+                      }}
+                    >
+                      {a.id === 'filter_in' ? '+' : a.id === 'filter_out' ? '−' : a.title}
+                    </button>
+                  ))}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
+      <div role="status" className="hint-result">
+        {hint === 'loading' ? (
+          <p className="muted">Counting…</p>
+        ) : hint?.error ? (
+          <p className="error">{hint.error}</p>
+        ) : hint?.id === 'geoip' ? (
+          <p>
+            {hint.field}: {geoText(hint.items?.[0]?.geo)}
+          </p>
+        ) : hint ? (
+          <>
+            <h4>
+              Top values of {hint.field} {scope?.timeRange ? 'in this search' : 'in the second of this event'}
+            </h4>
+            <ol className="hint-values">
+              {(hint.items ?? []).map((i) => (
+                <li key={String(i.value)}>
+                  {String(i.value)} <span className="muted">{i.count.toLocaleString('en-US')}</span>
+                </li>
+              ))}
+            </ol>
+          </>
+        ) : null}
+      </div>
       {empty.length > 0 && <p className="muted">Empty: {empty.join(', ')}</p>}
 
       {triggers && triggers.length > 0 && (
@@ -183,4 +296,12 @@ export function EventDialog({ event, onClose }: { event: LogEvent; onClose: () =
       </pre>
     </dialog>
   );
+}
+
+/** Where GeoIP places an address, as a reader says it. */
+function geoText(geo: Record<string, unknown> | undefined): string {
+  if (!geo) return 'GeoIP does not place this address (private, reserved or unknown).';
+  const parts = [geo.city, geo.country ?? geo.country_code].filter((p) => typeof p === 'string' && p);
+  const asn = typeof geo.asn === 'number' ? ` (AS${geo.asn})` : '';
+  return `${parts.join(', ') || 'somewhere unnamed'}${asn}`;
 }

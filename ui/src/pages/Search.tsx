@@ -381,7 +381,17 @@ export function SearchPage() {
         )}
       </div>
 
-      {selected && <EventDialog event={selected} onClose={() => setSelected(null)} />}
+      {selected && (
+        <EventDialog
+          event={selected}
+          onClose={() => setSelected(null)}
+          onFilter={onFilter}
+          scope={{
+            query: live ? liveQuery : (shown?.query ?? ''),
+            timeRange: live ? liveRange : (shown?.window ?? null),
+          }}
+        />
+      )}
     </div>
   );
 }
