@@ -126,6 +126,7 @@ describeBrowser('test/e2e/work.test.ts', 'tasks, triggers and reports in Chromiu
         .locator('table.fields tr')
         .filter({ has: page.locator('th', { hasText: /^ev_id$/ }) })
         .locator('td')
+        .first()
         .textContent()) ?? ''
     ).trim();
     expect(evId).not.toBe('');
