@@ -99,10 +99,13 @@ export function topnSql(plan: TopNPlan): Compiled {
   const params = new SqlParams();
   const v = groupSql(plan.field, params);
   const where = whereSql(plan.filter, plan.range, params);
-  // One pass: the per-value counts, their grand total (window sum) and the top n.
-  const sql = `SELECT v, c, sum(c) OVER () AS total FROM (
+  // One pass: the per-value counts once, their grand total and the top n from them. A
+  // window sum over every group would keep them all for the sort (a unique field: about
+  // 10 % slower over 1 M events than the plain top n); the subquery lets the top n keep a
+  // heap of n.
+  const sql = `WITH g AS (
     SELECT ${v} AS v, count(*) AS c FROM events WHERE ${where} AND ${v} IS NOT NULL GROUP BY ALL
-  ) ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`;
+  ) SELECT v, c, (SELECT sum(c) FROM g) AS total FROM g ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`;
   return { sql, params };
 }
 
