@@ -1,3 +1,4 @@
+/** What a user may hold besides admin. The web UI's Settings imports this list: keep this file free of imports. */
 export const PERMISSIONS = [
   'manage_dashboards',
   'manage_widgets',

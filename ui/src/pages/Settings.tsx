@@ -1,4 +1,6 @@
 import { type ReactNode, useId, useState } from 'react';
+// The permissions a user can hold besides admin: the server's own list (no imports there).
+import { PERMISSIONS } from '../../../src/domain/auth/identity';
 import { type AuthToken, api, getToken, type User } from '../api';
 import { Dialog } from '../components/Dialog';
 import { Check, Field, Form, FormActions, Select } from '../components/Field';
@@ -9,15 +11,6 @@ import { useForm } from '../components/useForm';
 import { useListPage } from '../components/useListPage';
 import { formatIso } from '../format';
 import { useMe } from '../useMe';
-
-/** The permissions a user can hold besides admin (src/domain/auth/identity.ts). */
-const PERMISSIONS = [
-  'manage_dashboards',
-  'manage_widgets',
-  'manage_tasks',
-  'manage_tokens',
-  'manage_triggers',
-] as const;
 
 type UserRow = User & { created_at?: string };
 
