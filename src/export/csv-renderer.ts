@@ -1,8 +1,8 @@
-import { Readable, type Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import { rowTexts } from './cells.js';
-import { Pacer, rendering, tablesOf } from './output.js';
+import { drained, Pacer, rendering, tablesOf } from './output.js';
 import type { ExportDocument, Renderer } from './renderer.js';
 
 const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -20,24 +20,36 @@ export function inertCell(text: string): string {
   return risky && text.length > 1 && !NUMBER.test(text) ? `'${text}` : text;
 }
 
-async function* records(doc: ExportDocument, count: () => void): AsyncGenerator<string[]> {
+/** Writes `record` to `csv`, waiting while the client is slow. */
+async function put(csv: Writable, record: string[]): Promise<void> {
+  if (!csv.write(record)) await drained(csv);
+}
+
+async function writeRecords(doc: ExportDocument, csv: Writable): Promise<number> {
   const tables = tablesOf(doc);
   const several = tables.length > 1;
   const pacer = new Pacer();
+  let rows = 0;
   for (const [i, table] of tables.entries()) {
     // One table is plain RFC 4180 (header, rows) so any CSV reader takes it; several are
     // told apart by a title line, each after an empty line.
     if (several) {
-      if (i > 0) yield [];
-      yield [inertCell(table.title)];
+      if (i > 0) await put(csv, []);
+      await put(csv, [inertCell(table.title)]);
     }
-    yield table.columns.map((c) => inertCell(c.title));
+    await put(
+      csv,
+      table.columns.map((c) => inertCell(c.title)),
+    );
+    // The loop reads the rows itself, so that a failure on either side leaves it by a
+    // throw, which closes the source before the render rejects.
     for await (const row of table.rows) {
-      count();
+      rows += 1;
+      await put(csv, rowTexts(row, table.columns, doc.timezone).map(inertCell));
       await pacer.tick();
-      yield rowTexts(row, table.columns, doc.timezone).map(inertCell);
     }
   }
+  return rows;
 }
 
 /**
@@ -52,17 +64,20 @@ export const csvRenderer: Renderer = {
   mediaType: 'text/csv; charset=utf-8',
   render: (doc: ExportDocument, out: Writable) =>
     rendering(out, async () => {
-      let rows = 0;
       const csv = stringify({ bom: true, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
-      await pipeline(
-        Readable.from(
-          records(doc, () => {
-            rows += 1;
-          }),
-        ),
-        csv,
-        out,
-      );
+      const piping = pipeline(csv, out);
+      // Handled from the start: it may fail while the loop is still reading the source.
+      piping.catch(() => undefined);
+      let rows: number;
+      try {
+        rows = await writeRecords(doc, csv);
+      } catch (err) {
+        csv.destroy();
+        await piping.catch(() => undefined);
+        throw err;
+      }
+      csv.end();
+      await piping;
       return { rows, truncated: false };
     }),
 };

@@ -277,6 +277,9 @@ describeBrowser('test/e2e/search.test.ts', 'the search page in Chromium', () => 
       await listbox.waitFor({ timeout: 5000 });
       const options = await listbox.getByRole('option').allInnerTexts();
       expect(options.length).toBeGreaterThan(0);
+      // CodeMirror ignores Enter for 75 ms after the list opens (interactionDelay), so a
+      // quick Enter searches rather than picks; a person reads the list first.
+      await page.waitForTimeout(150);
       await page.keyboard.press('Enter');
       const query = ((await box.textContent()) ?? '').trim();
       expect(query).toMatch(/^NOT timeout AND host:"[^"]+"$/);
