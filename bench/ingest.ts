@@ -6,7 +6,7 @@ import type { NormalisedEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
-import { flag, fmt, percentile, startServer } from './lib.js';
+import { type BenchServer, countFlag, flag, fmt, percentile, startServer } from './lib.js';
 
 /**
  * Ingest throughput: N events as HTTP NDJSON in 1,000-event requests from 4 concurrent
@@ -80,26 +80,9 @@ export function benchTriggers(count: number): Array<Record<string, unknown>> {
   return all.slice(0, count);
 }
 
-interface ApiRun {
-  rate: number;
-  accepted: number;
-  seconds: number;
-  latencies: number[];
-  peakRss: number;
-  bytesOnDisk: number;
-  stopSeconds: number;
-}
-
-/** Ingests `total` events through the HTTP API of a fresh server with `triggers` enabled. */
-async function runApi(
-  bodies: string[],
-  total: number,
-  batch: number,
-  clients: number,
-  triggers: number,
-): Promise<ApiRun> {
-  const server = await startServer();
-  for (const t of benchTriggers(triggers)) {
+/** Creates `count` of {@link benchTriggers} on a server (all enabled). */
+export async function addTriggers(server: BenchServer, count: number): Promise<void> {
+  for (const t of benchTriggers(count)) {
     const res = await fetch(`${server.url}/api/triggers`, {
       method: 'POST',
       headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
@@ -108,6 +91,60 @@ async function runApi(
     if (res.status !== 201)
       throw new Error(`trigger ${JSON.stringify(t)}: ${res.status} ${await res.text()}`);
   }
+}
+
+/**
+ * `poolSize` requests of `batch` demo records, their times spread evenly over the 24 hours
+ * before `windowEnd` (now), so a run sending them in turn covers the day once per pass.
+ */
+export function demoPool(
+  batch: number,
+  poolSize: number,
+): { records: Array<Array<Record<string, unknown>>>; windowEnd: number } {
+  const gen = demoGenerator(42);
+  const windowEnd = Date.now();
+  const start = windowEnd - 86_400_000;
+  const records: Array<Array<Record<string, unknown>>> = [];
+  for (let b = 0; b < poolSize; b++) {
+    records.push(
+      Array.from({ length: batch }, (_, i) =>
+        gen.next(start + Math.floor(((b * batch + i) / (poolSize * batch)) * 86_400_000)),
+      ),
+    );
+  }
+  return { records, windowEnd };
+}
+
+/** One NDJSON request body. */
+export const ndjson = (records: Array<Record<string, unknown>>) =>
+  `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
+
+/** Bytes of the event store's files (`events.duckdb` and its WAL) in a data dir. */
+export function storeBytes(dataDir: string): number {
+  return readdirSync(dataDir)
+    .filter((f) => f.startsWith('events.duckdb'))
+    .reduce((s, f) => s + statSync(path.join(dataDir, f)).size, 0);
+}
+
+export interface ApiIngest {
+  accepted: number;
+  seconds: number;
+  /** Time from sending a request to its acknowledgement (ms), sorted. */
+  latencies: number[];
+}
+
+/**
+ * Sends `total` events to a running server's `POST /api/ingest` as `bodies` in turn, from
+ * `clients` concurrent clients (a `503` is retried after 50 ms and counted in the latency).
+ */
+export async function ingestThroughApi(
+  server: BenchServer,
+  bodies: string[],
+  total: number,
+  batch: number,
+  clients: number,
+  label = 'api',
+): Promise<ApiIngest> {
   const requests = Math.ceil(total / batch);
   let next = 0;
   let accepted = 0;
@@ -135,22 +172,42 @@ async function runApi(
         break;
       }
       latencies.push(performance.now() - sent);
-      if (r % 500 === 0) process.stderr.write(`\r  api (${triggers} triggers): ${fmt(accepted)} events`);
+      if (r % 500 === 0) process.stderr.write(`\r  ${label}: ${fmt(accepted)} events`);
     }
   };
   await Promise.all(Array.from({ length: clients }, client));
   const seconds = (performance.now() - t0) / 1000;
   process.stderr.write('\n');
+  latencies.sort((a, b) => a - b);
+  return { accepted, seconds, latencies };
+}
+
+interface ApiRun extends ApiIngest {
+  rate: number;
+  peakRss: number;
+  bytesOnDisk: number;
+  stopSeconds: number;
+}
+
+/** Ingests `total` events through the HTTP API of a fresh server with `triggers` enabled. */
+async function runApi(
+  bodies: string[],
+  total: number,
+  batch: number,
+  clients: number,
+  triggers: number,
+): Promise<ApiRun> {
+  const server = await startServer();
+  await addTriggers(server, triggers);
+  const run = await ingestThroughApi(server, bodies, total, batch, clients, `api (${triggers} triggers)`);
   const peakRss = server.peakRss();
   // Stopping waits for the trigger matches still being recorded.
   const t1 = performance.now();
   await server.stop();
   const stopSeconds = (performance.now() - t1) / 1000;
-  const files = readdirSync(server.dataDir).filter((f) => f.startsWith('events.duckdb'));
-  const bytesOnDisk = files.reduce((s, f) => s + statSync(path.join(server.dataDir, f)).size, 0);
+  const bytesOnDisk = storeBytes(server.dataDir);
   rmSync(server.dataDir, { recursive: true, force: true });
-  latencies.sort((a, b) => a - b);
-  return { rate: accepted / seconds, accepted, seconds, latencies, peakRss, bytesOnDisk, stopSeconds };
+  return { ...run, rate: run.accepted / run.seconds, peakRss, bytesOnDisk, stopSeconds };
 }
 
 export async function main(argv: string[]) {
@@ -158,25 +215,13 @@ export async function main(argv: string[]) {
   const clients = flag(argv, 'clients', 4);
   const batch = flag(argv, 'batch', 1000);
   const poolSize = Math.min(flag(argv, 'pool', 500), Math.ceil(total / batch));
-  const at = argv.indexOf('--triggers');
-  const triggerCount = at === -1 ? 100 : Number(argv[at + 1]);
-  if (!Number.isInteger(triggerCount) || triggerCount < 0)
-    throw new Error('--triggers needs a count (0 skips)');
+  const triggerCount = countFlag(argv, 'triggers', 100);
   console.log(
     `ingest bench: ${fmt(total)} events, ${clients} clients, ${batch}/request, ${poolSize} distinct bodies`,
   );
 
-  const gen = demoGenerator(42);
-  const start = Date.now() - 86_400_000;
-  const poolRecords: Array<Array<Record<string, unknown>>> = [];
-  for (let b = 0; b < poolSize; b++) {
-    poolRecords.push(
-      Array.from({ length: batch }, (_, i) =>
-        gen.next(start + Math.floor(((b * batch + i) / (poolSize * batch)) * 86_400_000)),
-      ),
-    );
-  }
-  const bodies = poolRecords.map((recs) => `${recs.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const { records: poolRecords } = demoPool(batch, poolSize);
+  const bodies = poolRecords.map(ndjson);
   const avgBody = bodies.reduce((s, b) => s + b.length, 0) / bodies.length;
   console.log(`average record: ${fmt(avgBody / batch)} bytes of JSON`);
 
@@ -211,9 +256,7 @@ export async function main(argv: string[]) {
   const rawSeconds = (performance.now() - t1) / 1000;
   process.stderr.write('\n');
   await store.close();
-  const rawBytes = readdirSync(rawDir)
-    .filter((f) => f.startsWith('events.duckdb'))
-    .reduce((s, f) => s + statSync(path.join(rawDir, f)).size, 0);
+  const rawBytes = storeBytes(rawDir);
   rmSync(rawDir, { recursive: true, force: true });
 
   const rawRate = total / rawSeconds;

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,24 @@ export function flag(argv: string[], name: string, fallback: number): number {
   if (i === -1) return fallback;
   const v = Number(argv[i + 1]);
   if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} needs a positive number`);
+  return v;
+}
+
+/** `--name N` allowing 0 (a count that can switch something off). */
+export function countFlag(argv: string[], name: string, fallback: number): number {
+  const i = argv.indexOf(`--${name}`);
+  if (i === -1) return fallback;
+  const v = Number(argv[i + 1]);
+  if (!Number.isInteger(v) || v < 0) throw new Error(`--${name} needs a count (0 switches it off)`);
+  return v;
+}
+
+/** `--name value` as text, or undefined when absent. */
+export function textFlag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  if (i === -1) return undefined;
+  const v = argv[i + 1];
+  if (!v || v.startsWith('--')) throw new Error(`--${name} needs a value`);
   return v;
 }
 
@@ -31,9 +49,37 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+/**
+ * A server's `GET /metrics` as sample name → value, for samples without labels. Scraping
+ * also resets the event-loop delay histogram behind `logscope_nodejs_eventloop_lag_*`
+ * (prom-client), so a scrape before and one after a phase give that phase's figures.
+ */
+export async function scrapeMetrics(server: Pick<BenchServer, 'url'>): Promise<Map<string, number>> {
+  const res = await fetch(`${server.url}/metrics`);
+  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
+  const out = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*) (\S+)$/.exec(line);
+    if (m) out.set(m[1] as string, Number(m[2]));
+  }
+  return out;
+}
+
 function procStatus(pid: number, key: string): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+}
+
+let built = false;
+
+/**
+ * Compiles the server (and UI) as `npm start` does when a source changed, once per run:
+ * benchmarks measure the build users run, not TypeScript compiled on the fly.
+ */
+function buildOnce(): void {
+  if (built) return;
+  execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { stdio: 'inherit' });
+  built = true;
 }
 
 /** Starts a real server process on a free port with a fresh data dir. */
@@ -41,7 +87,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
   const dataDir = env.LOGSCOPE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'logscope-bench-'));
   const port = 18000 + Math.floor(Math.random() * 2000);
   const extra = process.env.BENCH_SERVER_NODE_FLAGS ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ') : [];
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+  buildOnce();
+  const child = spawn(process.execPath, [...extra, 'dist/cli/index.js', 'serve'], {
     env: {
       ...process.env,
       LOGSCOPE_PORT: String(port),

@@ -21,7 +21,7 @@ import { resolveTimeRange } from '../src/query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
 import type { QueryTypeName } from '../src/query/types/query-type.js';
 import { validateQuery } from '../src/query/validate.js';
-import { flag, fmt, percentile, startServer } from './lib.js';
+import { type BenchServer, flag, fmt, percentile, startServer } from './lib.js';
 
 /**
  * Query latency: each query type through the API (HTTP, validation, JSON) beside the same
@@ -42,6 +42,14 @@ const CASES: Array<{ name: string; goalMs: number; type: QueryTypeName; params: 
     type: 'Search',
     params: { query: '"timeout after"', page_size: 100 },
   },
+  // The word index (ADR 0004): a word in RARE_WORD_EVENTS events; the raw engine scans
+  // every message with contains(lower(message), 'needle42').
+  {
+    name: 'Search rare word needle42',
+    goalMs: 30,
+    type: 'Search',
+    params: { query: 'needle42', page_size: 100 },
+  },
   { name: 'TopN cardinality 50', goalMs: 50, type: 'TopN', params: { field: 'app', n: 10 } },
   { name: 'TopN cardinality 10k', goalMs: 150, type: 'TopN', params: { field: 'user', n: 10 } },
   { name: 'TopN cardinality 1M', goalMs: 500, type: 'TopN', params: { field: 'src_ip', n: 10 } },
@@ -55,6 +63,9 @@ const CASES: Array<{ name: string; goalMs: number; type: QueryTypeName; params: 
   { name: 'Timeline 1,440 buckets', goalMs: 50, type: 'Timeline', params: { interval: '1m' } },
 ];
 
+/** One benchmarked query: its API request and its goal. `bench/scale.ts` brings its own list. */
+export type QueryCase = (typeof CASES)[number];
+
 const HOSTS = Array.from({ length: 20 }, (_, i) => `web-${i + 1}`);
 const MESSAGES = [
   'GET /index.html 200',
@@ -66,6 +77,10 @@ const MESSAGES = [
   'Connection refused: redis://cache-1:6379',
 ];
 const SEVERITIES: Severity[] = ['info', 'info', 'info', 'notice', 'warning', 'error'];
+/** Events whose message holds the rare word `needle42`, spread evenly over the data. */
+const RARE_WORD_EVENTS = 5;
+/** Bumped when the data set changes: an older one under .bench/ is rebuilt. */
+const DATA_VERSION = 2;
 
 async function buildData(dir: string, total: number, windowEnd: number) {
   const tmp = `${dir}.tmp`;
@@ -87,7 +102,11 @@ async function buildData(dir: string, total: number, windowEnd: number) {
         app: `app-${Math.floor(r() * 50)}`,
         severity: SEVERITIES[Math.floor(r() * SEVERITIES.length)] as Severity,
         facility: null,
-        message: `${MESSAGES[Math.floor(r() * r() * MESSAGES.length)]} #${done + i}`,
+        message: `${MESSAGES[Math.floor(r() * r() * MESSAGES.length)]} #${done + i}${
+          (done + i) % Math.ceil(total / RARE_WORD_EVENTS) === 1234 % Math.ceil(total / RARE_WORD_EVENTS)
+            ? ' needle42'
+            : ''
+        }`,
         src_ip: `10.${Math.floor(r() * 16)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}`,
         src_port: 1024 + Math.floor(r() * 60000),
         dst_ip: null,
@@ -112,12 +131,12 @@ async function buildData(dir: string, total: number, windowEnd: number) {
   renameSync(tmp, dir);
 }
 
-const rangeOf = (windowEnd: number) => ({
+export const rangeOf = (windowEnd: number) => ({
   ts_from: Math.floor((windowEnd - 86_400_000) / 1000),
   ts_to: Math.ceil(windowEnd / 1000) + 1,
 });
 
-function planFor(c: (typeof CASES)[number], baseMs: number): QueryPlan {
+export function planFor(c: QueryCase, baseMs: number): QueryPlan {
   const params = { ...c.params, time_range: rangeOf(baseMs) };
   const valid = validateQuery({ type: c.type, params });
   const filter = and(parseFilter(valid.params.filter, {}), parseQuery(valid.params.query, {}));
@@ -145,10 +164,90 @@ export function sqlFor(plan: QueryPlan): Compiled[] {
   }
 }
 
-const stats = (xs: number[]) => {
+export const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { p50: percentile(s, 50), p99: percentile(s, 99) };
 };
+
+/** Server settings for timing queries: wait for the answer, one slice (as the raw engine runs it). */
+export const API_QUERY_ENV = {
+  LOGSCOPE_QUERY_SYNC_MS: '60000',
+  LOGSCOPE_QUERY_SLICE_EVENTS: String(1e12),
+};
+
+/**
+ * The raw engine: the SQL each case compiles to, straight on an open store; `runs` timed
+ * runs per case (ms) after 2 warm-up runs.
+ */
+export async function timeRaw(
+  store: DuckDbEventStore,
+  cases: QueryCase[],
+  windowEnd: number,
+  runs: number,
+): Promise<Record<string, number[]>> {
+  const raw: Record<string, number[]> = {};
+  for (const c of cases) {
+    const queries = sqlFor(planFor(c, windowEnd));
+    const times: number[] = [];
+    for (let i = 0; i < runs + 2; i++) {
+      const t0 = performance.now();
+      for (const q of queries) await store.runSql(q.sql, q.params.values);
+      if (i >= 2) times.push(performance.now() - t0);
+    }
+    raw[c.name] = times;
+  }
+  return raw;
+}
+
+/**
+ * Through the API: `POST /api/query` per run, until its result is SUCCESS (a `202` past the
+ * server's sync window is polled); `runs` timed runs per case (ms) after 2 warm-up runs.
+ */
+export async function timeApi(
+  server: BenchServer,
+  cases: QueryCase[],
+  windowEnd: number,
+  runs: number,
+): Promise<Record<string, number[]>> {
+  const headers = { authorization: `token ${server.token}`, 'content-type': 'application/json' };
+  const api: Record<string, number[]> = {};
+  for (const c of cases) {
+    const times: number[] = [];
+    for (let i = 0; i < runs + 2; i++) {
+      const body = { type: c.type, params: { ...c.params, time_range: rangeOf(windowEnd) } };
+      const t0 = performance.now();
+      let res = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      let json = (await res.json()) as { status?: string; query_id?: string };
+      while (res.status === 202 && (json.status === 'PENDING' || json.status === 'IN_PROGRESS')) {
+        await new Promise((ok) => setTimeout(ok, 10));
+        res = await fetch(`${server.url}/api/query/${json.query_id}`, { headers });
+        json = (await res.json()) as typeof json;
+      }
+      if (!res.ok || json.status !== 'SUCCESS')
+        throw new Error(`${c.name}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
+      if (i >= 2) times.push(performance.now() - t0);
+    }
+    api[c.name] = times;
+  }
+  return api;
+}
+
+/**
+ * Bytes on disk (after the build's checkpoint) and the word index's share: its blooms
+ * plus the fixed columns of its rows (8 + 8 + 8 + 4 × 4 bytes).
+ */
+async function diskFigures(store: DuckDbEventStore) {
+  const { events, bytesOnDisk } = await store.stats();
+  const [words] = await store.runSql(
+    'SELECT count(*) AS blocks, coalesce(sum(octet_length(bloom)), 0) AS bytes FROM word_blocks',
+  );
+  const blocks = Number(words?.blocks ?? 0);
+  return { total: bytesOnDisk, index: Number(words?.bytes ?? 0) + blocks * 40, blocks, events };
+}
 
 export async function main(argv: string[]) {
   const total = flag(argv, 'events', 10_000_000);
@@ -159,33 +258,29 @@ export async function main(argv: string[]) {
   mkdirSync(root, { recursive: true });
   // The data spans the 24 h before it was built; queries are pinned to that end time.
   let windowEnd = Date.now();
-  if (existsSync(metaFile)) {
-    windowEnd = (JSON.parse(readFileSync(metaFile, 'utf8')) as { windowEnd: number }).windowEnd;
+  const meta = existsSync(metaFile)
+    ? (JSON.parse(readFileSync(metaFile, 'utf8')) as { windowEnd: number; version?: number })
+    : undefined;
+  if (meta?.version === DATA_VERSION) {
+    windowEnd = meta.windowEnd;
     console.log(`reusing ${fmt(total)} events in ${dir}`);
   } else {
     console.log(`building ${fmt(total)} events in ${dir} (once)`);
     await buildData(dir, total, windowEnd);
-    writeFileSync(metaFile, JSON.stringify({ windowEnd }));
+    writeFileSync(metaFile, JSON.stringify({ windowEnd, version: DATA_VERSION }));
   }
 
   // --- raw engine: the same SQL the API compiles, straight on DuckDB
   const raw: Record<string, number[]> = {};
+  let disk = { total: 0, index: 0, blocks: 0, events: 0 };
   {
     const store = await DuckDbEventStore.open({
       dataDir: dir,
       memoryLimit: '1GB',
       checkpointThreshold: '256MB',
     });
-    for (const c of CASES) {
-      const queries = sqlFor(planFor(c, windowEnd));
-      const times: number[] = [];
-      for (let i = 0; i < runs + 2; i++) {
-        const t0 = performance.now();
-        for (const q of queries) await store.runSql(q.sql, q.params.values);
-        if (i >= 2) times.push(performance.now() - t0);
-      }
-      raw[c.name] = times;
-    }
+    Object.assign(raw, await timeRaw(store, CASES, windowEnd, runs));
+    disk = await diskFigures(store);
     await store.close();
   }
 
@@ -193,27 +288,9 @@ export async function main(argv: string[]) {
   const server = await startServer({
     LOGSCOPE_DATA_DIR: dir,
     LOGSCOPE_DUCKDB_MEMORY_LIMIT: '1GB',
-    LOGSCOPE_QUERY_SYNC_MS: '60000',
-    LOGSCOPE_QUERY_SLICE_EVENTS: String(1e12),
+    ...API_QUERY_ENV,
   });
-  const api: Record<string, number[]> = {};
-  for (const c of CASES) {
-    const times: number[] = [];
-    for (let i = 0; i < runs + 2; i++) {
-      const body = { type: c.type, params: { ...c.params, time_range: rangeOf(windowEnd) } };
-      const t0 = performance.now();
-      const res = await fetch(`${server.url}/api/query`, {
-        method: 'POST',
-        headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { status?: string; detail?: string };
-      if (res.status !== 200 || json.status !== 'SUCCESS')
-        throw new Error(`${c.name}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
-      if (i >= 2) times.push(performance.now() - t0);
-    }
-    api[c.name] = times;
-  }
+  const api = await timeApi(server, CASES, windowEnd, runs);
 
   // --- export of up to 1M rows to CSV: server memory while streaming
   const rssBefore = server.rss();
@@ -248,6 +325,9 @@ export async function main(argv: string[]) {
       `${c.name.padEnd(32)} ${fmt(a.p50, 1).padStart(8)} ${fmt(a.p99, 1).padStart(9)} ${fmt(r.p50, 1).padStart(9)} ${fmt(r.p99, 1).padStart(9)} ${fmt(a.p50 / r.p50, 2).padStart(12)}   ≤ ${c.goalMs}`,
     );
   }
+  console.log(
+    `disk: ${fmt(disk.total / disk.events, 1)} B/event, of which the word index ${fmt(disk.index / disk.events, 2)} B/event (${fmt(disk.blocks)} blocks; without it ${fmt((disk.total - disk.index) / disk.events, 1)} B/event)`,
+  );
   console.log(
     `export CSV: ${fmt(lines - 1)} rows, ${fmt(bytes / 1048576, 1)} MiB in ${fmt(exportSeconds, 1)} s; server RSS ${fmt(rssBefore / 1048576)} → peak ${fmt(peakRss / 1048576)} MiB (growth ${fmt((peakRss - rssBefore) / 1048576)} MiB)`,
   );

@@ -7,6 +7,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
   query: () => import('./query.js'),
+  scale: () => import('./scale.js'),
   ui: () => import('./ui.js'),
 };
 
