@@ -4,8 +4,8 @@ import type { Config } from './config/config.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
 import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
-import { DuckDbEventStore } from './event-store/duckdb/duckdb-event-store.js';
 import type { EventStore } from './event-store/event-store.js';
+import { WorkerEventStore } from './event-store/worker/worker-event-store.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
 
 /** The metadata store and its services: what CLI commands beside a running server use. */
@@ -121,7 +121,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const meta = await openMeta(config, opts);
   let events: EventStore;
   try {
-    events = await DuckDbEventStore.open({
+    events = await WorkerEventStore.open({
       dataDir: config.dataDir,
       memoryLimit: config.duckdbMemoryLimit,
       checkpointThreshold: config.duckdbCheckpointThreshold,

@@ -47,3 +47,10 @@ export interface EventStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The error every store throws for a statement stopped through its `signal`. */
+export function abortError(): Error {
+  const err = new Error('The query was stopped.');
+  err.name = 'AbortError';
+  return err;
+}

@@ -20,16 +20,31 @@ interface Pending {
 export type CommitListener = (events: readonly NormalisedEvent[], storedAt: number) => void;
 
 /**
- * Group commit: requests hand over their events and wait; all waiting events go to the
- * store in one append at most every `intervalMs` (sooner at `maxBatchEvents`), and each
- * request is answered once that append is durable. Memory stays bounded by
- * `maxQueuedEvents`.
+ * Commits handed to the store at once. The store (a worker thread) takes them in order;
+ * while it writes one, the next gathers and waits there, so the main thread parses and
+ * normalises while the worker writes and neither waits for the other.
+ */
+const MAX_IN_FLIGHT = 2;
+
+/**
+ * Group commit: requests hand over their events and wait; waiting events go to the store
+ * in one append at most every `intervalMs` (sooner at `maxBatchEvents`), up to
+ * `MAX_IN_FLIGHT` appends at a time, and each request is answered once its append is
+ * durable. Appends commit in the order they were handed over, and listeners hear of them
+ * in that order. Memory stays bounded by `maxQueuedEvents`.
  */
 export class Batcher {
   private queue: Pending[] = [];
+  /** Events waiting or being committed (the bound counts both). */
   private queued = 0;
+  /** Events waiting to be handed to the store. */
+  private waiting = 0;
   private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> | null = null;
+  private inFlight = 0;
+  /** Resolved when nothing is in flight (close waits on it). */
+  private drained: (() => void) | null = null;
+  /** The last handed-over append, so listeners run in commit order. */
+  private lastCommit: Promise<void> = Promise.resolve();
   private closed = false;
   private lastCommitAt = 0;
   private readonly listeners: CommitListener[] = [];
@@ -71,18 +86,24 @@ export class Batcher {
     return new Promise((resolve, reject) => {
       this.queue.push({ events, resolve, reject });
       this.queued += events.length;
-      if (this.queued >= this.opts.maxBatchEvents) this.kick();
-      else this.schedule();
+      this.waiting += events.length;
+      this.schedule();
     });
   }
 
   /**
-   * At most one commit per interval: when the last one is older than that (an idle
-   * store), commit on the next turn of the event loop, so a lone request is not kept
-   * waiting; under load, what arrives meanwhile gathers into the next batch.
+   * At most one commit per interval: when the last one started longer ago than that (an
+   * idle store), commit on the next turn of the event loop, so a lone request is not kept
+   * waiting; under load, what arrives meanwhile gathers into the next batch, handed over
+   * at once when it reaches `maxBatchEvents`.
    */
   private schedule(): void {
-    if (this.timer || this.flushing) return;
+    if (!this.queue.length || this.inFlight >= MAX_IN_FLIGHT) return;
+    if (this.closed || this.waiting >= this.opts.maxBatchEvents) {
+      this.kick();
+      return;
+    }
+    if (this.timer) return;
     const delay = Math.max(0, this.lastCommitAt + this.opts.intervalMs - Date.now());
     this.timer = setTimeout(() => this.kick(), delay);
   }
@@ -92,45 +113,60 @@ export class Batcher {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    // One commit at a time; events arriving meanwhile form the next batch.
-    if (this.flushing) return;
-    this.flushing = this.flushLoop().finally(() => {
-      this.flushing = null;
-    });
+    if (!this.queue.length || this.inFlight >= MAX_IN_FLIGHT) return;
+    const batch = this.queue;
+    this.queue = [];
+    this.waiting = 0;
+    this.lastCommitAt = Date.now();
+    void this.commit(batch);
   }
 
-  private async flushLoop(): Promise<void> {
-    while (this.queue.length) {
-      const batch = this.queue;
-      this.queue = [];
-      const events = batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((p) => p.events);
-      const started = performance.now();
-      try {
-        const { storedAt } = await this.store.append(events);
-        this.lastCommitAt = Date.now();
-        this.queued -= events.length;
+  private async commit(batch: Pending[]): Promise<void> {
+    this.inFlight++;
+    const events = batch.length === 1 ? (batch[0] as Pending).events : batch.flatMap((p) => p.events);
+    const started = performance.now();
+    // Handed over now (the store keeps the order); answered in order after the previous one.
+    const appended = this.store.append(events);
+    const previous = this.lastCommit;
+    let done!: () => void;
+    this.lastCommit = new Promise<void>((r) => {
+      done = r;
+    });
+    try {
+      const result = await appended.then(
+        (r) => ({ ok: true as const, storedAt: r.storedAt }),
+        (err: unknown) => ({ ok: false as const, err }),
+      );
+      await previous;
+      this.queued -= events.length;
+      if (result.ok) {
         this.counts.commits++;
         this.counts.committedEvents += events.length;
         this.counts.commitSeconds += (performance.now() - started) / 1000;
-        for (const p of batch) p.resolve({ storedAt });
-        for (const l of this.listeners) l(events, storedAt);
-      } catch (err) {
-        this.queued -= events.length;
+        for (const p of batch) p.resolve({ storedAt: result.storedAt });
+        for (const l of this.listeners) l(events, result.storedAt);
+      } else {
         this.counts.failedCommits++;
-        for (const p of batch) p.reject(err);
+        for (const p of batch) p.reject(result.err);
       }
-      // Let the next batch gather for an interval, unless it is already large.
-      if (this.queue.length && this.queued < this.opts.maxBatchEvents) {
-        this.timer ??= setTimeout(() => this.kick(), this.opts.intervalMs);
-        return;
-      }
+    } finally {
+      done();
+      this.inFlight--;
+      if (this.inFlight === 0 && this.drained) this.drained();
+      this.schedule();
     }
   }
 
   /** Commits what waits and refuses new work. */
   async close(): Promise<void> {
     this.closed = true;
-    this.kick();
-    while (this.flushing) await this.flushing;
+    this.schedule();
+    while (this.inFlight > 0 || this.queue.length) {
+      await new Promise<void>((r) => {
+        this.drained = r;
+      });
+      this.drained = null;
+      this.schedule();
+    }
   }
 }

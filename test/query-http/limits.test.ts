@@ -1,7 +1,10 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TRUE } from '../../src/core/filter-ast.js';
+import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { QueryPlan } from '../../src/event-store/query-plan.js';
+import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event, HOUR, seedWeb, T0 } from '../helpers/seed.js';
 
@@ -156,9 +159,25 @@ describe(`bounded queries and reports on ${BACKEND}`, () => {
       Promise.reject(
         new Error('Out of Memory Error: failed to allocate data of size 16.0 MiB (476.8 MiB/476.8 MiB used)'),
       );
-    // The runner sees the store's mapped error: simulate the engine below withConnection.
-    const store = t.rt.events as unknown as { rows: () => Promise<never> };
-    vi.spyOn(store, 'rows').mockImplementation(oom);
+    // The engine fails below the store's withConnection (a DuckDB store in this thread, so
+    // the failure can be injected there); the app's store, in its worker thread, hands the
+    // runner what the worker sends: that error, across the thread boundary.
+    const engine = await DuckDbEventStore.open({
+      dataDir: ':memory:',
+      memoryLimit: '64MB',
+      checkpointThreshold: '16MB',
+    });
+    vi.spyOn(engine as unknown as { rows: () => Promise<never> }, 'rows').mockImplementation(oom);
+    const plan: QueryPlan = {
+      kind: 'topn',
+      field: 'host',
+      n: 10,
+      filter: TRUE,
+      range: { fromMs: 0, toMs: 1 },
+    };
+    const thrown = await engine.execute(plan).catch((err: unknown) => err);
+    await engine.close();
+    vi.spyOn(t.rt.events, 'execute').mockImplementation(() => Promise.reject(fromWire(toWire(thrown))));
     const res = await post({ type: 'TopN', params: { time_range: HOUR, field: 'host' } });
     expect(res.json().status).toBe('ERROR');
     expect(res.json().error).toMatch(/not enough memory/);

@@ -389,12 +389,22 @@ function textual(f: Field, test: (text: string) => string): string {
   return f.kind === 'time' ? FALSE : present(f, test(asText(f)));
 }
 
+/**
+ * How `containsText` tests a lowered needle on text: `js`, the registered JavaScript
+ * function (`toLowerCase().includes`); `lower`, DuckDB's `contains(lower(x), needle)`
+ * (with U+0130 replaced first when the needle holds i or U+0307). The word index
+ * (word-index.ts) follows the same choice.
+ */
+export function containsMode(needle: string): 'js' | 'lower' {
+  return LOWER_MISMATCH.test(needle) ? 'js' : 'lower';
+}
+
 /** Case-insensitive substring, exactly as `s.toLowerCase().includes(needle.toLowerCase())`. */
 function containsText(f: Field, value: string, params: SqlParams): string {
   const needle = value.toLowerCase();
   if (f.kind === 'integer') return textual(f, (s) => `contains(${s}, ${params.add(needle)})`);
   return textual(f, (s) => {
-    if (LOWER_MISMATCH.test(needle)) {
+    if (containsMode(needle) === 'js') {
       return `${FILTER_FUNCTIONS.icontains}(encode(${s}), encode(${params.add(needle)}))`;
     }
     const n = params.add(needle);

@@ -1,0 +1,37 @@
+const HOUR_MS = 3_600_000;
+
+/**
+ * Events per hour of `ts` (hour start ms → count), kept current by appends: sizes query
+ * slices and stream windows at no cost (`estimateInRange`).
+ */
+export class HourHistogram {
+  private readonly perHour = new Map<number, number>();
+
+  add(events: ReadonlyArray<{ ts: number }>): void {
+    for (const e of events) {
+      const hour = e.ts - (e.ts % HOUR_MS);
+      this.perHour.set(hour, (this.perHour.get(hour) ?? 0) + 1);
+    }
+  }
+
+  /** Replaces every count (after a delete, or at open). */
+  reset(counts: Iterable<readonly [number, number]>): void {
+    this.perHour.clear();
+    for (const [hour, n] of counts) this.perHour.set(hour, n);
+  }
+
+  entries(): Array<[number, number]> {
+    return [...this.perHour];
+  }
+
+  /** About how many events lie in [fromMs, toMs), assuming each hour's are spread evenly. */
+  estimate(fromMs: number, toMs: number): number {
+    let n = 0;
+    for (const [hour, count] of this.perHour) {
+      const lo = Math.max(fromMs, hour);
+      const hi = Math.min(toMs, hour + HOUR_MS);
+      if (hi > lo) n += (count * (hi - lo)) / HOUR_MS;
+    }
+    return Math.round(n);
+  }
+}

@@ -1,0 +1,70 @@
+import { AppError, type FieldErrors } from '../../errors/errors.js';
+
+/**
+ * The messages between the main thread and the event-store worker. Everything here is
+ * plain data (structured clone): plans, events and results cross as they are; errors
+ * cross as `WireError` and are rebuilt on the other side.
+ */
+export type StoreRequest =
+  /** The first parts of a large append (no answer); the `append` with the same id ends it. */
+  | { id: number; op: 'appendPart'; events: unknown[] }
+  | { id: number; op: 'append'; events: unknown[] }
+  | { id: number; op: 'execute'; plan: unknown; progress: boolean }
+  | { id: number; op: 'streamOpen'; plan: unknown }
+  | { id: number; op: 'streamNext'; stream: number; max: number }
+  | { id: number; op: 'streamClose'; stream: number }
+  | { id: number; op: 'getById'; evId: string }
+  | { id: number; op: 'deleteOlderThan'; tsMs: number }
+  | { id: number; op: 'hourCounts' }
+  | { id: number; op: 'stats' }
+  | { id: number; op: 'ping' }
+  | { id: number; op: 'runSql'; sql: string; params: unknown[] }
+  | { id: number; op: 'checkpoint' }
+  | { id: number; op: 'close' }
+  /** Stops request `target` (an execute or a stream): the engine's statement is interrupted. */
+  | { id: number; op: 'abort'; target: number };
+
+export type StoreResponse =
+  | { id: number; value: unknown }
+  | { id: number; error: WireError }
+  | { id: number; progress: number }
+  /** Sent once, when the store is open (or failed to open: `error`). */
+  | { id: 0; ready: true; capabilities: { interrupt: boolean; re2: boolean } };
+
+export interface WireError {
+  name: string;
+  message: string;
+  stack?: string;
+  /** Node's and engines' error codes (ENOSPC, ...), which error mapping reads. */
+  code?: unknown;
+  app?: { status: number; code: string; errors?: FieldErrors; headers?: Record<string, string> };
+  cause?: WireError;
+}
+
+export function toWire(err: unknown): WireError {
+  if (!(err instanceof Error)) return { name: 'Error', message: String(err) };
+  const wire: WireError = { name: err.name, message: err.message };
+  if (err.stack) wire.stack = err.stack;
+  const code = (err as { code?: unknown }).code;
+  if (code !== undefined) wire.code = code;
+  if (err instanceof AppError) {
+    wire.app = { status: err.status, code: err.code };
+    if (err.errors) wire.app.errors = err.errors;
+    if (err.headers) wire.app.headers = err.headers;
+  }
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause !== undefined) wire.cause = toWire(cause);
+  return wire;
+}
+
+/** The error as it was thrown in the worker: an AppError stays one, codes and names are kept. */
+export function fromWire(wire: WireError): Error {
+  const err: Error & { code?: unknown; cause?: unknown } = wire.app
+    ? new AppError(wire.app.status, wire.app.code, wire.message, wire.app.errors, wire.app.headers)
+    : new Error(wire.message);
+  if (!wire.app) err.name = wire.name;
+  if (wire.stack) err.stack = wire.stack;
+  if (wire.code !== undefined && !wire.app) err.code = wire.code;
+  if (wire.cause) err.cause = fromWire(wire.cause);
+  return err;
+}

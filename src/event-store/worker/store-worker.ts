@@ -1,0 +1,144 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
+import { DuckDbEventStore, type DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
+import type { QueryPlan, SearchPlan } from '../query-plan.js';
+import { type StoreRequest, type StoreResponse, toWire } from './protocol.js';
+
+/**
+ * The event-store worker: owns the DuckDB store and answers the main thread's requests
+ * (see worker-event-store.ts). Building data chunks, commits, checkpoints, statements and
+ * decoding their rows all run here, off the main thread's event loop.
+ */
+const port = parentPort;
+if (!port) throw new Error('store-worker.ts runs as a worker thread');
+
+const send = (message: StoreResponse) => port.postMessage(message);
+
+/** Requests that can be stopped: execute and streams, by request id. */
+const running = new Map<number, AbortController>();
+const streams = new Map<
+  number,
+  { it: AsyncGenerator<StoredEvent>; abort: AbortController; openedBy: number }
+>();
+let nextStream = 1;
+/** The first parts of a large append, by request id, until its last part arrives. */
+const parts = new Map<number, NormalisedEvent[][]>();
+
+function endStream(stream: number): void {
+  const s = streams.get(stream);
+  if (!s) return;
+  streams.delete(stream);
+  running.delete(s.openedBy);
+}
+
+async function serve(store: DuckDbEventStore, req: StoreRequest): Promise<unknown> {
+  switch (req.op) {
+    case 'appendPart':
+      parts.set(req.id, [...(parts.get(req.id) ?? []), req.events as NormalisedEvent[]]);
+      return undefined;
+    case 'append': {
+      const earlier = parts.get(req.id) ?? [];
+      parts.delete(req.id);
+      return store.append(
+        earlier.length
+          ? [...earlier, req.events as NormalisedEvent[]].flat()
+          : (req.events as NormalisedEvent[]),
+      );
+    }
+    case 'execute': {
+      const abort = new AbortController();
+      running.set(req.id, abort);
+      try {
+        return await store.execute(req.plan as QueryPlan, {
+          signal: abort.signal,
+          ...(req.progress ? { onProgress: (p: number) => send({ id: req.id, progress: p }) } : {}),
+        });
+      } finally {
+        running.delete(req.id);
+      }
+    }
+    case 'streamOpen': {
+      const abort = new AbortController();
+      const stream = nextStream++;
+      const it = store.stream(req.plan as SearchPlan, { signal: abort.signal });
+      streams.set(stream, { it, abort, openedBy: req.id });
+      running.set(req.id, abort);
+      return stream;
+    }
+    case 'streamNext': {
+      const s = streams.get(req.stream);
+      if (!s) return { events: [], done: true };
+      const events: StoredEvent[] = [];
+      running.set(req.id, s.abort);
+      try {
+        while (events.length < req.max) {
+          const next = await s.it.next();
+          if (next.done) {
+            endStream(req.stream);
+            return { events, done: true };
+          }
+          events.push(next.value);
+        }
+      } catch (err) {
+        endStream(req.stream);
+        throw err;
+      } finally {
+        running.delete(req.id);
+      }
+      return { events, done: false };
+    }
+    case 'streamClose': {
+      const s = streams.get(req.stream);
+      endStream(req.stream);
+      await s?.it.return(undefined);
+      return null;
+    }
+    case 'abort':
+      running.get(req.target)?.abort();
+      return null;
+    case 'getById':
+      return store.getById(req.evId);
+    case 'deleteOlderThan':
+      return store.deleteOlderThan(req.tsMs);
+    case 'hourCounts':
+      return store.hourCounts();
+    case 'stats':
+      return store.stats();
+    case 'ping':
+      return store.ping();
+    case 'runSql':
+      return store.runSql(req.sql, req.params as DuckDBValue[]);
+    case 'checkpoint':
+      return store.checkpoint();
+    case 'close':
+      for (const s of streams.values()) s.abort.abort();
+      await store.close();
+      return null;
+    default:
+      return req satisfies never;
+  }
+}
+
+async function main(): Promise<void> {
+  let store: DuckDbEventStore;
+  try {
+    store = await DuckDbEventStore.open(workerData as DuckDbEventStoreOptions);
+  } catch (err) {
+    send({ id: 0, error: toWire(err) });
+    return;
+  }
+  port?.on('message', (req: StoreRequest) => {
+    if (req.op === 'appendPart') {
+      void serve(store, req);
+      return;
+    }
+    serve(store, req).then(
+      (value) => send({ id: req.id, value }),
+      (err: unknown) => send({ id: req.id, error: toWire(err) }),
+    );
+  });
+  send({ id: 0, ready: true, capabilities: { ...store.capabilities } });
+}
+
+void main();

@@ -1,0 +1,248 @@
+import { Worker } from 'node:worker_threads';
+import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
+import { unavailable } from '../../errors/errors.js';
+import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
+import {
+  abortError,
+  type EventStore,
+  type EventStoreCapabilities,
+  type EventStoreStats,
+} from '../event-store.js';
+import { HourHistogram } from '../hour-histogram.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import { fromWire, type StoreRequest, type StoreResponse } from './protocol.js';
+
+/** Events per message when a stream (an export) is read from the worker. */
+const STREAM_BATCH = 1000;
+
+/**
+ * The most values (columns and fields) in one message of an append: copying a message
+ * blocks the event loop (about 3 µs for an event of 20 values), so a large batch goes in
+ * parts of about 2,000 ordinary events, fewer wide ones, with a turn of the loop between.
+ */
+const APPEND_PART_VALUES = 40_000;
+const VALUES_PER_EVENT = 20;
+
+type Body<R> = R extends unknown ? Omit<R, 'id'> : never;
+
+interface Waiting {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  onProgress?: (fraction: number) => void;
+}
+
+/**
+ * The DuckDB event store run in a worker thread (store-worker.ts), behind the same
+ * `EventStore` contract. The main thread keeps HTTP, parsing, normalisation, triggers
+ * and live updates; the worker builds the engine's data chunks, commits, checkpoints,
+ * runs statements and decodes their rows, so none of that blocks the event loop and the
+ * two cores share the ingest work. Durability is unchanged: `append` resolves when the
+ * worker's commit has.
+ */
+export class WorkerEventStore implements EventStore {
+  readonly kind = 'duckdb' as const;
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 1;
+  /** Set once the worker has stopped: every request fails with it. */
+  private dead: Error | null = null;
+  private readonly hours = new HourHistogram();
+  /** Resolved once the last append has been handed to the worker whole. */
+  private posting: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly worker: Worker,
+    readonly capabilities: EventStoreCapabilities,
+  ) {
+    worker.on('message', (m: StoreResponse) => this.receive(m));
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`The event store worker exited (code ${code}).`)));
+  }
+
+  static async open(opts: DuckDbEventStoreOptions): Promise<WorkerEventStore> {
+    const worker = startWorker(opts);
+    const capabilities = await new Promise<EventStoreCapabilities>((resolve, reject) => {
+      const onExit = (code: number) => reject(new Error(`The event store worker exited (code ${code}).`));
+      worker.once('error', reject);
+      worker.once('exit', onExit);
+      worker.once('message', (m: StoreResponse) => {
+        worker.off('error', reject);
+        worker.off('exit', onExit);
+        if ('ready' in m) resolve(m.capabilities);
+        else if ('error' in m) reject(fromWire(m.error));
+        else reject(new Error('The event store worker answered before it was ready.'));
+      });
+    }).catch(async (err: unknown) => {
+      await worker.terminate();
+      throw err;
+    });
+    const store = new WorkerEventStore(worker, capabilities);
+    store.hours.reset(await store.call<Array<[number, number]>>({ op: 'hourCounts' }));
+    return store;
+  }
+
+  private receive(m: StoreResponse): void {
+    const w = this.waiting.get(m.id);
+    if (!w) return;
+    if ('progress' in m) {
+      w.onProgress?.(m.progress);
+      return;
+    }
+    this.waiting.delete(m.id);
+    if ('error' in m) w.reject(fromWire(m.error));
+    else if ('value' in m) w.resolve(m.value);
+  }
+
+  private fail(err: Error): void {
+    if (this.dead) return;
+    this.dead = unavailable(`The event store stopped: ${err.message}`);
+    for (const w of this.waiting.values()) w.reject(this.dead);
+    this.waiting.clear();
+  }
+
+  private call<T>(
+    body: Body<StoreRequest>,
+    opts: ExecOptions = {},
+    onId?: (id: number) => void,
+    givenId?: number,
+  ): Promise<T> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = givenId ?? this.nextId++;
+    onId?.(id);
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+      });
+      this.worker.postMessage({ ...body, id });
+    });
+  }
+
+  /** Runs `body`; aborting `signal` asks the worker to interrupt that request. */
+  private stoppable<T>(body: Body<StoreRequest>, opts: ExecOptions): Promise<T> {
+    const { signal } = opts;
+    if (signal?.aborted) return Promise.reject(abortError());
+    let id = 0;
+    const onAbort = () => {
+      if (id) this.worker.postMessage({ id: this.nextId++, op: 'abort', target: id });
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    return this.call<T>(body, opts, (i) => {
+      id = i;
+    }).finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  async append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
+    // Appends reach the worker, and so commit, in the order they were called, even when
+    // a large one is still being handed over in parts.
+    const previous = this.posting;
+    let posted!: () => void;
+    this.posting = new Promise<void>((resolve) => {
+      posted = resolve;
+    });
+    let result: Promise<{ storedAt: number }>;
+    try {
+      await previous;
+      result = (await this.post(events)).stored;
+    } finally {
+      posted();
+    }
+    const stored = await result;
+    this.hours.add(events);
+    return stored;
+  }
+
+  /** Sends an append, a large one in parts sharing its id (the worker commits them as one). */
+  private async post(events: readonly NormalisedEvent[]): Promise<{ stored: Promise<{ storedAt: number }> }> {
+    const id = this.nextId++;
+    let from = 0;
+    let values = 0;
+    for (let i = 0; i < events.length; i++) {
+      let fields = 0;
+      for (const _ in (events[i] as NormalisedEvent).fields) fields++;
+      values += VALUES_PER_EVENT + fields;
+      if (values <= APPEND_PART_VALUES || i === from) continue;
+      if (this.dead) throw this.dead;
+      this.worker.postMessage({ id, op: 'appendPart', events: events.slice(from, i) });
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      from = i;
+      values = VALUES_PER_EVENT + fields;
+    }
+    const last = from === 0 ? events : events.slice(from);
+    return { stored: this.call({ op: 'append', events: last as unknown[] }, {}, undefined, id) };
+  }
+
+  execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
+    return this.stoppable<ResultOf<P>>({ op: 'execute', plan, progress: !!opts.onProgress }, opts);
+  }
+
+  async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+    const stream = await this.stoppable<number>({ op: 'streamOpen', plan }, {});
+    const { signal } = opts;
+    let done = false;
+    try {
+      while (!done) {
+        if (signal?.aborted) throw abortError();
+        const batch = await this.stoppable<{ events: StoredEvent[]; done: boolean }>(
+          { op: 'streamNext', stream, max: STREAM_BATCH },
+          signal ? { signal } : {},
+        );
+        done = batch.done;
+        yield* batch.events;
+      }
+    } finally {
+      if (!done && !this.dead) await this.call({ op: 'streamClose', stream }).catch(() => undefined);
+    }
+  }
+
+  estimateInRange(fromMs: number, toMs: number): number {
+    return this.hours.estimate(fromMs, toMs);
+  }
+
+  getById(evId: string): Promise<StoredEvent | null> {
+    return this.call({ op: 'getById', evId });
+  }
+
+  async deleteOlderThan(tsMs: number): Promise<number> {
+    const deleted = await this.call<number>({ op: 'deleteOlderThan', tsMs });
+    this.hours.reset(await this.call<Array<[number, number]>>({ op: 'hourCounts' }));
+    return deleted;
+  }
+
+  stats(): Promise<EventStoreStats> {
+    return this.call({ op: 'stats' });
+  }
+
+  ping(): Promise<void> {
+    return this.call({ op: 'ping' });
+  }
+
+  /** Plain SQL on the store's read connection: benchmarks and tests only, never user text. */
+  runSql(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    return this.call({ op: 'runSql', sql, params });
+  }
+
+  /** Writes the WAL into the main file. */
+  checkpoint(): Promise<void> {
+    return this.call({ op: 'checkpoint' });
+  }
+
+  async close(): Promise<void> {
+    if (!this.dead) await this.call({ op: 'close' });
+    this.dead ??= unavailable('The event store is closed.');
+    await this.worker.terminate();
+  }
+}
+
+/**
+ * Starts store-worker: the compiled `.js` beside this file in a build, or, when this
+ * module runs from TypeScript sources (tests, `npm run dev`), the `.ts` file through
+ * tsx's loader, registered inside the worker.
+ */
+function startWorker(opts: DuckDbEventStoreOptions): Worker {
+  const fromSources = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSources ? './store-worker.ts' : './store-worker.js', import.meta.url);
+  if (!fromSources) return new Worker(entry, { workerData: opts });
+  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(boot, { eval: true, workerData: opts });
+}

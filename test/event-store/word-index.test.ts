@@ -1,0 +1,745 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type DuckDBConnection, DuckDBInstance, DuckDBListValue } from '@duckdb/node-api';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NormalisedEvent } from '../../src/core/event.js';
+import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/core/filter-ast.js';
+import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { searchCountSql } from '../../src/event-store/duckdb/duckdb-plans.js';
+import {
+  BLOCK_EVENTS,
+  type BlockTest,
+  blockTest,
+  bloomHas,
+  bloomOf,
+  buildWordBlocks,
+  candidateRanges,
+  type IndexedBlock,
+  type Lowering,
+  loweringOf,
+  needleTrigrams,
+  probeOf,
+  readLowering,
+  WordIndex,
+  wordNeeds,
+} from '../../src/event-store/duckdb/word-index.js';
+import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
+import { event } from './filter-store.js';
+
+/**
+ * The word index (ADR 0004): its pure parts, and the property that matters: a store
+ * answers every query the same with and without it.
+ */
+
+const BASE = Date.UTC(2024, 4, 1);
+const open = (dataDir: string, wordIndex = true) =>
+  DuckDbEventStore.open({ dataDir, memoryLimit: '256MB', checkpointThreshold: '16MB', wordIndex });
+
+let instance: DuckDBInstance;
+let conn: DuckDBConnection;
+let lowering: Lowering;
+const dirs: string[] = [];
+const tmp = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'logscope-words-'));
+  dirs.push(dir);
+  return dir;
+};
+
+beforeAll(async () => {
+  instance = await DuckDBInstance.create(':memory:');
+  conn = await instance.connect();
+  lowering = await readLowering(conn);
+});
+
+afterAll(() => {
+  conn.closeSync();
+  instance.closeSync();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const trigramsOf = (bytes: Uint8Array) => {
+  const s = new Set<number>();
+  for (let i = 0; i + 2 < bytes.length; i++)
+    s.add(((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number));
+  return [...s].sort((a, b) => a - b);
+};
+
+describe('lowering', () => {
+  it('is DuckDB lower(), code point by code point, read once per process', async () => {
+    expect(await readLowering(conn)).toBe(lowering);
+    expect(lowering.from.length).toBeGreaterThan(1000);
+    const at = (cp: number) => lowering.to[lowering.from.indexOf(cp)];
+    expect(at(0x41)).toBe('a');
+    expect(at(0x130)).toBe('i'); // JavaScript: "i\u0307"
+    expect(at(0x3a3)).toBe('σ'); // JavaScript: ς at the end of a word
+    expect(lowering.from.includes(0x61)).toBe(false);
+  });
+
+  it('indexes a message as DuckDB lowers it: every trigram of lower(message) is in its block', async () => {
+    const messages = [
+      'Hello WORLD',
+      'İSTANBUL İzmir',
+      'ΟΔΥΣΣΕΥΣ',
+      'Ⱥ Ⱦ ẞ K Å',
+      'ǅ ǈ ﬃ',
+      'Ɤ 𐲀 𞤀',
+      'naïve CAFÉ 😀',
+      'a\u0000b',
+      '\uFEFFbom',
+      'lone \ud800 surrogate',
+    ];
+    const [block] = buildWordBlocks(
+      messages.map((message, i) => ({ ts: i, message })),
+      lowering,
+    );
+    const reader = await conn.runAndReadAll(
+      `SELECT encode(lower(m)) AS l, encode(lower(replace(m, 'İ', 'i' || chr(775)))) AS d FROM (SELECT unnest($1::VARCHAR[]) AS m)`,
+      [new DuckDBListValue(messages)],
+    );
+    const expected = new Set<number>();
+    for (const [l, d] of reader.getRows()) {
+      for (const t of trigramsOf((l as { bytes: Uint8Array }).bytes)) expected.add(t);
+      for (const t of trigramsOf((d as { bytes: Uint8Array }).bytes)) expected.add(t);
+    }
+    expect([...(block?.trigrams ?? [])]).toEqual([...expected].sort((a, b) => a - b));
+  });
+});
+
+describe('blocks and blooms', () => {
+  it('cuts a batch into blocks of at least BLOCK_EVENTS (one for a small batch)', () => {
+    const sizes = (n: number) =>
+      buildWordBlocks(
+        Array.from({ length: n }, (_, i) => ({ ts: BASE + i, message: null })),
+        lowering,
+      ).map((b) => b.events);
+    expect(sizes(0)).toEqual([]);
+    expect(sizes(10)).toEqual([10]);
+    expect(sizes(2 * BLOCK_EVENTS - 1)).toEqual([2 * BLOCK_EVENTS - 1]);
+    expect(sizes(2 * BLOCK_EVENTS)).toEqual([BLOCK_EVENTS, BLOCK_EVENTS]);
+    expect(sizes(50_000)).toEqual([8333, 8333, 8334, 8333, 8333, 8334]);
+    const [b] = buildWordBlocks(
+      [
+        { ts: BASE + 5.4, message: 'x' },
+        { ts: BASE - 3, message: 'y' },
+      ],
+      lowering,
+    );
+    expect([b?.minTs, b?.maxTs]).toEqual([BASE - 3, BASE + 5]);
+  });
+
+  it('a bloom holds every trigram it was built from and few others (about 1 %)', () => {
+    const trigrams = Uint32Array.from({ length: 5000 }, (_, i) => (i * 2654435761) >>> 8).sort();
+    const bloom = bloomOf(trigrams);
+    expect(bloom.length).toBe(Math.ceil((5000 * 10) / 8));
+    for (const t of trigrams) expect(bloomHas(bloom, 7, probeOf(Uint32Array.of(t)))).toBe(true);
+    const set = new Set(trigrams);
+    let hits = 0;
+    let tries = 0;
+    for (let t = 1; tries < 20_000; t += 7919) {
+      if (set.has(t & 0xffffff)) continue;
+      tries++;
+      if (bloomHas(bloom, 7, probeOf(Uint32Array.of(t & 0xffffff)))) hits++;
+    }
+    expect(hits / tries).toBeLessThan(0.02);
+  });
+
+  it('needle trigrams: lower-cased, UTF-8 bytes, none under three bytes', () => {
+    expect(needleTrigrams('ab', lowering).length).toBe(0);
+    expect(needleTrigrams('é', lowering).length).toBe(0);
+    expect(needleTrigrams('abc', lowering)).toEqual(Uint32Array.of(0x616263));
+    expect(needleTrigrams('NEEDLE42', lowering)).toEqual(needleTrigrams('needle42', lowering));
+    expect(needleTrigrams('needle42', lowering).length).toBe(6);
+    expect(needleTrigrams('😀', lowering).length).toBe(2);
+    // Through JavaScript's lowering (a sigma): only the stretches both lowerings agree on.
+    expect(needleTrigrams('abcσxy', lowering)).toEqual(Uint32Array.of(0x616263));
+    expect(needleTrigrams('ΣΑΣ', lowering).length).toBe(0);
+  });
+});
+
+describe('what a filter requires (wordNeeds)', () => {
+  const word = (value: string) => ({ kind: 'word', value });
+  it('bare words, phrases and message contains, under AND and OR', () => {
+    expect(wordNeeds(TRUE)).toBeUndefined();
+    expect(wordNeeds(text('needle42'))).toEqual(word('needle42'));
+    expect(wordNeeds(text('a b', true))).toEqual(word('a b'));
+    expect(wordNeeds(cond('message', 'contains', 'x'))).toEqual(word('x'));
+    expect(wordNeeds(and(text('a'), cond('host', 'eq', 'h'), text('b')))).toEqual({
+      kind: 'all',
+      items: [word('a'), word('b')],
+    });
+    expect(wordNeeds(and(cond('host', 'eq', 'h'), text('a')))).toEqual(word('a'));
+    expect(wordNeeds(or(text('a'), cond('message', 'contains', 'b')))).toEqual({
+      kind: 'any',
+      items: [word('a'), word('b')],
+    });
+    expect(wordNeeds(and(or(text('a'), text('b')), text('c')))).toEqual({
+      kind: 'all',
+      items: [{ kind: 'any', items: [word('a'), word('b')] }, word('c')],
+    });
+  });
+
+  it('nothing from negations, ORs with a branch that needs none, other fields and operators', () => {
+    expect(wordNeeds(not(text('a')))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'not_contains', 'a'))).toBeUndefined();
+    expect(wordNeeds(not(cond('message', 'not_contains', 'a')))).toEqual(word('a'));
+    expect(wordNeeds(or(text('a'), cond('host', 'eq', 'h')))).toBeUndefined();
+    expect(wordNeeds(cond('host', 'contains', 'a'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'regex', 'needle'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'startswith', 'needle'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'eq', 'needle'))).toBeUndefined();
+  });
+
+  it('a test that needs nothing when a needle is too short to require a trigram', () => {
+    expect(blockTest({ kind: 'word', value: 'ab' }, lowering)).toBeUndefined();
+    expect(
+      blockTest(
+        {
+          kind: 'any',
+          items: [
+            { kind: 'word', value: 'ab' },
+            { kind: 'word', value: 'abc' },
+          ],
+        },
+        lowering,
+      ),
+    ).toBeUndefined();
+    expect(
+      blockTest(
+        {
+          kind: 'all',
+          items: [
+            { kind: 'word', value: 'ab' },
+            { kind: 'word', value: 'abc' },
+          ],
+        },
+        lowering,
+      ),
+    ).toBeTypeOf('function');
+  });
+});
+
+describe('candidate ranges', () => {
+  const block = (
+    id: number,
+    minTs: number,
+    maxTs: number,
+    extra: Partial<IndexedBlock> = {},
+  ): IndexedBlock => ({
+    id: BigInt(id),
+    minTs,
+    maxTs,
+    events: 1,
+    lowering: lowering.id,
+    probes: 7,
+    bloom: new Uint8Array(8),
+    ...extra,
+  });
+  const hits =
+    (...ids: number[]): BlockTest =>
+    (b) =>
+      ids.includes(Number(b.id));
+  const all: TimeWindow = { fromMs: 0, toMs: 1e6 };
+
+  it('joins consecutive candidates, merges overlaps, skips blocks outside the range', () => {
+    const blocks = [block(1, 0, 9), block(2, 10, 19), block(3, 20, 29), block(4, 30, 39), block(5, 25, 50)];
+    const apart = { joinEvents: 0 };
+    expect(candidateRanges(blocks, hits(), all, apart)).toEqual([]);
+    expect(candidateRanges(blocks, hits(1, 2), all, apart)).toEqual([{ fromMs: 0, toMs: 19 }]);
+    expect(candidateRanges(blocks, hits(1, 3), all, apart)).toEqual([
+      { fromMs: 0, toMs: 9 },
+      { fromMs: 20, toMs: 29 },
+    ]);
+    // Block 5 starts before 4 (sorted by minTs: 1, 2, 3, 5, 4) and overlaps it.
+    const sorted = [...blocks].sort((a, b) => a.minTs - b.minTs);
+    expect(candidateRanges(sorted, hits(3, 4), all, apart)).toEqual([{ fromMs: 20, toMs: 39 }]);
+    expect(candidateRanges(sorted, hits(1, 4), { fromMs: 10, toMs: 30 }, apart)).toEqual([]);
+    expect(candidateRanges(sorted, hits(1, 4), { fromMs: 5, toMs: 31 }, apart)).toEqual([
+      { fromMs: 0, toMs: 9 },
+      { fromMs: 30, toMs: 39 },
+    ]);
+  });
+
+  it('joins candidates with few events between them (one scan instead of two)', () => {
+    const blocks = [
+      block(1, 0, 9),
+      block(2, 10, 19, { events: 100 }),
+      block(3, 20, 29),
+      block(4, 30, 39),
+      block(5, 40, 49),
+    ];
+    expect(candidateRanges(blocks, hits(1, 3), all, { joinEvents: 100 })).toEqual([{ fromMs: 0, toMs: 29 }]);
+    expect(candidateRanges(blocks, hits(1, 3), all, { joinEvents: 99 })).toHaveLength(2);
+    // Two blocks between (101 events): apart.
+    expect(candidateRanges(blocks, hits(1, 4), all, { joinEvents: 100 })).toHaveLength(2);
+    expect(candidateRanges(blocks, hits(1, 3, 5), all)).toEqual([{ fromMs: 0, toMs: 49 }]);
+  });
+
+  it('keeps at most maxRanges ranges, cutting at the widest gaps', () => {
+    const blocks = [
+      block(1, 0, 1),
+      block(2, 2, 3),
+      block(3, 100, 101),
+      block(4, 102, 103),
+      block(5, 110, 111),
+    ];
+    expect(candidateRanges(blocks, hits(1, 3, 5), all, { maxRanges: 2, joinEvents: 0 })).toEqual([
+      { fromMs: 0, toMs: 1 },
+      { fromMs: 100, toMs: 111 },
+    ]);
+    expect(candidateRanges(blocks, hits(1, 3, 5), all, { maxRanges: 1, joinEvents: 0 })).toEqual([
+      { fromMs: 0, toMs: 111 },
+    ]);
+  });
+
+  it('a block without bloom, or built with another lowering, is always a candidate', () => {
+    const blocks = [
+      block(1, 0, 9, { bloom: null }),
+      block(2, 10, 19, { lowering: lowering.id + 1 }),
+      block(3, 20, 29),
+    ];
+    const test = blockTest({ kind: 'word', value: 'needle42' }, lowering) as BlockTest;
+    expect(candidateRanges(blocks, test, all)).toEqual([{ fromMs: 0, toMs: 19 }]);
+    expect(loweringOf([1], ['a']).id).not.toBe(loweringOf([1], ['b']).id);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Stores: with the index against without it
+
+/** Words full of case-mapping corners: DuckDB/JavaScript differences, dotted I, multi-byte UTF-8. */
+const WORDS = [
+  'needle42',
+  'Needle42',
+  'NEEDLE42',
+  'timeout',
+  'Timeout after',
+  'İstanbul',
+  'ISTANBUL',
+  'istanbul',
+  'i\u0307stanbul',
+  'ΟΔΥΣΣΕΥΣ',
+  'σς',
+  'ΑΣ',
+  'Ɤ',
+  'ɤabc',
+  '\u{10D50}\u{10D51}', // Garay capitals (Unicode 16): JavaScript lowers them, DuckDB not
+  'ẞtraße',
+  'K',
+  'Ⱥⱥ',
+  'ǅungla',
+  'ﬃx',
+  'naïve',
+  'CAFÉ',
+  'café',
+  '😀😀',
+  'a\u0000b',
+  '\uFEFFbom',
+  'x\ud800y',
+  'web-01',
+  'GET /index.html',
+] as const;
+
+const tokenArb = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom(...WORDS) },
+  { weight: 2, arbitrary: fc.string({ maxLength: 8 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 5 }) },
+);
+const messageArb = fc.option(
+  fc.array(tokenArb, { minLength: 1, maxLength: 6 }).map((ws) => ws.join(' ')),
+  { nil: null, freq: 8 },
+);
+
+/** A needle: a piece of a stored message (any case), a pool word, or anything. */
+const needleArb = (messages: readonly (string | null)[]) => {
+  const present = messages.filter((m): m is string => m !== null && m.length > 0);
+  const piece =
+    present.length === 0
+      ? fc.constantFrom(...WORDS)
+      : fc
+          .tuple(fc.constantFrom(...present), fc.nat(), fc.integer({ min: 1, max: 12 }), fc.nat(3))
+          .map(([m, start, len, kase]) => {
+            const s = m.slice(start % m.length, (start % m.length) + len);
+            return kase === 1 ? s.toUpperCase() : kase === 2 ? s.toLowerCase() : s;
+          });
+  return fc.oneof(
+    { weight: 4, arbitrary: piece },
+    { weight: 2, arbitrary: fc.constantFrom(...WORDS) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
+  );
+};
+
+const filterArb = (needle: fc.Arbitrary<string>): fc.Arbitrary<FilterNode> =>
+  fc.oneof(
+    needle.map((n) => text(n)),
+    needle.map((n) => cond('message', 'contains', n)),
+    fc.tuple(needle, needle).map(([a, b]) => and(text(a), text(b, true))),
+    fc.tuple(needle, needle).map(([a, b]) => or(text(a), cond('message', 'contains', b))),
+    fc.tuple(needle, fc.constantFrom('h1', 'h2')).map(([a, h]) => and(text(a), cond('host', 'eq', h))),
+    fc.tuple(needle, fc.constantFrom('h1', 'h2')).map(([a, h]) => or(text(a), cond('host', 'eq', h))),
+    needle.map((n) => not(text(n))),
+    fc.tuple(needle, needle).map(([a, b]) => and(text(a), not(text(b)))),
+  );
+
+/** Every kind of plan over `range` with `filter`. */
+function plans(filter: FilterNode, range: TimeWindow): QueryPlan[] {
+  return [
+    { kind: 'search', filter, range, sort: [{ field: 'ts', desc: true }], limit: 0, offset: 0, count: true },
+    {
+      kind: 'search',
+      filter,
+      range,
+      sort: [{ field: 'ts', desc: false }],
+      limit: 5,
+      offset: 1,
+      count: false,
+    },
+    { kind: 'topn', filter, range, field: 'host', n: 3 },
+    { kind: 'lastn', filter, range, field: 'host', n: 3 },
+    {
+      kind: 'summary',
+      filter,
+      range,
+      groupBy: ['host'],
+      metrics: [{ op: 'count' }, { op: 'sum', field: 'bytes' }],
+      n: 5,
+    },
+    { kind: 'timeline', filter, range, intervalMs: 60_000, series: 3 },
+    { kind: 'timeline', filter, range, intervalMs: 600_000, splitBy: 'host', series: 1 },
+  ];
+}
+
+/** Results without `stored_at` (each store stamps its own appends). */
+const withoutStoredAt = (r: object) =>
+  'events' in r
+    ? { ...r, events: (r.events as Array<Record<string, unknown>>).map(({ stored_at: _, ...e }) => e) }
+    : r;
+
+async function sameAnswers(a: DuckDbEventStore, b: DuckDbEventStore, filter: FilterNode, range: TimeWindow) {
+  for (const plan of plans(filter, range)) {
+    const [x, y] = (await Promise.all([a.execute(plan), b.execute(plan)])).map(withoutStoredAt);
+    expect(x, `${plan.kind} ${JSON.stringify(filter)}`).toEqual(y);
+  }
+}
+
+/** The number of rows a plan's count matches, with the index, as the API would see it. */
+const count = async (
+  store: DuckDbEventStore,
+  filter: FilterNode,
+  range: TimeWindow = { fromMs: 0, toMs: 4e12 },
+) =>
+  (await store.execute({ kind: 'search', filter, range, sort: [], limit: 0, offset: 0, count: true })).total;
+
+const timed = (i: number, message: string | null, extra: Partial<NormalisedEvent> = {}) =>
+  event(`w${String(i).padStart(7, '0')}`, {
+    ts: BASE + i * 1000,
+    received_at: BASE + i * 1000,
+    message,
+    ...extra,
+  });
+
+describe('a store answers the same with and without the word index', () => {
+  let indexed: DuckDbEventStore;
+  let plain: DuckDbEventStore;
+  beforeAll(async () => {
+    [indexed, plain] = await Promise.all([open(':memory:'), open(':memory:', false)]);
+  });
+  afterAll(async () => {
+    await Promise.all([indexed.close(), plain.close()]);
+  });
+
+  it('on random messages, batches and words (property)', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(messageArb, fc.constantFrom('h1', 'h2', null), fc.nat(59_000)), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        fc.array(fc.integer({ min: 1, max: 15 }), { minLength: 1, maxLength: 4 }),
+        async (rows, cuts) => {
+          // Each run has its own hour, so runs never see each other's events.
+          const hour = BASE + run++ * 3_600_000;
+          const events = rows.map(([message, host, offset], i) =>
+            event(`p${run}-${i}`, {
+              ts: hour + offset + i * 1000,
+              received_at: hour,
+              message,
+              host,
+              bytes: i,
+            }),
+          );
+          for (let at = 0, k = 0; at < events.length; k++) {
+            const part = events.slice(at, at + (cuts[k % cuts.length] as number));
+            at += part.length;
+            await Promise.all([indexed.append(part), plain.append(part)]);
+          }
+          const range = { fromMs: hour, toMs: hour + 3_600_000 };
+          const filters = fc.sample(filterArb(needleArb(rows.map((r) => r[0]))), { numRuns: 4, seed: run });
+          for (const filter of filters) await sameAnswers(indexed, plain, filter, range);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('narrows a rare word to its blocks, and finds it wherever it is', async () => {
+    const start = 1_000_000;
+    const events = Array.from({ length: 4 * BLOCK_EVENTS + 100 }, (_, i) =>
+      timed(start + i, i % 9000 === 4321 ? `found NEEDLE42 at ${i}` : `GET /index.html ${i}`),
+    );
+    await Promise.all([indexed.append(events), plain.append(events)]);
+    const range = { fromMs: BASE + start * 1000, toMs: BASE + (start + events.length) * 1000 };
+    expect(await count(indexed, text('needle42'), range)).toBe(4);
+    for (const filter of [
+      text('needle42'),
+      text('Needle42 at 1'),
+      and(text('needle42'), text('found')),
+      or(text('needle42'), text('index.html 7')),
+      text('absent-word'),
+      text('index'),
+    ])
+      await sameAnswers(indexed, plain, filter, range);
+    // Exports stream through the same narrowing.
+    const ids = async (store: DuckDbEventStore, filter: FilterNode) => {
+      const out: string[] = [];
+      const plan = {
+        kind: 'search',
+        filter,
+        range,
+        sort: [{ field: 'ts', desc: true }],
+        limit: 1e6,
+        offset: 0,
+        count: false,
+      } satisfies SearchPlan;
+      for await (const e of store.stream(plan)) out.push(e.ev_id);
+      return out;
+    };
+    for (const filter of [text('needle42'), or(text('needle42'), text('index.html 3333'))]) {
+      const got = await ids(indexed, filter);
+      expect(got.length).toBeGreaterThan(3);
+      expect(got).toEqual(await ids(plain, filter));
+    }
+    // The SQL is narrowed: the always-false condition for a word that no block holds.
+    const plan = {
+      kind: 'search',
+      filter: text('absent-word'),
+      range,
+      sort: [],
+      limit: 0,
+      offset: 0,
+      count: true,
+    };
+    expect(searchCountSql(plan as never, []).sql).toContain('WHERE false');
+  });
+
+  it('small batches grow one open block until it holds BLOCK_EVENTS (across reopening too)', async () => {
+    const dir = tmp();
+    let small = await open(dir);
+    const reference = await open(':memory:', false);
+    const rowsOf = async () =>
+      (await small.runSql('SELECT id, events FROM word_blocks ORDER BY min_ts, events')).map((r) => [
+        Number(r.id),
+        r.events,
+      ]);
+    try {
+      const events = Array.from({ length: BLOCK_EVENTS + 500 }, (_, i) =>
+        timed(i, i === 777 ? 'small batch needle42' : `small ${i}`),
+      );
+      const appendBoth = async (part: NormalisedEvent[]) => {
+        await Promise.all([small.append(part), reference.append(part)]);
+      };
+      for (let at = 0; at < 3 * 700; at += 700) await appendBoth(events.slice(at, at + 700));
+      // Three versions of one block's row (the newest covers the others).
+      expect(await rowsOf()).toEqual([
+        [1, 700],
+        [1, 1400],
+        [1, 2100],
+      ]);
+      expect(await count(small, text('needle42'))).toBe(1);
+      for (let at = 3 * 700; at < events.length; at += 700) await appendBoth(events.slice(at, at + 700));
+      // 13 appends: the first 12 filled the block (8,400 ≥ 8,192 events; its older rows
+      // deleted), the 13th opened the next.
+      expect(await rowsOf()).toEqual([
+        [1, 8400],
+        [2, 292],
+      ]);
+      for (const filter of [text('needle42'), text('small 9'), text('small 8999'), text('small 8499')])
+        await sameAnswers(small, reference, filter, { fromMs: 0, toMs: 4e12 });
+      expect(await count(small, text('small batch needle42'))).toBe(1);
+      expect(await count(small, text('small 8500'))).toBe(1);
+      // Another version of block 2, then a restart: the older version goes, and the next
+      // small batch opens a new block (the trigrams of the open one were in memory only).
+      const more = Array.from({ length: 10 }, (_, i) => timed(events.length + i, `after needle42 ${i}`));
+      await appendBoth(more.slice(0, 5));
+      await small.close();
+      small = await open(dir);
+      expect(await rowsOf()).toEqual([
+        [1, 8400],
+        [2, 297],
+      ]);
+      await appendBoth(more.slice(5));
+      expect(await rowsOf()).toEqual([
+        [1, 8400],
+        [2, 297],
+        [3, 5],
+      ]);
+      for (const filter of [text('needle42'), text('after needle42 7'), text('small 8999')])
+        await sameAnswers(small, reference, filter, { fromMs: 0, toMs: 4e12 });
+    } finally {
+      await Promise.all([small.close(), reference.close()]);
+    }
+  });
+
+  it('keeps at most TAIL_VERSIONS rows of the open block', async () => {
+    const store = await open(':memory:');
+    try {
+      for (let i = 0; i < 40; i++) await store.append([timed(i, `tiny ${i}`)]);
+      const rows = await store.runSql('SELECT count(*) AS n, max(events) AS e FROM word_blocks');
+      expect(Number(rows[0]?.n)).toBeLessThanOrEqual(16);
+      expect(Number(rows[0]?.e)).toBe(40);
+      expect(await count(store, text('tiny 39'))).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps answers consistent while appends run (ranges are taken with the snapshot)', async () => {
+    const start = 3_000_000;
+    const batch = 2 * BLOCK_EVENTS;
+    const counts: number[] = [];
+    const writes: Promise<unknown>[] = [];
+    for (let k = 0; k < 4; k++) {
+      // Three matches per batch, in both of its blocks.
+      const events = Array.from({ length: batch }, (_, i) =>
+        timed(start + k * batch + i, i % 6000 === 5 ? `racing needle77 ${k}` : `filler ${i}`),
+      );
+      writes.push(indexed.append(events));
+      counts.push(await count(indexed, text('needle77')));
+    }
+    await Promise.all(writes);
+    counts.push(await count(indexed, text('needle77')));
+    for (const c of counts) expect(c % 3).toBe(0);
+    expect(counts.at(-1)).toBe(12);
+  });
+});
+
+describe('a store on disk', () => {
+  const range = { fromMs: 0, toMs: 4e12 };
+  // Four blocks; the word in the first and the last (too far apart to be joined).
+  const events = Array.from({ length: 4 * BLOCK_EVENTS }, (_, i) =>
+    timed(i, i === 100 || i === 30_000 ? `rare Needle42 ${i}` : `line ${i}`),
+  );
+
+  it('reloads its blocks when reopened', async () => {
+    const dir = tmp();
+    let store = await open(dir);
+    await store.append(events);
+    await store.close();
+    store = await open(dir);
+    try {
+      expect(Number((await store.runSql('SELECT count(*) AS n FROM word_blocks'))[0]?.n)).toBe(4);
+      expect(await count(store, text('needle42'))).toBe(2);
+      // Events that bypass the index (written by hand) are not candidates: the index is in use.
+      await store.runSql(
+        `INSERT INTO events SELECT * REPLACE ('sneaky needle42' AS message) FROM events WHERE ev_id = $1`,
+        ['w0012000'],
+      );
+      expect(await count(store, text('needle42'))).toBe(2);
+    } finally {
+      await store.close();
+    }
+    const plain = await open(dir, false);
+    try {
+      expect(await count(plain, text('needle42'), range)).toBe(3);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('a store from before the index: one block without bloom spans its events', async () => {
+    const dir = tmp();
+    let store = await open(dir);
+    await store.append(events);
+    await store.close();
+    {
+      const db = await DuckDBInstance.create(path.join(dir, 'events.duckdb'));
+      const c = await db.connect();
+      await c.run('DROP TABLE word_blocks');
+      c.closeSync();
+      db.closeSync();
+    }
+    store = await open(dir);
+    try {
+      const blocks = await store.runSql(
+        'SELECT epoch_ms(min_ts)::DOUBLE AS lo, epoch_ms(max_ts)::DOUBLE AS hi, events, format, bloom IS NULL AS none FROM word_blocks',
+      );
+      expect(blocks).toEqual([
+        { lo: BASE, hi: BASE + (events.length - 1) * 1000, events: events.length, format: 0, none: true },
+      ]);
+      expect(await count(store, text('needle42'))).toBe(2);
+      // New events are indexed as usual; the old ones stay found.
+      await store.append([timed(events.length + 5, 'new needle42')]);
+      expect(await count(store, text('needle42'))).toBe(3);
+      expect(await count(store, text('zzz-absent'))).toBe(0);
+    } finally {
+      await store.close();
+    }
+    // Reopened: the block without bloom is not added again.
+    store = await open(dir);
+    try {
+      expect(Number((await store.runSql('SELECT count(*) AS n FROM word_blocks'))[0]?.n)).toBe(2);
+      expect(await count(store, text('needle42'))).toBe(3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('retention deletes the blocks whose events are all gone', async () => {
+    const dir = tmp();
+    const store = await open(dir);
+    const plain = await open(':memory:', false);
+    try {
+      await Promise.all([store.append(events), plain.append(events)]);
+      const blocks = async () =>
+        (await store.runSql('SELECT epoch_ms(max_ts) AS hi FROM word_blocks ORDER BY hi')).map((r) =>
+          Number(r.hi),
+        );
+      const [first, second] = await blocks();
+      // Cut inside the second block: the first goes, the second stays (it holds later events).
+      const cut = (second as number) - 10_000;
+      expect(await store.deleteOlderThan(cut)).toBe(await plain.deleteOlderThan(cut));
+      expect(await blocks()).not.toContain(first);
+      expect((await blocks()).length).toBe(3);
+      for (const filter of [text('needle42'), text('line 1'), text('line 2')])
+        await sameAnswers(store, plain, filter, range);
+      expect(await count(store, text('needle42'))).toBe(1);
+    } finally {
+      await Promise.all([store.close(), plain.close()]);
+    }
+  });
+
+  it('a block without events (a crash between the two commits) is only a false candidate', async () => {
+    const c = await instance.connect();
+    try {
+      await c.run('CREATE TABLE events (ts TIMESTAMP, message VARCHAR)');
+      const index = await WordIndex.open(c);
+      const written = await index.write(
+        c,
+        buildWordBlocks([{ ts: BASE, message: 'ghost needle42' }], index.lowering),
+      );
+      index.add(written);
+      expect(index.ranges(text('needle42'), range)).toEqual([{ fromMs: BASE, toMs: BASE }]);
+      expect(index.ranges(text('other'), range)).toEqual([]);
+      // Reopened: the block is loaded, and no block without bloom is added (no events).
+      const again = await WordIndex.open(c);
+      expect(again.ranges(text('needle42'), range)).toEqual([{ fromMs: BASE, toMs: BASE }]);
+      expect(again.size.blocks).toBe(1);
+    } finally {
+      await c.run('DROP TABLE IF EXISTS events');
+      await c.run('DROP TABLE IF EXISTS word_blocks');
+      c.closeSync();
+    }
+  });
+});
