@@ -4,55 +4,75 @@
  * representations turn them into Unix seconds with millisecond precision.
  */
 
-/** Columns every store keeps as real columns; everything else lives in `fields`. */
-export const EVENT_COLUMNS = [
-  'ev_id',
-  'ts',
-  'received_at',
-  'stored_at',
-  'host',
-  'app',
-  'severity',
-  'facility',
-  'message',
-  'src_ip',
-  'src_port',
-  'dst_ip',
-  'dst_port',
-  'user',
-  'action',
-  'status',
-  'bytes',
-  'source',
-  'intake',
-] as const;
+/**
+ * How a stored column holds its values. Each event store maps these to its own types
+ * (DuckDB: VARCHAR, TIMESTAMP, INTEGER, BIGINT, MAP); nothing else names the columns.
+ */
+export type StoredType = 'text' | 'ip' | 'time' | 'int32' | 'int64' | 'map';
 
-export type EventColumn = (typeof EVENT_COLUMNS)[number];
+export interface StoredColumn {
+  readonly name: string;
+  readonly type: StoredType;
+  readonly notNull: boolean;
+  /** Kept for the store's own use (rebuilding `raw`), not a field queries address. */
+  readonly internal?: true;
+}
+
+/**
+ * The event schema, declared once: the stores' tables, appends and row decoding, the
+ * filter compiler's column types and the query layer's field kinds are derived from it.
+ * Times are Unix ms in the process; `fields` holds every other field, flattened.
+ */
+export const EVENT_SCHEMA = [
+  { name: 'ev_id', type: 'text', notNull: true },
+  { name: 'ts', type: 'time', notNull: true },
+  { name: 'received_at', type: 'time', notNull: true },
+  { name: 'stored_at', type: 'time', notNull: true },
+  { name: 'host', type: 'text', notNull: false },
+  { name: 'app', type: 'text', notNull: false },
+  { name: 'severity', type: 'text', notNull: false },
+  { name: 'facility', type: 'text', notNull: false },
+  { name: 'message', type: 'text', notNull: false },
+  { name: 'src_ip', type: 'ip', notNull: false },
+  { name: 'src_port', type: 'int32', notNull: false },
+  { name: 'dst_ip', type: 'ip', notNull: false },
+  { name: 'dst_port', type: 'int32', notNull: false },
+  { name: 'user', type: 'text', notNull: false },
+  { name: 'action', type: 'text', notNull: false },
+  { name: 'status', type: 'int32', notNull: false },
+  { name: 'bytes', type: 'int64', notNull: false },
+  { name: 'source', type: 'text', notNull: false },
+  { name: 'intake', type: 'text', notNull: false },
+  { name: 'fields', type: 'map', notNull: false },
+  { name: 'shape', type: 'text', notNull: false, internal: true },
+] as const satisfies readonly StoredColumn[];
+
+type SchemaEntry = (typeof EVENT_SCHEMA)[number];
+
+type ColumnEntry = Extract<SchemaEntry, { type: Exclude<StoredType, 'map'>; internal?: undefined }>;
+
+/** A column queries address by name (everything but the `fields` map and internal ones). */
+export type EventColumn = ColumnEntry['name'];
 
 export type FieldKind = 'string' | 'integer' | 'time' | 'ip';
 
-/** The type of each column, which decides how filters compare values. */
-export const COLUMN_KINDS: Record<EventColumn, FieldKind> = {
-  ev_id: 'string',
-  ts: 'time',
-  received_at: 'time',
-  stored_at: 'time',
-  host: 'string',
-  app: 'string',
-  severity: 'string',
-  facility: 'string',
-  message: 'string',
-  src_ip: 'ip',
-  src_port: 'integer',
-  dst_ip: 'ip',
-  dst_port: 'integer',
-  user: 'string',
-  action: 'string',
-  status: 'integer',
-  bytes: 'integer',
-  source: 'string',
-  intake: 'string',
+const KIND_OF_TYPE: Record<Exclude<StoredType, 'map'>, FieldKind> = {
+  text: 'string',
+  ip: 'ip',
+  time: 'time',
+  int32: 'integer',
+  int64: 'integer',
 };
+
+const isEventColumn = (c: SchemaEntry): c is ColumnEntry => c.type !== 'map' && !('internal' in c);
+
+/** Columns every store keeps as real columns, in schema order; everything else lives in `fields`. */
+export const EVENT_COLUMNS: readonly EventColumn[] = EVENT_SCHEMA.filter(isEventColumn).map((c) => c.name);
+
+/** The type of each column, which decides how filters compare values. */
+export const COLUMN_KINDS: Readonly<Record<EventColumn, FieldKind>> = Object.fromEntries(
+  EVENT_SCHEMA.filter(isEventColumn).map((c) => [c.name, KIND_OF_TYPE[c.type]]),
+) as Record<EventColumn, FieldKind>;
 
 export const SEVERITIES = [
   'emergency',

@@ -11,6 +11,7 @@
  */
 import { isIP } from 'node:net';
 import { SEVERITIES, SEVERITY_ALIASES, type Severity } from './event.js';
+import { parseIsoMs } from './time.js';
 
 export type Scalar = string | number | boolean;
 
@@ -426,37 +427,17 @@ export function parseNumeric(v: Scalar): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)?$/;
-
 /**
  * A time value as Unix milliseconds: a number or numeric string is Unix seconds (the
  * API's unit; fractions keep millisecond precision), any other string must be ISO 8601
- * (`2024-05-01`, `2024-05-01T10:00:00.123+02:00`; no offset means UTC).
+ * (`2024-05-01`, `2024-05-01T10:00:00.123+02:00`; no offset means UTC), read as ingest
+ * reads event times (core/time.ts).
  */
 export function toTimeMs(v: Scalar): number | undefined {
   const seconds = parseNumeric(v);
   if (seconds !== undefined) return Math.round(seconds * 1000);
   if (typeof v !== 'string') return undefined;
-  const m = ISO.exec(v);
-  if (!m) return undefined;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', , sign, oh = '0', om = '0'] = m;
-  const year = Number(y);
-  const month = Number(mo);
-  const day = Number(d);
-  const hour = Number(h);
-  const minute = Number(mi);
-  const second = Number(s);
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
-  if (hour > 23 || minute > 59 || second > 59 || Number(oh) > 23 || Number(om) > 59) return undefined;
-  const ms = Number(frac.padEnd(3, '0').slice(0, 3));
-  const offsetMin = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
-  const utc = new Date(0);
-  // setUTCFullYear keeps years 0..99 literal, which Date.UTC would shift to 19xx.
-  utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute, second, ms);
-  return utc.getTime() - offsetMin * 60_000;
+  return parseIsoMs(v) ?? undefined;
 }
 
 export interface Cidr {

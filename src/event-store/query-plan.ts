@@ -59,6 +59,9 @@ export interface Metric {
   field?: string;
 }
 
+/** The result key of a metric: `count`, or `<op>_<field>` (e.g. `avg_bytes`). */
+export const metricKey = (m: { op: string; field?: string }) => (m.field ? `${m.op}_${m.field}` : m.op);
+
 export interface SummaryPlan extends Base {
   kind: 'summary';
   groupBy: string[];

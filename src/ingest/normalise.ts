@@ -26,6 +26,7 @@
 import { isIP } from 'node:net';
 import { type NormalisedEvent, SEVERITIES, SEVERITY_ALIASES, type Severity } from '../core/event.js';
 import { encodeShape, type JsonType, type RecordShape, setOwn } from '../core/record-shape.js';
+import { parseIsoMs } from '../core/time.js';
 
 /** `message` longer than this many bytes of UTF-8 is truncated (and marked). */
 export const MAX_MESSAGE_BYTES = 65_536;
@@ -193,9 +194,6 @@ const EPOCH_UNITS = [
 ] as const;
 
 const DECIMAL_RE = /^([+-]?)(\d+)(?:\.(\d+))?$/;
-const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
-
 /**
  * Reads an event time into Unix ms: an ISO 8601 date or date-time (no zone means UTC, not
  * the server's zone, so results do not depend on where the service runs), or an epoch in
@@ -221,7 +219,7 @@ export function parseTimestamp(value: unknown): number | null {
   if (typeof value !== 'string') return null;
   const text = value.trim();
   if (DECIMAL_RE.test(text)) return parseEpoch(text);
-  return parseIso(text);
+  return parseIsoMs(text);
 }
 
 function parseEpoch(text: string): number | null {
@@ -241,54 +239,6 @@ function parseEpoch(text: string): number | null {
   // Epochs before 1970 are sentinels (-1) or garbage far more often than real times.
   if (negative && ms !== 0n) return null;
   return Number(ms);
-}
-
-function parseIso(text: string): number | null {
-  const m = ISO_RE.exec(text);
-  if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
-  const year = Number(y);
-  const month = Number(mo);
-  const day = Number(d);
-  const hour = Number(h);
-  const minute = Number(mi);
-  const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  // 60 is a leap second; Date arithmetic carries it into the next minute.
-  if (hour > 23 || minute > 59 || second > 60) return null;
-  const millis = Number(frac.slice(0, 3).padEnd(3, '0'));
-  let offsetMinutes = 0;
-  if (zone && zone !== 'Z' && zone !== 'z') {
-    const digits = zone.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2));
-    const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
-    if (oh > 23 || om > 59) return null;
-    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  return utcMs(year, month, day, hour, minute, second, millis) - offsetMinutes * 60_000;
-}
-
-/** Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear does not. */
-export function utcMs(
-  year: number,
-  month: number,
-  day: number,
-  hour: number,
-  minute: number,
-  second: number,
-  millis: number,
-): number {
-  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, millis);
-  return date.getTime();
-}
-
-/** Month is 1-based. */
-export function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
 export interface NormaliseContext {

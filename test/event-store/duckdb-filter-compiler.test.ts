@@ -5,12 +5,12 @@ import { and, cond, type FilterNode, not, or, parseNumeric, TRUE, text } from '.
 import type { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import {
   compileFilter,
-  EVENT_COLUMN_SQL,
   FILTER_FUNCTIONS,
   LOWER_MISMATCH,
   registerFilterFunctions,
 } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
-import { quoteIdent, SqlParams } from '../../src/event-store/duckdb/sql-params.js';
+import { EVENT_COLUMN_SQL } from '../../src/event-store/duckdb/duckdb-schema.js';
+import { quoteIdent, SqlParams } from '../../src/event-store/sql-params.js';
 import type { EventLike } from '../../src/query/filter/evaluate.js';
 import { checkRegex } from '../../src/query/filter/regex.js';
 import { appendEvents, event, jsSelects, openFilterStore, sqlSelects } from './filter-store.js';
@@ -280,11 +280,11 @@ describe('what the compiler assumes of DuckDB', () => {
       ...['1e400', '1e-400', '4.9406564584124654e-324', '.5', '5.', '+.5e-3', '-0', `1${'0'.repeat(400)}`],
     ];
     const params = new SqlParams();
-    const list = params.add(new DuckDBListValue(samples));
+    const list = params.add(JSON.stringify(samples));
     const where = compileFilter(cond('k', 'gte', -Number.MAX_VALUE), params);
     // The map field `k` holds each sample in turn; `gte -MAX` is true exactly when it is numeric.
     const rows = await store.runSql(
-      `SELECT s, TRY_CAST(s AS DOUBLE) AS d FROM (SELECT s, MAP {'k': s} AS fields FROM (SELECT unnest(${list}) AS s)) WHERE ${where}`,
+      `SELECT s, TRY_CAST(s AS DOUBLE) AS d FROM (SELECT s, MAP {'k': s} AS fields FROM (SELECT unnest(from_json(${list}, '["VARCHAR"]')) AS s)) WHERE ${where}`,
       params.values,
     );
     const sql = new Map(rows.map((r) => [String(r.s), Number(r.d)]));

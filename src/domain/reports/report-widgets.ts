@@ -4,6 +4,8 @@
  * query's presented results. A Search's rows come from the event store instead (see
  * reports-service.ts); everything here is pure, so it is tested without a store.
  */
+
+import { metricKey } from '../../event-store/query-plan.js';
 import { countText, jsonText, percentText } from '../../export/cells.js';
 import type { ExportColumn } from '../../export/renderer.js';
 import { zonedTime } from '../../export/time-format.js';
@@ -119,8 +121,6 @@ export function metricTitle(m: { op: string; field?: string }): string {
   const op = OP_TITLES[m.op] ?? m.op;
   return m.field ? `${op} of ${m.field}` : op;
 }
-
-const metricKey = (m: { op: string; field?: string }) => (m.field ? `${m.op}_${m.field}` : m.op);
 
 /** What the widget shows, in a few words: "The 10 most frequent values of host". */
 export function showsText(type: string, p: ReportParams, results?: unknown): string {

@@ -5,16 +5,14 @@ import {
   type DuckDBConnection,
   DuckDBDataChunk,
   DuckDBInstance,
-  DuckDBMapValue,
   type DuckDBPreparedStatement,
   type DuckDBResult,
   DuckDBResultReader,
-  DuckDBTimestampValue,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { decodeTime } from 'ulidx';
-import type { NormalisedEvent, Severity, StoredEvent } from '../../core/event.js';
+import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import {
   isNoSpaceError,
   isOutOfMemoryError,
@@ -26,54 +24,34 @@ import { abortError, type EventStore, type EventStoreStats } from '../event-stor
 import { HourHistogram } from '../hour-histogram.js';
 import type {
   ExecOptions,
-  LastNResult,
   QueryPlan,
   ResultOf,
   SearchPlan,
   SearchResult,
-  SummaryResult,
-  TimelineResult,
   TimeWindow,
-  TopNResult,
 } from '../query-plan.js';
+import { shapeLastN, shapeSummary, shapeTimeline, shapeTopN } from '../result-shaper.js';
+import { type SqlValue, sqlTime } from '../sql-params.js';
 import { registerFilterFunctions } from './duckdb-filter-compiler.js';
 import {
   type Compiled,
   lastnSql,
-  metricKey,
   searchCountSql,
   searchRowsSql,
   summarySql,
   timelineSql,
   topnSql,
 } from './duckdb-plans.js';
+import {
+  appendValues,
+  CREATE_EVENTS,
+  duckDbValue,
+  fromTs,
+  rowToEvent,
+  tableOrder,
+  tsValue,
+} from './duckdb-schema.js';
 import { buildWordBlocks, WordIndex, type WordRange } from './word-index.js';
-
-/** The events table; `fields` holds every other field. */
-const CREATE_EVENTS = `
-CREATE TABLE IF NOT EXISTS events (
-  ev_id VARCHAR NOT NULL,
-  ts TIMESTAMP NOT NULL,
-  received_at TIMESTAMP NOT NULL,
-  stored_at TIMESTAMP NOT NULL,
-  host VARCHAR,
-  app VARCHAR,
-  severity VARCHAR,
-  facility VARCHAR,
-  message VARCHAR,
-  src_ip VARCHAR,
-  src_port INTEGER,
-  dst_ip VARCHAR,
-  dst_port INTEGER,
-  "user" VARCHAR,
-  action VARCHAR,
-  status INTEGER,
-  bytes BIGINT,
-  source VARCHAR,
-  fields MAP(VARCHAR, VARCHAR),
-  intake VARCHAR,
-  shape VARCHAR
-)`;
 
 /**
  * Tables made before `intake` and `shape` existed (where an event came
@@ -123,15 +101,15 @@ export interface DuckDbEventStoreOptions {
   wordIndex?: boolean;
 }
 
+/** A bound value: the query layer's, or (tests, benchmarks) one of DuckDB's own. */
+type Bound = SqlValue | DuckDBValue;
+
 /** SQL and values, or (word index) a function building them when the statement is planned. */
 type Statement = string | (() => Compiled);
 const lazy = (build: () => Compiled) => {
   const q = build();
   return { sql: q.sql, values: q.params.values };
 };
-
-const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
-const fromTs = (v: unknown): number => Number((v as DuckDBTimestampValue).micros / 1000n);
 
 export class DuckDbEventStore implements EventStore {
   readonly kind = 'duckdb' as const;
@@ -171,6 +149,8 @@ export class DuckDbEventStore implements EventStore {
     private readonly reader: DuckDBConnection,
     private readonly appender: DuckDBAppender,
     private readonly types: DuckDBType[],
+    /** The event schema in the table's column order (the appender's). */
+    private readonly order: Awaited<ReturnType<typeof tableOrder>>,
     private readonly file: string | null,
     private readonly streamWindowEvents: number,
     /** Word index (ADR 0004): the blooms, and whether queries use them. */
@@ -219,6 +199,7 @@ export class DuckDbEventStore implements EventStore {
       reader,
       appender,
       types,
+      await tableOrder(writer),
       file,
       opts.streamWindowEvents ?? 100_000,
       words,
@@ -239,7 +220,7 @@ export class DuckDbEventStore implements EventStore {
     // Time order within each batch keeps the ts zone maps tight for range queries.
     const events = [...batch].sort((a, b) => a.ts - b.ts);
     const storedAt = Date.now();
-    const stored = ts(storedAt);
+    const stored = tsValue(storedAt);
     // Word index (ADR 0004): the batch's blocks (plain data, a pure function) are written in
     // the transaction that appends its events: never events without a block, one WAL sync
     // (a commit of their own cost 3-4 ms per append, a third of a 1,000-event append).
@@ -253,32 +234,7 @@ export class DuckDbEventStore implements EventStore {
         const rows = events.slice(start, start + CHUNK_ROWS);
         const n = rows.length;
         const cols: DuckDBValue[][] = this.types.map(() => new Array<DuckDBValue>(n));
-        for (let i = 0; i < n; i++) {
-          const e = rows[i] as NormalisedEvent;
-          (cols[0] as DuckDBValue[])[i] = e.ev_id;
-          (cols[1] as DuckDBValue[])[i] = ts(e.ts);
-          (cols[2] as DuckDBValue[])[i] = ts(e.received_at);
-          (cols[3] as DuckDBValue[])[i] = stored;
-          (cols[4] as DuckDBValue[])[i] = e.host;
-          (cols[5] as DuckDBValue[])[i] = e.app;
-          (cols[6] as DuckDBValue[])[i] = e.severity;
-          (cols[7] as DuckDBValue[])[i] = e.facility;
-          (cols[8] as DuckDBValue[])[i] = e.message;
-          (cols[9] as DuckDBValue[])[i] = e.src_ip;
-          (cols[10] as DuckDBValue[])[i] = e.src_port;
-          (cols[11] as DuckDBValue[])[i] = e.dst_ip;
-          (cols[12] as DuckDBValue[])[i] = e.dst_port;
-          (cols[13] as DuckDBValue[])[i] = e.user;
-          (cols[14] as DuckDBValue[])[i] = e.action;
-          (cols[15] as DuckDBValue[])[i] = e.status;
-          (cols[16] as DuckDBValue[])[i] = e.bytes === null ? null : BigInt(e.bytes);
-          (cols[17] as DuckDBValue[])[i] = e.source;
-          const entries = [];
-          for (const key in e.fields) entries.push({ key, value: e.fields[key] as string });
-          (cols[18] as DuckDBValue[])[i] = new DuckDBMapValue(entries);
-          (cols[19] as DuckDBValue[])[i] = e.intake;
-          (cols[20] as DuckDBValue[])[i] = e.shape;
-        }
+        appendValues(this.order, rows, stored, cols);
         const chunk = DuckDBDataChunk.create(this.types, n);
         chunk.setColumns(cols);
         this.appender.appendDataChunk(chunk);
@@ -335,7 +291,7 @@ export class DuckDbEventStore implements EventStore {
   private start(
     conn: DuckDBConnection,
     sql: Statement,
-    values: readonly DuckDBValue[],
+    values: readonly Bound[],
     streaming = false,
   ): Promise<DuckDBResult> {
     const run = (this.lastOn.get(conn) ?? Promise.resolve()).then(() =>
@@ -351,7 +307,7 @@ export class DuckDbEventStore implements EventStore {
   private async startNow(
     conn: DuckDBConnection,
     statement: Statement,
-    given: readonly DuckDBValue[],
+    given: readonly Bound[],
     streaming: boolean,
   ): Promise<DuckDBResult> {
     while (this.writing) await this.writing;
@@ -363,7 +319,7 @@ export class DuckDbEventStore implements EventStore {
       const { sql, values } =
         typeof statement === 'string' ? { sql: statement, values: given } : lazy(statement);
       prepared = await conn.prepare(sql);
-      if (values.length) prepared.bind([...values]);
+      if (values.length) prepared.bind(values.map(duckDbValue));
       pending = streaming ? prepared.startStream() : prepared.start();
     } catch (err) {
       prepared?.destroySync();
@@ -384,7 +340,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /** `start`, every row read: what `runAndReadAll` does, without its gap between prepare and start. */
-  private async readAll(conn: DuckDBConnection, sql: Statement, values: readonly DuckDBValue[] = []) {
+  private async readAll(conn: DuckDBConnection, sql: Statement, values: readonly Bound[] = []) {
     const reader = new DuckDBResultReader(await this.start(conn, sql, values));
     await reader.readAll();
     return reader;
@@ -426,7 +382,7 @@ export class DuckDbEventStore implements EventStore {
     const reader = await this.readAll(
       this.reader,
       `SELECT * FROM events WHERE received_at BETWEEN $1 AND $2 AND ev_id = $3 LIMIT 1`,
-      [ts(receivedAt - 3_600_000), ts(receivedAt + 1000), evId],
+      [sqlTime(receivedAt - 3_600_000), sqlTime(receivedAt + 1000), evId],
     );
     const row = reader.getRowObjects()[0];
     return row ? rowToEvent(row) : null;
@@ -498,66 +454,14 @@ export class DuckDbEventStore implements EventStore {
           : -1;
         return { total, events: rows } satisfies SearchResult;
       }
-      case 'topn': {
-        const rows = await this.rows(conn, () => topnSql(plan, this.wordRanges(plan)));
-        return {
-          total: Number(rows[0]?.total ?? 0),
-          items: rows.map((r) => ({ value: plain(r.v) as string, count: Number(r.c) })),
-        } satisfies TopNResult;
-      }
-      case 'lastn': {
-        const rows = await this.rows(conn, () => lastnSql(plan, this.wordRanges(plan)));
-        return {
-          items: rows.map((r) => ({
-            value: plain(r.v) as string,
-            lastSeen: Number(r.last_seen),
-            firstSeen: Number(r.first_seen),
-            count: Number(r.c),
-          })),
-        } satisfies LastNResult;
-      }
-      case 'summary': {
-        const rows = await this.rows(conn, () => summarySql(plan, this.wordRanges(plan)));
-        const metricsOf = (r: Record<string, DuckDBValue>) =>
-          Object.fromEntries(plan.metrics.map((m, i) => [metricKey(m), numOrNull(r[`m${i}`])]));
-        const totalRow = plan.groupBy.length ? rows.find((r) => Number(r.total_row) === 1) : rows[0];
-        const details = plan.groupBy.length
-          ? rows
-              .filter((r) => Number(r.total_row) === 0)
-              .map((r) => ({
-                group: Object.fromEntries(
-                  plan.groupBy.map((f, i) => [f, plain(r[`g${i}`]) as string | null]),
-                ),
-                metrics: { count: Number(r.c), ...metricsOf(r) },
-              }))
-          : [];
-        return {
-          totals: { count: Number(totalRow?.c ?? 0), ...(totalRow ? metricsOf(totalRow) : {}) },
-          details,
-        } satisfies SummaryResult;
-      }
-      case 'timeline': {
-        const rows = await this.rows(conn, () => timelineSql(plan, this.wordRanges(plan)));
-        const buckets = new Map<
-          number,
-          { startMs: number; count: number; series?: Record<string, number> }
-        >();
-        for (const r of rows) {
-          const startMs = Number(r.b);
-          let b = buckets.get(startMs);
-          if (!b) {
-            b = { startMs, count: 0, ...(plan.splitBy ? { series: {} } : {}) };
-            buckets.set(startMs, b);
-          }
-          const c = Number(r.c);
-          b.count += c;
-          if (b.series) {
-            const key = r.s === null || r.s === undefined ? 'other' : String(r.s);
-            b.series[key] = (b.series[key] ?? 0) + c;
-          }
-        }
-        return { buckets: [...buckets.values()] } satisfies TimelineResult;
-      }
+      case 'topn':
+        return shapeTopN(await this.rows(conn, () => topnSql(plan, this.wordRanges(plan))));
+      case 'lastn':
+        return shapeLastN(await this.rows(conn, () => lastnSql(plan, this.wordRanges(plan))));
+      case 'summary':
+        return shapeSummary(plan, await this.rows(conn, () => summarySql(plan, this.wordRanges(plan))));
+      case 'timeline':
+        return shapeTimeline(plan, await this.rows(conn, () => timelineSql(plan, this.wordRanges(plan))));
       default:
         return plan satisfies never;
     }
@@ -637,7 +541,7 @@ export class DuckDbEventStore implements EventStore {
 
   async deleteOlderThan(tsMs: number): Promise<number> {
     const res = await this.write(async () => {
-      const deleted = await this.writer.run('DELETE FROM events WHERE ts < $1', [ts(tsMs)]);
+      const deleted = await this.writer.run('DELETE FROM events WHERE ts < $1', [tsValue(tsMs)]);
       // Word index: blocks whose events are all gone, after them (a crash leaves false candidates).
       await this.words.deleteOlderThan(this.writer, tsMs);
       return deleted;
@@ -674,7 +578,7 @@ export class DuckDbEventStore implements EventStore {
    * Runs SQL on the read connection and returns plain row objects. For benchmarks (the
    * raw-engine side) and tests; the API never passes user text here.
    */
-  async runSql(sql: string, params: DuckDBValue[] = []): Promise<Record<string, unknown>[]> {
+  async runSql(sql: string, params: readonly Bound[] = []): Promise<Record<string, unknown>[]> {
     const reader = await this.readAll(this.reader, sql, params);
     return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
@@ -720,49 +624,4 @@ function readError(err: unknown): unknown {
   if (!mapped) return err;
   (mapped as Error & { cause?: unknown }).cause = err;
   return mapped;
-}
-
-/** DuckDB values as plain JSON-friendly values (bigints as numbers). */
-function plain(v: DuckDBValue | undefined): string | number | null {
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'number' || typeof v === 'string') return v;
-  return String(v);
-}
-
-function numOrNull(v: DuckDBValue | undefined): number | null {
-  if (v === null || v === undefined) return null;
-  const n = Number(typeof v === 'object' ? String(v) : v);
-  return Number.isFinite(n) ? n : null;
-}
-
-function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
-  const str = (v: DuckDBValue | undefined) => (v === null || v === undefined ? null : String(v));
-  const num = (v: DuckDBValue | undefined) => (v === null || v === undefined ? null : Number(v));
-  const fields: Record<string, string> = {};
-  const map = row.fields as DuckDBMapValue | null;
-  for (const { key, value } of map?.entries ?? []) fields[String(key)] = String(value);
-  return {
-    ev_id: String(row.ev_id),
-    ts: fromTs(row.ts),
-    received_at: fromTs(row.received_at),
-    stored_at: fromTs(row.stored_at),
-    host: str(row.host),
-    app: str(row.app),
-    severity: str(row.severity) as Severity | null,
-    facility: str(row.facility),
-    message: str(row.message),
-    src_ip: str(row.src_ip),
-    src_port: num(row.src_port),
-    dst_ip: str(row.dst_ip),
-    dst_port: num(row.dst_port),
-    user: str(row.user),
-    action: str(row.action),
-    status: num(row.status),
-    bytes: num(row.bytes),
-    source: str(row.source),
-    intake: str(row.intake),
-    fields,
-    shape: str(row.shape),
-  };
 }

@@ -54,7 +54,6 @@ import {
   type DuckDBConnection,
   type DuckDBDataChunk,
   DuckDBScalarFunction,
-  DuckDBTimestampValue,
   type DuckDBVector,
 } from '@duckdb/node-api';
 import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event.js';
@@ -70,35 +69,10 @@ import {
   scalarToString,
   toTimeMs,
 } from '../../core/filter-ast.js';
-import { quoteIdent, type SqlParams } from './sql-params.js';
+import { quoteIdent, type SqlParams, sqlTime } from '../sql-params.js';
+import { EVENT_COLUMN_SQL } from './duckdb-schema.js';
 
-type SqlType = 'VARCHAR' | 'TIMESTAMP' | 'INTEGER' | 'BIGINT';
-
-/**
- * What the SQL relies on about each column of the events table (CREATE_EVENTS in
- * duckdb-event-store.ts; a test compares the two).
- */
-export const EVENT_COLUMN_SQL: Readonly<Record<EventColumn, { type: SqlType; notNull: boolean }>> = {
-  ev_id: { type: 'VARCHAR', notNull: true },
-  ts: { type: 'TIMESTAMP', notNull: true },
-  received_at: { type: 'TIMESTAMP', notNull: true },
-  stored_at: { type: 'TIMESTAMP', notNull: true },
-  host: { type: 'VARCHAR', notNull: false },
-  app: { type: 'VARCHAR', notNull: false },
-  severity: { type: 'VARCHAR', notNull: false },
-  facility: { type: 'VARCHAR', notNull: false },
-  message: { type: 'VARCHAR', notNull: false },
-  src_ip: { type: 'VARCHAR', notNull: false },
-  src_port: { type: 'INTEGER', notNull: false },
-  dst_ip: { type: 'VARCHAR', notNull: false },
-  dst_port: { type: 'INTEGER', notNull: false },
-  user: { type: 'VARCHAR', notNull: false },
-  action: { type: 'VARCHAR', notNull: false },
-  status: { type: 'INTEGER', notNull: false },
-  bytes: { type: 'BIGINT', notNull: false },
-  source: { type: 'VARCHAR', notNull: false },
-  intake: { type: 'VARCHAR', notNull: false },
-};
+type SqlType = (typeof EVENT_COLUMN_SQL)[EventColumn]['type'];
 
 /** Names of the JavaScript scalar functions compiled filters call. */
 export const FILTER_FUNCTIONS = Object.freeze({
@@ -185,19 +159,10 @@ function intParam(n: bigint, params: SqlParams): string {
   );
 }
 
-/** Unix ms as a TIMESTAMP; beyond DuckDB's range, ±infinity (every stored value is finite). */
+/** Unix ms as a time value (the driver binds it as a TIMESTAMP, ±infinity beyond its range). */
 function timestampParam(ms: number, params: SqlParams): string {
   if (Number.isNaN(ms)) throw new Error('toTimeMs returned NaN');
-  let v: DuckDBTimestampValue;
-  if (ms === Number.POSITIVE_INFINITY) v = DuckDBTimestampValue.PosInf;
-  else if (ms === Number.NEGATIVE_INFINITY) v = DuckDBTimestampValue.NegInf;
-  else {
-    const micros = BigInt(Math.round(ms)) * 1000n;
-    if (micros > DuckDBTimestampValue.Max.micros) v = DuckDBTimestampValue.PosInf;
-    else if (micros < DuckDBTimestampValue.Min.micros) v = DuckDBTimestampValue.NegInf;
-    else v = new DuckDBTimestampValue(micros);
-  }
-  return params.add(v);
+  return params.add(sqlTime(ms));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,4 +1,3 @@
-import { DuckDBTimestampValue } from '@duckdb/node-api';
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import { SEVERITY_ORDER } from '../../core/filter-ast.js';
 import { type SortKind, sortKind, withTieBreak } from '../../query/sort.js';
@@ -12,8 +11,8 @@ import type {
   TimeWindow,
   TopNPlan,
 } from '../query-plan.js';
+import { quoteIdent, SqlParams, sqlTime } from '../sql-params.js';
 import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
-import { quoteIdent, SqlParams } from './sql-params.js';
 import type { WordRange } from './word-index.js';
 
 /** SQL text plus its bound values. */
@@ -34,8 +33,6 @@ function groupSql(field: string, params: SqlParams): string {
   if (isColumn(field) && COLUMN_KINDS[field] === 'time') return `epoch_ms(${quoteIdent(field)})`;
   return fieldSql(field, params);
 }
-
-const tsValue = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 
 /**
  * What every query reads: `FROM … WHERE …` with the time range and the filter. `words`:
@@ -65,12 +62,12 @@ export function scanSql(
     if (words.length > 1) {
       const scans = words.map(
         (w) =>
-          `SELECT * FROM events WHERE ts BETWEEN ${params.add(tsValue(w.fromMs))} AND ${params.add(tsValue(w.toMs))}`,
+          `SELECT * FROM events WHERE ts BETWEEN ${params.add(sqlTime(w.fromMs))} AND ${params.add(sqlTime(w.toMs))}`,
       );
       from = `(${scans.join(' UNION ALL ')}) AS events`;
     }
   }
-  return `FROM ${from} WHERE ts >= ${params.add(tsValue(lo))} AND ts < ${params.add(tsValue(hi))}${f}`;
+  return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
 }
 
 export function searchCountSql(plan: SearchPlan, words?: readonly WordRange[]): Compiled {
@@ -147,9 +144,6 @@ export function lastnSql(plan: LastNPlan, words?: readonly WordRange[]): Compile
     ORDER BY last_seen DESC, v ASC LIMIT ${params.add(plan.n)}`;
   return { sql, params };
 }
-
-/** The result key of a metric: `count`, or `<op>_<field>` (e.g. `avg_bytes`). */
-export const metricKey = (m: Metric) => (m.field ? `${m.op}_${m.field}` : m.op);
 
 /**
  * A field as numeric metrics read it: integer columns as they are, time columns as Unix

@@ -23,10 +23,11 @@
  * The pure parts (`buildWordBlocks`, `wordNeeds`, `candidateRanges`, ...) take plain data
  * only, so the building can run in a worker thread.
  */
-import { type DuckDBAppender, type DuckDBConnection, DuckDBTimestampValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { FilterNode } from '../../core/filter-ast.js';
 import type { TimeWindow } from '../query-plan.js';
 import { containsMode } from './duckdb-filter-compiler.js';
+import { tsValue } from './duckdb-schema.js';
 
 /** Events per block: a batch is cut into blocks of at least this many (unless smaller). */
 export const BLOCK_EVENTS = 8192;
@@ -648,8 +649,6 @@ export function candidateRanges(
 
 // ---------------------------------------------------------------------------------------
 // The store's index: blocks in memory, rows in `word_blocks`
-
-const tsValue = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 
 /** Rows written in the append's transaction, for `WordIndex.add` once it commits. */
 export interface WrittenBlocks {

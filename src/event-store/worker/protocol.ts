@@ -1,4 +1,5 @@
 import { AppError, type FieldErrors } from '../../errors/errors.js';
+import type { SqlValue } from '../sql-params.js';
 
 /**
  * The messages between the main thread and the event-store worker. Everything here is
@@ -18,7 +19,7 @@ export type StoreRequest =
   | { id: number; op: 'hourCounts' }
   | { id: number; op: 'stats' }
   | { id: number; op: 'ping' }
-  | { id: number; op: 'runSql'; sql: string; params: unknown[] }
+  | { id: number; op: 'runSql'; sql: string; params: readonly SqlValue[] }
   | { id: number; op: 'checkpoint' }
   | { id: number; op: 'close' }
   /** Stops request `target` (an execute or a stream): the engine's statement is interrupted. */

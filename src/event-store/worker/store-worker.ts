@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { DuckDbEventStore, type DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
+import type { SqlValue } from '../sql-params.js';
 import { type StoreRequest, type StoreResponse, toWire } from './protocol.js';
 
 /**
@@ -108,7 +108,7 @@ async function serve(store: DuckDbEventStore, req: StoreRequest): Promise<unknow
     case 'ping':
       return store.ping();
     case 'runSql':
-      return store.runSql(req.sql, req.params as DuckDBValue[]);
+      return store.runSql(req.sql, req.params as SqlValue[]);
     case 'checkpoint':
       return store.checkpoint();
     case 'close':

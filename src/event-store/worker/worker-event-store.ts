@@ -10,6 +10,7 @@ import {
 } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import type { SqlValue } from '../sql-params.js';
 import { fromWire, type StoreRequest, type StoreResponse } from './protocol.js';
 
 /** Events per message when a stream (an export) is read from the worker. */
@@ -218,7 +219,7 @@ export class WorkerEventStore implements EventStore {
   }
 
   /** Plain SQL on the store's read connection: benchmarks and tests only, never user text. */
-  runSql(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  runSql(sql: string, params: readonly SqlValue[] = []): Promise<Record<string, unknown>[]> {
     return this.call({ op: 'runSql', sql, params });
   }
 

@@ -23,7 +23,8 @@
  *   (CR, LF, NUL) at the end and a UTF-8 BOM are removed.
  */
 import { SEVERITIES, type Severity } from '../../core/event.js';
-import { daysInMonth, SYSLOG_FACILITIES, utcMs } from '../normalise.js';
+import { daysInMonth, utcMs } from '../../core/time.js';
+import { SYSLOG_FACILITIES } from '../normalise.js';
 
 /** A parsed message, shaped as a record for normaliseRecord. */
 export interface SyslogRecord {

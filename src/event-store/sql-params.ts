@@ -1,4 +1,23 @@
-import type { DuckDBValue } from '@duckdb/node-api';
+/**
+ * A time bound to a statement: Unix ms. ±Infinity stands for "beyond any stored time";
+ * each store's driver turns it into its engine's value (DuckDB: a TIMESTAMP, ±infinity
+ * outside its range).
+ */
+export interface SqlTime {
+  readonly time: number;
+}
+
+/** A value bound to a statement, as the query layer knows it; drivers convert. */
+export type SqlValue = string | number | bigint | boolean | null | SqlTime;
+
+export const sqlTime = (ms: number): SqlTime => ({ time: ms });
+
+/** True for a `SqlTime` (a plain object), not for a driver's own value objects. */
+export const isSqlTime = (v: unknown): v is SqlTime =>
+  typeof v === 'object' &&
+  v !== null &&
+  Object.getPrototypeOf(v) === Object.prototype &&
+  typeof (v as SqlTime).time === 'number';
 
 /**
  * The bound values of one statement. SQL is composed from fragments whose every value
@@ -6,10 +25,10 @@ import type { DuckDBValue } from '@duckdb/node-api';
  * escaping; the only names written into SQL are column identifiers, via `quoteIdent`.
  */
 export class SqlParams {
-  readonly values: DuckDBValue[] = [];
+  readonly values: SqlValue[] = [];
 
   /** Binds `value` and returns its placeholder (`$1`, `$2`, ...). */
-  add(value: DuckDBValue): string {
+  add(value: SqlValue): string {
     this.values.push(value);
     return `$${this.values.length}`;
   }

@@ -1,0 +1,61 @@
+/**
+ * The one reader of ISO 8601 text times, shared by ingest (event times) and the query
+ * layer (time values in filters), so a time that a record may carry is a time a filter
+ * may name, read the same way.
+ */
+
+const ISO_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/**
+ * An ISO 8601 date or date-time as Unix ms: no zone means UTC (not the server's zone, so
+ * answers do not depend on where the service runs); `Z`, `±HH`, `±HHMM` or `±HH:MM`;
+ * a `,` or `.` fraction of any length, truncated to milliseconds; second 60 (a leap
+ * second) carries into the next minute. Null for anything else or an impossible date.
+ */
+export function parseIsoMs(text: string): number | null {
+  const m = ISO_RE.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (hour > 23 || minute > 59 || second > 60) return null;
+  const millis = Number(frac.slice(0, 3).padEnd(3, '0'));
+  let offsetMinutes = 0;
+  if (zone && zone !== 'Z' && zone !== 'z') {
+    const digits = zone.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  return utcMs(year, month, day, hour, minute, second, millis) - offsetMinutes * 60_000;
+}
+
+/** Date.UTC maps years 0–99 to 1900–1999; setUTCFullYear does not. Month is 1-based. */
+export function utcMs(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  millis: number,
+): number {
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, millis);
+  return date.getTime();
+}
+
+/** Month is 1-based. */
+export function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}

@@ -1,0 +1,154 @@
+import {
+  type DuckDBConnection,
+  DuckDBMapValue,
+  DuckDBTimestampValue,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import {
+  EVENT_SCHEMA,
+  type EventColumn,
+  type NormalisedEvent,
+  type StoredColumn,
+  type StoredEvent,
+  type StoredType,
+} from '../../core/event.js';
+import { isSqlTime, quoteIdent, type SqlValue } from '../sql-params.js';
+
+/**
+ * The event schema (core/event.ts) in DuckDB's terms: the table, the column types the
+ * filter compiler relies on, the appender's values and the rows read back. Nothing here
+ * names a column: every column is handled by its stored type.
+ */
+
+export type DuckDbType = 'VARCHAR' | 'TIMESTAMP' | 'INTEGER' | 'BIGINT' | 'MAP(VARCHAR, VARCHAR)';
+
+const DUCKDB_TYPES: Readonly<Record<StoredType, DuckDbType>> = {
+  text: 'VARCHAR',
+  ip: 'VARCHAR',
+  time: 'TIMESTAMP',
+  int32: 'INTEGER',
+  int64: 'BIGINT',
+  map: 'MAP(VARCHAR, VARCHAR)',
+};
+
+const columnDdl = (c: StoredColumn) =>
+  `${quoteIdent(c.name)} ${DUCKDB_TYPES[c.type]}${c.notNull ? ' NOT NULL' : ''}`;
+
+/** The events table. Tables made before `intake` and `shape` get them added at the end. */
+export const CREATE_EVENTS = `CREATE TABLE IF NOT EXISTS events (\n  ${EVENT_SCHEMA.map(columnDdl).join(',\n  ')}\n)`;
+
+/** What the filter compiler relies on about each queryable column (a test compares it with the table). */
+export const EVENT_COLUMN_SQL = Object.fromEntries(
+  EVENT_SCHEMA.filter((c) => c.type !== 'map' && !('internal' in c)).map((c) => [
+    c.name,
+    { type: DUCKDB_TYPES[c.type], notNull: c.notNull },
+  ]),
+) as Readonly<Record<EventColumn, { type: Exclude<DuckDbType, 'MAP(VARCHAR, VARCHAR)'>; notNull: boolean }>>;
+
+export const tsValue = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+export const fromTs = (v: unknown): number => Number((v as DuckDBTimestampValue).micros / 1000n);
+
+/** A bound value as DuckDB takes it: times as TIMESTAMPs, ±infinity beyond DuckDB's range. */
+export function duckDbValue(v: SqlValue | DuckDBValue): DuckDBValue {
+  if (!isSqlTime(v)) return v as DuckDBValue;
+  const ms = v.time;
+  if (ms === Number.POSITIVE_INFINITY) return DuckDBTimestampValue.PosInf;
+  if (ms === Number.NEGATIVE_INFINITY) return DuckDBTimestampValue.NegInf;
+  const micros = BigInt(Math.round(ms)) * 1000n;
+  if (micros > DuckDBTimestampValue.Max.micros) return DuckDBTimestampValue.PosInf;
+  if (micros < DuckDBTimestampValue.Min.micros) return DuckDBTimestampValue.NegInf;
+  return new DuckDBTimestampValue(micros);
+}
+
+type SchemaEntry = (typeof EVENT_SCHEMA)[number];
+
+/**
+ * The schema in the order of the table's columns, which is the appender's order (a table
+ * made by an older version has `intake` and `shape` last). Fails when the table and the
+ * schema disagree, rather than appending values into the wrong columns.
+ */
+export async function tableOrder(conn: DuckDBConnection): Promise<readonly SchemaEntry[]> {
+  const reader = await conn.runAndReadAll(
+    `SELECT column_name FROM information_schema.columns WHERE table_name = 'events' ORDER BY ordinal_position`,
+  );
+  const names = reader.getRowObjects().map((r) => String(r.column_name));
+  const byName = new Map<string, SchemaEntry>(EVENT_SCHEMA.map((c) => [c.name, c]));
+  const order = names.map((n) => byName.get(n));
+  if (order.length !== EVENT_SCHEMA.length || order.some((c) => c === undefined)) {
+    throw new Error(`the events table's columns (${names.join(', ')}) are not the event schema's`);
+  }
+  return order as SchemaEntry[];
+}
+
+/**
+ * Fills `cols` (one array per table column, in `order`) with the values of `rows`:
+ * column by column, so each loop converts one type. `stored_at` is the store's.
+ */
+export function appendValues(
+  order: readonly SchemaEntry[],
+  rows: readonly NormalisedEvent[],
+  storedAt: DuckDBTimestampValue,
+  cols: DuckDBValue[][],
+): void {
+  const n = rows.length;
+  for (let p = 0; p < order.length; p++) {
+    const c = order[p] as SchemaEntry;
+    const col = cols[p] as DuckDBValue[];
+    if (c.name === 'stored_at') {
+      col.fill(storedAt, 0, n);
+      continue;
+    }
+    const name = c.name as Exclude<SchemaEntry['name'], 'stored_at'>;
+    switch (c.type) {
+      case 'time':
+        for (let i = 0; i < n; i++) col[i] = tsValue((rows[i] as NormalisedEvent)[name] as number);
+        break;
+      case 'int64':
+        for (let i = 0; i < n; i++) {
+          const v = (rows[i] as NormalisedEvent)[name] as number | null;
+          col[i] = v === null ? null : BigInt(v);
+        }
+        break;
+      case 'map':
+        for (let i = 0; i < n; i++) {
+          const fields = (rows[i] as NormalisedEvent)[name] as Record<string, string>;
+          const entries = [];
+          for (const key in fields) entries.push({ key, value: fields[key] as string });
+          col[i] = new DuckDBMapValue(entries);
+        }
+        break;
+      default:
+        for (let i = 0; i < n; i++) col[i] = (rows[i] as NormalisedEvent)[name] as string | number | null;
+    }
+  }
+}
+
+/** A row of `SELECT *` as the event it holds. */
+export function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
+  const event: Record<string, unknown> = {};
+  for (const c of EVENT_SCHEMA) {
+    const v = row[c.name];
+    if (v === null || v === undefined) {
+      event[c.name] = c.type === 'map' ? {} : null;
+      continue;
+    }
+    switch (c.type) {
+      case 'time':
+        event[c.name] = fromTs(v);
+        break;
+      case 'int32':
+      case 'int64':
+        event[c.name] = Number(v);
+        break;
+      case 'map': {
+        const fields: Record<string, string> = {};
+        for (const { key, value } of (v as DuckDBMapValue).entries) fields[String(key)] = String(value);
+        event[c.name] = fields;
+        break;
+      }
+      default:
+        event[c.name] = String(v);
+    }
+  }
+  return event as unknown as StoredEvent;
+}
