@@ -10,7 +10,7 @@ import {
   registerFilterFunctions,
 } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
 import { EVENT_COLUMN_SQL } from '../../src/event-store/duckdb/duckdb-schema.js';
-import { quoteIdent, SqlParams } from '../../src/event-store/sql-params.js';
+import { quoteIdent, SqlParams } from '../../src/event-store/sql/sql-params.js';
 import type { EventLike } from '../../src/query/filter/evaluate.js';
 import { checkRegex } from '../../src/query/filter/regex.js';
 import { appendEvents, event, jsSelects, openFilterStore, sqlSelects } from './filter-store.js';

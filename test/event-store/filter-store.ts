@@ -2,7 +2,7 @@ import type { NormalisedEvent } from '../../src/core/event.js';
 import type { FilterNode } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { compileFilter } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
-import { SqlParams } from '../../src/event-store/sql-params.js';
+import { SqlParams } from '../../src/event-store/sql/sql-params.js';
 import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
 
 /** An in-memory store; `open` registers the filter functions (registerFilterFunctions). */

@@ -31,7 +31,7 @@ import type {
   TimeWindow,
 } from '../query-plan.js';
 import { shapeLastN, shapeSummary, shapeTimeline, shapeTopN } from '../result-shaper.js';
-import { type SqlValue, sqlTime } from '../sql-params.js';
+import { type SqlValue, sqlTime } from '../sql/sql-params.js';
 import { registerFilterFunctions } from './duckdb-filter-compiler.js';
 import {
   type Compiled,

@@ -1,50 +1,19 @@
 /**
- * Compiles the filter AST (core/filter-ast.ts) to a DuckDB boolean expression over the
- * `events` table that selects exactly the events the JavaScript evaluator
- * (query/filter/evaluate.ts, whose header defines the semantics) accepts. Every value is
- * a bound parameter; the SQL text holds only quoted column names, placeholders,
- * keywords and function names.
- *
- * How the evaluator's rules map to SQL:
- * - Two-valued logic: every condition is TRUE or FALSE, never NULL, so `NOT` is plain
- *   negation and each negated operator is `NOT` of its positive one. A nullable column
- *   gets `(col IS NOT NULL AND <test>)` (both parts stay table filters, so zone maps
- *   still prune); a map field or a test that can itself be NULL gets
- *   `coalesce(<test>, false)`; NOT NULL columns (ts, ...) are compared bare.
- * - Map fields: `map_extract_value(fields, key)` is the value as VARCHAR, NULL when the
- *   key is absent (DuckDB 1.5; `element_at` returns a list).
- * - Integer columns: the value goes through `parseNumeric`; the condition becomes an
- *   interval of integers clamped to the column's type (a non-integer `eq` is FALSE,
- *   `gt 2.5` is `>= 3`), so the column is compared directly against an in-range bound.
- * - Time columns: the value goes through `toTimeMs` and is bound as a TIMESTAMP
- *   (outside DuckDB's range: ±infinity), so `ts` is compared directly and keeps its
- *   zone-map pruning.
- * - String, ip and map fields with a number (relational operators): the field must
- *   pass `parseNumeric`, reproduced as the same regular expression plus TRY_CAST.
- * - Severity: every condition first goes through `lowerCond` (core/filter-ast.ts), which
- *   turns relations on `severity` into `in` lists of names (rank order) and canonicalises
- *   equality values, so the column is compared as plain text.
- * - contains / text: `contains(lower(x), needle)` with the needle lower-cased here by
- *   JavaScript. DuckDB's `lower()` equals `toLowerCase()` on every code point except
- *   U+0130 (JavaScript gives "i̇", two code points; handled by a `replace` on the rare
- *   rows holding it), capital sigma (JavaScript's final-sigma rule) and capitals newer
- *   than DuckDB's Unicode tables (LOWER_MISMATCH); a needle that could meet one of the
- *   latter two is tested by the registered JavaScript function instead.
- * - cidr: strings without `:` can only be IPv4, tested by a regular expression that
- *   matches exactly the dotted quads Node's `isIP` accepts inside the block; strings
- *   with `:` (IPv6, IPv4-mapped, zone ids) go to a registered JavaScript function that
- *   runs the evaluator's own `isIP` + `BlockList` test.
+ * The filter compiler's DuckDB dialect (sql/filter-compiler.ts owns the rules):
+ * - map fields: `map_extract_value(fields, key)`, the value as VARCHAR, NULL when the key
+ *   is absent (DuckDB 1.5; `element_at` returns a list);
+ * - numbers in text: `TRY_CAST(x AS DOUBLE)` (which also reads `NaN`, ` 42`, `1e400`,
+ *   hence the compiler's pattern and `isfinite`);
+ * - contains: `contains(lower(x), needle)`. DuckDB's `lower()` equals `toLowerCase()` on
+ *   every code point except U+0130 (JavaScript gives "i̇", two code points; handled by a
+ *   `replace` on the rare rows holding it), capital sigma (JavaScript's final-sigma rule)
+ *   and capitals newer than DuckDB's Unicode tables (LOWER_MISMATCH); a needle that could
+ *   meet one of the latter two is tested by a registered JavaScript function instead;
+ * - IPv6 cidr: a registered JavaScript function running the evaluator's own `isIP` +
+ *   `BlockList` test.
  *
  * The JavaScript functions must be registered once per DuckDB instance
  * (`registerFilterFunctions`) before a compiled filter runs.
- *
- * Known differences, all outside what ingest produces:
- * - text operators on `bytes` beyond ±2^53: DuckDB prints the exact integer, JavaScript
- *   the shortest round-trip form of the double (2^60 is "1152921504606847000").
- * - regex: DuckDB runs RE2 itself; the evaluator runs a JavaScript translation (see
- *   query/filter/regex.ts), which differs on e.g. `.` against \r, \u2028 and \u2029,
- *   Unicode `\s`, and scoped flag groups. A pattern RE2 rejects is a query error here,
- *   not "no match" (validation refuses such patterns before they reach an AST).
  */
 import { BlockList, isIP } from 'node:net';
 import {
@@ -56,23 +25,8 @@ import {
   DuckDBScalarFunction,
   type DuckDBVector,
 } from '@duckdb/node-api';
-import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event.js';
-import {
-  type Cidr,
-  type CondNode,
-  type FilterNode,
-  lowerCond,
-  parseCidr,
-  parseNumeric,
-  type RangeValue,
-  type Scalar,
-  scalarToString,
-  toTimeMs,
-} from '../../core/filter-ast.js';
-import { quoteIdent, type SqlParams, sqlTime } from '../sql-params.js';
-import { EVENT_COLUMN_SQL } from './duckdb-schema.js';
-
-type SqlType = (typeof EVENT_COLUMN_SQL)[EventColumn]['type'];
+import { parseCidr } from '../../core/filter-ast.js';
+import { createFilterCompiler, type FilterDialect } from '../sql/filter-compiler.js';
 
 /** Names of the JavaScript scalar functions compiled filters call. */
 export const FILTER_FUNCTIONS = Object.freeze({
@@ -89,286 +43,28 @@ export const FILTER_FUNCTIONS = Object.freeze({
 export const LOWER_MISMATCH =
   /[\u03c2\u03c3\u019b\u0264\u1c8a\ua7cd\ua7cf\ua7d3\ua7d5\ua7db\u{10d70}-\u{10d85}\u{16ebb}-\u{16ed3}]/u;
 
-/** Exactly the strings `parseNumeric` reads (filter-ast.ts NUMERIC), in RE2 syntax. */
-const NUMERIC_RE2 = '[+-]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?';
-
-/** One IPv4 octet as Node's `isIPv4` accepts it: decimal, no leading zero. */
-const OCTET_RE2 = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])';
-
-const INT_RANGE = {
-  INTEGER: [-(2n ** 31n), 2n ** 31n - 1n],
-  BIGINT: [-(2n ** 63n), 2n ** 63n - 1n],
-} as const;
-
-const FALSE = 'false';
-
-// ---------------------------------------------------------------------------------------
-// Fields
-
-interface Field {
-  /** The value as SQL: a quoted column or a map lookup. */
-  readonly sql: string;
-  readonly kind: FieldKind;
-  readonly column: { readonly type: SqlType; readonly notNull: boolean } | undefined;
-}
-
-const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
-
-function resolveField(field: string, params: SqlParams): Field {
-  if (isColumn(field)) {
-    return { sql: quoteIdent(field), kind: COLUMN_KINDS[field], column: EVENT_COLUMN_SQL[field] };
-  }
-  // The key is bound on first use: a condition that compiles to a constant binds nothing,
-  // and DuckDB refuses more values than placeholders.
-  let sql: string | undefined;
-  return {
-    get sql() {
-      sql ??= `map_extract_value(fields, ${params.add(field)})`;
-      return sql;
-    },
-    kind: 'string',
-    column: undefined,
-  };
-}
-
 /**
- * `test` (a boolean over the field's value) made two-valued: FALSE when the field is
- * missing. `nullable` says the test itself can be NULL on a present value.
- */
-function present(f: Field, test: string, nullable = false): string {
-  if (f.column === undefined || nullable) return `coalesce(${test}, false)`;
-  return f.column.notNull ? test : `(${f.sql} IS NOT NULL AND ${test})`;
-}
-
-const exists = (f: Field): string => `(${f.sql} IS NOT NULL)`;
-
-const asText = (f: Field): string => (f.kind === 'integer' ? `CAST(${f.sql} AS VARCHAR)` : f.sql);
-
-// ---------------------------------------------------------------------------------------
-// Values
-
-/** A safe integer or a fraction binds exactly as a number; larger integers as text. */
-function doubleParam(n: number, params: SqlParams): string {
-  const value = Number.isInteger(n) && !Number.isSafeInteger(n) ? String(n) : n;
-  return `CAST(${params.add(value)} AS DOUBLE)`;
-}
-
-function intParam(n: bigint, params: SqlParams): string {
-  return params.add(
-    n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n,
-  );
-}
-
-/** Unix ms as a time value (the driver binds it as a TIMESTAMP, ±infinity beyond its range). */
-function timestampParam(ms: number, params: SqlParams): string {
-  if (Number.isNaN(ms)) throw new Error('toTimeMs returned NaN');
-  return params.add(sqlTime(ms));
-}
-
-// ---------------------------------------------------------------------------------------
-// Integer columns: every condition is an interval of integers.
-
-type Relation = 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
-
-/** Integers n (as bounds, undefined = unbounded) with `n <relation> t`; undefined when none. */
-function integerBounds(relation: Relation, t: number): [bigint | undefined, bigint | undefined] | undefined {
-  switch (relation) {
-    case 'eq':
-      return Number.isInteger(t) ? [BigInt(t), BigInt(t)] : undefined;
-    case 'gt':
-      return [BigInt(Math.floor(t)) + 1n, undefined];
-    case 'gte':
-      return [BigInt(Math.ceil(t)), undefined];
-    case 'lt':
-      return [undefined, BigInt(Math.ceil(t)) - 1n];
-    case 'lte':
-      return [undefined, BigInt(Math.floor(t))];
-    default:
-      return relation satisfies never;
-  }
-}
-
-function integerInterval(
-  f: Field,
-  lo: bigint | undefined,
-  hi: bigint | undefined,
-  params: SqlParams,
-): string {
-  const type = f.column?.type;
-  if (type !== 'INTEGER' && type !== 'BIGINT') throw new Error(`${f.sql} is not an integer column`);
-  const [min, max] = INT_RANGE[type];
-  const l = lo === undefined || lo < min ? min : lo;
-  const h = hi === undefined || hi > max ? max : hi;
-  if (l > h) return FALSE;
-  if (l === min && h === max) return exists(f);
-  if (l === h) return present(f, `${f.sql} = ${intParam(l, params)}`);
-  if (l === min) return present(f, `${f.sql} <= ${intParam(h, params)}`);
-  if (h === max) return present(f, `${f.sql} >= ${intParam(l, params)}`);
-  return present(f, `${f.sql} BETWEEN ${intParam(l, params)} AND ${intParam(h, params)}`);
-}
-
-// ---------------------------------------------------------------------------------------
-// Operators
-
-const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
-  gt: '>',
-  gte: '>=',
-  lt: '<',
-  lte: '<=',
-};
-
-/**
- * A text value (SQL `x`) as the DOUBLE `parseNumeric` reads from it, NULL when it reads
- * none (`NaN`, ` 42`, `0x10`, `1e400` included, which a bare TRY_CAST would accept).
- */
-export function numericTextSql(x: string, params: SqlParams): string {
-  const num = `TRY_CAST(${x} AS DOUBLE)`;
-  return `(CASE WHEN regexp_full_match(${x}, ${params.add(NUMERIC_RE2)}) AND isfinite(${num}) THEN ${num} END)`;
-}
-
-/** The field's text parsed as `parseNumeric` does, compared by `test` (`x > $n`). */
-function numericText(f: Field, test: (num: string) => string, params: SqlParams): string {
-  const num = `TRY_CAST(${f.sql} AS DOUBLE)`;
-  // TRY_CAST gives NULL for an overflowing constant but infinity for a column value.
-  const numeric = `regexp_full_match(${f.sql}, ${params.add(NUMERIC_RE2)}) AND isfinite(${num})`;
-  return present(f, `(${numeric} AND ${test(num)})`, true);
-}
-
-function equals(f: Field, value: Scalar, params: SqlParams): string {
-  switch (f.kind) {
-    case 'integer': {
-      const t = parseNumeric(value);
-      const bounds = t === undefined ? undefined : integerBounds('eq', t);
-      return bounds === undefined ? FALSE : integerInterval(f, bounds[0], bounds[1], params);
-    }
-    case 'time': {
-      const t = toTimeMs(value);
-      return t === undefined ? FALSE : present(f, `${f.sql} = ${timestampParam(t, params)}`);
-    }
-    case 'string':
-    case 'ip':
-      return present(f, `${f.sql} = ${params.add(scalarToString(value))}`);
-    default:
-      return f.kind satisfies never;
-  }
-}
-
-function oneOf(f: Field, values: readonly Scalar[], params: SqlParams): string {
-  const targets = new Set<string>();
-  const list: string[] = [];
-  // Duplicates are dropped by their meaning, not their spelling (`5` and `"5.0"`).
-  const push = (key: string, sql: () => string) => {
-    if (!targets.has(key)) {
-      targets.add(key);
-      list.push(sql());
-    }
-  };
-  switch (f.kind) {
-    case 'integer': {
-      const [min, max] = INT_RANGE[f.column?.type === 'BIGINT' ? 'BIGINT' : 'INTEGER'];
-      for (const v of values) {
-        const t = parseNumeric(v);
-        if (t === undefined || !Number.isInteger(t)) continue;
-        const n = BigInt(t);
-        if (n >= min && n <= max) push(String(n), () => intParam(n, params));
-      }
-      break;
-    }
-    case 'time':
-      for (const v of values) {
-        const t = toTimeMs(v);
-        if (t !== undefined) push(String(t), () => timestampParam(t, params));
-      }
-      break;
-    case 'string':
-    case 'ip':
-      for (const v of values) {
-        const s = scalarToString(v);
-        push(s, () => params.add(s));
-      }
-      break;
-    default:
-      return f.kind satisfies never;
-  }
-  if (list.length === 0) return FALSE;
-  if (list.length === 1) return present(f, `${f.sql} = ${list[0]}`);
-  return present(f, `${f.sql} IN (${list.join(', ')})`);
-}
-
-function relation(f: Field, rel: Exclude<Relation, 'eq'>, value: string | number, params: SqlParams): string {
-  switch (f.kind) {
-    case 'integer': {
-      const t = parseNumeric(value);
-      const bounds = t === undefined ? undefined : integerBounds(rel, t);
-      return bounds === undefined ? FALSE : integerInterval(f, bounds[0], bounds[1], params);
-    }
-    case 'time': {
-      const t = toTimeMs(value);
-      return t === undefined
-        ? FALSE
-        : present(f, `${f.sql} ${SQL_RELATION[rel]} ${timestampParam(t, params)}`);
-    }
-    case 'string':
-    case 'ip':
-      if (typeof value === 'number') {
-        return numericText(f, (num) => `${num} ${SQL_RELATION[rel]} ${doubleParam(value, params)}`, params);
-      }
-      // VARCHAR compares bytewise, which for UTF-8 is code point order (compareCodePoints).
-      return present(f, `${f.sql} ${SQL_RELATION[rel]} ${params.add(value)}`);
-    default:
-      return f.kind satisfies never;
-  }
-}
-
-function between(f: Field, [lo, hi]: RangeValue, params: SqlParams): string {
-  switch (f.kind) {
-    case 'integer': {
-      const l = parseNumeric(lo);
-      const h = parseNumeric(hi);
-      if (l === undefined || h === undefined) return FALSE;
-      return integerInterval(f, integerBounds('gte', l)?.[0], integerBounds('lte', h)?.[1], params);
-    }
-    case 'time': {
-      const l = toTimeMs(lo);
-      const h = toTimeMs(hi);
-      if (l === undefined || h === undefined) return FALSE;
-      return present(f, `${f.sql} BETWEEN ${timestampParam(l, params)} AND ${timestampParam(h, params)}`);
-    }
-    case 'string':
-    case 'ip':
-      if (typeof lo === 'number' && typeof hi === 'number') {
-        return numericText(
-          f,
-          (num) => `${num} BETWEEN ${doubleParam(lo, params)} AND ${doubleParam(hi, params)}`,
-          params,
-        );
-      }
-      return present(f, `${f.sql} BETWEEN ${params.add(String(lo))} AND ${params.add(String(hi))}`);
-    default:
-      return f.kind satisfies never;
-  }
-}
-
-/** A text test on the field's text: integer columns as decimal text, time columns FALSE. */
-function textual(f: Field, test: (text: string) => string): string {
-  return f.kind === 'time' ? FALSE : present(f, test(asText(f)));
-}
-
-/**
- * How `containsText` tests a lowered needle on text: `js`, the registered JavaScript
- * function (`toLowerCase().includes`); `lower`, DuckDB's `contains(lower(x), needle)`
- * (with U+0130 replaced first when the needle holds i or U+0307). The word index
- * (word-index.ts) follows the same choice.
+ * How a lowered needle is tested on text: `js`, the registered JavaScript function
+ * (`toLowerCase().includes`); `lower`, DuckDB's `contains(lower(x), needle)` (with U+0130
+ * replaced first when the needle holds i or U+0307). The word index (word-index.ts)
+ * follows the same choice.
  */
 export function containsMode(needle: string): 'js' | 'lower' {
   return LOWER_MISMATCH.test(needle) ? 'js' : 'lower';
 }
 
-/** Case-insensitive substring, exactly as `s.toLowerCase().includes(needle.toLowerCase())`. */
-function containsText(f: Field, value: string, params: SqlParams): string {
-  const needle = value.toLowerCase();
-  if (f.kind === 'integer') return textual(f, (s) => `contains(${s}, ${params.add(needle)})`);
-  return textual(f, (s) => {
+export const duckDbFilterDialect: FilterDialect = {
+  mapValue: (key) => `map_extract_value(fields, ${key})`,
+  integerText: (x) => `CAST(${x} AS VARCHAR)`,
+  double: (p) => `CAST(${p} AS DOUBLE)`,
+  tryDouble: (x) => `TRY_CAST(${x} AS DOUBLE)`,
+  isFinite: (x) => `isfinite(${x})`,
+  fullMatch: (x, re) => `regexp_full_match(${x}, ${re})`,
+  search: (x, re) => `regexp_matches(${x}, ${re})`,
+  startsWith: (x, p) => `starts_with(${x}, ${p})`,
+  endsWith: (x, p) => `ends_with(${x}, ${p})`,
+  contains: (x, p) => `contains(${x}, ${p})`,
+  containsLowered(s, needle, params) {
     if (containsMode(needle) === 'js') {
       return `${FILTER_FUNCTIONS.icontains}(encode(${s}), encode(${params.add(needle)}))`;
     }
@@ -377,145 +73,12 @@ function containsText(f: Field, value: string, params: SqlParams): string {
     if (!needle.includes('i') && !needle.includes('\u0307')) return `contains(lower(${s}), ${n})`;
     const dotted = params.add('\u0130');
     return `CASE WHEN contains(${s}, ${dotted}) THEN contains(lower(replace(${s}, ${dotted}, ${params.add('i\u0307')})), ${n}) ELSE contains(lower(${s}), ${n}) END`;
-  });
-}
+  },
+  ipv6InBlock: (x, _block, blockText, params) =>
+    `${FILTER_FUNCTIONS.cidr}(encode(${x}), encode(${params.add(blockText)}))`,
+};
 
-// ---------------------------------------------------------------------------------------
-// cidr
-
-/** The 128-bit value of an IPv6 address that `isIP` accepted (zone id ignored, as libuv does). */
-function ipv6ToBigInt(address: string): bigint {
-  const text = address.split('%', 1)[0] ?? '';
-  const groups = (part: string): bigint[] =>
-    part === ''
-      ? []
-      : part.split(':').flatMap((g) => {
-          if (!g.includes('.')) return [BigInt(Number.parseInt(g, 16))];
-          const [a = 0, b = 0, c = 0, d = 0] = g.split('.').map(Number);
-          return [BigInt(a * 256 + b), BigInt(c * 256 + d)];
-        });
-  const gap = text.indexOf('::');
-  const head = groups(gap === -1 ? text : text.slice(0, gap));
-  const tail = gap === -1 ? [] : groups(text.slice(gap + 2));
-  const all = [...head, ...Array<bigint>(8 - head.length - tail.length).fill(0n), ...tail];
-  return all.reduce((acc, g) => (acc << 16n) | g, 0n);
-}
-
-const ipv4ToInt = (address: string): bigint =>
-  address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
-
-const IPV4_MAPPED = 0xffffn << 32n;
-
-/**
- * The IPv4 addresses inside a block, as an IPv4 block: for an IPv6 block, those whose
- * IPv4-mapped form (::ffff:a.b.c.d) it contains, as Node's BlockList matches them.
- */
-function ipv4Part(block: Cidr): { base: bigint; prefix: number } | undefined {
-  if (block.family === 4) return { base: ipv4ToInt(block.address), prefix: block.prefix };
-  const net = ipv6ToBigInt(block.address);
-  if (block.prefix <= 96) {
-    const shift = BigInt(128 - block.prefix);
-    return net >> shift === IPV4_MAPPED >> shift ? { base: 0n, prefix: 0 } : undefined;
-  }
-  return net >> 32n === 0xffffn ? { base: net & 0xffffffffn, prefix: block.prefix - 96 } : undefined;
-}
-
-/** RE2 pattern matching exactly the dotted quads `isIP` accepts inside base/prefix. */
-function ipv4BlockPattern(base: bigint, prefix: number): string {
-  const octets = [24n, 16n, 8n, 0n].map((s) => Number((base >> s) & 0xffn));
-  return octets
-    .map((octet, i) => {
-      const fixedBits = Math.min(8, Math.max(0, prefix - i * 8));
-      if (fixedBits === 8) return String(octet);
-      if (fixedBits === 0) return OCTET_RE2;
-      const span = 2 ** (8 - fixedBits);
-      const first = octet - (octet % span);
-      return `(?:${Array.from({ length: span }, (_, k) => String(first + k)).join('|')})`;
-    })
-    .join('\\.');
-}
-
-function cidr(f: Field, value: string, params: SqlParams): string {
-  const block = parseCidr(value);
-  if (block === undefined || f.kind === 'integer' || f.kind === 'time') return FALSE;
-  const v4 = ipv4Part(block);
-  const dotted =
-    v4 === undefined
-      ? FALSE
-      : `regexp_full_match(${f.sql}, ${params.add(ipv4BlockPattern(v4.base, v4.prefix))})`;
-  const colon = `${FILTER_FUNCTIONS.cidr}(encode(${f.sql}), encode(${params.add(value)}))`;
-  // Only text with a colon can be IPv6, and only it needs JavaScript (CASE runs THEN on those rows only).
-  return present(f, `CASE WHEN contains(${f.sql}, ${params.add(':')}) THEN ${colon} ELSE ${dotted} END`);
-}
-
-// ---------------------------------------------------------------------------------------
-// The tree
-
-const negate = (sql: string): string => `(NOT ${sql})`;
-
-function compileCond(node: CondNode, params: SqlParams): string {
-  const lowered = lowerCond(node);
-  if (lowered !== node) return compileFilter(lowered, params);
-  const f = resolveField(node.field, params);
-  switch (node.op) {
-    case 'exists':
-      return exists(f);
-    case 'not_exists':
-      return negate(exists(f));
-    case 'eq':
-      return equals(f, node.value, params);
-    case 'ne':
-      return negate(equals(f, node.value, params));
-    case 'in':
-      return oneOf(f, node.value, params);
-    case 'not_in':
-      return negate(oneOf(f, node.value, params));
-    case 'gt':
-    case 'gte':
-    case 'lt':
-    case 'lte':
-      return relation(f, node.op, node.value, params);
-    case 'between':
-      return between(f, node.value, params);
-    case 'contains':
-      return containsText(f, node.value, params);
-    case 'not_contains':
-      return negate(containsText(f, node.value, params));
-    case 'startswith':
-      return textual(f, (s) => `starts_with(${s}, ${params.add(node.value)})`);
-    case 'endswith':
-      return textual(f, (s) => `ends_with(${s}, ${params.add(node.value)})`);
-    case 'regex':
-      return textual(f, (s) => `regexp_matches(${s}, ${params.add(node.value)})`);
-    case 'cidr':
-      return cidr(f, node.value, params);
-    default:
-      return node satisfies never;
-  }
-}
-
-/**
- * A DuckDB boolean expression over `events` selecting exactly the events
- * `compilePredicate(ast)` accepts; its values are appended to `params`. Never NULL.
- */
-export function compileFilter(ast: FilterNode, params: SqlParams): string {
-  switch (ast.kind) {
-    case 'true':
-      return 'true';
-    case 'and':
-      return `(${ast.items.map((i) => compileFilter(i, params)).join(' AND ')})`;
-    case 'or':
-      return `(${ast.items.map((i) => compileFilter(i, params)).join(' OR ')})`;
-    case 'not':
-      return negate(compileFilter(ast.item, params));
-    case 'text':
-      return containsText(resolveField('message', params), ast.value, params);
-    case 'cond':
-      return compileCond(ast, params);
-    default:
-      return ast satisfies never;
-  }
-}
+export const { compileFilter, numericTextSql } = createFilterCompiler(duckDbFilterDialect);
 
 // ---------------------------------------------------------------------------------------
 // JavaScript functions

@@ -11,7 +11,7 @@ import type {
   TimeWindow,
   TopNPlan,
 } from '../query-plan.js';
-import { quoteIdent, SqlParams, sqlTime } from '../sql-params.js';
+import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
 import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
 import type { WordRange } from './word-index.js';
 

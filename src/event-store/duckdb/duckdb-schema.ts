@@ -12,7 +12,7 @@ import {
   type StoredEvent,
   type StoredType,
 } from '../../core/event.js';
-import { isSqlTime, quoteIdent, type SqlValue } from '../sql-params.js';
+import { isSqlTime, quoteIdent, type SqlValue } from '../sql/sql-params.js';
 
 /**
  * The event schema (core/event.ts) in DuckDB's terms: the table, the column types the

@@ -1,5 +1,5 @@
 import { AppError, type FieldErrors } from '../../errors/errors.js';
-import type { SqlValue } from '../sql-params.js';
+import type { SqlValue } from '../sql/sql-params.js';
 
 /**
  * The messages between the main thread and the event-store worker. Everything here is

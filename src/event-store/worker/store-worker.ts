@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { DuckDbEventStore, type DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
-import type { SqlValue } from '../sql-params.js';
+import type { SqlValue } from '../sql/sql-params.js';
 import { type StoreRequest, type StoreResponse, toWire } from './protocol.js';
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
-import type { SqlValue } from '../sql-params.js';
+import type { SqlValue } from '../sql/sql-params.js';
 import { fromWire, type StoreRequest, type StoreResponse } from './protocol.js';
 
 /** Events per message when a stream (an export) is read from the worker. */
