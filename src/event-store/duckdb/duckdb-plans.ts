@@ -194,8 +194,10 @@ function metricSql(m: Metric, params: SqlParams): string {
 }
 
 /**
- * Totals and the n largest groups in one statement: GROUPING SETS computes the grand
- * total row (all group columns NULL, grouping id set) beside the groups.
+ * Totals and the n largest groups in one pass: GROUPING SETS aggregates the groups and
+ * the grand total (grouping id 1) together, and QUALIFY keeps the total and the top n.
+ * (A CTE read twice, once for the total and once for the groups, is materialised whole
+ * by DuckDB: at 100 M events it spilled and took 45 times its 10 M time.)
  */
 export function summarySql(plan: SummaryPlan, words?: readonly WordRange[]): Compiled {
   const params = new SqlParams();
@@ -206,11 +208,13 @@ export function summarySql(plan: SummaryPlan, words?: readonly WordRange[]): Com
     return { sql: `SELECT count(*) AS c, ${metrics.join(', ')} ${scan}`, params };
   }
   const keys = plan.groupBy.map((_, i) => `g${i}`).join(', ');
-  const sql = `WITH base AS (SELECT ${groups.join(', ')}, * ${scan})
-    (SELECT 1 AS total_row, ${plan.groupBy.map((_, i) => `NULL AS g${i}`).join(', ')}, count(*) AS c, ${metrics.join(', ')} FROM base)
-    UNION ALL
-    (SELECT 0 AS total_row, ${keys}, count(*) AS c, ${metrics.join(', ')} FROM base GROUP BY ${keys}
-     ORDER BY c DESC, ${keys} LIMIT ${params.add(plan.n)})`;
+  const sql = `SELECT * FROM (
+      SELECT CAST(grouping(${keys}) <> 0 AS INTEGER) AS total_row, ${keys}, count(*) AS c, ${metrics.join(', ')}
+      FROM (SELECT ${groups.join(', ')}, * ${scan})
+      GROUP BY GROUPING SETS ((${keys}), ())
+    )
+    QUALIFY total_row = 1 OR row_number() OVER (PARTITION BY total_row ORDER BY c DESC, ${keys}) <= ${params.add(plan.n)}
+    ORDER BY total_row DESC, c DESC, ${keys}`;
   return { sql, params };
 }
 
