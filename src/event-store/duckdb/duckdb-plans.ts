@@ -230,8 +230,9 @@ export function timelineSql(plan: TimelinePlan, words?: readonly WordRange[]): C
     };
   }
   const v = groupSql(plan.splitBy, params);
-  // The top series over the whole range by name, the rest folded into `other`.
-  const sql = `WITH base AS (SELECT ${bucket} AS b, CAST(${v} AS VARCHAR) AS v ${scan}),
+  // The top series over the whole range by name, the rest folded into `other`. `base` is
+  // read twice; materialised it would be copied whole (10 M events: 420 → 360 ms without).
+  const sql = `WITH base AS NOT MATERIALIZED (SELECT ${bucket} AS b, CAST(${v} AS VARCHAR) AS v ${scan}),
     top AS (SELECT v FROM base WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, v LIMIT ${params.add(plan.series)})
     SELECT b, CASE WHEN v IN (SELECT v FROM top) THEN v ELSE NULL END AS s, count(*) AS c
     FROM base GROUP BY ALL ORDER BY b`;
