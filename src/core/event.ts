@@ -6,7 +6,7 @@
 
 /**
  * How a stored column holds its values. Each event store maps these to its own types
- * (DuckDB: VARCHAR, TIMESTAMP, INTEGER, BIGINT, MAP); nothing else names the columns.
+ * (DuckDB: VARCHAR, TIMESTAMP, INTEGER, BIGINT, MAP).
  */
 export type StoredType = 'text' | 'ip' | 'time' | 'int32' | 'int64' | 'map';
 
@@ -20,7 +20,8 @@ export interface StoredColumn {
 
 /**
  * The event schema, declared once: the stores' tables, appends and row decoding, the
- * filter compiler's column types and the query layer's field kinds are derived from it.
+ * filter compiler's column types and the query layer's field kinds are derived from it
+ * (`StoredEvent` below is its TypeScript shape; a test holds the two to the same names).
  * Times are Unix ms in the process; `fields` holds every other field, flattened.
  */
 export const EVENT_SCHEMA = [
