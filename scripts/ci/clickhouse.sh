@@ -65,7 +65,7 @@ XML
 up() { curl -fsS "http://127.0.0.1:$1/ping" >/dev/null 2>&1; }
 
 start() {
-  install
+  install >&2
   for i in 0 1; do
     if up "${http_ports[$i]}"; then continue; fi
     config "$i"
