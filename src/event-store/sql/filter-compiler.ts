@@ -118,14 +118,211 @@ const COLUMNS: ReadonlyMap<string, StoredColumn> = new Map(
   EVENT_SCHEMA.filter((c) => Object.hasOwn(COLUMN_KINDS, c.name)).map((c) => [c.name, c]),
 );
 
-export function createFilterCompiler(d: FilterDialect): FilterCompiler {
-  interface Field {
-    /** The value as SQL: a quoted column or a map lookup. */
-    readonly sql: string;
-    readonly kind: FieldKind;
-    readonly column: StoredColumn | undefined;
-  }
+interface Field {
+  /** The value as SQL: a quoted column or a map lookup. */
+  readonly sql: string;
+  readonly kind: FieldKind;
+  readonly column: StoredColumn | undefined;
+}
 
+/**
+ * `test` (a boolean over the field's value) made two-valued: FALSE when the field is
+ * missing. `nullable` says the test itself can be NULL on a present value.
+ */
+function present(f: Field, test: string, nullable = false): string {
+  if (f.column === undefined || nullable) return `coalesce(${test}, false)`;
+  return f.column.notNull ? test : `(${f.sql} IS NOT NULL AND ${test})`;
+}
+
+const exists = (f: Field): string => `(${f.sql} IS NOT NULL)`;
+
+function intParam(n: bigint, params: SqlParams): string {
+  return params.add(
+    n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n,
+  );
+}
+
+/** Unix ms as a time value (the driver binds it as a TIMESTAMP, ±infinity beyond its range). */
+function timestampParam(ms: number, params: SqlParams): string {
+  if (Number.isNaN(ms)) throw new Error('toTimeMs returned NaN');
+  return params.add(sqlTime(ms));
+}
+
+// ---------------------------------------------------------------------------------------
+// Integer columns: every condition is an interval of integers.
+
+type Relation = 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+
+/** Integers n (as bounds, undefined = unbounded) with `n <relation> t`; undefined when none. */
+function integerBounds(relation: Relation, t: number): [bigint | undefined, bigint | undefined] | undefined {
+  switch (relation) {
+    case 'eq':
+      return Number.isInteger(t) ? [BigInt(t), BigInt(t)] : undefined;
+    case 'gt':
+      return [BigInt(Math.floor(t)) + 1n, undefined];
+    case 'gte':
+      return [BigInt(Math.ceil(t)), undefined];
+    case 'lt':
+      return [undefined, BigInt(Math.ceil(t)) - 1n];
+    case 'lte':
+      return [undefined, BigInt(Math.floor(t))];
+    default:
+      return relation satisfies never;
+  }
+}
+
+function integerInterval(
+  f: Field,
+  lo: bigint | undefined,
+  hi: bigint | undefined,
+  params: SqlParams,
+): string {
+  const type = f.column?.type;
+  if (type !== 'int32' && type !== 'int64') throw new Error(`${f.sql} is not an integer column`);
+  const [min, max] = INT_RANGE[type];
+  const l = lo === undefined || lo < min ? min : lo;
+  const h = hi === undefined || hi > max ? max : hi;
+  if (l > h) return FALSE;
+  if (l === min && h === max) return exists(f);
+  if (l === h) return present(f, `${f.sql} = ${intParam(l, params)}`);
+  if (l === min) return present(f, `${f.sql} <= ${intParam(h, params)}`);
+  if (h === max) return present(f, `${f.sql} >= ${intParam(l, params)}`);
+  return present(f, `${f.sql} BETWEEN ${intParam(l, params)} AND ${intParam(h, params)}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Operators
+
+const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+};
+
+function equals(f: Field, value: Scalar, params: SqlParams): string {
+  switch (f.kind) {
+    case 'integer': {
+      const t = parseNumeric(value);
+      const bounds = t === undefined ? undefined : integerBounds('eq', t);
+      return bounds === undefined ? FALSE : integerInterval(f, bounds[0], bounds[1], params);
+    }
+    case 'time': {
+      const t = toTimeMs(value);
+      return t === undefined ? FALSE : present(f, `${f.sql} = ${timestampParam(t, params)}`);
+    }
+    case 'string':
+    case 'ip':
+      return present(f, `${f.sql} = ${params.add(scalarToString(value))}`);
+    default:
+      return f.kind satisfies never;
+  }
+}
+
+function oneOf(f: Field, values: readonly Scalar[], params: SqlParams): string {
+  const targets = new Set<string>();
+  const list: string[] = [];
+  // Duplicates are dropped by their meaning, not their spelling (`5` and `"5.0"`).
+  const push = (key: string, sql: () => string) => {
+    if (!targets.has(key)) {
+      targets.add(key);
+      list.push(sql());
+    }
+  };
+  switch (f.kind) {
+    case 'integer': {
+      const [min, max] = INT_RANGE[f.column?.type === 'int64' ? 'int64' : 'int32'];
+      for (const v of values) {
+        const t = parseNumeric(v);
+        if (t === undefined || !Number.isInteger(t)) continue;
+        const n = BigInt(t);
+        if (n >= min && n <= max) push(String(n), () => intParam(n, params));
+      }
+      break;
+    }
+    case 'time':
+      for (const v of values) {
+        const t = toTimeMs(v);
+        if (t !== undefined) push(String(t), () => timestampParam(t, params));
+      }
+      break;
+    case 'string':
+    case 'ip':
+      for (const v of values) {
+        const s = scalarToString(v);
+        push(s, () => params.add(s));
+      }
+      break;
+    default:
+      return f.kind satisfies never;
+  }
+  if (list.length === 0) return FALSE;
+  if (list.length === 1) return present(f, `${f.sql} = ${list[0]}`);
+  return present(f, `${f.sql} IN (${list.join(', ')})`);
+}
+
+// ---------------------------------------------------------------------------------------
+// cidr
+
+/** The 128-bit value of an IPv6 address that `isIP` accepted (zone id ignored, as libuv does). */
+function ipv6ToBigInt(address: string): bigint {
+  const text = address.split('%', 1)[0] ?? '';
+  const groups = (part: string): bigint[] =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((g) => {
+          if (!g.includes('.')) return [BigInt(Number.parseInt(g, 16))];
+          const [a = 0, b = 0, c = 0, d = 0] = g.split('.').map(Number);
+          return [BigInt(a * 256 + b), BigInt(c * 256 + d)];
+        });
+  const gap = text.indexOf('::');
+  const head = groups(gap === -1 ? text : text.slice(0, gap));
+  const tail = gap === -1 ? [] : groups(text.slice(gap + 2));
+  const all = [...head, ...Array<bigint>(8 - head.length - tail.length).fill(0n), ...tail];
+  return all.reduce((acc, g) => (acc << 16n) | g, 0n);
+}
+
+const ipv4ToInt = (address: string): bigint =>
+  address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
+
+const IPV4_MAPPED = 0xffffn << 32n;
+
+/**
+ * The IPv4 addresses inside a block, as an IPv4 block: for an IPv6 block, those whose
+ * IPv4-mapped form (::ffff:a.b.c.d) it contains, as Node's BlockList matches them.
+ */
+function ipv4Part(block: Cidr): { base: bigint; prefix: number } | undefined {
+  if (block.family === 4) return { base: ipv4ToInt(block.address), prefix: block.prefix };
+  const net = ipv6ToBigInt(block.address);
+  if (block.prefix <= 96) {
+    const shift = BigInt(128 - block.prefix);
+    return net >> shift === IPV4_MAPPED >> shift ? { base: 0n, prefix: 0 } : undefined;
+  }
+  return net >> 32n === 0xffffn ? { base: net & 0xffffffffn, prefix: block.prefix - 96 } : undefined;
+}
+
+/** RE2 pattern matching exactly the dotted quads `isIP` accepts inside base/prefix. */
+function ipv4BlockPattern(base: bigint, prefix: number): string {
+  const octets = [24n, 16n, 8n, 0n].map((s) => Number((base >> s) & 0xffn));
+  return octets
+    .map((octet, i) => {
+      const fixedBits = Math.min(8, Math.max(0, prefix - i * 8));
+      if (fixedBits === 8) return String(octet);
+      if (fixedBits === 0) return OCTET_RE2;
+      const span = 2 ** (8 - fixedBits);
+      const first = octet - (octet % span);
+      return `(?:${Array.from({ length: span }, (_, k) => String(first + k)).join('|')})`;
+    })
+    .join('\\.');
+}
+
+const negate = (sql: string): string => `(NOT ${sql})`;
+
+// ---------------------------------------------------------------------------------------
+// What goes through the dialect
+
+/** The compiler for one dialect: the rules above, with `d` spelling the engine's expressions. */
+export function createFilterCompiler(d: FilterDialect): FilterCompiler {
   function resolveField(field: string, params: SqlParams): Field {
     const column = COLUMNS.get(field);
     if (column !== undefined) {
@@ -144,94 +341,13 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
     };
   }
 
-  /**
-   * `test` (a boolean over the field's value) made two-valued: FALSE when the field is
-   * missing. `nullable` says the test itself can be NULL on a present value.
-   */
-  function present(f: Field, test: string, nullable = false): string {
-    if (f.column === undefined || nullable) return `coalesce(${test}, false)`;
-    return f.column.notNull ? test : `(${f.sql} IS NOT NULL AND ${test})`;
-  }
-
-  const exists = (f: Field): string => `(${f.sql} IS NOT NULL)`;
-
   const asText = (f: Field): string => (f.kind === 'integer' ? d.integerText(f.sql) : f.sql);
-
-  // ---------------------------------------------------------------------------------------
-  // Values
 
   /** A safe integer or a fraction binds exactly as a number; larger integers as text. */
   function doubleParam(n: number, params: SqlParams): string {
     const value = Number.isInteger(n) && !Number.isSafeInteger(n) ? String(n) : n;
     return d.double(params.add(value));
   }
-
-  function intParam(n: bigint, params: SqlParams): string {
-    return params.add(
-      n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n,
-    );
-  }
-
-  /** Unix ms as a time value (the driver binds it as a TIMESTAMP, ±infinity beyond its range). */
-  function timestampParam(ms: number, params: SqlParams): string {
-    if (Number.isNaN(ms)) throw new Error('toTimeMs returned NaN');
-    return params.add(sqlTime(ms));
-  }
-
-  // ---------------------------------------------------------------------------------------
-  // Integer columns: every condition is an interval of integers.
-
-  type Relation = 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
-
-  /** Integers n (as bounds, undefined = unbounded) with `n <relation> t`; undefined when none. */
-  function integerBounds(
-    relation: Relation,
-    t: number,
-  ): [bigint | undefined, bigint | undefined] | undefined {
-    switch (relation) {
-      case 'eq':
-        return Number.isInteger(t) ? [BigInt(t), BigInt(t)] : undefined;
-      case 'gt':
-        return [BigInt(Math.floor(t)) + 1n, undefined];
-      case 'gte':
-        return [BigInt(Math.ceil(t)), undefined];
-      case 'lt':
-        return [undefined, BigInt(Math.ceil(t)) - 1n];
-      case 'lte':
-        return [undefined, BigInt(Math.floor(t))];
-      default:
-        return relation satisfies never;
-    }
-  }
-
-  function integerInterval(
-    f: Field,
-    lo: bigint | undefined,
-    hi: bigint | undefined,
-    params: SqlParams,
-  ): string {
-    const type = f.column?.type;
-    if (type !== 'int32' && type !== 'int64') throw new Error(`${f.sql} is not an integer column`);
-    const [min, max] = INT_RANGE[type];
-    const l = lo === undefined || lo < min ? min : lo;
-    const h = hi === undefined || hi > max ? max : hi;
-    if (l > h) return FALSE;
-    if (l === min && h === max) return exists(f);
-    if (l === h) return present(f, `${f.sql} = ${intParam(l, params)}`);
-    if (l === min) return present(f, `${f.sql} <= ${intParam(h, params)}`);
-    if (h === max) return present(f, `${f.sql} >= ${intParam(l, params)}`);
-    return present(f, `${f.sql} BETWEEN ${intParam(l, params)} AND ${intParam(h, params)}`);
-  }
-
-  // ---------------------------------------------------------------------------------------
-  // Operators
-
-  const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
-    gt: '>',
-    gte: '>=',
-    lt: '<',
-    lte: '<=',
-  };
 
   /**
    * A text value (SQL `x`) as the double `parseNumeric` reads from it, NULL when it reads
@@ -248,67 +364,6 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
     // A cast may give NULL for an overflowing constant but infinity for a column value.
     const numeric = `${d.fullMatch(f.sql, params.add(NUMERIC_RE2))} AND ${d.isFinite(num)}`;
     return present(f, `(${numeric} AND ${test(num)})`, true);
-  }
-
-  function equals(f: Field, value: Scalar, params: SqlParams): string {
-    switch (f.kind) {
-      case 'integer': {
-        const t = parseNumeric(value);
-        const bounds = t === undefined ? undefined : integerBounds('eq', t);
-        return bounds === undefined ? FALSE : integerInterval(f, bounds[0], bounds[1], params);
-      }
-      case 'time': {
-        const t = toTimeMs(value);
-        return t === undefined ? FALSE : present(f, `${f.sql} = ${timestampParam(t, params)}`);
-      }
-      case 'string':
-      case 'ip':
-        return present(f, `${f.sql} = ${params.add(scalarToString(value))}`);
-      default:
-        return f.kind satisfies never;
-    }
-  }
-
-  function oneOf(f: Field, values: readonly Scalar[], params: SqlParams): string {
-    const targets = new Set<string>();
-    const list: string[] = [];
-    // Duplicates are dropped by their meaning, not their spelling (`5` and `"5.0"`).
-    const push = (key: string, sql: () => string) => {
-      if (!targets.has(key)) {
-        targets.add(key);
-        list.push(sql());
-      }
-    };
-    switch (f.kind) {
-      case 'integer': {
-        const [min, max] = INT_RANGE[f.column?.type === 'int64' ? 'int64' : 'int32'];
-        for (const v of values) {
-          const t = parseNumeric(v);
-          if (t === undefined || !Number.isInteger(t)) continue;
-          const n = BigInt(t);
-          if (n >= min && n <= max) push(String(n), () => intParam(n, params));
-        }
-        break;
-      }
-      case 'time':
-        for (const v of values) {
-          const t = toTimeMs(v);
-          if (t !== undefined) push(String(t), () => timestampParam(t, params));
-        }
-        break;
-      case 'string':
-      case 'ip':
-        for (const v of values) {
-          const s = scalarToString(v);
-          push(s, () => params.add(s));
-        }
-        break;
-      default:
-        return f.kind satisfies never;
-    }
-    if (list.length === 0) return FALSE;
-    if (list.length === 1) return present(f, `${f.sql} = ${list[0]}`);
-    return present(f, `${f.sql} IN (${list.join(', ')})`);
   }
 
   function relation(
@@ -382,61 +437,6 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
     return textual(f, (s) => d.containsLowered(s, needle, params));
   }
 
-  // ---------------------------------------------------------------------------------------
-  // cidr
-
-  /** The 128-bit value of an IPv6 address that `isIP` accepted (zone id ignored, as libuv does). */
-  function ipv6ToBigInt(address: string): bigint {
-    const text = address.split('%', 1)[0] ?? '';
-    const groups = (part: string): bigint[] =>
-      part === ''
-        ? []
-        : part.split(':').flatMap((g) => {
-            if (!g.includes('.')) return [BigInt(Number.parseInt(g, 16))];
-            const [a = 0, b = 0, c = 0, d = 0] = g.split('.').map(Number);
-            return [BigInt(a * 256 + b), BigInt(c * 256 + d)];
-          });
-    const gap = text.indexOf('::');
-    const head = groups(gap === -1 ? text : text.slice(0, gap));
-    const tail = gap === -1 ? [] : groups(text.slice(gap + 2));
-    const all = [...head, ...Array<bigint>(8 - head.length - tail.length).fill(0n), ...tail];
-    return all.reduce((acc, g) => (acc << 16n) | g, 0n);
-  }
-
-  const ipv4ToInt = (address: string): bigint =>
-    address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
-
-  const IPV4_MAPPED = 0xffffn << 32n;
-
-  /**
-   * The IPv4 addresses inside a block, as an IPv4 block: for an IPv6 block, those whose
-   * IPv4-mapped form (::ffff:a.b.c.d) it contains, as Node's BlockList matches them.
-   */
-  function ipv4Part(block: Cidr): { base: bigint; prefix: number } | undefined {
-    if (block.family === 4) return { base: ipv4ToInt(block.address), prefix: block.prefix };
-    const net = ipv6ToBigInt(block.address);
-    if (block.prefix <= 96) {
-      const shift = BigInt(128 - block.prefix);
-      return net >> shift === IPV4_MAPPED >> shift ? { base: 0n, prefix: 0 } : undefined;
-    }
-    return net >> 32n === 0xffffn ? { base: net & 0xffffffffn, prefix: block.prefix - 96 } : undefined;
-  }
-
-  /** RE2 pattern matching exactly the dotted quads `isIP` accepts inside base/prefix. */
-  function ipv4BlockPattern(base: bigint, prefix: number): string {
-    const octets = [24n, 16n, 8n, 0n].map((s) => Number((base >> s) & 0xffn));
-    return octets
-      .map((octet, i) => {
-        const fixedBits = Math.min(8, Math.max(0, prefix - i * 8));
-        if (fixedBits === 8) return String(octet);
-        if (fixedBits === 0) return OCTET_RE2;
-        const span = 2 ** (8 - fixedBits);
-        const first = octet - (octet % span);
-        return `(?:${Array.from({ length: span }, (_, k) => String(first + k)).join('|')})`;
-      })
-      .join('\\.');
-  }
-
   function cidr(f: Field, value: string, params: SqlParams): string {
     const block = parseCidr(value);
     if (block === undefined || f.kind === 'integer' || f.kind === 'time') return FALSE;
@@ -450,8 +450,6 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
 
   // ---------------------------------------------------------------------------------------
   // The tree
-
-  const negate = (sql: string): string => `(NOT ${sql})`;
 
   function compileCond(node: CondNode, params: SqlParams): string {
     const lowered = lowerCond(node);
