@@ -5,7 +5,7 @@ import { createMetaServices, createServices, type MetaServices, type Services } 
 import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
 import type { EventStore } from './event-store/event-store.js';
-import { WorkerEventStore } from './event-store/worker/worker-event-store.js';
+import { openEventStore } from './event-store/open-event-store.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
 
 /** The metadata store and its services: what CLI commands beside a running server use. */
@@ -121,11 +121,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const meta = await openMeta(config, opts);
   let events: EventStore;
   try {
-    events = await WorkerEventStore.open({
-      dataDir: config.dataDir,
-      memoryLimit: config.duckdbMemoryLimit,
-      checkpointThreshold: config.duckdbCheckpointThreshold,
-    });
+    events = await openEventStore(config);
   } catch (err) {
     await meta.close();
     throw err;

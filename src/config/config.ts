@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
+import { parseClickHouseUrl } from '../event-store/clickhouse/clickhouse-url.js';
 
 /**
  * The one configuration schema. Every setting has an environment variable
@@ -34,6 +35,11 @@ export const ConfigSchema = Type.Object(
       default: '',
       description:
         'Metadata store: empty for SQLite `<dataDir>/meta.sqlite`; `postgres://user@host:5432/db` for PostgreSQL',
+    }),
+    eventStoreUrl: Type.String({
+      default: '',
+      description:
+        'Event store: empty for DuckDB `<dataDir>/events.duckdb`; `clickhouse://user:password@host:8123/db` for ClickHouse; a sharded cluster lists every shard and names the cluster, `clickhouse://user@h1:8123,h2:8123/db?cluster=name` (`clickhouses://` for HTTPS)',
     }),
     databaseConnectSeconds: Type.Integer({
       minimum: 0,
@@ -329,6 +335,15 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     throw new ConfigError(
       `Invalid setting databaseUrl (${origins.databaseUrl}): only postgres:// URLs are supported (leave empty for SQLite)`,
     );
+  }
+  if (config.eventStoreUrl) {
+    try {
+      parseClickHouseUrl(config.eventStoreUrl);
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid setting eventStoreUrl (${origins.eventStoreUrl}): ${(err as Error).message} (leave empty for DuckDB)`,
+      );
+    }
   }
   return Object.freeze(config);
 }

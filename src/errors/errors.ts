@@ -54,6 +54,10 @@ export const unavailable = (message: string, retryAfterSeconds?: number) =>
     retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(retryAfterSeconds) },
   );
 
+/** A store (events, metadata) cannot be reached right now: 503, code store_unavailable (API.md §16). */
+export const storeUnavailable = (message: string) =>
+  new AppError(503, 'store_unavailable', message, undefined, { 'Retry-After': '5' });
+
 /** A write the disk has no room for: 507, code storage_full. */
 export const storageFull = (
   message = 'The server has no storage space left for this write; retry once space is freed.',

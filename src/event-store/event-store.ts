@@ -18,11 +18,12 @@ export interface EventStoreStats {
 }
 
 /**
- * The event storage contract. Backends: DuckDB (embedded default); ClickHouse later.
+ * The event storage contract. Backends: DuckDB (embedded default) and ClickHouse
+ * (`eventStoreUrl`), chosen by `openEventStore` (open-event-store.ts).
  * All times are Unix milliseconds.
  */
 export interface EventStore {
-  readonly kind: 'duckdb';
+  readonly kind: 'duckdb' | 'clickhouse';
   readonly capabilities: EventStoreCapabilities;
   /**
    * Appends a batch durably (committed before the promise resolves) and returns the

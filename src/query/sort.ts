@@ -1,6 +1,6 @@
 /**
  * How events sort (Search `sort`, live tails): THE order, which the stores reproduce
- * (event-store/duckdb/duckdb-plans.ts `orderSql`; a property test compares them).
+ * (event-store/sql/order-sql.ts `orderSql`; a property test compares them).
  *
  * Each sort term orders by its field's values; a missing value (absent, null) sorts last
  * in both directions. By field:

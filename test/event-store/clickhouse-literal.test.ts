@@ -72,6 +72,10 @@ describe.skipIf(!clickHouseTest.run)('clickHouseLiteral on a ClickHouse server',
       -(2 ** 53),
       1e21,
       123456.789,
+      5e-324,
+      -5e-324,
+      2.225073858507201e-308,
+      2.2250738585072014e-308,
     ];
     for (const n of numbers)
       expect(Number(await select(`toFloat64(${clickHouseLiteral(n)})`))).toBe(n === 0 ? 0 : n);

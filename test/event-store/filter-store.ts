@@ -2,6 +2,7 @@ import type { NormalisedEvent } from '../../src/core/event.js';
 import type { FilterNode } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { compileFilter } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
+import type { EventStore } from '../../src/event-store/event-store.js';
 import { SqlParams } from '../../src/event-store/sql/sql-params.js';
 import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
 
@@ -38,7 +39,7 @@ export function event(ev_id: string, fields: Partial<NormalisedEvent> = {}): Nor
 
 /** Appends `events` and returns them as the evaluator sees them (with `stored_at`). */
 export async function appendEvents(
-  store: DuckDbEventStore,
+  store: EventStore,
   events: readonly NormalisedEvent[],
 ): Promise<EventLike[]> {
   const { storedAt } = await store.append(events);

@@ -29,3 +29,26 @@ export async function clickHouseHttp(sql: string): Promise<unknown[]> {
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as unknown);
 }
+
+/** Every listed server's host:port. */
+const hosts = m?.[2]?.split(',') ?? [];
+
+/**
+ * The test URL with a database of its own (`t_<pid>_<random>`), so test files never see
+ * each other's events; drop it with `dropClickHouseDatabase`.
+ */
+export function clickHouseTestDatabase(): { url: string; database: string } {
+  const database = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  return { url: url.replace(/^(clickhouse:\/\/[^/]+)\/[^?]*/, `$1/${database}`), database };
+}
+
+/** Drops a test database on every listed server. */
+export async function dropClickHouseDatabase(database: string): Promise<void> {
+  if (!/^t_\d+_[a-z0-9]+$/.test(database)) throw new Error(`not a test database: ${database}`);
+  for (const host of hosts) {
+    await fetch(`http://${host}/?user=${encodeURIComponent(user)}`, {
+      method: 'POST',
+      body: `DROP DATABASE IF EXISTS ${database}`,
+    });
+  }
+}

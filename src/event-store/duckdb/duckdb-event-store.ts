@@ -1,4 +1,5 @@
 import { mkdirSync, statfsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import {
   type DuckDBAppender,
@@ -52,6 +53,20 @@ import {
   tsValue,
 } from './duckdb-schema.js';
 import { buildWordBlocks, WordIndex, type WordRange } from './word-index.js';
+
+/**
+ * node-api 1.5.5-r.5 decodes every VARCHAR it reads with `new TextDecoder()`, which drops
+ * a leading U+FEFF: a message or field starting with a byte-order mark came back without
+ * it (found by the cross-check with ClickHouse). Its decoder is a module binding that is
+ * read on every call, so one that keeps the mark replaces it. The store contract test
+ * reads such values back.
+ */
+const accessors = createRequire(import.meta.url)('@duckdb/node-api/lib/vectors/dataAccessors.js') as {
+  textDecoder: InstanceType<typeof TextDecoder>;
+};
+if (!(accessors.textDecoder instanceof TextDecoder))
+  throw new Error('@duckdb/node-api changed: its VARCHAR decoder is not where the store expects it');
+accessors.textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * Tables made before `intake` and `shape` existed (where an event came

@@ -54,6 +54,9 @@ export function containsMode(needle: string): 'js' | 'lower' {
 }
 
 export const duckDbFilterDialect: FilterDialect = {
+  true: 'true',
+  false: 'false',
+  standardNullLogic: true,
   mapValue: (key) => `map_extract_value(fields, ${key})`,
   integerText: (x) => `CAST(${x} AS VARCHAR)`,
   double: (p) => `CAST(${p} AS DOUBLE)`,

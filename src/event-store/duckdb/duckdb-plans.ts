@@ -1,16 +1,14 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
-import { SEVERITY_ORDER } from '../../core/filter-ast.js';
-import { type SortKind, sortKind, withTieBreak } from '../../query/sort.js';
 import type {
   LastNPlan,
   Metric,
   SearchPlan,
-  SortTerm,
   SummaryPlan,
   TimelinePlan,
   TimeWindow,
   TopNPlan,
 } from '../query-plan.js';
+import { type OrderDialect, orderSql } from '../sql/order-sql.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
 import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
 import type { WordRange } from './word-index.js';
@@ -78,45 +76,12 @@ export function searchCountSql(plan: SearchPlan, words?: readonly WordRange[]): 
   };
 }
 
-/** ORDER BY keys of one sort term, in the order query/sort.ts defines. */
-function sortKeys(term: SortTerm, params: SqlParams): string[] {
-  const v = fieldSql(term.field, params);
-  const dir = term.desc ? 'DESC' : 'ASC';
-  const kind: SortKind = sortKind(term.field);
-  switch (kind) {
-    case 'number':
-    case 'text':
-      // VARCHAR sorts bytewise, which for UTF-8 is code point order.
-      return [`${v} ${dir} NULLS LAST`];
-    case 'severity': {
-      const ranks = SEVERITY_ORDER.map((s, i) => `WHEN ${params.add(s)} THEN ${i}`).join(' ');
-      return [`(CASE ${v} ${ranks} END) ${dir} NULLS LAST`];
-    }
-    case 'mixed': {
-      // Numbers (group 0) before text (1) in both directions, missing values (2) last.
-      const num = numericTextSql(v, params);
-      return [
-        `(CASE WHEN ${v} IS NULL THEN 2 WHEN ${num} IS NOT NULL THEN 0 ELSE 1 END) ASC`,
-        `${num} ${dir} NULLS LAST`,
-        `${v} ${dir} NULLS LAST`,
-      ];
-    }
-    default:
-      return kind satisfies never;
-  }
-}
-
-/** The ORDER BY list of a search: its terms, then `ev_id` (query/sort.ts). */
-export function orderSql(sort: readonly SortTerm[], params: SqlParams): string {
-  return withTieBreak(sort)
-    .flatMap((term) => sortKeys(term, params))
-    .join(', ');
-}
+const ORDER: OrderDialect = { fieldSql, numericTextSql };
 
 export function searchRowsSql(plan: SearchPlan, words?: readonly WordRange[]): Compiled {
   const params = new SqlParams();
   const scan = scanSql(plan.filter, plan.range, params, words);
-  const order = orderSql(plan.sort, params);
+  const order = orderSql(plan.sort, params, ORDER);
   const sql = `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
   return { sql, params };
 }

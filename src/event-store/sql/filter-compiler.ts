@@ -66,6 +66,15 @@ import { quoteIdent, type SqlParams, sqlTime } from './sql-params.js';
  * arguments are placeholders of bound text values.
  */
 export interface FilterDialect {
+  /** The boolean constants (ClickHouse 18.16 has no `true`/`false`). */
+  readonly true: string;
+  readonly false: string;
+  /**
+   * Whether `NULL AND false` is false, as standard SQL says (DuckDB). ClickHouse 18.16
+   * gives NULL for any NULL operand, so there every test on a nullable column is
+   * `coalesce(<test>, 0)` instead of `(col IS NOT NULL AND <test>)`.
+   */
+  readonly standardNullLogic: boolean;
   /** The extra field named by `keyParam`, as text; NULL when the event lacks it. */
   mapValue(keyParam: string): string;
   /** An integer expression as decimal text. */
@@ -111,8 +120,6 @@ const INT_RANGE = {
   int64: [-(2n ** 63n), 2n ** 63n - 1n],
 } as const;
 
-const FALSE = 'false';
-
 /** The queryable columns of the schema by name. */
 const COLUMNS: ReadonlyMap<string, StoredColumn> = new Map(
   EVENT_SCHEMA.filter((c) => Object.hasOwn(COLUMN_KINDS, c.name)).map((c) => [c.name, c]),
@@ -123,15 +130,6 @@ interface Field {
   readonly sql: string;
   readonly kind: FieldKind;
   readonly column: StoredColumn | undefined;
-}
-
-/**
- * `test` (a boolean over the field's value) made two-valued: FALSE when the field is
- * missing. `nullable` says the test itself can be NULL on a present value.
- */
-function present(f: Field, test: string, nullable = false): string {
-  if (f.column === undefined || nullable) return `coalesce(${test}, false)`;
-  return f.column.notNull ? test : `(${f.sql} IS NOT NULL AND ${test})`;
 }
 
 const exists = (f: Field): string => `(${f.sql} IS NOT NULL)`;
@@ -171,25 +169,6 @@ function integerBounds(relation: Relation, t: number): [bigint | undefined, bigi
   }
 }
 
-function integerInterval(
-  f: Field,
-  lo: bigint | undefined,
-  hi: bigint | undefined,
-  params: SqlParams,
-): string {
-  const type = f.column?.type;
-  if (type !== 'int32' && type !== 'int64') throw new Error(`${f.sql} is not an integer column`);
-  const [min, max] = INT_RANGE[type];
-  const l = lo === undefined || lo < min ? min : lo;
-  const h = hi === undefined || hi > max ? max : hi;
-  if (l > h) return FALSE;
-  if (l === min && h === max) return exists(f);
-  if (l === h) return present(f, `${f.sql} = ${intParam(l, params)}`);
-  if (l === min) return present(f, `${f.sql} <= ${intParam(h, params)}`);
-  if (h === max) return present(f, `${f.sql} >= ${intParam(l, params)}`);
-  return present(f, `${f.sql} BETWEEN ${intParam(l, params)} AND ${intParam(h, params)}`);
-}
-
 // ---------------------------------------------------------------------------------------
 // Operators
 
@@ -199,67 +178,6 @@ const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
   lt: '<',
   lte: '<=',
 };
-
-function equals(f: Field, value: Scalar, params: SqlParams): string {
-  switch (f.kind) {
-    case 'integer': {
-      const t = parseNumeric(value);
-      const bounds = t === undefined ? undefined : integerBounds('eq', t);
-      return bounds === undefined ? FALSE : integerInterval(f, bounds[0], bounds[1], params);
-    }
-    case 'time': {
-      const t = toTimeMs(value);
-      return t === undefined ? FALSE : present(f, `${f.sql} = ${timestampParam(t, params)}`);
-    }
-    case 'string':
-    case 'ip':
-      return present(f, `${f.sql} = ${params.add(scalarToString(value))}`);
-    default:
-      return f.kind satisfies never;
-  }
-}
-
-function oneOf(f: Field, values: readonly Scalar[], params: SqlParams): string {
-  const targets = new Set<string>();
-  const list: string[] = [];
-  // Duplicates are dropped by their meaning, not their spelling (`5` and `"5.0"`).
-  const push = (key: string, sql: () => string) => {
-    if (!targets.has(key)) {
-      targets.add(key);
-      list.push(sql());
-    }
-  };
-  switch (f.kind) {
-    case 'integer': {
-      const [min, max] = INT_RANGE[f.column?.type === 'int64' ? 'int64' : 'int32'];
-      for (const v of values) {
-        const t = parseNumeric(v);
-        if (t === undefined || !Number.isInteger(t)) continue;
-        const n = BigInt(t);
-        if (n >= min && n <= max) push(String(n), () => intParam(n, params));
-      }
-      break;
-    }
-    case 'time':
-      for (const v of values) {
-        const t = toTimeMs(v);
-        if (t !== undefined) push(String(t), () => timestampParam(t, params));
-      }
-      break;
-    case 'string':
-    case 'ip':
-      for (const v of values) {
-        const s = scalarToString(v);
-        push(s, () => params.add(s));
-      }
-      break;
-    default:
-      return f.kind satisfies never;
-  }
-  if (list.length === 0) return FALSE;
-  if (list.length === 1) return present(f, `${f.sql} = ${list[0]}`);
-  return present(f, `${f.sql} IN (${list.join(', ')})`);
-}
 
 // ---------------------------------------------------------------------------------------
 // cidr
@@ -323,6 +241,98 @@ const negate = (sql: string): string => `(NOT ${sql})`;
 
 /** The compiler for one dialect: the rules above, with `d` spelling the engine's expressions. */
 export function createFilterCompiler(d: FilterDialect): FilterCompiler {
+  const FALSE = d.false;
+
+  /**
+   * `test` (a boolean over the field's value) made two-valued: FALSE when the field is
+   * missing. `nullable` says the test itself can be NULL on a present value.
+   */
+  function present(f: Field, test: string, nullable = false): string {
+    if (f.column?.notNull && !nullable) return test;
+    if (f.column === undefined || nullable || !d.standardNullLogic) return `coalesce(${test}, ${FALSE})`;
+    return `(${f.sql} IS NOT NULL AND ${test})`;
+  }
+
+  function integerInterval(
+    f: Field,
+    lo: bigint | undefined,
+    hi: bigint | undefined,
+    params: SqlParams,
+  ): string {
+    const type = f.column?.type;
+    if (type !== 'int32' && type !== 'int64') throw new Error(`${f.sql} is not an integer column`);
+    const [min, max] = INT_RANGE[type];
+    const l = lo === undefined || lo < min ? min : lo;
+    const h = hi === undefined || hi > max ? max : hi;
+    if (l > h) return FALSE;
+    if (l === min && h === max) return exists(f);
+    if (l === h) return present(f, `${f.sql} = ${intParam(l, params)}`);
+    if (l === min) return present(f, `${f.sql} <= ${intParam(h, params)}`);
+    if (h === max) return present(f, `${f.sql} >= ${intParam(l, params)}`);
+    return present(f, `${f.sql} BETWEEN ${intParam(l, params)} AND ${intParam(h, params)}`);
+  }
+
+  function equals(f: Field, value: Scalar, params: SqlParams): string {
+    switch (f.kind) {
+      case 'integer': {
+        const t = parseNumeric(value);
+        const bounds = t === undefined ? undefined : integerBounds('eq', t);
+        return bounds === undefined ? FALSE : integerInterval(f, bounds[0], bounds[1], params);
+      }
+      case 'time': {
+        const t = toTimeMs(value);
+        return t === undefined ? FALSE : present(f, `${f.sql} = ${timestampParam(t, params)}`);
+      }
+      case 'string':
+      case 'ip':
+        return present(f, `${f.sql} = ${params.add(scalarToString(value))}`);
+      default:
+        return f.kind satisfies never;
+    }
+  }
+
+  function oneOf(f: Field, values: readonly Scalar[], params: SqlParams): string {
+    const targets = new Set<string>();
+    const list: string[] = [];
+    // Duplicates are dropped by their meaning, not their spelling (`5` and `"5.0"`).
+    const push = (key: string, sql: () => string) => {
+      if (!targets.has(key)) {
+        targets.add(key);
+        list.push(sql());
+      }
+    };
+    switch (f.kind) {
+      case 'integer': {
+        const [min, max] = INT_RANGE[f.column?.type === 'int64' ? 'int64' : 'int32'];
+        for (const v of values) {
+          const t = parseNumeric(v);
+          if (t === undefined || !Number.isInteger(t)) continue;
+          const n = BigInt(t);
+          if (n >= min && n <= max) push(String(n), () => intParam(n, params));
+        }
+        break;
+      }
+      case 'time':
+        for (const v of values) {
+          const t = toTimeMs(v);
+          if (t !== undefined) push(String(t), () => timestampParam(t, params));
+        }
+        break;
+      case 'string':
+      case 'ip':
+        for (const v of values) {
+          const s = scalarToString(v);
+          push(s, () => params.add(s));
+        }
+        break;
+      default:
+        return f.kind satisfies never;
+    }
+    if (list.length === 0) return FALSE;
+    if (list.length === 1) return present(f, `${f.sql} = ${list[0]}`);
+    return present(f, `${f.sql} IN (${list.join(', ')})`);
+  }
+
   function resolveField(field: string, params: SqlParams): Field {
     const column = COLUMNS.get(field);
     if (column !== undefined) {
@@ -499,7 +509,7 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
   function compileFilter(ast: FilterNode, params: SqlParams): string {
     switch (ast.kind) {
       case 'true':
-        return 'true';
+        return d.true;
       case 'and':
         return `(${ast.items.map((i) => compileFilter(i, params)).join(' AND ')})`;
       case 'or':

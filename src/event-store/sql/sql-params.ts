@@ -19,18 +19,27 @@ export const isSqlTime = (v: unknown): v is SqlTime =>
   Object.getPrototypeOf(v) === Object.prototype &&
   typeof (v as SqlTime).time === 'number';
 
+/** How a store writes a value into a statement: a placeholder, or (no bound parameters) a literal. */
+export type Placeholder = (value: SqlValue, position: number) => string;
+
+const dollar: Placeholder = (_value, position) => `$${position}`;
+
 /**
- * The bound values of one statement. SQL is composed from fragments whose every value
- * goes through `add`, so no value is ever written into the SQL text and no value needs
- * escaping; the only names written into SQL are column identifiers, via `quoteIdent`.
+ * The values of one statement. SQL is composed from fragments whose every value goes
+ * through `add`, which returns what stands for it in the text: a placeholder (`$1`, `$2`,
+ * ...; DuckDB binds the values) or, for an engine without bound parameters, the one
+ * audited literal function's text (ClickHouse 18.16, `clickhouse-literal.ts`). The only
+ * names written into SQL are column identifiers, via `quoteIdent`.
  */
 export class SqlParams {
   readonly values: SqlValue[] = [];
 
-  /** Binds `value` and returns its placeholder (`$1`, `$2`, ...). */
+  constructor(private readonly placeholder: Placeholder = dollar) {}
+
+  /** Adds `value` and returns what stands for it in the SQL text. */
   add(value: SqlValue): string {
     this.values.push(value);
-    return `$${this.values.length}`;
+    return this.placeholder(value, this.values.length);
   }
 }
 

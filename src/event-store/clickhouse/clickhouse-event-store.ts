@@ -1,0 +1,447 @@
+import { randomUUID } from 'node:crypto';
+import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
+import { decodeTime } from 'ulidx';
+import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
+import { outOfMemory, storeUnavailable } from '../../errors/errors.js';
+import { StartupError } from '../../errors/startup.js';
+import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
+import { HourHistogram } from '../hour-histogram.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, SearchResult } from '../query-plan.js';
+import { shapeLastN, shapeSummary, shapeTimeline, shapeTopN } from '../result-shaper.js';
+import { quoteIdent } from '../sql/sql-params.js';
+import { clickHouseLiteral } from './clickhouse-literal.js';
+import {
+  type Compiled,
+  lastnSql,
+  searchCountSql,
+  searchRowsSql,
+  summarySql,
+  timelineSql,
+  topnSql,
+} from './clickhouse-plans.js';
+import {
+  createDistributedTable,
+  createLocalTable,
+  DAY_MS,
+  insertRow,
+  rowToEvent,
+} from './clickhouse-schema.js';
+import { type ClickHouseTarget, parseClickHouseUrl } from './clickhouse-url.js';
+
+const HOUR_MS = 3_600_000;
+
+/** Events per insert at most: a group of waiting appends is written as one insert up to this. */
+const MAX_INSERT_EVENTS = 50_000;
+
+/** Network failures: ClickHouse cannot be reached (503 store_unavailable, retried by clients). */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+]);
+
+/** ClickHouse error codes that mean "not enough memory for this query". */
+const MEMORY_LIMIT_EXCEEDED = '241';
+
+interface PendingAppend {
+  events: readonly NormalisedEvent[];
+  resolve: (r: { storedAt: number }) => void;
+  reject: (err: unknown) => void;
+}
+
+export interface ClickHouseEventStoreOptions {
+  /** `eventStoreUrl` (clickhouse-url.ts). */
+  url: string;
+  /** Milliseconds a request may take before it fails (default 300,000). */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The event store on ClickHouse (ADR 0006), over the official HTTP client: one client per
+ * listed server, requests spread over them in turn. Alone, a server holds `events`
+ * (MergeTree, a partition per day); with `?cluster=`, each listed server holds
+ * `events_local` and a `Distributed` table `events` over the cluster, which inserts write
+ * synchronously to the shards and queries read from all of them.
+ *
+ * An append is acknowledged once ClickHouse answered its insert (the rows are in parts on
+ * the shards). Appends that wait while one is written go out together as the next
+ * insert, so a busy server gets fewer, larger inserts (ClickHouse wants few parts).
+ */
+export class ClickHouseEventStore implements EventStore {
+  readonly kind = 'clickhouse' as const;
+  readonly capabilities = { interrupt: true, re2: true };
+  private readonly perHour = new HourHistogram();
+  private next = 0;
+  private pending: PendingAppend[] = [];
+  private writing: Promise<void> | null = null;
+  /** The table queries read and inserts write (the Distributed one on a cluster), quoted. */
+  private readonly table: string;
+  /** The MergeTree table on each server, quoted, and its bare name. */
+  private readonly local: string;
+  private readonly localName: string;
+
+  private constructor(
+    private readonly target: ClickHouseTarget,
+    private readonly clients: ClickHouseClient[],
+    /** `SELECT version()` of the first server, for capability checks. */
+    readonly serverVersion: string,
+  ) {
+    const db = quoteIdent(target.database);
+    this.localName = target.cluster ? 'events_local' : 'events';
+    this.table = `${db}.${quoteIdent('events')}`;
+    this.local = `${db}.${quoteIdent(this.localName)}`;
+  }
+
+  static async open(opts: ClickHouseEventStoreOptions): Promise<ClickHouseEventStore> {
+    const target = parseClickHouseUrl(opts.url);
+    const clients = target.hosts.map((url) =>
+      createClient({
+        url,
+        username: target.username,
+        password: target.password,
+        request_timeout: opts.requestTimeoutMs ?? 300_000,
+        max_open_connections: 16,
+        // Failures are answered to callers and logged by the service, not by the client.
+        log: { level: ClickHouseLogLevel.OFF },
+      }),
+    );
+    try {
+      for (const [i, c] of clients.entries()) {
+        const ping = await c.ping();
+        if (!ping.success) {
+          throw new StartupError(
+            `Cannot start: ClickHouse at ${target.hosts[i]} is unreachable (${reason(ping.error)}); check that it runs and eventStoreUrl (LOGSCOPE_EVENT_STORE_URL).`,
+          );
+        }
+      }
+      const version = await firstValue(clients[0] as ClickHouseClient, 'SELECT version() AS v');
+      const store = new ClickHouseEventStore(target, clients, String(version));
+      await store.createTables();
+      await store.loadHistogram();
+      return store;
+    } catch (err) {
+      await Promise.all(clients.map((c) => c.close()));
+      if (err instanceof StartupError) throw err;
+      if (err instanceof ClickHouseError)
+        throw new StartupError(`Cannot start: ClickHouse refused to set up the event store: ${err.message}`);
+      throw err;
+    }
+  }
+
+  /** The database and tables on every listed server (idempotent). */
+  private async createTables(): Promise<void> {
+    const { database, cluster } = this.target;
+    for (const c of this.clients) {
+      await c.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}` });
+      await c.command({ query: createLocalTable(database, this.localName) });
+      if (cluster)
+        await c.command({ query: createDistributedTable(database, 'events', cluster, this.localName) });
+    }
+  }
+
+  /** The next server in turn. */
+  private client(): ClickHouseClient {
+    const c = this.clients[this.next % this.clients.length] as ClickHouseClient;
+    this.next = (this.next + 1) % this.clients.length;
+    return c;
+  }
+
+  append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ events, resolve, reject });
+      this.writing ??= this.drain();
+    });
+  }
+
+  /** Writes waiting appends, as few inserts as possible, until none waits. */
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length) {
+        const group: PendingAppend[] = [];
+        let n = 0;
+        while (
+          this.pending.length &&
+          (n === 0 || n + (this.pending[0] as PendingAppend).events.length <= MAX_INSERT_EVENTS)
+        ) {
+          const p = this.pending.shift() as PendingAppend;
+          group.push(p);
+          n += p.events.length;
+        }
+        const storedAt = Date.now();
+        try {
+          const values = group.flatMap((p) => p.events.map((e) => insertRow(e, storedAt)));
+          await this.client().insert({
+            table: this.table,
+            values,
+            format: 'JSONEachRow',
+            ...(this.target.cluster ? { clickhouse_settings: { insert_distributed_sync: 1 } } : {}),
+          });
+          for (const p of group) this.perHour.add(p.events);
+          for (const p of group) p.resolve({ storedAt });
+        } catch (err) {
+          const mapped = this.error(err);
+          for (const p of group) p.reject(mapped);
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  /**
+   * An engine failure as clients may see it: unreachable → 503 store_unavailable, out of
+   * memory → 503 out_of_memory; anything else unchanged (a 500, logged with its text).
+   */
+  private error(err: unknown): unknown {
+    let mapped: Error | null = null;
+    if (isUnreachable(err))
+      mapped = storeUnavailable(
+        `The event store (ClickHouse) cannot be reached (${reason(err)}); retry once it is back.`,
+      );
+    else if (err instanceof ClickHouseError && err.code === MEMORY_LIMIT_EXCEEDED) mapped = outOfMemory();
+    if (!mapped) return err;
+    (mapped as Error & { cause?: unknown }).cause = err;
+    return mapped;
+  }
+
+  /**
+   * Runs a statement on the next server; aborting `signal` ends the request and kills the
+   * query on the server (`KILL QUERY`, which stops its work on every shard).
+   */
+  private async rows(
+    q: Compiled,
+    opts: ExecOptions = {},
+  ): Promise<{ data: Record<string, unknown>[]; totals?: Record<string, unknown> }> {
+    if (opts.signal?.aborted) throw abortError();
+    const client = this.client();
+    const queryId = randomUUID();
+    const controller = new AbortController();
+    const onAbort = () => {
+      controller.abort();
+      this.kill(client, queryId);
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const params = { query: q.sql, query_id: queryId, abort_signal: controller.signal };
+      if (q.totals) {
+        const json = await (await client.query({ ...params, format: 'JSON' })).json<
+          Record<string, unknown>
+        >();
+        return {
+          data: json.data,
+          ...(json.totals ? { totals: json.totals as Record<string, unknown> } : {}),
+        };
+      }
+      return {
+        data: await (await client.query({ ...params, format: 'JSONEachRow' })).json<
+          Record<string, unknown>
+        >(),
+      };
+    } catch (err) {
+      if (opts.signal?.aborted) throw abortError();
+      throw this.error(err);
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private kill(client: ClickHouseClient, queryId: string): void {
+    client
+      .command({ query: `KILL QUERY WHERE query_id = ${clickHouseLiteral(queryId)} ASYNC` })
+      .catch(() => undefined);
+  }
+
+  async execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
+    const table = this.table;
+    switch (plan.kind) {
+      case 'search': {
+        const [events, total] = await Promise.all([
+          plan.limit > 0
+            ? this.rows(searchRowsSql(table, plan), opts).then((r) => r.data.map(rowToEvent))
+            : [],
+          plan.count
+            ? this.rows(searchCountSql(table, plan), opts).then((r) => Number(r.data[0]?.n ?? 0))
+            : -1,
+        ]);
+        return { total, events } satisfies SearchResult as ResultOf<P>;
+      }
+      case 'topn': {
+        const r = await this.rows(topnSql(table, plan), opts);
+        return shapeTopN(r.data.map((row) => ({ ...row, total: r.totals?.c ?? 0 }))) as ResultOf<P>;
+      }
+      case 'lastn':
+        return shapeLastN((await this.rows(lastnSql(table, plan), opts)).data) as ResultOf<P>;
+      case 'summary': {
+        const r = await this.rows(summarySql(table, plan), opts);
+        const rows = plan.groupBy.length
+          ? [{ ...(r.totals ?? { c: 0 }), total_row: 1 }, ...r.data.map((row) => ({ ...row, total_row: 0 }))]
+          : r.data;
+        return shapeSummary(plan, rows) as ResultOf<P>;
+      }
+      case 'timeline':
+        return shapeTimeline(plan, (await this.rows(timelineSql(table, plan), opts)).data) as ResultOf<P>;
+      default:
+        return plan satisfies never;
+    }
+  }
+
+  async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+    if (opts.signal?.aborted) throw abortError();
+    const client = this.client();
+    const queryId = randomUUID();
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    let finished = false;
+    try {
+      const result = await client.query({
+        query: searchRowsSql(this.table, { ...plan, offset: 0 }).sql,
+        format: 'JSONEachRow',
+        query_id: queryId,
+        abort_signal: controller.signal,
+      });
+      for await (const rows of result.stream<Record<string, unknown>>()) {
+        for (const row of rows) yield rowToEvent(row.json());
+      }
+      finished = true;
+    } catch (err) {
+      if (opts.signal?.aborted) throw abortError();
+      throw this.error(err);
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (!finished) {
+        // The reader stopped early (or failed): end the request and the server's work.
+        controller.abort();
+        this.kill(client, queryId);
+      }
+    }
+  }
+
+  estimateInRange(fromMs: number, toMs: number): number {
+    return this.perHour.estimate(fromMs, toMs);
+  }
+
+  private async loadHistogram(): Promise<void> {
+    const { data } = await this.rows({
+      sql: `SELECT intDiv("ts", ${HOUR_MS}) AS h, count() AS n FROM ${this.table} GROUP BY h`,
+    });
+    this.perHour.reset(data.map((r) => [Number(r.h) * HOUR_MS, Number(r.n)] as const));
+  }
+
+  async getById(evId: string): Promise<StoredEvent | null> {
+    let receivedAt: number;
+    try {
+      receivedAt = decodeTime(evId);
+    } catch {
+      return null;
+    }
+    const { data } = await this.rows({
+      sql: `SELECT * FROM ${this.table} WHERE "received_at" BETWEEN ${clickHouseLiteral(receivedAt - HOUR_MS)} AND ${clickHouseLiteral(receivedAt + 1000)} AND "ev_id" = ${clickHouseLiteral(evId)} LIMIT 1`,
+    });
+    return data[0] ? rowToEvent(data[0]) : null;
+  }
+
+  /**
+   * Retention by whole days: drops, on every server, the day partitions that end before
+   * the cut-off. Events of the cut-off's own day stay until that day is past.
+   */
+  async deleteOlderThan(tsMs: number): Promise<number> {
+    const lastDay = Math.floor(tsMs / DAY_MS); // partitions below this end at or before the cut-off
+    let deleted = 0;
+    try {
+      for (const c of this.clients) {
+        const result = await c.query({
+          query: `SELECT partition, sum(rows) AS n FROM system.parts WHERE database = ${clickHouseLiteral(this.target.database)} AND table = ${clickHouseLiteral(this.localName)} AND active GROUP BY partition`,
+          format: 'JSONEachRow',
+        });
+        for (const p of await result.json<{ partition: string; n: string }>()) {
+          const day = Number(p.partition);
+          if (!Number.isInteger(day) || day >= lastDay) continue;
+          await c.command({ query: `ALTER TABLE ${this.local} DROP PARTITION ${clickHouseLiteral(day)}` });
+          deleted += Number(p.n);
+        }
+      }
+    } catch (err) {
+      throw this.error(err);
+    }
+    if (deleted > 0) await this.loadHistogram();
+    return deleted;
+  }
+
+  async stats(): Promise<EventStoreStats> {
+    const { data } = await this.rows({
+      sql: `SELECT count() AS n, min("ts") AS lo, max("ts") AS hi FROM ${this.table}`,
+    });
+    const row = data[0] ?? {};
+    const n = Number(row.n ?? 0);
+    let bytesOnDisk = 0;
+    for (const c of this.clients) {
+      bytesOnDisk += Number(
+        await firstValue(
+          c,
+          `SELECT sum(bytes_on_disk) AS v FROM system.parts WHERE database = ${clickHouseLiteral(this.target.database)} AND table = ${clickHouseLiteral(this.localName)} AND active`,
+        ),
+      );
+    }
+    return {
+      events: n,
+      bytesOnDisk,
+      oldestTs: n > 0 ? Number(row.lo) : null,
+      newestTs: n > 0 ? Number(row.hi) : null,
+    };
+  }
+
+  /** Runs SQL on the next server and returns its rows. For benchmarks and tests; the API never passes user text here. */
+  async runSql(sql: string): Promise<Record<string, unknown>[]> {
+    return (await this.rows({ sql })).data;
+  }
+
+  /** Fails while any listed server cannot answer. */
+  async ping(): Promise<void> {
+    for (const [i, c] of this.clients.entries()) {
+      const r = await c.ping();
+      if (!r.success)
+        throw storeUnavailable(`ClickHouse at ${this.target.hosts[i]} is unreachable (${reason(r.error)}).`);
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.writing) await this.writing;
+    await Promise.all(this.clients.map((c) => c.close()));
+  }
+}
+
+async function firstValue(client: ClickHouseClient, query: string): Promise<unknown> {
+  const result = await client.query({ query, format: 'JSONEachRow' });
+  const rows = await result.json<{ v: unknown }>();
+  return rows[0]?.v;
+}
+
+const codeOf = (err: unknown): string => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+};
+
+function isUnreachable(err: unknown): boolean {
+  if (err instanceof ClickHouseError) return false;
+  if (UNREACHABLE.has(codeOf(err)) || UNREACHABLE.has(codeOf((err as { cause?: unknown } | null)?.cause)))
+    return true;
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && /socket hang up|Timeout error|connect ECONNREFUSED/i.test(message);
+}
+
+/** Why a server could not be used, in words. */
+function reason(err: unknown): string {
+  const code = codeOf(err) || codeOf((err as { cause?: unknown } | null)?.cause);
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND') return 'host not found';
+  if (code === 'ETIMEDOUT') return 'connection timed out';
+  const message = (err as { message?: unknown } | null)?.message;
+  return code || (typeof message === 'string' ? message.slice(0, 200) : 'no answer');
+}

@@ -1,0 +1,180 @@
+import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import type {
+  LastNPlan,
+  Metric,
+  SearchPlan,
+  SummaryPlan,
+  TimelinePlan,
+  TimeWindow,
+  TopNPlan,
+} from '../query-plan.js';
+import { type OrderDialect, orderSql } from '../sql/order-sql.js';
+import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
+import {
+  clickHouseBind,
+  clickHouseFilterDialect,
+  compileFilter,
+  numericTextSql,
+} from './clickhouse-filter-compiler.js';
+
+/**
+ * The plans (query-plan.ts) in ClickHouse SQL, for every server from 18.16 on. Each
+ * returns the column names the result shaper reads (result-shaper.ts). Values are written
+ * by the audited literal function (`clickHouseBind`); `table` is the table to read (the
+ * Distributed one on a cluster).
+ *
+ * Where ClickHouse differs from DuckDB's plans (duckdb-plans.ts):
+ * - the grand totals of TopN and Summary come from `WITH TOTALS` in the same pass (18.16
+ *   has no GROUPING SETS); the statement is read in the `JSON` format, which carries them;
+ * - p50/p90/p99 interpolate linearly between the two nearest values, as DuckDB's
+ *   `quantile_cont`, over the sorted values (18.16 has no `quantileExactInclusive`);
+ * - a Timeline's top series are chosen by a `GLOBAL IN` subquery, which a Distributed
+ *   table runs once on the initiating server.
+ */
+export interface Compiled {
+  sql: string;
+  /** Read the `JSON` format, whose `totals` hold the grand total row. */
+  totals?: boolean;
+}
+
+const newParams = () => new SqlParams(clickHouseBind);
+
+const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
+
+/** A field as a SQL value: its column, or its entry in the `fields` arrays (NULL when absent). */
+export function fieldSql(field: string, params: SqlParams): string {
+  return isColumn(field) ? quoteIdent(field) : clickHouseFilterDialect.mapValue(params.add(field));
+}
+
+const ORDER: OrderDialect = { fieldSql, numericTextSql };
+
+/** `FROM … WHERE …`: the time range and the filter. */
+export function scanSql(
+  table: string,
+  filter: SearchPlan['filter'],
+  range: TimeWindow,
+  params: SqlParams,
+): string {
+  const f = filter.kind === 'true' ? '' : ` AND (${compileFilter(filter, params)})`;
+  return `FROM ${table} WHERE "ts" >= ${params.add(sqlTime(range.fromMs))} AND "ts" < ${params.add(sqlTime(range.toMs))}${f}`;
+}
+
+export function searchCountSql(table: string, plan: SearchPlan): Compiled {
+  const params = newParams();
+  return { sql: `SELECT count() AS n ${scanSql(table, plan.filter, plan.range, params)}` };
+}
+
+export function searchRowsSql(table: string, plan: SearchPlan): Compiled {
+  const params = newParams();
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  const order = orderSql(plan.sort, params, ORDER);
+  return {
+    sql: `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`,
+  };
+}
+
+export function topnSql(table: string, plan: TopNPlan): Compiled {
+  const params = newParams();
+  const v = fieldSql(plan.field, params);
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  return {
+    sql: `SELECT ${v} AS v, count() AS c ${scan} AND v IS NOT NULL GROUP BY v WITH TOTALS ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`,
+    totals: true,
+  };
+}
+
+export function lastnSql(table: string, plan: LastNPlan): Compiled {
+  const params = newParams();
+  const v = fieldSql(plan.field, params);
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  return {
+    sql: `SELECT ${v} AS v, max("ts") AS last_seen, min("ts") AS first_seen, count() AS c
+      ${scan} AND v IS NOT NULL GROUP BY v ORDER BY last_seen DESC, v ASC LIMIT ${params.add(plan.n)}`,
+  };
+}
+
+/**
+ * A field as numeric metrics read it (duckdb-plans.ts `metricValueSql`): integer columns
+ * as doubles, time columns as Unix seconds, text when `parseNumeric` reads a number.
+ */
+function metricValueSql(field: string, raw: string, params: SqlParams): string {
+  if (!isColumn(field)) return numericTextSql(raw, params);
+  const kind = COLUMN_KINDS[field];
+  switch (kind) {
+    case 'integer':
+      return `toFloat64(${raw})`;
+    case 'time':
+      return `(${raw} / 1000)`;
+    case 'string':
+    case 'ip':
+      return numericTextSql(raw, params);
+    default:
+      return kind satisfies never;
+  }
+}
+
+/**
+ * The q-quantile of the sorted values, interpolated as DuckDB's `quantile_cont`: `def`
+ * defines them under the alias `a` (ClickHouse reads an alias anywhere in the SELECT).
+ */
+function quantileSql(def: string, a: string, q: number): string {
+  const pos = `(${q} * (length(${a}) - 1))`;
+  const at = (i: string) => `${a}[toUInt64(${i}) + 1]`;
+  return `if(length(${def}) = 0, NULL, ${at(`floor(${pos})`)} + (${pos} - floor(${pos})) * (${at(`ceil(${pos})`)} - ${at(`floor(${pos})`)}))`;
+}
+
+const QUANTILES = { p50: 0.5, p90: 0.9, p99: 0.99 } as const;
+
+function metricSql(m: Metric, i: number, params: SqlParams): string {
+  if (m.op === 'count') return m.field ? `count(${fieldSql(m.field, params)})` : 'count()';
+  const field = m.field ?? 'bytes';
+  const raw = fieldSql(field, params);
+  // Over no values at all: 0 distinct, and NULL where ClickHouse gives a type's default (0).
+  if (m.op === 'count_distinct') return `ifNull(uniqExact(${raw}), 0)`;
+  const num = metricValueSql(field, raw, params);
+  const orNull = (agg: string) => `if(count(${num}) = 0, NULL, ${agg}(${num}))`;
+  switch (m.op) {
+    case 'sum':
+    case 'avg':
+    case 'min':
+    case 'max':
+      return orNull(m.op);
+    case 'p50':
+    case 'p90':
+    case 'p99':
+      return quantileSql(`(arraySort(groupArray(${num})) AS sorted${i})`, `sorted${i}`, QUANTILES[m.op]);
+    default:
+      return m.op satisfies never;
+  }
+}
+
+/**
+ * Totals and the n largest groups in one pass: `WITH TOTALS` gives the grand total row
+ * (over every group, before the LIMIT).
+ */
+export function summarySql(table: string, plan: SummaryPlan): Compiled {
+  const params = newParams();
+  const metrics = plan.metrics.map((m, i) => `${metricSql(m, i, params)} AS m${i}`);
+  const groups = plan.groupBy.map((f, i) => `${fieldSql(f, params)} AS g${i}`);
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  const cols = ['count() AS c', ...metrics].join(', ');
+  if (!groups.length) return { sql: `SELECT ${cols} ${scan}` };
+  const keys = plan.groupBy.map((_, i) => `g${i}`).join(', ');
+  return {
+    sql: `SELECT ${groups.join(', ')}, ${cols} ${scan} GROUP BY ${keys} WITH TOTALS ORDER BY c DESC, ${keys} LIMIT ${params.add(plan.n)}`,
+    totals: true,
+  };
+}
+
+export function timelineSql(table: string, plan: TimelinePlan): Compiled {
+  const params = newParams();
+  const interval = params.add(plan.intervalMs);
+  const bucket = `intDiv("ts", ${interval}) * ${interval}`;
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  if (!plan.splitBy) return { sql: `SELECT ${bucket} AS b, count() AS c ${scan} GROUP BY b ORDER BY b` };
+  const v = `toString(${fieldSql(plan.splitBy, params)})`;
+  const top = `SELECT ${v} AS v ${scan} AND v IS NOT NULL GROUP BY v ORDER BY count() DESC, v LIMIT ${params.add(plan.series)}`;
+  return {
+    sql: `SELECT ${bucket} AS b, if(${v} GLOBAL IN (${top}), ${v}, NULL) AS s, count() AS c ${scan} GROUP BY b, s ORDER BY b`,
+  };
+}

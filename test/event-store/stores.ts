@@ -1,0 +1,101 @@
+import type { FilterNode } from '../../src/core/filter-ast.js';
+import { ClickHouseEventStore } from '../../src/event-store/clickhouse/clickhouse-event-store.js';
+import {
+  clickHouseBind,
+  compileFilter as compileClickHouse,
+} from '../../src/event-store/clickhouse/clickhouse-filter-compiler.js';
+import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { compileFilter as compileDuckDb } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
+import type { EventStore } from '../../src/event-store/event-store.js';
+import { SqlParams } from '../../src/event-store/sql/sql-params.js';
+import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '../helpers/clickhouse.js';
+
+/**
+ * The event stores the store contract runs on (`describe.each(STORES)`): DuckDB always,
+ * ClickHouse when the tests have one (test/helpers/clickhouse.ts).
+ */
+export interface StoreUnderTest {
+  readonly store: EventStore;
+  /** The ev_ids the store's compiled filter selects among those starting with `prefix`, sorted bytewise. */
+  selects(ast: FilterNode, prefix: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface StoreKind {
+  readonly name: 'duckdb' | 'clickhouse';
+  readonly run: boolean;
+  /** A filter whose answer the store documents as different from the evaluator's. */
+  readonly knownDifference?: (ast: FilterNode) => boolean;
+  open(): Promise<StoreUnderTest>;
+}
+
+const duckdb: StoreKind = {
+  name: 'duckdb',
+  run: true,
+  async open() {
+    const store = await DuckDbEventStore.open({
+      dataDir: ':memory:',
+      memoryLimit: '256MB',
+      checkpointThreshold: '16MB',
+    });
+    return {
+      store,
+      async selects(ast, prefix) {
+        const params = new SqlParams();
+        const scope = params.add(prefix);
+        const where = compileDuckDb(ast, params);
+        const rows = await store.runSql(
+          `SELECT ev_id FROM events WHERE starts_with(ev_id, ${scope}) AND ${where} ORDER BY ev_id`,
+          params.values,
+        );
+        return rows.map((r) => String(r.ev_id));
+      },
+      close: () => store.close(),
+    };
+  },
+};
+
+/** Whether a contains needle in the filter holds σ or ς (clickhouse-filter-compiler.ts: capital sigma). */
+function sigmaNeedle(ast: FilterNode): boolean {
+  switch (ast.kind) {
+    case 'and':
+    case 'or':
+      return ast.items.some(sigmaNeedle);
+    case 'not':
+      return sigmaNeedle(ast.item);
+    case 'text':
+      return /[σς]/.test(ast.value);
+    case 'cond':
+      return (ast.op === 'contains' || ast.op === 'not_contains') && /[σς]/.test(String(ast.value));
+    default:
+      return false;
+  }
+}
+
+const clickhouse: StoreKind = {
+  name: 'clickhouse',
+  run: clickHouseTest.run,
+  knownDifference: sigmaNeedle,
+  async open() {
+    const { url, database } = clickHouseTestDatabase();
+    const store = await ClickHouseEventStore.open({ url });
+    return {
+      store,
+      async selects(ast, prefix) {
+        const params = new SqlParams(clickHouseBind);
+        const scope = params.add(prefix);
+        const where = compileClickHouse(ast, params);
+        const rows = await store.runSql(
+          `SELECT ev_id FROM ${database}.events WHERE startsWith(ev_id, ${scope}) AND ${where} ORDER BY ev_id`,
+        );
+        return rows.map((r) => String(r.ev_id));
+      },
+      async close() {
+        await store.close();
+        await dropClickHouseDatabase(database);
+      },
+    };
+  },
+};
+
+export const STORES: readonly StoreKind[] = [duckdb, clickhouse];
