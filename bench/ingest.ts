@@ -1,12 +1,25 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createClient } from '@clickhouse/client';
 import { demoGenerator } from '../src/cli/demo-generator.js';
 import type { NormalisedEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
+import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
+import { insertRow } from '../src/event-store/clickhouse/clickhouse-schema.js';
+import { parseClickHouseUrl } from '../src/event-store/clickhouse/clickhouse-url.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
-import { type BenchServer, countFlag, flag, fmt, percentile, startServer } from './lib.js';
+import {
+  type BenchClickHouse,
+  type BenchServer,
+  benchClickHouse,
+  countFlag,
+  flag,
+  fmt,
+  percentile,
+  startServer,
+} from './lib.js';
 
 /**
  * Ingest throughput: N events as HTTP NDJSON in 1,000-event requests from 4 concurrent
@@ -14,7 +27,9 @@ import { type BenchServer, countFlag, flag, fmt, percentile, startServer } from 
  * Flags: --events N (default 10,000,000), --clients 4, --batch 1000, --pool 500 (distinct
  * request bodies generated up front and sent in turn, so client-side JSON work does not
  * compete with the server for the two cores), --triggers 100 (a second API run with that many
- * enabled triggers; 0 skips it).
+ * enabled triggers; 0 skips it), --store clickhouse (adds the API on ClickHouse and raw
+ * ClickHouse inserts; --clickhouse <url>, default the loopback shards of
+ * scripts/ci/clickhouse.sh).
  */
 /** 100 (or `count`) realistic triggers over the demo data: keyed, text, regex and CIDR ones. */
 export function benchTriggers(count: number): Array<Record<string, unknown>> {
@@ -189,25 +204,79 @@ interface ApiRun extends ApiIngest {
   stopSeconds: number;
 }
 
-/** Ingests `total` events through the HTTP API of a fresh server with `triggers` enabled. */
+/**
+ * Ingests `total` events through the HTTP API of a fresh server with `triggers` enabled;
+ * with `ch`, the server keeps its events in that ClickHouse (a fresh database).
+ */
 async function runApi(
   bodies: string[],
   total: number,
   batch: number,
   clients: number,
   triggers: number,
+  ch?: BenchClickHouse,
 ): Promise<ApiRun> {
-  const server = await startServer();
+  if (ch) await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
+  const server = await startServer(ch ? { LOGSCOPE_EVENT_STORE_URL: ch.url } : {});
   await addTriggers(server, triggers);
-  const run = await ingestThroughApi(server, bodies, total, batch, clients, `api (${triggers} triggers)`);
+  const label = `api${ch ? ' on ClickHouse' : ''} (${triggers} triggers)`;
+  const run = await ingestThroughApi(server, bodies, total, batch, clients, label);
   const peakRss = server.peakRss();
   // Stopping waits for the trigger matches still being recorded.
   const t1 = performance.now();
   await server.stop();
   const stopSeconds = (performance.now() - t1) / 1000;
-  const bytesOnDisk = storeBytes(server.dataDir);
+  const bytesOnDisk = ch ? await clickHouseBytes(ch) : storeBytes(server.dataDir);
   rmSync(server.dataDir, { recursive: true, force: true });
+  if (ch) await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
   return { ...run, rate: run.accepted / run.seconds, peakRss, bytesOnDisk, stopSeconds };
+}
+
+/** Bytes of the bench database's active parts on every server. */
+async function clickHouseBytes(ch: BenchClickHouse): Promise<number> {
+  const each = await ch.onEach(
+    `SELECT sum(bytes_on_disk) FROM system.parts WHERE database = '${ch.database}' AND active`,
+  );
+  return each.reduce((s, text) => s + Number(text.trim() || 0), 0);
+}
+
+/**
+ * The raw engine on ClickHouse: the same normalised events inserted by the official client
+ * in `rawBatch`-row inserts (JSONEachRow, synchronous on the shards) into the table the
+ * store creates; events/s and bytes per event.
+ */
+async function rawClickHouse(
+  ch: BenchClickHouse,
+  events: NormalisedEvent[],
+  total: number,
+  rawBatch: number,
+): Promise<{ rate: number; seconds: number; bytesPerEvent: number }> {
+  await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
+  const store = await ClickHouseEventStore.open({ url: ch.url });
+  await store.close();
+  const target = parseClickHouseUrl(ch.url);
+  const client = createClient({ url: target.hosts[0], username: target.username, password: target.password });
+  const t0 = performance.now();
+  for (let done = 0; done < total; ) {
+    const n = Math.min(rawBatch, total - done);
+    const from = done % events.length;
+    const slice = events.slice(from, from + n);
+    const storedAt = Date.now();
+    await client.insert({
+      table: `${target.database}.events`,
+      values: slice.map((e) => insertRow(e, storedAt)),
+      format: 'JSONEachRow',
+      ...(target.cluster ? { clickhouse_settings: { insert_distributed_sync: 1 } } : {}),
+    });
+    done += slice.length;
+    if ((done / rawBatch) % 25 === 0) process.stderr.write(`\r  raw ClickHouse: ${fmt(done)} events`);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  process.stderr.write('\n');
+  await client.close();
+  const bytes = await clickHouseBytes(ch);
+  await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
+  return { rate: total / seconds, seconds, bytesPerEvent: bytes / total };
 }
 
 export async function main(argv: string[]) {
@@ -215,7 +284,9 @@ export async function main(argv: string[]) {
   const clients = flag(argv, 'clients', 4);
   const batch = flag(argv, 'batch', 1000);
   const poolSize = Math.min(flag(argv, 'pool', 500), Math.ceil(total / batch));
-  const triggerCount = countFlag(argv, 'triggers', 100);
+  const ch = benchClickHouse(argv, 'bench_ingest');
+  // On ClickHouse the measure is the store: triggers (the same work on either) are off unless asked.
+  const triggerCount = countFlag(argv, 'triggers', ch ? 0 : 100);
   console.log(
     `ingest bench: ${fmt(total)} events, ${clients} clients, ${batch}/request, ${poolSize} distinct bodies`,
   );
@@ -228,6 +299,7 @@ export async function main(argv: string[]) {
   // --- end to end through the API, without triggers and with them
   const plain = await runApi(bodies, total, batch, clients, 0);
   const triggered = triggerCount > 0 ? await runApi(bodies, total, batch, clients, triggerCount) : null;
+  const onClickHouse = ch ? await runApi(bodies, total, batch, clients, 0, ch) : null;
 
   // --- the raw engine: the same events, normalised up front, appended in 20,000-row batches
   const rawDir = mkdtempSync(path.join(tmpdir(), 'logscope-bench-raw-'));
@@ -256,6 +328,7 @@ export async function main(argv: string[]) {
   const rawSeconds = (performance.now() - t1) / 1000;
   process.stderr.write('\n');
   await store.close();
+  const rawCh = ch ? await rawClickHouse(ch, poolEvents, total, rawBatch) : null;
   const rawBytes = storeBytes(rawDir);
   rmSync(rawDir, { recursive: true, force: true });
 
@@ -279,4 +352,18 @@ export async function main(argv: string[]) {
   console.log(
     `raw DuckDB appender:            ${fmt(rawRate)} events/s (${fmt(total)} in ${fmt(rawSeconds, 1)} s; ${fmt(rawBytes / total, 1)} bytes/event)`,
   );
+  if (onClickHouse && rawCh && ch) {
+    console.log('');
+    console.log(`ClickHouse (${ch.url.replace(/\/\/[^@/]*@/, '//')}):`);
+    console.log(
+      `API on ClickHouse:              ${fmt(onClickHouse.rate)} events/s (${fmt(onClickHouse.accepted)} in ${fmt(onClickHouse.seconds, 1)} s), ratio to raw ClickHouse ${fmt(onClickHouse.rate / rawCh.rate, 2)}, to the API on DuckDB ${fmt(onClickHouse.rate / plain.rate, 2)}`,
+    );
+    console.log(
+      `  ack latency p50 ${fmt(percentile(onClickHouse.latencies, 50))} ms, p99 ${fmt(percentile(onClickHouse.latencies, 99))} ms; ` +
+        `${fmt(onClickHouse.bytesOnDisk / onClickHouse.accepted, 1)} bytes/event on the shards; server peak RSS ${fmt(onClickHouse.peakRss / 1048576)} MiB`,
+    );
+    console.log(
+      `raw ClickHouse inserts:         ${fmt(rawCh.rate)} events/s (${fmt(total)} in ${fmt(rawCh.seconds, 1)} s, ${fmt(rawBatch)}-row JSONEachRow inserts; ${fmt(rawCh.bytesPerEvent, 1)} bytes/event)`,
+    );
+  }
 }

@@ -127,3 +127,47 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
       }),
   };
 }
+
+/** The loopback shards `scripts/ci/clickhouse.sh start` runs. */
+const CI_CLICKHOUSE = 'clickhouse://default@127.0.0.1:18123,127.0.0.1:18124/logscope?cluster=logscope';
+
+export interface BenchClickHouse {
+  /** `eventStoreUrl` with the bench's own database. */
+  url: string;
+  database: string;
+  /** Runs SQL on every listed server (DDL, drops). */
+  onEach(sql: string): Promise<string[]>;
+}
+
+/**
+ * `--store clickhouse`: the ClickHouse to measure (`--clickhouse <url>`, else
+ * LOGSCOPE_TEST_CLICKHOUSE_URL, else the loopback shards of scripts/ci/clickhouse.sh), with
+ * the database `database`; undefined without `--store clickhouse`.
+ */
+export function benchClickHouse(argv: string[], database: string): BenchClickHouse | undefined {
+  const store = textFlag(argv, 'store') ?? 'duckdb';
+  if (store === 'duckdb') return undefined;
+  if (store !== 'clickhouse') throw new Error('--store is duckdb or clickhouse');
+  const base = textFlag(argv, 'clickhouse') ?? process.env.LOGSCOPE_TEST_CLICKHOUSE_URL ?? CI_CLICKHOUSE;
+  const m = /^clickhouse:\/\/(?:([^@/]*)@)?([^/?]+)/.exec(base);
+  if (!m) throw new Error(`not a clickhouse:// URL: ${base}`);
+  const user = decodeURIComponent((m[1] ?? '').split(':')[0] || 'default');
+  const hosts = (m[2] as string).split(',');
+  return {
+    url: base.replace(/^(clickhouse:\/\/[^/]+)\/[^?]*/, `$1/${database}`),
+    database,
+    async onEach(sql) {
+      const out: string[] = [];
+      for (const h of hosts) {
+        const res = await fetch(`http://${h}/?user=${encodeURIComponent(user)}`, {
+          method: 'POST',
+          body: sql,
+        });
+        const text = await res.text();
+        if (!res.ok) throw new Error(`ClickHouse ${h}: ${text.slice(0, 300)}`);
+        out.push(text);
+      }
+      return out;
+    },
+  };
+}

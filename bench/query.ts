@@ -1,9 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { prng } from '../src/cli/demo-generator.js';
-import type { NormalisedEvent, Severity } from '../src/core/event.js';
+import type { NormalisedEvent, Severity, StoredEvent } from '../src/core/event.js';
 import { and } from '../src/core/filter-ast.js';
 import { newUlid } from '../src/core/ids.js';
+import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
+import type { Compiled as ClickHouseCompiled } from '../src/event-store/clickhouse/clickhouse-plans.js';
+import * as chPlans from '../src/event-store/clickhouse/clickhouse-plans.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import {
   type Compiled,
@@ -21,12 +24,22 @@ import { resolveTimeRange } from '../src/query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
 import type { QueryTypeName } from '../src/query/types/query-type.js';
 import { validateQuery } from '../src/query/validate.js';
-import { type BenchServer, flag, fmt, percentile, startServer } from './lib.js';
+import {
+  type BenchClickHouse,
+  type BenchServer,
+  benchClickHouse,
+  flag,
+  fmt,
+  percentile,
+  startServer,
+} from './lib.js';
 
 /**
  * Query latency: each query type through the API (HTTP, validation, JSON) beside the same
  * SQL run directly on DuckDB, over N demo-like events spread over the last 24 hours.
- * Flags: --events N (default 10,000,000), --runs R (default 15 per case).
+ * Flags: --events N (default 10,000,000), --runs R (default 15 per case), --store clickhouse
+ * (adds the same events on ClickHouse: API, raw SQL and whether each answer equals the
+ * DuckDB server's; --clickhouse <url>, default the loopback shards of scripts/ci/clickhouse.sh).
  * The data set is built once under .bench/ and reused while its size matches.
  */
 const CASES: Array<{ name: string; goalMs: number; type: QueryTypeName; params: Record<string, unknown> }> = [
@@ -208,6 +221,8 @@ export async function timeApi(
   cases: QueryCase[],
   windowEnd: number,
   runs: number,
+  /** Filled with each case's last answer (`results`), for comparing servers. */
+  answers: Record<string, unknown> = {},
 ): Promise<Record<string, number[]>> {
   const headers = { authorization: `token ${server.token}`, 'content-type': 'application/json' };
   const api: Record<string, number[]> = {};
@@ -221,7 +236,7 @@ export async function timeApi(
         headers,
         body: JSON.stringify(body),
       });
-      let json = (await res.json()) as { status?: string; query_id?: string };
+      let json = (await res.json()) as { status?: string; query_id?: string; results?: unknown };
       while (res.status === 202 && (json.status === 'PENDING' || json.status === 'IN_PROGRESS')) {
         await new Promise((ok) => setTimeout(ok, 10));
         res = await fetch(`${server.url}/api/query/${json.query_id}`, { headers });
@@ -230,6 +245,7 @@ export async function timeApi(
       if (!res.ok || json.status !== 'SUCCESS')
         throw new Error(`${c.name}: ${res.status} ${JSON.stringify(json).slice(0, 300)}`);
       if (i >= 2) times.push(performance.now() - t0);
+      answers[c.name] = json.results;
     }
     api[c.name] = times;
   }
@@ -247,6 +263,102 @@ async function diskFigures(store: DuckDbEventStore) {
   );
   const blocks = Number(words?.blocks ?? 0);
   return { total: bytesOnDisk, index: Number(words?.bytes ?? 0) + blocks * 40, blocks, events };
+}
+
+/** An answer without what differs by store for the same events (`stored_at`). */
+const comparable = (r: unknown) => JSON.stringify(r, (k, v) => (k === 'stored_at' ? undefined : v));
+
+/**
+ * `--store clickhouse`: the same events in ClickHouse (copied from the DuckDB data set
+ * once, kept while the count matches), the ClickHouse SQL of each case run straight on it,
+ * a server on it through the API, and whether each answer equals the DuckDB server's.
+ */
+async function clickHouseSide(
+  ch: BenchClickHouse,
+  dir: string,
+  total: number,
+  windowEnd: number,
+  runs: number,
+  duckAnswers: Record<string, unknown>,
+) {
+  const store = await ClickHouseEventStore.open({ url: ch.url });
+  let load = 'reused';
+  if ((await store.stats()).events !== total) {
+    await store.close();
+    await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
+    const fresh = await ClickHouseEventStore.open({ url: ch.url });
+    const duck = await DuckDbEventStore.open({
+      dataDir: dir,
+      memoryLimit: '1GB',
+      checkpointThreshold: '256MB',
+    });
+    const t0 = performance.now();
+    let batch: StoredEvent[] = [];
+    let done = 0;
+    for await (const e of duck.stream({
+      kind: 'search',
+      filter: { kind: 'true' },
+      range: { fromMs: -8.64e15, toMs: 8.64e15 },
+      sort: [{ field: 'ts', desc: false }],
+      limit: Number.MAX_SAFE_INTEGER,
+      offset: 0,
+      count: false,
+    })) {
+      batch.push(e);
+      if (batch.length === 100_000) {
+        await fresh.append(batch);
+        done += batch.length;
+        batch = [];
+        process.stderr.write(`\r  loading ClickHouse: ${fmt(done)} events`);
+      }
+    }
+    if (batch.length) await fresh.append(batch);
+    process.stderr.write('\n');
+    load = `copied ${fmt(total)} events in ${fmt((performance.now() - t0) / 1000, 1)} s`;
+    await duck.close();
+    await fresh.close();
+  } else await store.close();
+
+  const rawStore = await ClickHouseEventStore.open({ url: ch.url });
+  const table = `"${ch.database}"."events"`;
+  const raw: Record<string, number[]> = {};
+  for (const c of CASES) {
+    const queries = clickHouseSqlFor(table, planFor(c, windowEnd));
+    const times: number[] = [];
+    for (let i = 0; i < runs + 2; i++) {
+      const t0 = performance.now();
+      for (const q of queries) await rawStore.runSql(q.sql, q.totals);
+      if (i >= 2) times.push(performance.now() - t0);
+    }
+    raw[c.name] = times;
+  }
+  await rawStore.close();
+
+  const server = await startServer({ LOGSCOPE_EVENT_STORE_URL: ch.url, ...API_QUERY_ENV });
+  const answers: Record<string, unknown> = {};
+  const api = await timeApi(server, CASES, windowEnd, runs, answers);
+  await server.stop();
+  const same = Object.fromEntries(
+    CASES.map((c) => [c.name, comparable(answers[c.name]) === comparable(duckAnswers[c.name])]),
+  );
+  return { raw, api, same, load };
+}
+
+function clickHouseSqlFor(table: string, plan: QueryPlan): ClickHouseCompiled[] {
+  switch (plan.kind) {
+    case 'search':
+      return [chPlans.searchRowsSql(table, plan), chPlans.searchCountSql(table, plan)];
+    case 'topn':
+      return [chPlans.topnSql(table, plan)];
+    case 'lastn':
+      return [chPlans.lastnSql(table, plan)];
+    case 'summary':
+      return [chPlans.summarySql(table, plan)];
+    case 'timeline':
+      return [chPlans.timelineSql(table, plan)];
+    default:
+      return plan satisfies never;
+  }
 }
 
 export async function main(argv: string[]) {
@@ -290,7 +402,8 @@ export async function main(argv: string[]) {
     LOGSCOPE_DUCKDB_MEMORY_LIMIT: '1GB',
     ...API_QUERY_ENV,
   });
-  const api = await timeApi(server, CASES, windowEnd, runs);
+  const answers: Record<string, unknown> = {};
+  const api = await timeApi(server, CASES, windowEnd, runs, answers);
 
   // --- export of up to 1M rows to CSV: server memory while streaming
   const rssBefore = server.rss();
@@ -315,6 +428,9 @@ export async function main(argv: string[]) {
   const exportSeconds = (performance.now() - t0) / 1000;
   await server.stop();
 
+  const ch = benchClickHouse(argv, `bench_query_${total}`);
+  const onClickHouse = ch ? await clickHouseSide(ch, dir, total, windowEnd, runs, answers) : null;
+
   console.log('');
   console.log(`${fmt(total)} events over 24 h, ${runs} runs per case (ms)`);
   console.log('case                              API p50   API p99   raw p50   raw p99   ratio(p50)   goal');
@@ -328,6 +444,24 @@ export async function main(argv: string[]) {
   console.log(
     `disk: ${fmt(disk.total / disk.events, 1)} B/event, of which the word index ${fmt(disk.index / disk.events, 2)} B/event (${fmt(disk.blocks)} blocks; without it ${fmt((disk.total - disk.index) / disk.events, 1)} B/event)`,
   );
+  if (onClickHouse) {
+    console.log('');
+    console.log(
+      `the same events on ClickHouse (${ch?.url.replace(/\/\/[^@/]*@/, '//')}), ${runs} runs per case (ms)`,
+    );
+    console.log(
+      'case                              API p50   API p99   raw p50   raw p99   ratio(p50)   API vs DuckDB API   same answer',
+    );
+    for (const c of CASES) {
+      const a = stats(onClickHouse.api[c.name] ?? []);
+      const r = stats(onClickHouse.raw[c.name] ?? []);
+      const d = stats(api[c.name] ?? []);
+      console.log(
+        `${c.name.padEnd(32)} ${fmt(a.p50, 1).padStart(8)} ${fmt(a.p99, 1).padStart(9)} ${fmt(r.p50, 1).padStart(9)} ${fmt(r.p99, 1).padStart(9)} ${fmt(a.p50 / r.p50, 2).padStart(12)} ${fmt(a.p50 / d.p50, 2).padStart(19)}   ${onClickHouse.same[c.name] ? 'yes' : 'NO'}`,
+      );
+    }
+    console.log(`ClickHouse load: ${onClickHouse.load}`);
+  }
   console.log(
     `export CSV: ${fmt(lines - 1)} rows, ${fmt(bytes / 1048576, 1)} MiB in ${fmt(exportSeconds, 1)} s; server RSS ${fmt(rssBefore / 1048576)} → peak ${fmt(peakRss / 1048576)} MiB (growth ${fmt((peakRss - rssBefore) / 1048576)} MiB)`,
   );

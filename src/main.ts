@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import { buildApp } from './app.js';
 import type { Config } from './config/config.js';
 import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
-import { bootstrapAdmin, openRuntime } from './runtime.js';
+import { bootstrapAdmin, healthChecks, openRuntime } from './runtime.js';
 
 /** How long a clean stop may take before the process exits anyway. */
 const STOP_TIMEOUT_MS = 10_000;
@@ -57,10 +56,7 @@ export async function serve(config: Config): Promise<void> {
     app = await buildApp({
       config,
       services: rt.services,
-      checks: [
-        { name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) },
-        { name: 'events', check: () => rt.events.ping() },
-      ],
+      checks: healthChecks(rt),
       logger: { level: config.logLevel },
     });
     const log = app.log;

@@ -1,11 +1,13 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { sql } from 'kysely';
 import type { Config } from './config/config.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
 import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
 import type { EventStore } from './event-store/event-store.js';
 import { openEventStore } from './event-store/open-event-store.js';
+import type { HealthCheck } from './http/routes/health.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
 
 /** The metadata store and its services: what CLI commands beside a running server use. */
@@ -151,6 +153,18 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
       await meta.close();
     },
   };
+}
+
+/** What /api/health checks (API.md §16): each store, with its kind. */
+export function healthChecks(rt: Pick<Runtime, 'meta' | 'events'>): HealthCheck[] {
+  return [
+    {
+      name: 'metadata',
+      kind: rt.meta.dialect,
+      check: async () => void (await sql`select 1`.execute(rt.meta.db)),
+    },
+    { name: 'events', kind: rt.events.kind, check: () => rt.events.ping() },
+  ];
 }
 
 /** Deletes events past the retention period once at start and then hourly. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cond, not } from '../../src/core/filter-ast.js';
 import { eventComparator } from '../../src/query/sort.js';
 import { condition, eventsArb, filter, sortTerms } from '../helpers/filter-arbitraries.js';
-import { appendEvents, jsSelects } from './filter-store.js';
+import { appendEvents, event, jsSelects } from './filter-store.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
 /**
@@ -80,6 +80,53 @@ describe.each(STORES.filter((s) => s.run))(
         { numRuns: 150 },
       );
     }, 120_000);
+
+    it('on the cases where engines part from JavaScript (flags, case, IPv6, numbers)', async () => {
+      const values = [
+        'connection REFUSED again',
+        'ABC',
+        'xREFUSED',
+        'a\nb',
+        'İstanbul',
+        '\u212Aelvin',
+        'ΑΣ',
+        'ΑΣΑ',
+        'fe80::1%eth0',
+        '::ffff:10.1.2.3',
+        '2001:db8::1',
+        '+5',
+        '.5',
+        '\uFEFFbom',
+      ];
+      const stored = await appendEvents(
+        t.store,
+        values.map((message, i) => event(`edge-${String(i).padStart(2, '0')}`, { message, host: message })),
+      );
+      const conds = [
+        cond('message', 'regex', '(?i)refused'),
+        cond('message', 'regex', '(?is)refused.*again'),
+        cond('message', 'regex', 'x(?i)refused'),
+        cond('message', 'regex', 'a.b'),
+        cond('message', 'regex', '(?s)a.b'),
+        cond('message', 'regex', '^.$'),
+        cond('message', 'contains', 'i̇stan'),
+        cond('message', 'contains', 'istan'),
+        cond('message', 'contains', 'kelvin'),
+        cond('message', 'contains', 'refused'),
+        cond('message', 'contains', 'bom'),
+        cond('host', 'cidr', 'fe80::/10'),
+        cond('host', 'cidr', '10.0.0.0/8'),
+        cond('host', 'cidr', '2001:db8::/33'),
+        cond('host', 'gt', 4),
+        cond('host', 'gt', 0),
+        cond('host', 'lt', 1),
+      ];
+      for (const ast of conds) {
+        for (const node of [ast, not(ast)]) {
+          expect(await t.selects(node, 'edge-'), JSON.stringify(node)).toEqual(jsSelects(stored, node));
+        }
+      }
+    });
 
     it('on single conditions over every field and operator', async () => {
       let run = 0;

@@ -7,7 +7,8 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Permission } from '../../src/domain/auth/identity.js';
-import { bootstrapAdmin, openRuntime, type Runtime } from '../../src/runtime.js';
+import { bootstrapAdmin, healthChecks, openRuntime, type Runtime } from '../../src/runtime.js';
+import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from './clickhouse.js';
 
 /**
  * The metadata backend under test: SQLite by default; PostgreSQL when
@@ -15,6 +16,15 @@ import { bootstrapAdmin, openRuntime, type Runtime } from '../../src/runtime.js'
  */
 export const TEST_DATABASE_URL = process.env.LOGSCOPE_TEST_DATABASE_URL ?? '';
 export const BACKEND = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+/**
+ * The event store under test: DuckDB in the data dir by default; ClickHouse (the servers
+ * of LOGSCOPE_TEST_CLICKHOUSE_URL, a database per app) when LOGSCOPE_TEST_EVENT_STORE is
+ * `clickhouse` (CI runs the HTTP suite once so).
+ */
+export const EVENT_STORE = process.env.LOGSCOPE_TEST_EVENT_STORE === 'clickhouse' ? 'clickhouse' : 'duckdb';
+if (EVENT_STORE === 'clickhouse' && !clickHouseTest.run)
+  throw new Error('LOGSCOPE_TEST_EVENT_STORE=clickhouse needs LOGSCOPE_TEST_CLICKHOUSE_URL');
 
 export interface TestApp {
   app: FastifyInstance;
@@ -43,18 +53,21 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     await client.query(`create schema ${pgSchema}`);
     await client.end();
   }
+  const events = EVENT_STORE === 'clickhouse' ? clickHouseTestDatabase() : undefined;
   const config = loadConfig({
-    env: { LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_DATABASE_URL: TEST_DATABASE_URL, ...env },
+    env: {
+      LOGSCOPE_DATA_DIR: dataDir,
+      LOGSCOPE_DATABASE_URL: TEST_DATABASE_URL,
+      ...(events ? { LOGSCOPE_EVENT_STORE_URL: events.url } : {}),
+      ...env,
+    },
   });
   const rt = await openRuntime(config, pgSchema ? { pgSchema } : {});
   const adminToken = (await bootstrapAdmin(rt))?.token ?? '';
   const app = await buildApp({
     config,
     services: rt.services,
-    checks: [
-      { name: 'metadata', check: async () => void (await sql`select 1`.execute(rt.meta.db)) },
-      { name: 'events', check: () => rt.events.ping() },
-    ],
+    checks: healthChecks(rt),
   });
   const as: TestApp['as'] = (token, opts) =>
     app.inject({
@@ -87,6 +100,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
         await client.query(`drop schema ${pgSchema} cascade`);
         await client.end();
       }
+      if (events) await dropClickHouseDatabase(events.database);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

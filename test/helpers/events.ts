@@ -1,14 +1,27 @@
-import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
-import { WorkerEventStore } from '../../src/event-store/worker/worker-event-store.js';
+import type { StoredEvent } from '../../src/core/event.js';
 import type { TestApp } from './app.js';
 
-/** Reads stored events back with plain SQL, beside the API (tests only). */
-export async function storedEvents(t: TestApp, where = 'true', params: string[] = []) {
-  const store = t.rt.events;
-  if (!(store instanceof DuckDbEventStore || store instanceof WorkerEventStore))
-    throw new Error('DuckDB store expected');
-  return store.runSql(
-    `SELECT ev_id, message, host, app, severity, ts, received_at, fields FROM events WHERE ${where} ORDER BY ev_id`,
-    params,
-  );
+/**
+ * The stored events `keep` accepts, in ev_id order, read back through the event store's
+ * own stream beside the API (tests only; the same on every store).
+ */
+export async function storedEvents(
+  t: TestApp,
+  keep: (e: StoredEvent) => boolean = () => true,
+): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for await (const e of t.rt.events.stream({
+    kind: 'search',
+    filter: { kind: 'true' },
+    range: { fromMs: -8.64e15, toMs: 8.64e15 },
+    sort: [{ field: 'ev_id', desc: false }],
+    limit: Number.MAX_SAFE_INTEGER,
+    offset: 0,
+    count: false,
+  }))
+    if (keep(e)) events.push(e);
+  return events;
 }
+
+/** `message` of an event as text ('' when it has none), for predicates. */
+export const messageOf = (e: StoredEvent): string => e.message ?? '';

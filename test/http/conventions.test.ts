@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../helpers/app.js';
 
 describe(`list and error conventions on ${BACKEND}`, () => {
   let t: TestApp;
@@ -207,5 +207,10 @@ describe(`list and error conventions on ${BACKEND}`, () => {
     expect(res.json().code).toBe('not_found');
     const health = await t.app.inject({ method: 'GET', url: '/api/health' });
     expect(health.json()).toMatchObject({ status: 'ok' });
+    // API.md §16: each store named, with its kind and state.
+    expect(health.json().dependencies).toEqual({
+      metadata: { kind: BACKEND, status: 'ok' },
+      events: { kind: EVENT_STORE, status: 'ok' },
+    });
   });
 });

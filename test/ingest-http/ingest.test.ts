@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
-import { storedEvents } from '../helpers/events.js';
+import { messageOf, storedEvents } from '../helpers/events.js';
 
 describe(`POST /api/ingest on ${BACKEND}`, () => {
   let t: TestApp;
@@ -28,9 +28,9 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ accepted: 1, rejected: 0, errors: [] });
-    const [row] = await storedEvents(t, "message = 'hello object'");
+    const [row] = await storedEvents(t, (e) => e.message === 'hello object');
     expect(row).toMatchObject({ host: 'web-1', severity: 'warning' });
-    expect(new Date(row?.ts as string).toISOString()).toBe('2026-11-20T10:00:00.000Z');
+    expect(new Date(row?.ts as number).toISOString()).toBe('2026-11-20T10:00:00.000Z');
   });
 
   it('stores a JSON array and NDJSON, rejecting malformed records alone', async () => {
@@ -44,7 +44,7 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
     expect(nd.json()).toMatchObject({ accepted: 2, rejected: 2 });
     expect(nd.json().errors[0]).toMatchObject({ index: 1 });
     expect(nd.json().errors[0].detail).toMatch(/line 2/);
-    const rows = await storedEvents(t, "message IN ('arr 1', 'arr 2', 'nd 1', 'nd 2')");
+    const rows = await storedEvents(t, (e) => ['arr 1', 'arr 2', 'nd 1', 'nd 2'].includes(messageOf(e)));
     expect(rows).toHaveLength(4);
   });
 
@@ -52,7 +52,7 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
     const body = gzipSync(Buffer.from('{"message":"zipped 1"}\n{"message":"zipped 2"}\n'));
     const res = await send(body, { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' });
     expect(res.json()).toMatchObject({ accepted: 2, rejected: 0 });
-    expect(await storedEvents(t, "message LIKE 'zipped%'")).toHaveLength(2);
+    expect(await storedEvents(t, (e) => messageOf(e).startsWith('zipped'))).toHaveLength(2);
     const bad = await send(Buffer.from('not gzip'), {
       'content-type': 'application/json',
       'content-encoding': 'gzip',
@@ -66,8 +66,8 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
     const before = Date.now();
     const res = await send({ message: 'bad time', timestamp: 'yesterday-ish' });
     expect(res.json().accepted).toBe(1);
-    const [row] = await storedEvents(t, "message = 'bad time'");
-    const tsMs = new Date(row?.ts as string).getTime();
+    const [row] = await storedEvents(t, (e) => e.message === 'bad time');
+    const tsMs = new Date(row?.ts as number).getTime();
     expect(tsMs).toBeGreaterThanOrEqual(before - 5);
     expect(JSON.stringify(row?.fields)).toContain('yesterday-ish');
   });
@@ -78,10 +78,10 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
       'content-type': 'application/x-ndjson',
     });
     expect(res.json()).toMatchObject({ accepted: 2, rejected: 0 });
-    const [row] = await storedEvents(t, "starts_with(message, 'xxxx')");
+    const [row] = await storedEvents(t, (e) => messageOf(e).startsWith('xxxx'));
     expect(String(row?.message).length).toBeLessThanOrEqual(65536);
     expect(JSON.stringify(row?.fields)).toContain('_truncated');
-    expect(await storedEvents(t, "message = 'small neighbour'")).toHaveLength(1);
+    expect(await storedEvents(t, (e) => e.message === 'small neighbour')).toHaveLength(1);
   });
 
   it('rejects a line of invalid UTF-8 alone', async () => {
@@ -118,7 +118,7 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
     expect(noToken.statusCode).toBe(401);
     // A USER token may ingest too; an INGEST token may not read.
     expect((await send({ message: 'by user token' }, {}, t.adminToken)).json().accepted).toBe(1);
-    const [row] = await storedEvents(t, "message = 'by user token'");
+    const [row] = await storedEvents(t, (e) => e.message === 'by user token');
     const read = await t.as(ingestToken, { method: 'GET', url: `/api/events/${row?.ev_id}` });
     expect(read.statusCode).toBe(403);
   });
@@ -130,7 +130,7 @@ describe(`POST /api/ingest on ${BACKEND}`, () => {
       http: { method: 'GET', status: 200 },
       ts: 1795000000123,
     });
-    const [row] = await storedEvents(t, "message = 'full event'");
+    const [row] = await storedEvents(t, (e) => e.message === 'full event');
     const id = row?.ev_id as string;
     const ev = (await t.as(t.adminToken, { method: 'GET', url: `/api/events/${id}` })).json();
     expect(ev).toMatchObject({

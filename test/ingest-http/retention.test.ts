@@ -20,8 +20,8 @@ describe('retention', () => {
     expect(t.rt.events.estimateInRange(now - 11 * 86_400_000, now + 3_600_000)).toBe(80);
     const deleted = await t.rt.events.deleteOlderThan(now - 7 * 86_400_000);
     expect(deleted).toBe(50);
-    expect(await storedEvents(t, "message = 'old'")).toHaveLength(0);
-    expect(await storedEvents(t, "message = 'fresh'")).toHaveLength(30);
+    expect(await storedEvents(t, (e) => e.message === 'old')).toHaveLength(0);
+    expect(await storedEvents(t, (e) => e.message === 'fresh')).toHaveLength(30);
     expect(t.rt.events.estimateInRange(now - 11 * 86_400_000, now + 3_600_000)).toBe(30);
   });
 });

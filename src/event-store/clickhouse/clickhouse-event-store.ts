@@ -398,8 +398,8 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   /** Runs SQL on the next server and returns its rows. For benchmarks and tests; the API never passes user text here. */
-  async runSql(sql: string): Promise<Record<string, unknown>[]> {
-    return (await this.rows({ sql })).data;
+  async runSql(sql: string, totals = false): Promise<Record<string, unknown>[]> {
+    return (await this.rows({ sql, totals })).data;
   }
 
   /** Fails while any listed server cannot answer. */

@@ -6,9 +6,13 @@
  *   table's Int64 Unix milliseconds;
  * - map fields: the `fields` Nested column's two arrays, NULL when the key is absent;
  * - numbers in text: `toFloat64OrNull`, which refuses a leading `+` that `parseNumeric`
- *   reads, so the sign is dropped first;
+ *   reads, so the sign is dropped first. Known difference: it reads subnormal numbers
+ *   (below 2.2e-308, e.g. "5e-324") as 0;
  * - regular expressions: `match` is RE2, but with `.` matching a line break; every
- *   pattern starts with `(?-s)` so it means what it means in DuckDB and the evaluator;
+ *   pattern is wrapped in `(?-s:…)` so it means what it means in DuckDB and the
+ *   evaluator. The group also keeps 18.16's pattern analysis (which looks for a literal
+ *   every match must hold) from reading a leading `(?i)` as text: unwrapped,
+ *   `match('REFUSED', '(?i)refused')` is 0 there;
  * - contains: ClickHouse's `lowerUTF8` is not `toLowerCase()` (it leaves characters
  *   whose lower case has another UTF-8 length). An ASCII needle without `i` or `k` is
  *   `positionCaseInsensitive` (exact: only ASCII letters lower to those ASCII letters).
@@ -150,8 +154,8 @@ export const clickHouseFilterDialect: FilterDialect = {
   double: (p) => `toFloat64(${p})`,
   tryDouble: (x) => `toFloat64OrNull(if(startsWith(${x}, '+'), substring(${x}, 2), ${x}))`,
   isFinite: (x) => `isFinite(${x})`,
-  fullMatch: (x, re) => `match(${x}, concat('(?-s)^(?:', ${re}, ')$'))`,
-  search: (x, re) => `match(${x}, concat('(?-s)', ${re}))`,
+  fullMatch: (x, re) => `match(${x}, concat('(?-s:^(?:', ${re}, ')$)'))`,
+  search: (x, re) => `match(${x}, concat('(?-s:', ${re}, ')'))`,
   startsWith: (x, p) => `startsWith(${x}, ${p})`,
   endsWith: (x, p) => `endsWith(${x}, ${p})`,
   contains: (x, p) => `(position(${x}, ${p}) > 0)`,

@@ -2,9 +2,17 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 export interface HealthCheck {
+  /** `metadata`, `events` (and, in cluster mode, `bus`). */
   name: string;
+  /** What backs it: `sqlite`, `postgres`, `duckdb`, `clickhouse`. */
+  kind: string;
   check: () => Promise<void>;
 }
+
+const Dependencies = Type.Record(
+  Type.String(),
+  Type.Object({ kind: Type.String(), status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]) }),
+);
 
 export async function healthRoutes(app: FastifyInstance, opts: { version: string; checks: HealthCheck[] }) {
   app.get(
@@ -16,10 +24,11 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
         summary: 'Liveness and store health',
         security: [],
         response: {
-          200: Type.Object({ status: Type.String(), version: Type.String() }),
+          200: Type.Object({ status: Type.String(), version: Type.String(), dependencies: Dependencies }),
           503: Type.Object({
             status: Type.String(),
             version: Type.String(),
+            dependencies: Dependencies,
             failing: Type.Array(Type.String()),
           }),
         },
@@ -27,18 +36,24 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
     },
     async (_request, reply) => {
       const failing: string[] = [];
+      const dependencies: Record<string, { kind: string; status: 'ok' | 'unavailable' }> = {};
       await Promise.all(
         opts.checks.map(async (c) => {
+          let status: 'ok' | 'unavailable' = 'ok';
           try {
             await c.check();
           } catch {
             failing.push(c.name);
+            status = 'unavailable';
           }
+          dependencies[c.name] = { kind: c.kind, status };
         }),
       );
       if (failing.length)
-        return reply.status(503).send({ status: 'unavailable', version: opts.version, failing });
-      return { status: 'ok', version: opts.version };
+        return reply
+          .status(503)
+          .send({ status: 'unavailable', version: opts.version, dependencies, failing });
+      return { status: 'ok', version: opts.version, dependencies };
     },
   );
 }
