@@ -317,11 +317,13 @@ describe.each(others)('$name answers as DuckDB does', (kind) => {
       { ...base, kind: 'search', sort: [{ field: 'ts', desc: true }], limit: 50, offset: 0, count: true },
       { ...base, kind: 'topn', field: 'host', n: 3 },
       { ...base, kind: 'topn', field: 'k', n: 3 },
+      { ...base, kind: 'topn', field: 'bytes', n: 3 },
+      { ...base, kind: 'lastn', field: 'ts', n: 2 },
       { ...base, kind: 'lastn', field: 'severity', n: 3 },
       {
         ...base,
         kind: 'summary',
-        groupBy: ['host', 'k'],
+        groupBy: ['host', 'k', 'status'],
         metrics: [
           { op: 'count' },
           { op: 'sum', field: 'bytes' },

@@ -36,7 +36,7 @@ describe('the event store in a worker thread', () => {
   let inline: DuckDbEventStore;
   beforeAll(async () => {
     [worker, inline] = await Promise.all([
-      WorkerEventStore.open({ ...opts, streamWindowEvents: 300 }),
+      WorkerEventStore.open({ kind: 'duckdb', options: { ...opts, streamWindowEvents: 300 } }),
       DuckDbEventStore.open({ ...opts, streamWindowEvents: 300 }),
     ]);
     await Promise.all([worker.append(events), inline.append(events)]);
@@ -96,7 +96,7 @@ describe('the event store in a worker thread', () => {
   it('keeps the per-hour histogram in step with appends and deletes', async () => {
     expect(worker.estimateInRange(range.fromMs, range.toMs)).toBe(2500);
     expect(worker.estimateInRange(T0, T0 + 3_600_000)).toBe(inline.estimateInRange(T0, T0 + 3_600_000));
-    const store = await WorkerEventStore.open(opts);
+    const store = await WorkerEventStore.open({ kind: 'duckdb', options: opts });
     try {
       await store.append(events);
       expect(await store.deleteOlderThan(T0 + 1000 * 10_000)).toBe(1000);
@@ -125,7 +125,7 @@ describe('the event store in a worker thread', () => {
   });
 
   it('keeps the event loop free while a large batch is written', async () => {
-    const store = await WorkerEventStore.open(opts);
+    const store = await WorkerEventStore.open({ kind: 'duckdb', options: opts });
     const big = Array.from({ length: 4000 }, (_, i) => event({ ts: T0 + i, message: `m${i}` }));
     const delay = monitorEventLoopDelay({ resolution: 5 });
     try {
@@ -145,7 +145,7 @@ describe('the event store in a worker thread', () => {
   });
 
   it('commits a batch of wide events sent in several parts as one batch, every field kept', async () => {
-    const store = await WorkerEventStore.open(opts);
+    const store = await WorkerEventStore.open({ kind: 'duckdb', options: opts });
     try {
       const fields = Object.fromEntries(Array.from({ length: 500 }, (_, f) => [`f${f}`, `v${f}`]));
       const wide = Array.from({ length: 300 }, (_, i) => event({ ts: T0 + i, message: `w${i}`, fields }));
@@ -164,11 +164,13 @@ describe('the event store in a worker thread', () => {
     const file = path.join(dir, 'not-a-dir');
     writeFileSync(file, 'x');
     try {
-      await expect(WorkerEventStore.open({ ...opts, dataDir: file })).rejects.toThrow();
+      await expect(
+        WorkerEventStore.open({ kind: 'duckdb', options: { ...opts, dataDir: file } }),
+      ).rejects.toThrow();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    const store = await WorkerEventStore.open(opts);
+    const store = await WorkerEventStore.open({ kind: 'duckdb', options: opts });
     await store.close();
     await expect(store.ping()).rejects.toMatchObject({ status: 503 });
   });

@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
 import { StartupError } from '../../src/errors/startup.js';
-import { ClickHouseEventStore } from '../../src/event-store/clickhouse/clickhouse-event-store.js';
+import { openEventStore } from '../../src/event-store/open-event-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '../helpers/clickhouse.js';
 
@@ -62,9 +63,14 @@ describe.skipIf(!clickHouseTest.run)('an unreachable ClickHouse event store', ()
     t.as(t.adminToken, { method: 'POST', url: '/api/ingest', payload: { message } });
 
   it('says at start which server cannot be reached, in one line', async () => {
-    const err = await ClickHouseEventStore.open({ url: 'clickhouse://default@127.0.0.1:1/logscope' }).catch(
-      (e: unknown) => e,
-    );
+    // As the server opens it: in the worker thread, the error crossing back as a StartupError.
+    const config = loadConfig({
+      env: {
+        LOGSCOPE_DATA_DIR: t.dataDir,
+        LOGSCOPE_EVENT_STORE_URL: 'clickhouse://default@127.0.0.1:1/logscope',
+      },
+    });
+    const err = await openEventStore(config).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StartupError);
     expect((err as Error).message).toMatch(
       /^Cannot start: ClickHouse at http:\/\/127\.0\.0\.1:1 is unreachable \(connection refused\); check that it runs and eventStoreUrl/,

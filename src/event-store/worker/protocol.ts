@@ -1,4 +1,7 @@
 import { AppError, type FieldErrors } from '../../errors/errors.js';
+import { StartupError } from '../../errors/startup.js';
+import type { ClickHouseEventStoreOptions } from '../clickhouse/clickhouse-event-store.js';
+import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import type { SqlValue } from '../sql/sql-params.js';
 
 /**
@@ -6,6 +9,11 @@ import type { SqlValue } from '../sql/sql-params.js';
  * plain data (structured clone): plans, events and results cross as they are; errors
  * cross as `WireError` and are rebuilt on the other side.
  */
+/** Which store the worker opens (its `workerData`). */
+export type WorkerStoreConfig =
+  | { kind: 'duckdb'; options: DuckDbEventStoreOptions }
+  | { kind: 'clickhouse'; options: ClickHouseEventStoreOptions };
+
 export type StoreRequest =
   /** The first parts of a large append (no answer); the `append` with the same id ends it. */
   | { id: number; op: 'appendPart'; events: unknown[] }
@@ -30,7 +38,7 @@ export type StoreResponse =
   | { id: number; error: WireError }
   | { id: number; progress: number }
   /** Sent once, when the store is open (or failed to open: `error`). */
-  | { id: 0; ready: true; capabilities: { interrupt: boolean; re2: boolean } };
+  | { id: 0; ready: true; kind: 'duckdb' | 'clickhouse'; capabilities: { interrupt: boolean; re2: boolean } };
 
 export interface WireError {
   name: string;
@@ -62,7 +70,9 @@ export function toWire(err: unknown): WireError {
 export function fromWire(wire: WireError): Error {
   const err: Error & { code?: unknown; cause?: unknown } = wire.app
     ? new AppError(wire.app.status, wire.app.code, wire.message, wire.app.errors, wire.app.headers)
-    : new Error(wire.message);
+    : wire.name === 'StartupError'
+      ? new StartupError(wire.message)
+      : new Error(wire.message);
   if (!wire.app) err.name = wire.name;
   if (wire.stack) err.stack = wire.stack;
   if (wire.code !== undefined && !wire.app) err.code = wire.code;

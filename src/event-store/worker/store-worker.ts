@@ -1,14 +1,16 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
-import { DuckDbEventStore, type DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
+import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store.js';
+import { DuckDbEventStore } from '../duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
 import type { SqlValue } from '../sql/sql-params.js';
-import { type StoreRequest, type StoreResponse, toWire } from './protocol.js';
+import { type StoreRequest, type StoreResponse, toWire, type WorkerStoreConfig } from './protocol.js';
 
 /**
- * The event-store worker: owns the DuckDB store and answers the main thread's requests
- * (see worker-event-store.ts). Building data chunks, commits, checkpoints, statements and
- * decoding their rows all run here, off the main thread's event loop.
+ * The event-store worker: owns the store (DuckDB or ClickHouse) and answers the main
+ * thread's requests (see worker-event-store.ts). Building DuckDB's data chunks, commits and
+ * checkpoints, or ClickHouse's insert bodies and requests, statements and decoding their
+ * rows all run here, off the main thread's event loop.
  */
 const port = parentPort;
 if (!port) throw new Error('store-worker.ts runs as a worker thread');
@@ -32,7 +34,9 @@ function endStream(stream: number): void {
   running.delete(s.openedBy);
 }
 
-async function serve(store: DuckDbEventStore, req: StoreRequest): Promise<unknown> {
+type Store = DuckDbEventStore | ClickHouseEventStore;
+
+async function serve(store: Store, req: StoreRequest): Promise<unknown> {
   switch (req.op) {
     case 'appendPart':
       parts.set(req.id, [...(parts.get(req.id) ?? []), req.events as NormalisedEvent[]]);
@@ -108,9 +112,11 @@ async function serve(store: DuckDbEventStore, req: StoreRequest): Promise<unknow
     case 'ping':
       return store.ping();
     case 'runSql':
-      return store.runSql(req.sql, req.params as SqlValue[]);
+      return store instanceof DuckDbEventStore
+        ? store.runSql(req.sql, req.params as SqlValue[])
+        : store.runSql(req.sql);
     case 'checkpoint':
-      return store.checkpoint();
+      return store instanceof DuckDbEventStore ? store.checkpoint() : null;
     case 'close':
       for (const s of streams.values()) s.abort.abort();
       await store.close();
@@ -121,9 +127,13 @@ async function serve(store: DuckDbEventStore, req: StoreRequest): Promise<unknow
 }
 
 async function main(): Promise<void> {
-  let store: DuckDbEventStore;
+  let store: Store;
   try {
-    store = await DuckDbEventStore.open(workerData as DuckDbEventStoreOptions);
+    const config = workerData as WorkerStoreConfig;
+    store =
+      config.kind === 'duckdb'
+        ? await DuckDbEventStore.open(config.options)
+        : await ClickHouseEventStore.open(config.options);
   } catch (err) {
     send({ id: 0, error: toWire(err) });
     return;
@@ -138,7 +148,7 @@ async function main(): Promise<void> {
       (err: unknown) => send({ id: req.id, error: toWire(err) }),
     );
   });
-  send({ id: 0, ready: true, capabilities: { ...store.capabilities } });
+  send({ id: 0, ready: true, kind: store.kind, capabilities: { ...store.capabilities } });
 }
 
 void main();

@@ -1,7 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { unavailable } from '../../errors/errors.js';
-import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import {
   abortError,
   type EventStore,
@@ -11,7 +10,7 @@ import {
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
 import type { SqlValue } from '../sql/sql-params.js';
-import { fromWire, type StoreRequest, type StoreResponse } from './protocol.js';
+import { fromWire, type StoreRequest, type StoreResponse, type WorkerStoreConfig } from './protocol.js';
 
 /** Events per message when a stream (an export) is read from the worker. */
 const STREAM_BATCH = 1000;
@@ -33,15 +32,15 @@ interface Waiting {
 }
 
 /**
- * The DuckDB event store run in a worker thread (store-worker.ts), behind the same
- * `EventStore` contract. The main thread keeps HTTP, parsing, normalisation, triggers
- * and live updates; the worker builds the engine's data chunks, commits, checkpoints,
- * runs statements and decodes their rows, so none of that blocks the event loop and the
- * two cores share the ingest work. Durability is unchanged: `append` resolves when the
- * worker's commit has.
+ * An event store (DuckDB or ClickHouse) run in a worker thread (store-worker.ts), behind
+ * the same `EventStore` contract. The main thread keeps HTTP, parsing, normalisation,
+ * triggers and live updates; the worker does the store's own work (DuckDB: data chunks,
+ * commits, checkpoints; ClickHouse: insert bodies and requests), runs statements and
+ * decodes their rows, so none of that blocks the event loop and the two cores share the
+ * ingest work. Durability is unchanged: `append` resolves when the worker's store has
+ * acknowledged it.
  */
 export class WorkerEventStore implements EventStore {
-  readonly kind = 'duckdb' as const;
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 1;
   /** Set once the worker has stopped: every request fails with it. */
@@ -52,6 +51,7 @@ export class WorkerEventStore implements EventStore {
 
   private constructor(
     private readonly worker: Worker,
+    readonly kind: 'duckdb' | 'clickhouse',
     readonly capabilities: EventStoreCapabilities,
   ) {
     worker.on('message', (m: StoreResponse) => this.receive(m));
@@ -59,16 +59,16 @@ export class WorkerEventStore implements EventStore {
     worker.on('exit', (code) => this.fail(new Error(`The event store worker exited (code ${code}).`)));
   }
 
-  static async open(opts: DuckDbEventStoreOptions): Promise<WorkerEventStore> {
-    const worker = startWorker(opts);
-    const capabilities = await new Promise<EventStoreCapabilities>((resolve, reject) => {
+  static async open(config: WorkerStoreConfig): Promise<WorkerEventStore> {
+    const worker = startWorker(config);
+    const ready = await new Promise<Extract<StoreResponse, { ready: true }>>((resolve, reject) => {
       const onExit = (code: number) => reject(new Error(`The event store worker exited (code ${code}).`));
       worker.once('error', reject);
       worker.once('exit', onExit);
       worker.once('message', (m: StoreResponse) => {
         worker.off('error', reject);
         worker.off('exit', onExit);
-        if ('ready' in m) resolve(m.capabilities);
+        if ('ready' in m) resolve(m);
         else if ('error' in m) reject(fromWire(m.error));
         else reject(new Error('The event store worker answered before it was ready.'));
       });
@@ -76,7 +76,7 @@ export class WorkerEventStore implements EventStore {
       await worker.terminate();
       throw err;
     });
-    const store = new WorkerEventStore(worker, capabilities);
+    const store = new WorkerEventStore(worker, ready.kind, ready.capabilities);
     store.hours.reset(await store.call<Array<[number, number]>>({ op: 'hourCounts' }));
     return store;
   }
@@ -240,7 +240,7 @@ export class WorkerEventStore implements EventStore {
  * module runs from TypeScript sources (tests, `npm run dev`), the `.ts` file through
  * tsx's loader, registered inside the worker.
  */
-function startWorker(opts: DuckDbEventStoreOptions): Worker {
+function startWorker(opts: WorkerStoreConfig): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSources ? './store-worker.ts' : './store-worker.js', import.meta.url);
   if (!fromSources) return new Worker(entry, { workerData: opts });
