@@ -9,10 +9,15 @@ export interface HealthCheck {
   check: () => Promise<void>;
 }
 
-const Dependencies = Type.Record(
-  Type.String(),
-  Type.Object({ kind: Type.String(), status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]) }),
-);
+const Dependency = Type.Object({
+  kind: Type.String(),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+});
+const Dependencies = Type.Object({
+  metadata: Type.Optional(Dependency),
+  events: Type.Optional(Dependency),
+  bus: Type.Optional(Dependency),
+});
 
 export async function healthRoutes(app: FastifyInstance, opts: { version: string; checks: HealthCheck[] }) {
   app.get(
