@@ -15,8 +15,8 @@ export function describePostgres(url: string): string {
   }
 }
 
-/** Network failures of reaching PostgreSQL: worth retrying while it starts or the network settles. */
-const PG_UNREACHABLE = new Set([
+/** Node's codes for a server that cannot be reached over the network (any store). */
+export const NETWORK_UNREACHABLE: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ENOTFOUND',
@@ -24,6 +24,11 @@ const PG_UNREACHABLE = new Set([
   'ETIMEDOUT',
   'EHOSTUNREACH',
   'ENETUNREACH',
+]);
+
+/** Network failures of reaching PostgreSQL: worth retrying while it starts or the network settles. */
+const PG_UNREACHABLE = new Set([
+  ...NETWORK_UNREACHABLE,
   '57P03', // cannot_connect_now: the server is starting up or shutting down
   '53300', // too_many_connections
 ]);
@@ -49,7 +54,8 @@ export function isPostgresUnreachable(err: unknown): boolean {
   return Array.isArray(e?.errors) && e.errors.some((inner) => PG_UNREACHABLE.has(codeOf(inner)));
 }
 
-const REASONS: Record<string, string> = {
+/** Why a server could not be reached, in words, by Node's (or PostgreSQL's) code. */
+export const UNREACHABLE_REASONS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
   ENOTFOUND: 'host not found',
@@ -64,7 +70,7 @@ const REASONS: Record<string, string> = {
 /** Why PostgreSQL could not be used, in words (`connection refused`). */
 export function pgReason(err: unknown): string {
   const code = codeOf(err) || codeOf((err as { errors?: unknown[] } | null)?.errors?.[0]);
-  return REASONS[code] ?? PG_REFUSED[code] ?? (code ? code : 'no answer');
+  return UNREACHABLE_REASONS[code] ?? PG_REFUSED[code] ?? (code ? code : 'no answer');
 }
 
 export interface StartupContext {

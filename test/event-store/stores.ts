@@ -4,11 +4,10 @@ import {
   clickHouseBind,
   compileFilter as compileClickHouse,
 } from '../../src/event-store/clickhouse/clickhouse-filter-compiler.js';
-import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
-import { compileFilter as compileDuckDb } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
 import type { EventStore } from '../../src/event-store/event-store.js';
 import { SqlParams } from '../../src/event-store/sql/sql-params.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '../helpers/clickhouse.js';
+import { openFilterStore, sqlSelects } from './filter-store.js';
 
 /**
  * The event stores the store contract runs on (`describe.each(STORES)`): DuckDB always,
@@ -33,25 +32,8 @@ const duckdb: StoreKind = {
   name: 'duckdb',
   run: true,
   async open() {
-    const store = await DuckDbEventStore.open({
-      dataDir: ':memory:',
-      memoryLimit: '256MB',
-      checkpointThreshold: '16MB',
-    });
-    return {
-      store,
-      async selects(ast, prefix) {
-        const params = new SqlParams();
-        const scope = params.add(prefix);
-        const where = compileDuckDb(ast, params);
-        const rows = await store.runSql(
-          `SELECT ev_id FROM events WHERE starts_with(ev_id, ${scope}) AND ${where} ORDER BY ev_id`,
-          params.values,
-        );
-        return rows.map((r) => String(r.ev_id));
-      },
-      close: () => store.close(),
-    };
+    const store = await openFilterStore();
+    return { store, selects: (ast, prefix) => sqlSelects(store, ast, prefix), close: () => store.close() };
   },
 };
 

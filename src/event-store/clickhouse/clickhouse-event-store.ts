@@ -3,7 +3,7 @@ import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClien
 import { decodeTime } from 'ulidx';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { outOfMemory, storeUnavailable } from '../../errors/errors.js';
-import { StartupError } from '../../errors/startup.js';
+import { NETWORK_UNREACHABLE, StartupError, UNREACHABLE_REASONS } from '../../errors/startup.js';
 import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, SearchResult } from '../query-plan.js';
@@ -34,17 +34,7 @@ const HOUR_MS = 3_600_000;
 const MAX_INSERT_EVENTS = 50_000;
 
 /** Network failures: ClickHouse cannot be reached (503 store_unavailable, retried by clients). */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-]);
+const UNREACHABLE = new Set([...NETWORK_UNREACHABLE, 'EPIPE', 'UND_ERR_SOCKET']);
 
 /** ClickHouse error codes that mean "not enough memory for this query". */
 const MEMORY_LIMIT_EXCEEDED = '241';
@@ -456,9 +446,7 @@ function isUnreachable(err: unknown): boolean {
 /** Why a server could not be used, in words. */
 function reason(err: unknown): string {
   const code = codeOf(err) || codeOf((err as { cause?: unknown } | null)?.cause);
-  if (code === 'ECONNREFUSED') return 'connection refused';
-  if (code === 'ENOTFOUND') return 'host not found';
-  if (code === 'ETIMEDOUT') return 'connection timed out';
+  if (UNREACHABLE_REASONS[code]) return UNREACHABLE_REASONS[code] as string;
   const message = (err as { message?: unknown } | null)?.message;
   return code || (typeof message === 'string' ? message.slice(0, 200) : 'no answer');
 }

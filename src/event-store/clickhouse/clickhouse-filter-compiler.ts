@@ -26,7 +26,7 @@
  *   IPv4 blocks as their IPv4-mapped IPv6 form, as `BlockList` matches them.
  */
 import type { Cidr } from '../../core/filter-ast.js';
-import { createFilterCompiler, type FilterDialect } from '../sql/filter-compiler.js';
+import { createFilterCompiler, type FilterDialect, ipv4ToInt, ipv6ToBigInt } from '../sql/filter-compiler.js';
 import { isSqlTime, type SqlValue } from '../sql/sql-params.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
 
@@ -115,32 +115,10 @@ const IPV6_RE2 =
   `(?::(?:(?::${V6_SEG}){0,5}:${V4}|(?::${V6_SEG}){1,7}|:))` +
   ')(?:%[0-9a-zA-Z-.:]{1,})?$';
 
-function ipv4Value(address: string): bigint {
-  return address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
-}
-
-/** The 128 bits of an IPv6 address `parseCidr` accepted. */
-function ipv6Value(address: string): bigint {
-  const text = address.split('%', 1)[0] ?? '';
-  const groups = (part: string): bigint[] =>
-    part === ''
-      ? []
-      : part.split(':').flatMap((g) => {
-          if (!g.includes('.')) return [BigInt(Number.parseInt(g, 16))];
-          const v = ipv4Value(g);
-          return [v >> 16n, v & 0xffffn];
-        });
-  const gap = text.indexOf('::');
-  const head = groups(gap === -1 ? text : text.slice(0, gap));
-  const tail = gap === -1 ? [] : groups(text.slice(gap + 2));
-  const all = [...head, ...Array<bigint>(8 - head.length - tail.length).fill(0n), ...tail];
-  return all.reduce((acc, g) => (acc << 16n) | g, 0n);
-}
-
 /** The block as 128 bits and a prefix length: IPv4 blocks as their IPv4-mapped form. */
 function block128(block: Cidr): { net: bigint; prefix: number } {
-  if (block.family === 6) return { net: ipv6Value(block.address), prefix: block.prefix };
-  return { net: (0xffffn << 32n) | ipv4Value(block.address), prefix: 96 + block.prefix };
+  if (block.family === 6) return { net: ipv6ToBigInt(block.address), prefix: block.prefix };
+  return { net: (0xffffn << 32n) | ipv4ToInt(block.address), prefix: 96 + block.prefix };
 }
 
 // ---------------------------------------------------------------------------------------

@@ -183,7 +183,7 @@ const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
 // cidr
 
 /** The 128-bit value of an IPv6 address that `isIP` accepted (zone id ignored, as libuv does). */
-function ipv6ToBigInt(address: string): bigint {
+export function ipv6ToBigInt(address: string): bigint {
   const text = address.split('%', 1)[0] ?? '';
   const groups = (part: string): bigint[] =>
     part === ''
@@ -200,7 +200,7 @@ function ipv6ToBigInt(address: string): bigint {
   return all.reduce((acc, g) => (acc << 16n) | g, 0n);
 }
 
-const ipv4ToInt = (address: string): bigint =>
+export const ipv4ToInt = (address: string): bigint =>
   address.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
 
 const IPV4_MAPPED = 0xffffn << 32n;
