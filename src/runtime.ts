@@ -155,7 +155,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   };
 }
 
-/** What /api/health checks (API.md §16): each store, with its kind. */
+/** What /api/health checks: each store, with its kind (`dependencies` in its answer). */
 export function healthChecks(rt: Pick<Runtime, 'meta' | 'events'>): HealthCheck[] {
   return [
     {

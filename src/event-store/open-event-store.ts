@@ -3,7 +3,7 @@ import type { EventStore } from './event-store.js';
 import { WorkerEventStore } from './worker/worker-event-store.js';
 
 /**
- * The one factory choosing the event store from config (API.md §16 `eventStoreUrl`):
+ * The one factory choosing the event store from config (the `eventStoreUrl` setting):
  * empty, DuckDB in the data dir; `clickhouse://…`, ClickHouse (ADR 0006).
  */
 export function openEventStore(config: Config): Promise<EventStore> {
