@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { decodeTime } from 'ulidx';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
@@ -23,7 +24,7 @@ import {
   createDistributedTable,
   createLocalTable,
   DAY_MS,
-  insertRow,
+  jsonEachRow,
   rowToEvent,
 } from './clickhouse-schema.js';
 import { type ClickHouseTarget, parseClickHouseUrl } from './clickhouse-url.js';
@@ -177,13 +178,14 @@ export class ClickHouseEventStore implements EventStore {
         }
         const storedAt = Date.now();
         try {
-          const values = group.flatMap((p) => p.events.map((e) => insertRow(e, storedAt)));
-          await this.client().insert({
-            table: this.table,
-            values,
-            format: 'JSONEachRow',
+          let body = '';
+          for (const p of group) body += jsonEachRow(p.events, storedAt);
+          const result = await this.client().exec({
+            query: `INSERT INTO ${this.table} FORMAT JSONEachRow`,
+            values: Readable.from([body]),
             ...(this.target.cluster ? { clickhouse_settings: { insert_distributed_sync: 1 } } : {}),
           });
+          result.stream.resume();
           for (const p of group) this.perHour.add(p.events);
           for (const p of group) p.resolve({ storedAt });
         } catch (err) {
