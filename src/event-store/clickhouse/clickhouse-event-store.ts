@@ -231,6 +231,7 @@ export class ClickHouseEventStore implements EventStore {
       this.kill(client, queryId);
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const poll = opts.onProgress ? this.pollProgress(client, queryId, opts.onProgress) : undefined;
     try {
       const params = { query: q.sql, query_id: queryId, abort_signal: controller.signal };
       if (q.totals) {
@@ -251,8 +252,35 @@ export class ClickHouseEventStore implements EventStore {
       if (opts.signal?.aborted) throw abortError();
       throw this.error(err);
     } finally {
+      clearInterval(poll);
       opts.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * The statement's progress while it runs, as DuckDB's is read: rows read over the
+   * rows it expects to read, from the server's process list (which a Distributed query's
+   * shards report to), every 200 ms.
+   */
+  private pollProgress(client: ClickHouseClient, queryId: string, onProgress: (f: number) => void) {
+    let asking = false;
+    return setInterval(() => {
+      if (asking) return;
+      asking = true;
+      client
+        .query({
+          query: `SELECT read_rows AS r, total_rows_approx AS t FROM system.processes WHERE query_id = ${clickHouseLiteral(queryId)}`,
+          format: 'JSONEachRow',
+        })
+        .then((res) => res.json<{ r: number; t: number }>())
+        .then(([p]) => {
+          if (p && Number(p.t) > 0) onProgress(Math.min(1, Number(p.r) / Number(p.t)));
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          asking = false;
+        });
+    }, 200);
   }
 
   private kill(client: ClickHouseClient, queryId: string): void {
@@ -265,12 +293,14 @@ export class ClickHouseEventStore implements EventStore {
     const table = this.table;
     switch (plan.kind) {
       case 'search': {
+        // Progress comes from the page when there is one (as on DuckDB).
+        const countOpts: ExecOptions = plan.limit > 0 ? (opts.signal ? { signal: opts.signal } : {}) : opts;
         const [events, total] = await Promise.all([
           plan.limit > 0
             ? this.rows(searchRowsSql(table, plan), opts).then((r) => r.data.map(rowToEvent))
             : [],
           plan.count
-            ? this.rows(searchCountSql(table, plan), opts).then((r) => Number(r.data[0]?.n ?? 0))
+            ? this.rows(searchCountSql(table, plan), countOpts).then((r) => Number(r.data[0]?.n ?? 0))
             : -1,
         ]);
         return { total, events } satisfies SearchResult as ResultOf<P>;
