@@ -49,18 +49,19 @@ describe.skipIf(!clickHouseTest.run)('stopping a ClickHouse statement while it r
       filter: { kind: 'true' as const },
       range: { fromMs: -1e15, toMs: 1e15 },
     };
-    const started = performance.now();
     const progress: number[] = [];
     const result = store.execute(plan, { signal: abort.signal, onProgress: (f) => progress.push(f) });
-    await new Promise((r) => setTimeout(r, 700));
-    // The server's process list tells how far it got.
-    expect(progress.length).toBeGreaterThan(0);
-    expect(progress.every((f) => f > 0 && f <= 1)).toBe(true);
+    // The server's process list tells how far it got (polled every 200 ms).
+    const until = Date.now() + 3_000;
+    while (!progress.some((f) => f > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(progress.some((f) => f > 0)).toBe(true);
+    expect(progress.every((f) => f >= 0 && f <= 1)).toBe(true);
     // Still running on the server: the statement takes seconds.
     expect(await running()).not.toBe('0');
+    const stopped = performance.now();
     abort.abort();
     await expect(result).rejects.toMatchObject({ name: 'AbortError' });
-    expect(performance.now() - started).toBeLessThan(2_500);
+    expect(performance.now() - stopped).toBeLessThan(1_000);
     // The server is told to stop it (KILL QUERY … ASYNC): cancelled or gone within a
     // second or two. Closing the request alone leaves it running for seconds on 18.16.
     const deadline = Date.now() + 2_000;
