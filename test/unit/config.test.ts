@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config/config.js';
+import { parseClickHouseUrl } from '../../src/event-store/clickhouse/clickhouse-url.js';
 
 describe('config', () => {
   it('has defaults and is frozen', () => {
@@ -45,9 +46,36 @@ describe('config', () => {
     [{ LOGSCOPE_DATABASE_URL: 'mysql://x' }, /databaseUrl/],
     [{ LOGSCOPE_BODY_LIMIT: '10' }, /bodyLimit/],
     [{ LOGSCOPE_CONFIG: '/nonexistent/file.json' }, /config file/],
+    [{ LOGSCOPE_EVENT_STORE_URL: 'postgres://x/y' }, /eventStoreUrl .*expected clickhouse:\/\//],
+    [{ LOGSCOPE_EVENT_STORE_URL: 'clickhouse://a:8123,b:8123/logs' }, /eventStoreUrl .*need \?cluster=/],
+    [{ LOGSCOPE_EVENT_STORE_URL: 'clickhouse://a:99999/logs' }, /eventStoreUrl .*port 99999/],
+    [{ LOGSCOPE_EVENT_STORE_URL: 'clickhouse://a/bad-name' }, /eventStoreUrl .*database "bad-name"/],
+    [
+      { LOGSCOPE_EVENT_STORE_URL: 'clickhouse://a/db?shards=2' },
+      /eventStoreUrl .*unknown parameter "shards"/,
+    ],
   ])('stops with a message naming the setting for %o', (env, pattern) => {
     expect(() => loadConfig({ env })).toThrow(ConfigError);
     expect(() => loadConfig({ env })).toThrow(pattern);
+  });
+
+  it('reads a ClickHouse eventStoreUrl, and never echoes its password', () => {
+    expect(parseClickHouseUrl('clickhouse://ops:s3cr%40t@ch1:9123,ch2/logs?cluster=main')).toEqual({
+      hosts: ['http://ch1:9123', 'http://ch2:8123'],
+      username: 'ops',
+      password: 's3cr@t',
+      database: 'logs',
+      cluster: 'main',
+    });
+    expect(parseClickHouseUrl('clickhouses://ch')).toMatchObject({
+      hosts: ['https://ch:8443'],
+      username: 'default',
+      database: 'logscope',
+      cluster: undefined,
+    });
+    expect(() => loadConfig({ env: { LOGSCOPE_EVENT_STORE_URL: 'clickhouse://u:hunter2@a,b/x' } })).toThrow(
+      /^(?!.*hunter2)/,
+    );
   });
 
   it('rejects unknown keys in the config file', () => {
