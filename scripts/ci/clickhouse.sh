@@ -75,7 +75,22 @@ start() {
     for _ in $(seq 1 60); do up "${http_ports[$i]}" && break; sleep 0.5; done
     up "${http_ports[$i]}" || { cat "$dir/shard$i/log/error.log" >&2 || true; echo "ClickHouse shard $i did not start" >&2; exit 1; }
   done
+  sweep
   echo "$url"
+}
+
+# Test databases (t_<pid>_<random>, test/helpers/clickhouse.ts) whose test process is gone:
+# a run that was killed leaves its database behind; the data dir outlives the servers.
+sweep() {
+  for i in 0 1; do
+    curl -fsS "http://127.0.0.1:${http_ports[$i]}/" --data-binary "SELECT name FROM system.databases WHERE match(name, '^t_[0-9]+_[a-z0-9]+\$')" |
+      while read -r db; do
+        pid=${db#t_}
+        pid=${pid%%_*}
+        kill -0 "$pid" 2>/dev/null && continue
+        curl -fsS "http://127.0.0.1:${http_ports[$i]}/" --data-binary "DROP DATABASE IF EXISTS $db" >/dev/null
+      done
+  done
 }
 
 stop() {
