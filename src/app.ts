@@ -174,11 +174,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refreshMs: config.liveRefreshMs,
     identities: services.tokens,
     recheckMs: Math.max(1, config.tokenCacheSeconds) * 1000,
+    ...(services.bus.kind === 'in-process' ? {} : { busConnected: () => services.bus.connected }),
   });
-  const offEvents = services.bus.subscribe('events-committed', (events) => hub.eventsArrived(events));
+  // This node's commits come with their events (tailed in memory); the other nodes' as a summary.
+  const offEvents = services.batcher.onCommit((events) => hub.eventsArrived(events));
+  const offElsewhere = services.bus.subscribe('events-committed', (commit, remote) => {
+    if (remote) hub.committedElsewhere(commit);
+  });
   services.queries.keepWhile((id) => hub.watches(id));
   app.addHook('onClose', async () => {
     offEvents();
+    offElsewhere();
     hub.close();
   });
   // Before the routes: its timing hook must see all of them.

@@ -16,7 +16,11 @@ export async function serve(config: Config): Promise<void> {
   // Whatever the engines create later (DuckDB's WAL, report files) is private too;
   // what exists is chmod'ed by openRuntime whatever the umask.
   process.umask(0o077);
-  const rt = await openRuntime(config, { onWait: (message) => console.error(`logscope: ${message}`) });
+  let busLog: ((connected: boolean, where: string) => void) | undefined;
+  const rt = await openRuntime(config, {
+    onWait: (message) => console.error(`logscope: ${message}`),
+    onBusState: (connected, where) => busLog?.(connected, where),
+  });
   let syslog: SyslogListener | undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let stopping: Promise<void> | undefined;
@@ -61,6 +65,17 @@ export async function serve(config: Config): Promise<void> {
     });
     const log = app.log;
     for (const warning of rt.warnings) log.warn(warning);
+    let busDown = false;
+    busLog = (connected, where) => {
+      if (connected === !busDown) return;
+      busDown = !connected;
+      if (connected) log.info({ redis: where }, 'bus to the other nodes is back');
+      else
+        log.warn(
+          { redis: where },
+          'bus to the other nodes is down: live updates from other nodes fall back to polling the shared store',
+        );
+    };
     rt.services.problems.connect((err, context) => log.error({ err, ...context }, 'internal error'));
     await app.listen({ port: config.port, host: config.host });
     if (config.syslogPort > 0) {

@@ -1,7 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { RedisBus } from './cluster/redis-bus.js';
 import type { Config } from './config/config.js';
+import type { Bus, ClusterTopics } from './core/bus.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
 import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
@@ -9,6 +13,7 @@ import type { EventStore } from './event-store/event-store.js';
 import { openEventStore } from './event-store/open-event-store.js';
 import type { HealthCheck } from './http/routes/health.js';
 import { type MetadataDb, openMetadataDb } from './metadata/database.js';
+import { SqlJobStore } from './metadata/query-jobs-repository.js';
 
 /** The metadata store and its services: what CLI commands beside a running server use. */
 export interface MetaRuntime {
@@ -30,6 +35,18 @@ export interface RuntimeOptions {
   pgSchema?: string;
   /** Told once when PostgreSQL does not answer and start-up waits for it. */
   onWait?: (message: string) => void;
+  /** Told when the bus to the other nodes goes down or comes back (cluster mode). */
+  onBusState?: (connected: boolean, where: string) => void;
+}
+
+/** How long a node's lease on a query or report lasts without renewal (ms). */
+export const LEASE_MS = 3000;
+/** How often a node looks for work left by a dead one (ms). */
+const ADOPT_EVERY_MS = 1000;
+
+/** This process's id among the nodes of a cluster: host, pid and a random part. */
+function nodeId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
 /** The files the stores keep in the data dir (those that exist are made private). */
@@ -130,13 +147,36 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   }
   privateDataDir(config.dataDir);
   const { geoip, warnings } = await GeoIp.open({ cityPath: config.geoipCityPath });
-  const services = createServices(meta, events, config, { geoip });
-  await services.reports.failPendingFromEarlierRun();
+  const node = nodeId();
+  // A cluster node: the bus over Redis, query jobs in the shared metadata store.
+  const cluster = config.busUrl
+    ? {
+        bus: RedisBus.open<ClusterTopics>(config.busUrl, {
+          node,
+          ...(opts.onBusState ? { onState: opts.onBusState } : {}),
+        }) as Bus<ClusterTopics>,
+        jobStore: new SqlJobStore(meta.db, { node, leaseMs: LEASE_MS }),
+      }
+    : null;
+  const services = createServices(meta, events, config, { geoip, node, leaseMs: LEASE_MS, ...cluster });
+  await services.reports.recoverFromEarlierRun();
   await services.triggers.load();
   const retention = startRetention(events, config.retentionDays);
   const sweep = setInterval(() => {
     services.queries.sweep().catch(() => undefined);
   }, 60_000).unref();
+  // Work a dead node left is taken over; triggers changed while the bus was down are read.
+  const adopt = cluster
+    ? setInterval(() => {
+        services.queries.adopt().catch(() => undefined);
+        services.reports.adopt().catch(() => undefined);
+      }, ADOPT_EVERY_MS).unref()
+    : undefined;
+  const reloadTriggers = cluster
+    ? setInterval(() => {
+        if (!services.bus.connected) services.triggers.load().catch(() => undefined);
+      }, 10_000).unref()
+    : undefined;
   return {
     config,
     meta,
@@ -146,9 +186,14 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     async close() {
       clearInterval(retention);
       clearInterval(sweep);
+      clearInterval(adopt);
+      clearInterval(reloadTriggers);
+      services.runner.close();
+      services.reports.close();
       await services.reports.idle();
       await services.batcher.close();
       await services.triggers.idle();
+      await services.bus.close();
       await events.close();
       await meta.close();
     },
@@ -156,8 +201,11 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
 }
 
 /** What /api/health checks: each store, with its kind (`dependencies` in its answer). */
-export function healthChecks(rt: Pick<Runtime, 'meta' | 'events'>): HealthCheck[] {
+export function healthChecks(rt: Pick<Runtime, 'meta' | 'events' | 'services'>): HealthCheck[] {
+  const bus = rt.services.bus;
   return [
+    // Without the bus nodes poll the shared store instead: a warning, not a failure.
+    { name: 'bus', kind: bus.kind, check: () => bus.check(), optional: true },
     {
       name: 'metadata',
       kind: rt.meta.dialect,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
+import { parseBusUrl } from '../cluster/bus-url.js';
 import { parseClickHouseUrl } from '../event-store/clickhouse/clickhouse-url.js';
 
 /**
@@ -40,6 +41,11 @@ export const ConfigSchema = Type.Object(
       default: '',
       description:
         'Event store: empty for DuckDB `<dataDir>/events.duckdb`; `clickhouse://user:password@host:8123/db` for ClickHouse; a sharded cluster lists every shard and names the cluster, `clickhouse://user@h1:8123,h2:8123/db?cluster=name` (`clickhouses://` for HTTPS)',
+    }),
+    busUrl: Type.String({
+      default: '',
+      description:
+        'Live-update bus: empty for in-process (one server); `redis://host:6379[/db][?channel=name]` makes this server a cluster node beside every other with the same settings (needs databaseUrl on PostgreSQL and eventStoreUrl on ClickHouse); `channel` (default `logscope`) keeps clusters sharing a Redis apart',
     }),
     databaseConnectSeconds: Type.Integer({
       minimum: 0,
@@ -344,6 +350,19 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         `Invalid setting eventStoreUrl (${origins.eventStoreUrl}): ${(err as Error).message} (leave empty for DuckDB)`,
       );
     }
+  }
+  if (config.busUrl) {
+    try {
+      parseBusUrl(config.busUrl);
+    } catch (err) {
+      throw new ConfigError(
+        `Invalid setting busUrl (${origins.busUrl}): ${(err as Error).message} (leave empty for one server)`,
+      );
+    }
+    if (!config.databaseUrl || !config.eventStoreUrl)
+      throw new ConfigError(
+        `Invalid setting busUrl (${origins.busUrl}): a cluster node keeps its state where every node reads it: set databaseUrl to PostgreSQL and eventStoreUrl to ClickHouse too`,
+      );
   }
   return Object.freeze(config);
 }

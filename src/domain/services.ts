@@ -1,5 +1,6 @@
+import path from 'node:path';
 import type { Config } from '../config/config.js';
-import { type Bus, InProcessBus } from '../core/bus.js';
+import { type Bus, type ClusterTopics, InProcessBus } from '../core/bus.js';
 import { ProblemLog } from '../core/problems.js';
 import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
@@ -13,7 +14,8 @@ import { TasksRepository } from '../metadata/tasks-repository.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
-import { type LiveTopics, QueryRunner } from '../query/runner.js';
+import { type JobStore, MemoryJobStore } from '../query/job-store.js';
+import { QueryRunner } from '../query/runner.js';
 import type { Identity } from './auth/identity.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
@@ -21,9 +23,10 @@ import { EventsService } from './events/events-service.js';
 import { FieldsService } from './fields/fields-service.js';
 import { QueriesService } from './queries/queries-service.js';
 import { ResultEnricher } from './queries/result-enricher.js';
+import { LocalReportFiles, SharedReportFiles } from './reports/report-files.js';
 import { ReportsService } from './reports/reports-service.js';
 import { TasksService } from './tasks/tasks-service.js';
-import { TokensService } from './tokens/tokens-service.js';
+import { identityOf, TokensService } from './tokens/tokens-service.js';
 import { TriggersService } from './triggers/triggers-service.js';
 import { UsersService } from './users/users-service.js';
 
@@ -39,7 +42,7 @@ export interface Services extends MetaServices {
   fields: FieldsService;
   ingest: IngestService;
   batcher: Batcher;
-  bus: Bus<LiveTopics>;
+  bus: Bus<ClusterTopics>;
   runner: QueryRunner;
   queries: QueriesService;
   dashboards: DashboardsService;
@@ -62,6 +65,14 @@ export function createMetaServices(meta: MetadataDb, config: Config): MetaServic
 export interface ServiceResources {
   /** Null when no GeoIP database could be opened. */
   geoip: GeoIpLookup | null;
+  /** In-process by default; Redis in a cluster. */
+  bus?: Bus<ClusterTopics>;
+  /** Memory by default; the metadata store's `query_jobs` in a cluster. */
+  jobStore?: JobStore;
+  /** This process's id among the cluster's nodes. */
+  node?: string;
+  /** How long a node's lease on a query or report lasts without renewal (ms). */
+  leaseMs?: number;
 }
 
 export function createServices(
@@ -76,29 +87,56 @@ export function createServices(
     maxQueuedEvents: config.ingestQueueEvents,
   });
   const problems = new ProblemLog();
-  const bus = new InProcessBus<LiveTopics>();
-  batcher.onCommit((committed) => bus.publish('events-committed', committed));
-  const runner = new QueryRunner(events, bus, {
+  const bus = resources.bus ?? new InProcessBus<ClusterTopics>();
+  batcher.onCommit((committed) => {
+    if (!committed.length) return;
+    let fromMs = Number.POSITIVE_INFINITY;
+    let toMs = Number.NEGATIVE_INFINITY;
+    for (const e of committed) {
+      if (e.ts < fromMs) fromMs = e.ts;
+      if (e.ts > toMs) toMs = e.ts;
+    }
+    bus.publish('events-committed', { count: committed.length, fromMs, toMs });
+  });
+  // Another node's commits size this node's query slices too.
+  bus.subscribe('events-committed', (c, remote) => {
+    if (remote) events.appendedElsewhere(c.count, c.fromMs, c.toMs);
+  });
+  const runner = new QueryRunner(events, bus, resources.jobStore ?? new MemoryJobStore(), {
     sliceEvents: config.querySliceEvents,
     maxSlices: 8,
     refreshMs: config.queryRefreshMs,
     onError: (err, queryId) => problems.report(err, { query_id: queryId }),
     resultsBudgetBytes: config.queryResultsMemoryMb * 1048576,
     maxLivePerUser: config.queryLivePerUser,
+    ...(resources.leaseMs ? { leaseMs: resources.leaseMs } : {}),
   });
-  const tasks = new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db));
+  const usersRepo = new UsersRepository(meta.db);
+  const tasks = new TasksService(new TasksRepository(meta.db), usersRepo);
   const triggers = new TriggersService(new TriggersRepository(meta.db), new UsersRepository(meta.db), tasks, {
     taskWindowMs: config.triggerTaskWindowSeconds * 1000,
     maxPendingMatches: 1_000_000,
   });
   batcher.onCommit((committed) => triggers.matchCommitted(committed));
+  const metaServices = createMetaServices(meta, config);
+  // What one node changes, every node learns (in one process these stay local).
+  metaServices.tokens.onInvalidate((keyId, elsewhere) => {
+    if (!elsewhere) bus.publish('rights-changed', { keyId: keyId ?? null });
+  });
+  bus.subscribe('rights-changed', (m, remote) => {
+    if (remote) metaServices.tokens.invalidate(m.keyId ?? undefined, true);
+  });
+  triggers.onChanged = () => bus.publish('triggers-changed', {});
+  bus.subscribe('triggers-changed', (_m, remote) => {
+    if (remote) triggers.load().catch(() => undefined);
+  });
   const dashboardRepos = new DashboardRepositories(meta.db);
   const dashboards = new DashboardsService(dashboardRepos);
   // Trigger data shows only the triggers the caller may see.
   const triggerMatches = (evIds: readonly string[], who: Identity) => triggers.matchesOf(evIds, who);
   const enricher = new ResultEnricher({ geoip: resources.geoip, triggerMatches });
   return {
-    ...createMetaServices(meta, config),
+    ...metaServices,
     events: new EventsService(events, enricher, triggerMatches),
     fields: new FieldsService(events),
     ingest: new IngestService(batcher),
@@ -121,7 +159,21 @@ export function createServices(
     tasks,
     triggers,
     reports: new ReportsService(new ReportsRepository(meta.db), runner, events, dashboards, {
-      dataDir: config.dataDir,
+      files: resources.jobStore?.shared
+        ? new SharedReportFiles(meta.db)
+        : new LocalReportFiles(path.join(config.dataDir, 'reports')),
+      ...(resources.jobStore?.shared && resources.node
+        ? {
+            cluster: {
+              node: resources.node,
+              leaseMs: resources.leaseMs ?? 3000,
+              ownerIdentity: async (ownerId: number) => {
+                const user = await usersRepo.byId(ownerId);
+                return user ? identityOf(user, { token_type: 'USER', key_id: '' }) : null;
+              },
+            },
+          }
+        : {}),
       maxRows: config.exportMaxRows,
       maxBytes: config.reportMaxBytes,
       maxPages: config.reportMaxPages,

@@ -7,7 +7,9 @@ import {
   isOutOfMemoryError,
   outOfMemory,
   storageFull,
+  storeUnavailable,
 } from './errors.js';
+import { isPostgresUnreachable } from './startup.js';
 
 export interface ErrorBody {
   detail: string;
@@ -212,6 +214,13 @@ export function describeError(
       },
       {},
     ];
+  }
+  if (isPostgresUnreachable(error)) {
+    // PostgreSQL down or restarting: the request may succeed again shortly (the pool
+    // reconnects by itself); its own text goes to the log.
+    request.log.warn({ err: error }, 'metadata store unreachable');
+    const e = storeUnavailable('The metadata store (PostgreSQL) cannot be reached right now; retry shortly.');
+    return [e.status, { detail: e.message, code: e.code }, e.headers ?? {}];
   }
   request.log.error({ err: error }, 'unhandled error');
   // A store that cannot write for lack of space, or an engine out of memory: say so

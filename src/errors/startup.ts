@@ -29,6 +29,8 @@ export const NETWORK_UNREACHABLE: ReadonlySet<string> = new Set([
 /** Network failures of reaching PostgreSQL: worth retrying while it starts or the network settles. */
 const PG_UNREACHABLE = new Set([
   ...NETWORK_UNREACHABLE,
+  '57P01', // admin_shutdown: the server stopped under a connection
+  '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: the server is starting up or shutting down
   '53300', // too_many_connections
 ]);

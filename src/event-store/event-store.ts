@@ -39,6 +39,11 @@ export interface EventStore {
    * histogram (no query): sizes query slices at no cost.
    */
   estimateInRange(fromMs: number, toMs: number): number;
+  /**
+   * Another process appended `count` events with times in [fromMs, toMs] to the same store
+   * (a cluster node's commit): counted in the histogram behind `estimateInRange`.
+   */
+  appendedElsewhere(count: number, fromMs: number, toMs: number): void;
   /** One event by id, or null. */
   getById(evId: string): Promise<StoredEvent | null>;
   /** Deletes events whose `ts` is older than the cut-off; returns how many. */

@@ -14,6 +14,26 @@ export class HourHistogram {
     }
   }
 
+  /**
+   * `count` events somewhere in [fromMs, toMs] (another node's commit: only its size and
+   * time bounds are known), spread over the hours by the time each covers.
+   */
+  addSpread(count: number, fromMs: number, toMs: number): void {
+    if (!(count > 0) || !Number.isFinite(fromMs) || !Number.isFinite(toMs) || toMs < fromMs) return;
+    const first = fromMs - (fromMs % HOUR_MS);
+    const span = toMs - fromMs + 1;
+    // A span of months (a backfill) is not worth an entry per hour: it counts at its end.
+    if (span > 1000 * HOUR_MS) {
+      const hour = toMs - (toMs % HOUR_MS);
+      this.perHour.set(hour, (this.perHour.get(hour) ?? 0) + count);
+      return;
+    }
+    for (let hour = first; hour <= toMs; hour += HOUR_MS) {
+      const covered = Math.min(toMs + 1, hour + HOUR_MS) - Math.max(fromMs, hour);
+      this.perHour.set(hour, (this.perHour.get(hour) ?? 0) + (count * covered) / span);
+    }
+  }
+
   /** Replaces every count (after a delete, or at open). */
   reset(counts: Iterable<readonly [number, number]>): void {
     this.perHour.clear();

@@ -56,8 +56,12 @@ export class Batcher {
   ) {}
 
   /** Called after every durable commit, e.g. to wake live queries or count metrics. */
-  onCommit(listener: CommitListener): void {
+  onCommit(listener: CommitListener): () => void {
     this.listeners.push(listener);
+    return () => {
+      const i = this.listeners.indexOf(listener);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
   }
 
   get queuedEvents(): number {

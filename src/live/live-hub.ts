@@ -60,6 +60,12 @@ export interface LiveHubOptions {
    */
   identities?: IdentitySource;
   recheckMs?: number;
+  /**
+   * Cluster mode: whether the bus reaches the other nodes now. While it does not, the
+   * copies of watched queries are refreshed from the shared store every tick instead of
+   * on their `query-changed` notices (polling).
+   */
+  busConnected?: () => boolean;
 }
 
 interface Watch {
@@ -634,15 +640,35 @@ export class LiveHub {
       }
       if (this.pending.has(queryId)) continue;
       if (!events.some((e) => match(e as unknown as Parameters<typeof match>[0]))) continue;
-      const gap = job.type === 'Search' ? this.opts.tailMs : this.refreshMs(queryId);
-      const wait = Math.max(0, (this.lastEval.get(queryId) ?? 0) + gap - now);
-      this.pending.set(
-        queryId,
-        setTimeout(() => {
-          this.pending.delete(queryId);
-          this.reevaluate(queryId);
-        }, wait),
-      );
+      this.reevaluateAfter(queryId, job.type === 'Search' ? this.opts.tailMs : this.refreshMs(queryId), now);
+    }
+  }
+
+  /** A re-evaluation of `queryId` at least `gap` ms after its last one. */
+  private reevaluateAfter(queryId: string, gap: number, now: number) {
+    const wait = Math.max(0, (this.lastEval.get(queryId) ?? 0) + gap - now);
+    this.pending.set(
+      queryId,
+      setTimeout(() => {
+        this.pending.delete(queryId);
+        this.reevaluate(queryId);
+      }, wait),
+    );
+  }
+
+  /**
+   * Another node committed events (a summary: count and time bounds). Watched relative
+   * queries whose window they touch are re-evaluated, throttled like a live tail; the
+   * job's lease makes one node compute for all.
+   */
+  committedElsewhere(commit: { count: number; fromMs: number; toMs: number }): void {
+    const now = Date.now();
+    for (const queryId of this.byQuery.keys()) {
+      const job = this.runner.peek(queryId);
+      if (!job || job.stopped || !isRelative(job.params.time_range) || this.pending.has(queryId)) continue;
+      const window = resolveTimeRange(job.params.time_range, now);
+      if (commit.toMs < window.fromMs || commit.fromMs >= window.toMs) continue;
+      this.reevaluateAfter(queryId, this.opts.tailMs, now);
     }
   }
 
@@ -686,11 +712,21 @@ export class LiveHub {
   /** Time passes: watched relative queries are re-evaluated at least every refresh interval. */
   private tick() {
     const now = Date.now();
+    if (this.opts.busConnected && !this.opts.busConnected()) this.poll();
     for (const queryId of this.byQuery.keys()) {
       const job = this.runner.peek(queryId);
       if (!job || job.stopped || !isRelative(job.params.time_range)) continue;
       if (now - (this.lastEval.get(queryId) ?? job.baseMs) >= this.refreshMs(queryId))
         this.reevaluate(queryId);
+    }
+  }
+
+  /** The bus is down: watched queries other nodes compute are read from the shared store. */
+  private poll() {
+    for (const queryId of this.byQuery.keys()) {
+      const job = this.runner.peek(queryId);
+      if (!job || job.running) continue;
+      this.runner.follow(job).catch(() => undefined);
     }
   }
 

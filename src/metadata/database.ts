@@ -57,6 +57,12 @@ function openPostgres(url: string, schema: string | undefined): MetadataDb {
     connectionTimeoutMillis: 10_000,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  // A connection the server drops (restart, failover, network) must not crash the
+  // process: pg emits 'error' on the client, idle (the pool's event) or checked out (the
+  // client's own, which nothing else listens to). The pool discards such a client, and a
+  // request meanwhile gets 503 store_unavailable.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -6,6 +6,7 @@ import { tasks } from './migrations/0003-tasks.js';
 import { dashboards } from './migrations/0004-dashboards.js';
 import { reports } from './migrations/0005-reports.js';
 import { triggers } from './migrations/0006-triggers.js';
+import { cluster } from './migrations/0007-cluster.js';
 import type { Database } from './schema.js';
 
 /** Migrations in order; each gets the dialect for the few column types that differ. */
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
   '0004-dashboards': dashboards,
   '0005-reports': reports,
   '0006-triggers': triggers,
+  '0007-cluster': cluster,
 };
 
 export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {

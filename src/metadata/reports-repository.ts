@@ -48,6 +48,41 @@ export class ReportsRepository {
     return this.db.selectFrom('reports').selectAll().where('status', '=', 'PENDING').execute();
   }
 
+  /** Extends the leases of the PENDING reports `node` generates or has queued (cluster). */
+  async renew(node: string, until: number): Promise<void> {
+    await this.db
+      .updateTable('reports')
+      .set({ lease_until: until })
+      .where('owner_node', '=', node)
+      .where('status', '=', 'PENDING')
+      .execute();
+  }
+
+  /**
+   * Takes the oldest PENDING report whose node's lease expired for `node` (cluster); the
+   * update re-checks the lease, so two nodes never take the same report.
+   */
+  async adoptExpired(node: string, until: number): Promise<ReportRow | undefined> {
+    const now = Date.now();
+    const candidate = await this.db
+      .selectFrom('reports')
+      .select('id')
+      .where('status', '=', 'PENDING')
+      .where('lease_until', '<', now)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    if (!candidate) return undefined;
+    return this.db
+      .updateTable('reports')
+      .set({ owner_node: node, lease_until: until })
+      .where('id', '=', candidate.id)
+      .where('status', '=', 'PENDING')
+      .where('lease_until', '<', now)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
   /** Reports left PENDING by a process that stopped: they will never finish. */
   async failPending(message: string): Promise<void> {
     await this.db

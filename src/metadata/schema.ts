@@ -108,6 +108,31 @@ export interface Database {
   reports: ReportsTable;
   triggers: TriggersTable;
   trigger_matches: TriggerMatchesTable;
+  query_jobs: QueryJobsTable;
+  report_chunks: ReportChunksTable;
+}
+
+/** The shared state of a query job (cluster mode) and the lease of the node computing it. */
+export interface QueryJobsTable {
+  query_id: string;
+  version: number;
+  /** The node that computes it or last did. */
+  owner: string;
+  /** Epoch ms until which `owner` holds the lease (0: nobody computes it). */
+  lease_until: number;
+  stop_requested: number;
+  status: string;
+  /** JSON: progress, error, baseMs, window, updatedAt, stopped. */
+  state: string | null;
+  /** JSON of the type's raw results. */
+  results: string | null;
+}
+
+/** A report file in pieces, so any node serves it and none holds it whole in memory. */
+export interface ReportChunksTable {
+  report_id: number;
+  seq: number;
+  data: Uint8Array;
 }
 
 export type QueryRow = Selectable<QueriesTable>;
@@ -125,6 +150,10 @@ export interface ReportsTable {
   owner_id: number;
   created_at: string;
   error: string | null;
+  /** The node generating it while PENDING. */
+  owner_node: string | null;
+  /** Epoch ms until which `owner_node` holds it; past that another node takes it over. */
+  lease_until: Generated<number>;
 }
 
 export type ReportRow = Selectable<ReportsTable>;

@@ -1,16 +1,17 @@
-import type { Bus } from '../core/bus.js';
-import type { NormalisedEvent, StoredEvent } from '../core/event.js';
+import type { Bus, ClusterTopics } from '../core/bus.js';
+import type { StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../core/filter-ast.js';
 import { AppError, fieldError, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { QueryRow } from '../metadata/schema.js';
+import type { JobState, JobStore, QueryStatus } from './job-store.js';
 import { isRelative, resolveTimeRange } from './time-range.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
 import type { CommonParamValues, PresentOptions, QueryTypeDef, QueryTypeName } from './types/query-type.js';
 import { Search, type SearchParams } from './types/search.js';
 
-export type QueryStatus = 'PENDING' | 'IN_PROGRESS' | 'SUCCESS' | 'STOPPED' | 'ERROR';
+export type { QueryStatus } from './job-store.js';
 
 /** A query's live state: its definition plus the latest computation. */
 export interface QueryJob {
@@ -41,8 +42,12 @@ export interface QueryJob {
   readAt: number;
   /** Results dropped to stay within the memory budget: recomputed on the next read. */
   evicted: boolean;
-  /** A report's or export's own query: not counted as one of the owner's live queries. */
+  /** A report's or export's own query: not counted as one of the owner's live queries, never shared. */
   internal: boolean;
+  /** The version of the shared state this copy holds (cluster mode; 0 before the first). */
+  version: number;
+  /** The job store's operations on this job, one after another (claims and saves in order). */
+  serial: Promise<unknown>;
 }
 
 export interface RunnerOptions {
@@ -60,7 +65,14 @@ export interface RunnerOptions {
   resultsBudgetBytes?: number;
   /** Live queries (running, or watched by a live subscription) a user may have at once; beyond it 429. */
   maxLivePerUser?: number;
+  /** Lease of a computation in a shared job store (ms; renewed every third of it). */
+  leaseMs?: number;
+  /** How long a stop waits for the node computing the query before recording it itself (ms). */
+  remoteStopMs?: number;
 }
+
+const inProgress = (job: QueryJob) => job.status === 'PENDING' || job.status === 'IN_PROGRESS';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * What a failed computation shows as `error`: the message of an error the service made
@@ -74,19 +86,18 @@ export function publicMessage(error: unknown): string {
 
 export type JobListener = (job: QueryJob) => void;
 
-/** The topics the runner, ingest and the live hub exchange (see core/bus.ts). */
-export interface LiveTopics extends Record<string, unknown> {
-  /** A query's state changed (partial result, result, re-evaluation, removal). */
-  'query-changed': QueryJob;
-  /** A batch of events was committed and is queryable. */
-  'events-committed': readonly NormalisedEvent[];
-}
-
 /**
  * Runs queries on the event store: full computation or newest-first time slices with
  * partial results, stop (which interrupts the engine), recalculation, and re-evaluation of
- * relative-time queries while they are read. Holds the live state of every query in
- * memory; definitions are in the metadata store (so a restart recomputes on first read).
+ * relative-time queries while they are read. Holds the live state of the queries this
+ * process serves in memory; definitions are in the metadata store.
+ *
+ * The job store decides who computes (see job-store.ts). With the memory store this
+ * process computes everything and a restart recomputes on first read. With a shared
+ * store (cluster) a node computes a query only under its lease, writes each state change
+ * there and announces it on the bus (`query-changed` with the version); the other nodes
+ * keep copies they refresh from the store, forward stops to it (`stop-query`), and take
+ * the work over when its node dies (its lease expires: `adopt`).
  */
 export class QueryRunner {
   private readonly jobs = new Map<string, QueryJob>();
@@ -95,26 +106,127 @@ export class QueryRunner {
   private evictions = 0;
   /** Queries a live subscription watches: never evicted, counted as live. */
   private pinned: (id: string) => boolean = () => false;
+  private readonly listeners = new Set<JobListener>();
+  private readonly offBus: Array<() => void> = [];
+  private readonly renewer: NodeJS.Timeout | null;
+  /** Controllers aborted because another node took the lease: the job is refreshed, not STOPPED. */
+  private readonly lostLease = new WeakSet<AbortController>();
 
   constructor(
     private readonly store: EventStore,
-    private readonly bus: Bus<LiveTopics>,
+    private readonly bus: Bus<ClusterTopics>,
+    private readonly jobStore: JobStore,
     private readonly opts: RunnerOptions,
-  ) {}
-
-  /** Called on every change of a job (partial results, final result, re-evaluation, removal). */
-  onChange(listener: JobListener): () => void {
-    return this.bus.subscribe('query-changed', listener);
+  ) {
+    const leaseMs = opts.leaseMs ?? 3000;
+    this.renewer = jobStore.shared
+      ? setInterval(() => {
+          const ids = [...this.jobs.values()].filter((j) => j.running && this.shares(j)).map((j) => j.id);
+          jobStore.renew(ids).catch(() => undefined);
+        }, leaseMs / 3).unref()
+      : null;
+    if (!jobStore.shared) return;
+    this.offBus.push(
+      bus.subscribe('query-changed', (m, remote) => {
+        if (remote) this.changedElsewhere(m.queryId, m.version, m.removed);
+      }),
+      bus.subscribe('stop-query', (m, remote) => {
+        const job = this.jobs.get(m.queryId);
+        if (remote && job?.running) void this.stop(job);
+      }),
+    );
   }
 
-  private emit(job: QueryJob) {
-    this.bus.publish('query-changed', job);
+  /** Called on every change of a job in this process (partial results, final result, re-evaluation, removal). */
+  onChange(listener: JobListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emitLocal(job: QueryJob) {
+    for (const l of this.listeners) l(job);
+  }
+
+  /** A change computed here: told to this process, then written and announced (`final` ends the lease). */
+  private emit(job: QueryJob, final = false) {
+    this.emitLocal(job);
+    if (!this.shares(job)) return;
+    const state = stateOf(job);
+    const controller = job.controller;
+    void this.serially(job, async () => {
+      const version = await this.jobStore.save(job.id, state, final);
+      if (version === null) {
+        // Another node took the lease (this one was too slow to renew it): its result wins.
+        if (controller && !controller.signal.aborted) {
+          this.lostLease.add(controller);
+          controller.abort();
+        }
+        return;
+      }
+      job.version = Math.max(job.version, version);
+      this.bus.publish('query-changed', { queryId: job.id, version, removed: false });
+    }).catch((err: unknown) => this.opts.onError?.(err, job.id));
+  }
+
+  /** Whether the job's state is shared with other nodes. */
+  private shares(job: QueryJob): boolean {
+    return this.jobStore.shared && !job.internal;
+  }
+
+  /** Runs the job store's operations on one job in order. */
+  private serially<T>(job: QueryJob, op: () => Promise<T>): Promise<T> {
+    const next = job.serial.then(op, op);
+    job.serial = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Another node changed or removed a query this process holds a copy of. */
+  private changedElsewhere(queryId: string, version: number, removed: boolean) {
+    const job = this.jobs.get(queryId);
+    if (!job) return;
+    if (removed) {
+      this.release(job);
+      job.stopped = true;
+      job.controller?.abort();
+      this.emitLocal(job);
+      return;
+    }
+    if (job.running || version <= job.version) return;
+    this.follow(job).catch(() => undefined);
+  }
+
+  /** Refreshes a copy from the shared state; this process's listeners hear of a change. */
+  async follow(job: QueryJob): Promise<void> {
+    if (await this.refresh(job)) this.emitLocal(job);
+  }
+
+  /**
+   * Takes the shared state into a copy this process does not compute now; true when it
+   * changed. `all`: read it even at the version held (results dropped here).
+   */
+  async refresh(job: QueryJob, all = false): Promise<boolean> {
+    if (!this.shares(job) || job.running) return false;
+    const stored = await this.jobStore.load(job.id, all ? -1 : job.version);
+    if (!stored?.state || job.running) return false;
+    const s = stored.state;
+    job.version = stored.version;
+    job.status = s.status;
+    job.progress = s.progress;
+    job.error = s.error;
+    job.baseMs = s.baseMs;
+    job.window = s.window;
+    job.updatedAt = s.updatedAt;
+    job.stopped = s.stopped;
+    job.evicted = false;
+    this.hold(job, s.results);
+    return true;
   }
 
   /** Re-evaluates a finished query now (live updates on new data); no-op while it runs or is stopped. */
-  reevaluate(job: QueryJob): void {
-    if (job.running || job.stopped || !this.jobs.has(job.id)) return;
-    this.compute(job, job.status === 'SUCCESS');
+  reevaluate(job: QueryJob): Promise<void> {
+    if (job.running || job.stopped || !this.jobs.has(job.id)) return Promise.resolve();
+    this.compute(job, job.status === 'SUCCESS', false);
+    return job.running ?? Promise.resolve();
   }
 
   /** Marks the queries live subscriptions watch (their results are never evicted). */
@@ -162,8 +274,64 @@ export class QueryRunner {
     return this.jobs.get(id);
   }
 
-  /** Makes a job from a stored definition (new, or after a restart) and starts it. */
-  start(row: QueryRow, filter: FilterNode, opts: { internal?: boolean } = {}): QueryJob {
+  /**
+   * Makes a job from a stored definition and starts it. `adopt`: a job another node left
+   * (computed only if its lease is still free when this node asks for it).
+   */
+  start(row: QueryRow, filter: FilterNode, opts: { internal?: boolean; adopt?: boolean } = {}): QueryJob {
+    const job = this.make(row, filter, opts.internal ?? false);
+    this.track(job);
+    this.compute(job, false, !opts.adopt);
+    return job;
+  }
+
+  /**
+   * A job this process does not hold: its shared state where there is one (computed, or
+   * being computed by a live node), otherwise computed here from its definition (the
+   * memory store after a restart; a cluster's query whose node died).
+   */
+  async open(row: QueryRow, filter: FilterNode): Promise<QueryJob> {
+    const job = this.make(row, filter, false);
+    if (this.shares(job)) {
+      const stored = await this.jobStore.load(job.id, -1);
+      const held = this.jobs.get(job.id);
+      if (held) return held;
+      if (stored?.state || stored?.leased) {
+        this.track(job);
+        if (stored.state) await this.refresh(job, true);
+        if (stored.leased || !inProgress(job)) return job;
+        this.compute(job, false, false);
+        return job;
+      }
+    }
+    this.track(job);
+    this.compute(job, false, false);
+    return job;
+  }
+
+  /** Adopts the queries whose node died mid-computation; returns how many it started. */
+  async adopt(
+    definition: (id: string) => Promise<{ row: QueryRow; filter: FilterNode } | null>,
+  ): Promise<number> {
+    if (!this.jobStore.shared) return 0;
+    let n = 0;
+    for (const id of await this.jobStore.orphans()) {
+      if (this.jobs.get(id)?.running) continue;
+      const def = await definition(id);
+      if (!def) continue;
+      this.start(def.row, def.filter, { adopt: true });
+      n++;
+    }
+    return n;
+  }
+
+  private track(job: QueryJob) {
+    const previous = this.jobs.get(job.id);
+    if (previous) this.release(previous);
+    this.jobs.set(job.id, job);
+  }
+
+  private make(row: QueryRow, filter: FilterNode, internal: boolean): QueryJob {
     const def = QUERY_TYPE_DEFS[row.type as QueryTypeName];
     const params = JSON.parse(row.params) as CommonParamValues;
     const now = Date.now();
@@ -188,20 +356,27 @@ export class QueryRunner {
       resultBytes: 0,
       readAt: now,
       evicted: false,
-      internal: opts.internal ?? false,
+      internal,
+      version: 0,
+      serial: Promise.resolve(),
     };
-    const previous = this.jobs.get(job.id);
-    if (previous) this.release(previous);
-    this.jobs.set(job.id, job);
-    this.compute(job, false);
     return job;
   }
 
-  /** Waits until the job settles or `ms` pass, whichever is first. */
+  /**
+   * Waits until the job settles or `ms` pass, whichever is first. A job another node
+   * computes is followed through the shared store.
+   */
   async settle(job: QueryJob, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!job.running && this.shares(job) && inProgress(job) && Date.now() < deadline) {
+      await sleep(Math.min(50, deadline - Date.now()));
+      await this.refresh(job).catch(() => undefined);
+    }
     if (!job.running) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([job.running, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    const left = Math.max(0, deadline - Date.now());
+    await Promise.race([job.running, new Promise<void>((r) => (timer = setTimeout(r, left)))]);
     clearTimeout(timer);
   }
 
@@ -214,7 +389,7 @@ export class QueryRunner {
       job.status === 'SUCCESS' &&
       Date.now() - job.baseMs >= this.opts.refreshMs
     ) {
-      this.compute(job, true);
+      this.compute(job, true, false);
     }
   }
 
@@ -227,12 +402,15 @@ export class QueryRunner {
     job.evicted = false;
     job.stopped = false;
     job.readAt = Date.now();
-    this.compute(job, false);
+    this.compute(job, false, false);
     return true;
   }
 
   recalculate(job: QueryJob): void {
     job.controller?.abort();
+    // Whoever computes it elsewhere stops; this node takes the lease.
+    if (this.shares(job) && !job.running && inProgress(job))
+      this.bus.publish('stop-query', { queryId: job.id });
     job.stopped = false;
     job.evicted = false;
     // The aborted run settles as STOPPED first; the fresh run starts after it.
@@ -241,15 +419,38 @@ export class QueryRunner {
     this.hold(job, null);
     job.progress = 0;
     job.error = null;
-    job.running = previous.then(() => this.run(job, false));
+    job.running = previous.then(() => this.run(job, false, true));
   }
 
+  /**
+   * Stops a query. One another node computes is asked to stop (bus and store) and
+   * followed until it has; when its node does not answer (dead), the stop is recorded
+   * here. A finished query is only marked: nobody re-evaluates it until recalculated.
+   */
   async stop(job: QueryJob): Promise<void> {
     job.stopped = true;
     if (job.running && job.controller) {
       job.controller.abort();
       await job.running;
+      return;
     }
+    if (!this.shares(job)) return;
+    if (inProgress(job)) {
+      await this.jobStore.requestStop(job.id);
+      this.bus.publish('stop-query', { queryId: job.id });
+      const deadline = Date.now() + (this.opts.remoteStopMs ?? 3000);
+      while (inProgress(job) && Date.now() < deadline) {
+        await sleep(50);
+        await this.refresh(job);
+      }
+      if (!inProgress(job)) return;
+      job.status = 'STOPPED';
+      job.updatedAt = new Date().toISOString();
+    }
+    job.stopped = true;
+    await this.serially(job, () => this.jobStore.claim(job.id, true));
+    this.emit(job, true);
+    await job.serial;
   }
 
   /** Forgets a job, interrupting its work; listeners get it one last time with status unchanged. */
@@ -258,7 +459,9 @@ export class QueryRunner {
     job.stopped = true;
     job.controller?.abort();
     await job.running;
-    this.emit(job);
+    this.emitLocal(job);
+    if (this.shares(job))
+      this.bus.publish('query-changed', { queryId: job.id, version: job.version, removed: true });
   }
 
   /**
@@ -297,13 +500,43 @@ export class QueryRunner {
     return job.def.present(results, job.params, { ...opts, window: job.window });
   }
 
-  private compute(job: QueryJob, reevaluation: boolean): void {
-    job.running = this.run(job, reevaluation);
+  private compute(job: QueryJob, reevaluation: boolean, force: boolean): void {
+    job.running = this.run(job, reevaluation, force);
   }
 
-  private async run(job: QueryJob, reevaluation: boolean): Promise<void> {
+  /**
+   * Takes the job's lease (shared store): false when another node computes it (this copy
+   * is refreshed instead) or a stop was asked for while its node was away (recorded).
+   */
+  private async lease(job: QueryJob, controller: AbortController, force: boolean): Promise<boolean> {
+    let claim: { stopRequested: boolean } | null;
+    try {
+      claim = await this.serially(job, () => this.jobStore.claim(job.id, force));
+    } catch (err) {
+      // The store cannot tell now: compute here (the result is this node's to serve).
+      this.opts.onError?.(err, job.id);
+      return true;
+    }
+    if (claim && !claim.stopRequested) return true;
+    if (job.controller === controller) {
+      job.controller = null;
+      job.running = null;
+    }
+    if (!claim) {
+      await this.refresh(job, job.results === null).catch(() => undefined);
+      return false;
+    }
+    job.stopped = true;
+    if (inProgress(job)) job.status = 'STOPPED';
+    job.updatedAt = new Date().toISOString();
+    this.emit(job, true);
+    return false;
+  }
+
+  private async run(job: QueryJob, reevaluation: boolean, force: boolean): Promise<void> {
     const controller = new AbortController();
     job.controller = controller;
+    if (this.shares(job) && !(await this.lease(job, controller, force))) return;
     const baseMs = Date.now();
     const window = resolveTimeRange(job.params.time_range, baseMs);
     if (!reevaluation) {
@@ -346,8 +579,20 @@ export class QueryRunner {
       job.progress = 1;
       job.error = null;
       job.updatedAt = new Date().toISOString();
-      if (!reevaluation || changed) this.emit(job);
+      if (!reevaluation || changed) this.emit(job, true);
+      else if (this.shares(job))
+        void this.serially(job, () => this.jobStore.release(job.id)).catch(() => undefined);
     } catch (err) {
+      if (this.lostLease.has(controller)) {
+        // Another node computes it now: this copy follows the shared state.
+        if (job.controller === controller) {
+          job.controller = null;
+          job.running = null;
+        }
+        await this.refresh(job, true).catch(() => undefined);
+        this.emitLocal(job);
+        return;
+      }
       if (controller.signal.aborted) {
         if (!reevaluation || job.status !== 'SUCCESS') {
           job.status = 'STOPPED';
@@ -359,7 +604,7 @@ export class QueryRunner {
         this.opts.onError?.(err, job.id);
       }
       job.updatedAt = new Date().toISOString();
-      this.emit(job);
+      this.emit(job, true);
     } finally {
       if (job.controller === controller) {
         job.controller = null;
@@ -386,6 +631,12 @@ export class QueryRunner {
       hi = lo;
     }
     return order === 'newest-first' ? out : out.reverse();
+  }
+
+  /** Stops renewing leases (the process is closing; what it computes is left to the others). */
+  close(): void {
+    if (this.renewer) clearInterval(this.renewer);
+    for (const off of this.offBus) off();
   }
 
   /** Drops a job from memory without touching its definition (TTL sweep). */
@@ -463,6 +714,20 @@ export class QueryRunner {
       }),
     };
   }
+}
+
+/** The part of a job every node reads. */
+function stateOf(job: QueryJob): JobState {
+  return {
+    status: job.status,
+    progress: job.progress,
+    error: job.error,
+    baseMs: job.baseMs,
+    window: job.window,
+    updatedAt: job.updatedAt,
+    stopped: job.stopped,
+    results: job.results,
+  };
 }
 
 /**

@@ -25,6 +25,17 @@ export const EVENT_STORE = process.env.LOGSCOPE_TEST_EVENT_STORE === 'clickhouse
 if (EVENT_STORE === 'clickhouse' && !clickHouseTest.run)
   throw new Error('LOGSCOPE_TEST_EVENT_STORE=clickhouse needs LOGSCOPE_TEST_CLICKHOUSE_URL');
 
+/**
+ * Cluster mode under test: with LOGSCOPE_TEST_BUS_URL (`redis://…`, with PostgreSQL and
+ * ClickHouse) every test app is a cluster node on a channel of its own: query jobs in
+ * the shared store, the bus over Redis (CI runs the PostgreSQL suite so).
+ */
+export const TEST_BUS_URL = process.env.LOGSCOPE_TEST_BUS_URL ?? '';
+if (TEST_BUS_URL && (!TEST_DATABASE_URL || EVENT_STORE !== 'clickhouse'))
+  throw new Error(
+    'LOGSCOPE_TEST_BUS_URL needs LOGSCOPE_TEST_DATABASE_URL and LOGSCOPE_TEST_EVENT_STORE=clickhouse',
+  );
+
 export interface TestApp {
   app: FastifyInstance;
   rt: Runtime;
@@ -58,6 +69,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       LOGSCOPE_DATA_DIR: dataDir,
       LOGSCOPE_DATABASE_URL: TEST_DATABASE_URL,
       ...(events ? { LOGSCOPE_EVENT_STORE_URL: events.url } : {}),
+      ...(TEST_BUS_URL && pgSchema ? { LOGSCOPE_BUS_URL: `${TEST_BUS_URL}?channel=${pgSchema}` } : {}),
       ...env,
     },
   });

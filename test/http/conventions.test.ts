@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../helpers/app.js';
+import { BACKEND, createTestApp, EVENT_STORE, TEST_BUS_URL, type TestApp } from '../helpers/app.js';
 
 describe(`list and error conventions on ${BACKEND}`, () => {
   let t: TestApp;
@@ -211,6 +211,7 @@ describe(`list and error conventions on ${BACKEND}`, () => {
     expect(health.json().dependencies).toEqual({
       metadata: { kind: BACKEND, status: 'ok' },
       events: { kind: EVENT_STORE, status: 'ok' },
+      bus: { kind: TEST_BUS_URL ? 'redis' : 'in-process', status: 'ok' },
     });
   });
 });

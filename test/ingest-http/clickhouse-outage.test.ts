@@ -1,10 +1,10 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { StartupError } from '../../src/errors/startup.js';
 import { openEventStore } from '../../src/event-store/open-event-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '../helpers/clickhouse.js';
+import { Relay } from '../helpers/relay.js';
 
 /**
  * ClickHouse going away (issue: bad input): at start a clear message; later 503
@@ -14,37 +14,13 @@ import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '
 describe.skipIf(!clickHouseTest.run)('an unreachable ClickHouse event store', () => {
   const target = /^clickhouse:\/\/(?:[^@/]*@)?([^,/:]+):(\d+)/.exec(clickHouseTest.url);
   const [upstreamHost, upstreamPort] = [target?.[1] ?? '127.0.0.1', Number(target?.[2])];
-  let relay: net.Server;
-  let port = 0;
-  const sockets = new Set<net.Socket>();
+  const relay = new Relay(upstreamHost, upstreamPort);
   let t: TestApp;
   let database: string;
 
-  const openRelay = () =>
-    new Promise<void>((resolve) => {
-      relay = net.createServer((client) => {
-        const upstream = net.connect(upstreamPort, upstreamHost);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      relay.listen(port, '127.0.0.1', () => {
-        port = (relay.address() as net.AddressInfo).port;
-        resolve();
-      });
-    });
-
-  const cut = () =>
-    new Promise<void>((resolve) => {
-      relay.close(() => resolve());
-      for (const s of sockets) s.destroy();
-    });
-
   beforeAll(async () => {
-    await openRelay();
+    await relay.open();
+    const port = relay.port;
     // One server through the relay, no cluster: a database of its own.
     database = clickHouseTestDatabase().database;
     t = await createTestApp({
@@ -55,7 +31,7 @@ describe.skipIf(!clickHouseTest.run)('an unreachable ClickHouse event store', ()
 
   afterAll(async () => {
     await t?.close();
-    relay?.close();
+    await relay.cut();
     await dropClickHouseDatabase(database);
   });
 
@@ -83,7 +59,7 @@ describe.skipIf(!clickHouseTest.run)('an unreachable ClickHouse event store', ()
     const health = await t.app.inject({ method: 'GET', url: '/api/health' });
     expect(health.json().dependencies.events).toEqual({ kind: 'clickhouse', status: 'ok' });
 
-    await cut();
+    await relay.cut();
     const during = await ingest('during the outage');
     expect(during.statusCode, during.body).toBe(503);
     expect(during.json()).toMatchObject({ code: 'store_unavailable' });
@@ -96,7 +72,7 @@ describe.skipIf(!clickHouseTest.run)('an unreachable ClickHouse event store', ()
     expect(read.statusCode).toBe(503);
     expect(read.json().code).toBe('store_unavailable');
 
-    await openRelay();
+    await relay.open();
     const after = await ingest('after the outage');
     expect(after.statusCode, after.body).toBe(200);
     expect((await t.app.inject({ method: 'GET', url: '/api/health' })).statusCode).toBe(200);

@@ -1,49 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { HOUR, seedWeb } from '../helpers/seed.js';
-
-type Msg = [string, Record<string, unknown>];
-
-/** A websocket client keeping every message and its close code. */
-class Client {
-  readonly messages: Msg[] = [];
-  readonly closed: Promise<number>;
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => this.messages.push(JSON.parse(String(data)) as Msg));
-    this.closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
-  }
-  static async open(url: string): Promise<Client> {
-    const ws = new WebSocket(url);
-    const c = new Client(ws);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    return c;
-  }
-  send(m: unknown) {
-    this.ws.send(JSON.stringify(m));
-  }
-  async next(pred: (m: Msg) => boolean, ms = 5000): Promise<Msg> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const i = this.messages.findIndex(pred);
-      if (i >= 0) return this.messages.splice(i, 1)[0] as Msg;
-      if (Date.now() > end) throw new Error(`timed out; got ${JSON.stringify(this.messages.slice(-3))}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
-
-const is = (cmd: string) => (m: Msg) => m[0] === cmd;
-
-/** Resolves with the close code, or rejects after `ms`. */
-const closedWithin = (c: Client, ms: number) =>
-  Promise.race([
-    c.closed,
-    new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms)),
-  ]);
+import { Client, closedWithin, is } from '../helpers/ws-client.js';
 
 describe(`live connections follow rights on ${BACKEND}`, () => {
   let t: TestApp;
@@ -167,7 +125,7 @@ describe(`live connections follow rights on ${BACKEND}`, () => {
     await t.rt.meta.db.updateTable('users').set({ permissions: '[]' }).where('id', '=', wendy.id).execute();
     const err2 = await c.next(is('error'), 3000);
     expect(err2[1].target).toEqual({ widget_id: widgetId });
-    expect(c.ws.readyState).toBe(WebSocket.OPEN);
+    expect(c.ws.readyState).toBe(c.ws.OPEN);
     c.ws.close();
   });
 });

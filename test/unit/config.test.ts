@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseBusUrl } from '../../src/cluster/bus-url.js';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config/config.js';
 import { parseClickHouseUrl } from '../../src/event-store/clickhouse/clickhouse-url.js';
 
@@ -54,9 +55,36 @@ describe('config', () => {
       { LOGSCOPE_EVENT_STORE_URL: 'clickhouse://a/db?shards=2' },
       /eventStoreUrl .*unknown parameter "shards"/,
     ],
+    [{ LOGSCOPE_BUS_URL: 'nats://127.0.0.1:4222' }, /busUrl .*only redis:\/\/ and rediss:\/\//],
+    [{ LOGSCOPE_BUS_URL: 'redis://r:6379/16' }, /busUrl .*database must be 0 to 15/],
+    [{ LOGSCOPE_BUS_URL: 'redis://r?topic=x' }, /busUrl .*unknown parameter "topic"/],
+    [{ LOGSCOPE_BUS_URL: 'redis://r?channel=a%20b' }, /busUrl .*channel is 1 to 64/],
+    [{ LOGSCOPE_BUS_URL: 'redis://r' }, /busUrl .*databaseUrl to PostgreSQL and eventStoreUrl to ClickHouse/],
+    [
+      { LOGSCOPE_BUS_URL: 'redis://r', LOGSCOPE_DATABASE_URL: 'postgres://p/db' },
+      /busUrl .*set databaseUrl to PostgreSQL and eventStoreUrl/,
+    ],
   ])('stops with a message naming the setting for %o', (env, pattern) => {
     expect(() => loadConfig({ env })).toThrow(ConfigError);
     expect(() => loadConfig({ env })).toThrow(pattern);
+  });
+
+  it('reads a Redis busUrl with its channel, and never echoes its password', () => {
+    expect(parseBusUrl('redis://:pw@bus:6380/2?channel=prod-logs')).toEqual({
+      redisUrl: 'redis://:pw@bus:6380/2',
+      channel: 'prod-logs',
+      where: 'bus:6380',
+    });
+    expect(parseBusUrl('rediss://bus')).toMatchObject({ channel: 'logscope', where: 'bus:6379' });
+    const cluster = loadConfig({
+      env: {
+        LOGSCOPE_BUS_URL: 'redis://bus',
+        LOGSCOPE_DATABASE_URL: 'postgres://p/db',
+        LOGSCOPE_EVENT_STORE_URL: 'clickhouse://ch/logs',
+      },
+    });
+    expect(cluster.busUrl).toBe('redis://bus');
+    expect(() => loadConfig({ env: { LOGSCOPE_BUS_URL: 'mysql://u:hunter2@r' } })).toThrow(/^(?!.*hunter2)/);
   });
 
   it('reads a ClickHouse eventStoreUrl, and never echoes its password', () => {

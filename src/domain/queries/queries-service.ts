@@ -6,6 +6,7 @@ import type { ExportDocument, Renderer } from '../../export/renderer.js';
 import { RENDERERS } from '../../export/renderers.js';
 import { isValidTimeZone } from '../../export/time-format.js';
 import type { QueriesRepository } from '../../metadata/queries-repository.js';
+import type { QueryRow } from '../../metadata/schema.js';
 import { exportTable } from '../../query/export-tables.js';
 import type { QueryJob, QueryRunner } from '../../query/runner.js';
 import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
@@ -108,7 +109,10 @@ export class QueriesService {
       const row = await this.repo.byId(id);
       if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) throw notFound('No such query.');
       if (row.owner_id !== who.userId) throw notFound('No such query.');
-      job = this.runner.start(row, validateQuery({ type: row.type, params: JSON.parse(row.params) }).filter);
+      job = await this.runner.open(row, this.filterOf(row));
+    } else if (job.ownerId === who.userId) {
+      // Cluster: the copy follows what the node computing it wrote (no-op in one process).
+      await this.runner.refresh(job);
     }
     if (job.ownerId !== who.userId) throw notFound('No such query.');
     await this.markUsed(id);
@@ -187,6 +191,19 @@ export class QueriesService {
       filename,
       doc: { title: table.title, timezone, generatedAt: new Date(), sections: [{ kind: 'table', table }] },
     };
+  }
+
+  private filterOf(row: QueryRow) {
+    return validateQuery({ type: row.type, params: JSON.parse(row.params) }).filter;
+  }
+
+  /** Cluster: computes the queries whose node died mid-computation (see QueryRunner.adopt). */
+  adopt(): Promise<number> {
+    return this.runner.adopt(async (id) => {
+      const row = await this.repo.byId(id);
+      if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) return null;
+      return { row, filter: this.filterOf(row) };
+    });
   }
 
   /** Deletes queries nobody read for the TTL. */

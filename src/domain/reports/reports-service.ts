@@ -1,6 +1,4 @@
-import { createWriteStream, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { ProblemLog } from '../../core/problems.js';
@@ -19,6 +17,7 @@ import { validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
 import type { ResultEnricher } from '../queries/result-enricher.js';
 import { chartFor, noMapNotes } from './report-charts.js';
+import type { ReportFiles, ReportSink } from './report-files.js';
 import { periodLabel, type ReportParams, widgetNotes, widgetTable } from './report-widgets.js';
 
 /**
@@ -86,7 +85,18 @@ const present = (r: ReportRow): ShortReport => ({
 });
 
 export interface ReportsOptions {
-  dataDir: string;
+  /** Where the files go (the data dir, or the shared store of a cluster). */
+  files: ReportFiles;
+  /**
+   * Cluster mode: this node's id. Each PENDING report is leased to the node generating
+   * it (renewed while it works); one whose node died is taken over by another (`adopt`).
+   */
+  cluster?: {
+    node: string;
+    leaseMs: number;
+    /** Who a report's owner is now (an adopted report is generated as its owner). */
+    ownerIdentity: (ownerId: number) => Promise<Identity | null>;
+  };
   /** Most rows a report's table holds; beyond it the table is cut and says so in a note. */
   maxRows: number;
   /** Most pages of a pdf or docx report (REPORT_MAX_PAGES by default). */
@@ -108,18 +118,14 @@ interface Queued {
   done: () => void;
 }
 
-/** The suffix of a file being written: renamed to the report's name only once complete. */
-const PART = '.part';
-
 /**
  * Reports: a query's or a dashboard's results rendered to a file in the background.
- * Files live in `<data_dir>/reports/<id>.<ext>` and are deleted with the report. At most
- * `perUser` reports of a user and `concurrent` in all are generated at once (the others
- * wait, PENDING, in order); a file is written as `<id>.<ext>.part` and renamed when
- * complete, so a crash never leaves a partial file that looks whole.
+ * Files live where `files` keeps them (report-files.ts) and are deleted with the report.
+ * At most `perUser` reports of a user and `concurrent` in all are generated at once by
+ * one node (the others wait, PENDING, in order); a file is never visible before it is
+ * complete.
  */
 export class ReportsService {
-  private readonly dir: string;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly queue: Queued[] = [];
   private readonly runningOf = new Map<number, number>();
@@ -132,16 +138,46 @@ export class ReportsService {
     private readonly dashboards: DashboardReader | null,
     private readonly opts: ReportsOptions,
   ) {
-    this.dir = path.join(opts.dataDir, 'reports');
+    const cluster = opts.cluster;
+    this.renewer = cluster
+      ? setInterval(() => {
+          repo.renew(cluster.node, Date.now() + cluster.leaseMs).catch(() => undefined);
+        }, cluster.leaseMs / 3).unref()
+      : null;
+  }
+
+  private readonly renewer: NodeJS.Timeout | null;
+
+  /** Stops renewing this node's leases (closing: what it had not finished goes to the others). */
+  close(): void {
+    if (this.renewer) clearInterval(this.renewer);
+  }
+
+  /**
+   * Cluster: takes over a report whose node died (its lease expired) and queues it here,
+   * generated from the start as its owner. True when one was taken.
+   */
+  async adopt(): Promise<boolean> {
+    const cluster = this.opts.cluster;
+    if (!cluster) return false;
+    const row = await this.repo.adoptExpired(cluster.node, Date.now() + cluster.leaseMs);
+    if (!row) return false;
+    const who = await cluster.ownerIdentity(row.owner_id);
+    if (!who) {
+      await this.repo.finish(row.id, { status: 'ERROR', error: 'The report owner no longer exists.' });
+      return true;
+    }
+    this.enqueue(who, row);
+    return true;
+  }
+
+  private ext(row: Pick<ReportRow, 'ftype'>): string {
+    return RENDERERS[row.ftype as ExportFormat].ext;
   }
 
   private visible(who: Identity, row: ReportRow | undefined): ReportRow {
     if (!row || (row.owner_id !== who.userId && !who.isAdmin)) throw notFound('No such report.');
     return row;
-  }
-
-  fileOf(row: Pick<ReportRow, 'id' | 'ftype'>): string {
-    return path.join(this.dir, `${row.id}.${RENDERERS[row.ftype as ExportFormat].ext}`);
   }
 
   async create(who: Identity, input: NewReport): Promise<ShortReport> {
@@ -180,13 +216,19 @@ export class ReportsService {
       owner_id: who.userId,
       created_at: new Date().toISOString(),
       error: null,
+      owner_node: this.opts.cluster?.node ?? null,
+      lease_until: this.opts.cluster ? Date.now() + this.opts.cluster.leaseMs : 0,
     });
+    this.enqueue(who, row);
+    return present(row);
+  }
+
+  private enqueue(who: Identity, row: ReportRow) {
     const job = new Promise<void>((done) => {
       this.queue.push({ who, row, done });
       this.pump();
     }).finally(() => this.inFlight.delete(job));
     this.inFlight.add(job);
-    return present(row);
   }
 
   /** Starts queued reports, in order, while their owner and the server have a free slot. */
@@ -214,25 +256,20 @@ export class ReportsService {
     }
   }
 
-  /**
-   * Reports a stopped process left PENDING will never finish: say so, and delete what
-   * they had written (partial `.part` files, and any file of a report left PENDING).
-   */
   /** Reports of each status, over all users (for /metrics). */
   countByStatus() {
     return this.repo.countByStatus();
   }
 
-  async failPendingFromEarlierRun(): Promise<void> {
+  /**
+   * At start. One server: reports a stopped process left PENDING will never finish: say
+   * so, and delete what they had written. A cluster node leaves them to `adopt` (their
+   * node's lease runs out, then a live node generates them).
+   */
+  async recoverFromEarlierRun(): Promise<void> {
+    if (this.opts.cluster) return;
     const pending = await this.repo.pending();
-    let names: string[] = [];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      // no reports directory yet
-    }
-    for (const name of names) if (name.endsWith(PART)) rmSync(path.join(this.dir, name), { force: true });
-    for (const row of pending) rmSync(this.fileOf(row), { force: true });
+    await this.opts.files.cleanUp(pending.map((r) => ({ id: r.id, ext: this.ext(r) })));
     await this.repo.failPending('The server stopped while the report was being generated; create it again.');
   }
 
@@ -242,12 +279,10 @@ export class ReportsService {
   }
 
   private async generate(who: Identity, row: ReportRow): Promise<void> {
-    const file = this.fileOf(row);
-    const part = `${file}${PART}`;
+    let sink: ReportSink | null = null;
     try {
       // Deleted while it waited for a slot: nothing to do.
       if (!(await this.repo.byId(row.id))) return;
-      mkdirSync(this.dir, { recursive: true });
       const source = JSON.parse(row.source) as ReportSource;
       const sections: ExportSection[] = [];
       if (source.kind === 'query') {
@@ -260,21 +295,22 @@ export class ReportsService {
       }
       const renderer = RENDERERS[row.ftype as ExportFormat];
       const maxPages = this.opts.maxPages ?? REPORT_MAX_PAGES;
-      await this.write(part, (out) =>
+      const out = await this.opts.files.create(row.id, this.ext(row));
+      sink = out;
+      await this.write(out, (stream) =>
         renderer.render(
           { title: row.title, timezone: row.timezone, generatedAt: new Date(), sections, maxPages },
-          out,
+          stream,
         ),
       );
       if (!(await this.repo.byId(row.id))) {
-        rmSync(part, { force: true });
+        await out.abort();
         return;
       }
-      renameSync(part, file);
-      await this.repo.finish(row.id, { status: 'READY', size: statSync(file).size });
+      const size = await out.commit();
+      await this.repo.finish(row.id, { status: 'READY', size });
     } catch (err) {
-      rmSync(part, { force: true });
-      rmSync(file, { force: true });
+      await sink?.abort().catch(() => undefined);
       // Our own errors speak to the user; anything else (engine text) goes to the log.
       if (!(err instanceof AppError)) this.opts.problems?.report(err, { report_id: row.id });
       const error =
@@ -286,10 +322,10 @@ export class ReportsService {
   }
 
   /**
-   * Renders into `file` through a byte counter: past `maxBytes` the write fails and the
-   * report ends ERROR saying so. Resolves once the file is complete on disk.
+   * Renders into the sink through a byte counter: past `maxBytes` the write fails and the
+   * report ends ERROR saying so. Resolves once everything is written.
    */
-  private async write(file: string, render: (out: Transform) => Promise<unknown>): Promise<void> {
+  private async write(sink: ReportSink, render: (out: Transform) => Promise<unknown>): Promise<void> {
     const max = this.opts.maxBytes || Number.POSITIVE_INFINITY;
     let bytes = 0;
     let tooLarge = false;
@@ -302,7 +338,7 @@ export class ReportsService {
         } else cb(null, chunk);
       },
     });
-    const written = pipeline(counter, createWriteStream(file, { mode: 0o600 }));
+    const written = pipeline(counter, sink.stream);
     try {
       await Promise.all([render(counter), written]);
     } catch (err) {
@@ -413,7 +449,10 @@ export class ReportsService {
   }
 
   /** The file of a READY report (409 before). */
-  async file(who: Identity, id: number): Promise<{ path: string; report: ShortReport; mediaType: string }> {
+  async file(
+    who: Identity,
+    id: number,
+  ): Promise<{ stream: Readable; report: ShortReport; mediaType: string }> {
     const row = this.visible(who, await this.repo.byId(id));
     if (row.status !== 'READY') {
       throw conflict(
@@ -421,7 +460,7 @@ export class ReportsService {
       );
     }
     return {
-      path: this.fileOf(row),
+      stream: this.opts.files.read(row.id, this.ext(row)),
       report: present(row),
       mediaType: RENDERERS[row.ftype as ExportFormat].mediaType,
     };
@@ -430,7 +469,7 @@ export class ReportsService {
   async delete(who: Identity, id: number): Promise<void> {
     const row = this.visible(who, await this.repo.byId(id));
     await this.repo.delete(row.id);
-    rmSync(this.fileOf(row), { force: true });
+    await this.opts.files.delete(row.id, this.ext(row));
   }
 }
 

@@ -60,7 +60,7 @@ export function identityOf(user: UserRow, token: Pick<TokenRow, 'token_type' | '
 
 export class TokensService {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(keyId: string | undefined, elsewhere: boolean) => void>();
 
   constructor(
     private readonly tokens: TokensRepository,
@@ -126,16 +126,19 @@ export class TokensService {
    * Calls `listener` whenever this process changed tokens or rights (a hint to re-check
    * at once; other processes' changes are found by periodic re-checks). Returns `off`.
    */
-  onInvalidate(listener: () => void): () => void {
+  onInvalidate(listener: (keyId: string | undefined, elsewhere: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Forgets cached identities, e.g. after a user's rights change. */
-  invalidate(keyId?: string): void {
+  /**
+   * Forgets cached identities, e.g. after a user's rights change. `elsewhere`: another
+   * node made the change (cluster: it said so on the bus).
+   */
+  invalidate(keyId?: string, elsewhere = false): void {
     if (keyId) this.cache.delete(keyId);
     else this.cache.clear();
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(keyId, elsewhere);
   }
 
   async create(ownerId: number, input: NewToken): Promise<AuthToken> {

@@ -141,6 +141,14 @@ export class TriggersService {
     return this.loading;
   }
 
+  /** Told after this process changed triggers (cluster: the other nodes reload theirs). */
+  onChanged: () => void = () => undefined;
+
+  private async reloadAfterChange(): Promise<void> {
+    await this.load();
+    this.onChanged();
+  }
+
   private async readIndex(): Promise<void> {
     const rows = await this.repo.enabled();
     const compiled = rows.flatMap((r) => {
@@ -193,7 +201,7 @@ export class TriggersService {
       created_at: now,
       updated_at: now,
     });
-    await this.load();
+    await this.reloadAfterChange();
     return present(row);
   }
 
@@ -210,7 +218,7 @@ export class TriggersService {
   async delete(who: Identity, id: number): Promise<void> {
     await this.visible(who, id);
     if (!(await this.repo.delete(id))) throw notFound('No such trigger.');
-    await this.load();
+    await this.reloadAfterChange();
   }
 
   /**
@@ -342,7 +350,7 @@ export class TriggersService {
     const values = await this.validate(input, current);
     const row = await this.repo.update(id, { ...values, updated_at: this.now().toISOString() });
     if (!row) throw notFound('No such trigger.');
-    await this.load();
+    await this.reloadAfterChange();
     return present(row);
   }
 

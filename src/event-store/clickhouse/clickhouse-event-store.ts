@@ -361,6 +361,10 @@ export class ClickHouseEventStore implements EventStore {
     return this.perHour.estimate(fromMs, toMs);
   }
 
+  appendedElsewhere(count: number, fromMs: number, toMs: number): void {
+    this.perHour.addSpread(count, fromMs, toMs);
+  }
+
   /** The per-hour counts behind estimateInRange (hour start ms, events). */
   hourCounts(): Array<[number, number]> {
     return this.perHour.entries();

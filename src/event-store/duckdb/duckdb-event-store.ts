@@ -491,6 +491,10 @@ export class DuckDbEventStore implements EventStore {
     return this.perHour.estimate(fromMs, toMs);
   }
 
+  appendedElsewhere(count: number, fromMs: number, toMs: number): void {
+    this.perHour.addSpread(count, fromMs, toMs);
+  }
+
   /** Rebuilds the per-hour histogram behind estimateInRange from the table. */
   private async loadHistogram(): Promise<void> {
     const rows = await this.runSql(

@@ -200,6 +200,10 @@ export class WorkerEventStore implements EventStore {
     return this.hours.estimate(fromMs, toMs);
   }
 
+  appendedElsewhere(count: number, fromMs: number, toMs: number): void {
+    this.hours.addSpread(count, fromMs, toMs);
+  }
+
   getById(evId: string): Promise<StoredEvent | null> {
     return this.call({ op: 'getById', evId });
   }

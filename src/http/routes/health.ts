@@ -7,6 +7,8 @@ export interface HealthCheck {
   /** What backs it: `sqlite`, `postgres`, `duckdb`, `clickhouse`. */
   kind: string;
   check: () => Promise<void>;
+  /** Its failure degrades the service without stopping it (status `degraded`, still 200). */
+  optional?: boolean;
 }
 
 const Dependency = Type.Object({
@@ -29,7 +31,12 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
         summary: 'Liveness and store health',
         security: [],
         response: {
-          200: Type.Object({ status: Type.String(), version: Type.String(), dependencies: Dependencies }),
+          200: Type.Object({
+            status: Type.String(),
+            version: Type.String(),
+            dependencies: Dependencies,
+            warnings: Type.Optional(Type.Array(Type.String())),
+          }),
           503: Type.Object({
             status: Type.String(),
             version: Type.String(),
@@ -41,6 +48,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
     },
     async (_request, reply) => {
       const failing: string[] = [];
+      const warnings: string[] = [];
       const dependencies: Record<string, { kind: string; status: 'ok' | 'unavailable' }> = {};
       await Promise.all(
         opts.checks.map(async (c) => {
@@ -48,7 +56,11 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
           try {
             await c.check();
           } catch {
-            failing.push(c.name);
+            if (c.optional)
+              warnings.push(
+                `${c.name} (${c.kind}) is unavailable: live updates between nodes fall back to polling the shared store`,
+              );
+            else failing.push(c.name);
             status = 'unavailable';
           }
           dependencies[c.name] = { kind: c.kind, status };
@@ -58,6 +70,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
         return reply
           .status(503)
           .send({ status: 'unavailable', version: opts.version, dependencies, failing });
+      if (warnings.length) return { status: 'degraded', version: opts.version, dependencies, warnings };
       return { status: 'ok', version: opts.version, dependencies };
     },
   );

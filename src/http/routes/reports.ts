@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -114,7 +113,7 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
       },
     },
     async (request, reply) => {
-      const { path, report, mediaType } = await reports.file(caller(request), request.params.id);
+      const { stream, report, mediaType } = await reports.file(caller(request), request.params.id);
       const wanted = request.query.saveas?.replace(/[^\w.\- ]+/g, '_');
       const ext = report.filename.slice(report.filename.lastIndexOf('.'));
       const name = wanted
@@ -126,7 +125,7 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
         .header('content-type', mediaType)
         .header('content-length', report.size)
         .header('content-disposition', `attachment; filename="${name}"`)
-        .send(createReadStream(path));
+        .send(stream);
     },
   );
 

@@ -1,0 +1,206 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clickHouseHttp } from '../helpers/clickhouse.js';
+import { type Cluster, call, clusterTest, type Node, startCluster } from '../helpers/cluster.js';
+import { Client, closedWithin, is, type Msg } from '../helpers/ws-client.js';
+
+/**
+ * Three `logscope serve` processes on PostgreSQL, Redis and the two-shard ClickHouse:
+ * any node answers any request, live updates cross nodes, a rights change on one node
+ * closes a socket on another, and work of a node killed with SIGKILL is finished by
+ * another.
+ */
+describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
+  let cluster: Cluster;
+  let a: Node;
+  let b: Node;
+  let c: Node;
+  let token: string;
+  /** Rows the servers generate for queries that take a second or more. */
+  const HEAVY_ROWS = 4_000_000;
+  const HEAVY_FROM = 1714557600; // 2024-05-01T10:00:00Z, seconds
+  const heavyRange = { ts_from: HEAVY_FROM, ts_to: HEAVY_FROM + 7200 };
+  const heavyTopN = { type: 'TopN', params: { time_range: heavyRange, field: 'ev_id', n: 10 } };
+
+  beforeAll(async () => {
+    cluster = await startCluster(3, { LOGSCOPE_TOKEN_CACHE_SECONDS: '60' });
+    [a, b, c] = cluster.nodes as [Node, Node, Node];
+    token = cluster.token;
+    const database = cluster.database;
+    await clickHouseHttp(
+      `INSERT INTO ${database}.events_local (ev_id, ts, received_at, stored_at, message) SELECT concat('h', toString(number)), ${HEAVY_FROM * 1000} + number, ${HEAVY_FROM * 1000} + number, ${HEAVY_FROM * 1000}, concat('heavy ', toString(number)) FROM system.numbers LIMIT ${HEAVY_ROWS}`,
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.close();
+  }, 60_000);
+
+  const ingest = (node: Node, messages: string[]) =>
+    call(
+      node,
+      token,
+      'POST',
+      '/api/ingest',
+      messages.map((message) => JSON.stringify({ message, host: node.name })).join('\n'),
+      { 'content-type': 'application/x-ndjson' },
+    );
+
+  it('names the bus in health on every node', async () => {
+    for (const node of [a, b, c]) {
+      const health = await call(node, token, 'GET', '/api/health');
+      expect(health.status).toBe(200);
+      expect(health.json.dependencies).toEqual({
+        metadata: { kind: 'postgres', status: 'ok' },
+        events: { kind: 'clickhouse', status: 'ok' },
+        bus: { kind: 'redis', status: 'ok' },
+      });
+    }
+  });
+
+  it('creates a query on A; B reads, exports and removes it; A then knows it is gone', async () => {
+    expect((await ingest(a, ['cross one', 'cross two'])).status).toBe(200);
+    expect((await ingest(c, ['cross three'])).status).toBe(200);
+    const made = await call(a, token, 'POST', '/api/query', {
+      type: 'Search',
+      params: { time_range: { preset: 'last_hour' }, query: 'cross', sort: ['message'] },
+    });
+    expect(made.status).toBe(200);
+    const id = made.json.query_id as string;
+    const onA = made.json;
+    const onB = await call(b, token, 'GET', `/api/query/${id}`);
+    expect(onB.status).toBe(200);
+    expect(onB.json.status).toBe('SUCCESS');
+    expect(onB.json.results).toEqual(onA.results);
+    expect(onB.json.results.events.map((e: { message: string }) => e.message)).toEqual([
+      'cross one',
+      'cross three',
+      'cross two',
+    ]);
+    const exported = await call(b, token, 'GET', `/api/query/${id}/export?ftype=ndjson`);
+    expect(exported.status).toBe(200);
+    expect(exported.text.trim().split('\n').length).toBe(3);
+    expect((await call(c, token, 'GET', `/api/query/${id}/remove`)).status).toBe(200);
+    expect((await call(a, token, 'GET', `/api/query/${id}`)).status).toBe(404);
+    expect((await call(b, token, 'GET', `/api/query/${id}`)).status).toBe(404);
+  });
+
+  it('stops on B a query that A computes', async () => {
+    const made = await call(a, token, 'POST', '/api/query', heavyTopN);
+    expect(made.status).toBe(202);
+    const id = made.json.query_id as string;
+    const started = Date.now();
+    const stopped = await call(b, token, 'POST', `/api/query/${id}/stop`);
+    expect(stopped.status).toBe(200);
+    expect(stopped.json.status).toBe('STOPPED');
+    expect(Date.now() - started).toBeLessThan(3000);
+    // A's copy is the one it stopped; C reads the same.
+    expect((await call(a, token, 'GET', `/api/query/${id}`)).json.status).toBe('STOPPED');
+    expect((await call(c, token, 'GET', `/api/query/${id}`)).json.status).toBe('STOPPED');
+  }, 30_000);
+
+  it('delivers to a websocket on A the events ingested on B within a second', async () => {
+    const made = await call(a, token, 'POST', '/api/query', {
+      type: 'Search',
+      params: { time_range: { preset: 'last_hour' }, query: 'wsnews' },
+    });
+    const id = made.json.query_id as string;
+    const ws = await Client.open(`${a.wsUrl}?token=${token}`);
+    try {
+      ws.send(['subscribe', { query_id: id }]);
+      await ws.next(is('subscribed'));
+      await ws.next(is('widget-update'));
+      const delays: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const sent = Date.now();
+        expect((await ingest(b, [`wsnews ${i}`])).status).toBe(200);
+        const has = (m: Msg) =>
+          m[0] === 'widget-update' &&
+          JSON.stringify((m[1].data as { results: unknown }).results).includes(`wsnews ${i}`);
+        await ws.next(has, 3000);
+        delays.push(Date.now() - sent);
+      }
+      expect(Math.max(...delays)).toBeLessThan(1000);
+    } finally {
+      ws.ws.close();
+    }
+  }, 30_000);
+
+  it('closes a socket on A when its token is deleted on B (token cache of 60 s)', async () => {
+    const user = await call(a, token, 'POST', '/api/users', {
+      username: 'carl',
+      password: 'carl-password-1',
+      permissions: [],
+    });
+    expect(user.status).toBe(201);
+    const made = await call(b, '', 'POST', '/api/auth/login', {
+      username: 'carl',
+      password: 'carl-password-1',
+    });
+    expect(made.status, made.text).toBe(200);
+    const carl = made.json.secret_key as string;
+    // Used on A first: A caches the identity for a minute.
+    expect((await call(a, carl, 'GET', '/api/users/me')).status).toBe(200);
+    const ws = await Client.open(`${a.wsUrl}?token=${carl}`);
+    const del = await call(b, carl, 'DELETE', `/api/authtokens/${carl}`);
+    expect(del.status).toBe(204);
+    expect(await closedWithin(ws, 3000)).toBe(4401);
+    expect((await call(a, carl, 'GET', '/api/users/me')).status).toBe(401);
+  });
+
+  it('matches a trigger made on B against events ingested on A and C, once each', async () => {
+    const made = await call(b, token, 'POST', '/api/triggers', { name: 'cluster', query: 'trigword' });
+    expect(made.status, made.text).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await ingest(a, ['trigword a1', 'trigword a2'])).status).toBe(200);
+    expect((await ingest(c, ['trigword c1'])).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1000));
+    const found = await call(b, token, 'POST', '/api/query', {
+      type: 'Search',
+      params: { time_range: { preset: 'last_hour' }, query: 'trigword' },
+    });
+    const events = found.json.results.events as Array<{ ev_id: string }>;
+    expect(events.length).toBe(3);
+    for (const e of events) {
+      const matches = await call(c, token, 'GET', `/api/events/${e.ev_id}/triggers`);
+      expect(matches.status).toBe(200);
+      expect(JSON.stringify(matches.json).match(/"cluster"/g)?.length, matches.text).toBe(1);
+    }
+  });
+
+  it('finishes on another node a query and a report whose node was killed', async () => {
+    const made = await call(c, token, 'POST', '/api/query', heavyTopN);
+    expect(made.status).toBe(202);
+    const id = made.json.query_id as string;
+    const report = await call(c, token, 'POST', '/api/reports', {
+      title: 'heavy',
+      ftype: 'csv',
+      source: { kind: 'query', query: heavyTopN },
+    });
+    expect(report.status, report.text).toBe(202);
+    await new Promise((r) => setTimeout(r, 300));
+    c.child.kill('SIGKILL');
+    await c.exited;
+    const killed = Date.now();
+    let queryDone = 0;
+    let reportDone = 0;
+    while ((!queryDone || !reportDone) && Date.now() - killed < 20_000) {
+      if (!queryDone && (await call(a, token, 'GET', `/api/query/${id}`)).json.status === 'SUCCESS')
+        queryDone = Date.now() - killed;
+      if (
+        !reportDone &&
+        (await call(b, token, 'GET', `/api/reports/${report.json.id}`)).json.status === 'READY'
+      )
+        reportDone = Date.now() - killed;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(queryDone).toBeGreaterThan(0);
+    expect(reportDone).toBeGreaterThan(0);
+    expect(queryDone).toBeLessThan(10_000);
+    expect(reportDone).toBeLessThan(10_000);
+    const q = await call(b, token, 'GET', `/api/query/${id}`);
+    expect(q.json.results.items?.length ?? q.json.results.values?.length ?? 10).toBe(10);
+    const file = await call(a, token, 'GET', `/api/reports/${report.json.id}/file`);
+    expect(file.status).toBe(200);
+    expect(file.text.split('\n').filter(Boolean).length).toBeGreaterThan(5);
+  }, 60_000);
+});
