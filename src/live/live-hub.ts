@@ -1,18 +1,25 @@
 import type { WebSocket } from 'ws';
-import type { NormalisedEvent, StoredEvent } from '../core/event.js';
-import type { FilterNode } from '../core/filter-ast.js';
+import type { NormalisedEvent } from '../core/event.js';
 import type { Identity } from '../domain/auth/identity.js';
-import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
-import type { SearchResult } from '../event-store/query-plan.js';
-import { compilePredicate, type EventLike, type Predicate } from '../query/filter/evaluate.js';
+import type { QueriesService } from '../domain/queries/queries-service.js';
+import type { EventLike } from '../query/filter/evaluate.js';
 import type { QueryJob, QueryRunner } from '../query/runner.js';
-import { newestFirst } from '../query/sort.js';
-import { isRelative, resolveTimeRange } from '../query/time-range.js';
+import { isRelative } from '../query/time-range.js';
 import type { PresentOptions } from '../query/types/query-type.js';
-import type { SearchParams } from '../query/types/search.js';
+import {
+  CLOSE_TOKEN_INVALID,
+  decode,
+  parseTarget,
+  type Target,
+  targetKey,
+  targetOrNull,
+  updateMessage,
+} from './protocol.js';
+import { ReevaluationScheduler } from './scheduler.js';
+import { type Client, SubscriptionRegistry, type Watch } from './subscriptions.js';
+import { TailMerge } from './tail-merge.js';
 
-/** What a client subscribes to. */
-export type Target = { query_id: string } | { widget_id: number } | { dashboard_id: number };
+export { CLOSE_TOKEN_INVALID, type Target } from './protocol.js';
 
 /** The widgets behind a widget or dashboard subscription (from the dashboards service). */
 export interface WidgetSource {
@@ -35,9 +42,6 @@ export interface IdentitySource {
   /** A hint that this process changed tokens or rights: re-check at once. Returns `off`. */
   onInvalidate?(listener: () => void): () => void;
 }
-
-/** Close code of a connection whose token is no longer valid. */
-export const CLOSE_TOKEN_INVALID = 4401;
 
 export interface LiveHubOptions {
   /** Bytes a connection may have waiting to be sent before it is closed with 1013. */
@@ -68,74 +72,20 @@ export interface LiveHubOptions {
   busConnected?: () => boolean;
 }
 
-interface Watch {
-  /** Subscription key as the client sent it (canonical JSON). */
-  key: string;
-  target: Target;
-  widgetId: number | null;
-  dashboardId: number | null;
-  queryId: string;
-}
-
-interface Client {
-  socket: WebSocket;
-  who: Identity;
-  watches: Watch[];
-  alive: boolean;
-}
-
 /**
- * A watched query between its full evaluations. A Search in time order keeps the
- * matching events committed since, newest first (at most a page's worth), and how many
- * there were; a type that folds (TopN, LastN, Summary, Timeline) keeps the matching
- * events committed since, in batches by commit time, up to FOLD_MAX events.
- */
-interface Tail {
-  events: StoredEvent[];
-  /** Matches per commit (commit time, count), for the total. */
-  added: Array<{ at: number; n: number }>;
-  /** Folding types: matching events per commit. */
-  batches: Array<{ at: number; events: readonly NormalisedEvent[] }>;
-  /** Events in `batches`. */
-  size: number;
-  /** Commit time of the first batch that did not fit: no folding until an evaluation after it. */
-  overflowAt: number | null;
-  /**
-   * Folding types: the results of evaluation `of` (the job's results object) with the
-   * first `folded` batches added, so each publish folds only what is new.
-   */
-  acc: { of: unknown; value: unknown; folded: number } | null;
-  timer: NodeJS.Timeout | null;
-  lastSent: number;
-}
-
-/** Most events a folding query keeps between its full evaluations (beyond: it waits for one). */
-const FOLD_MAX = 50_000;
-
-const targetKey = (t: Target) => JSON.stringify(t);
-
-/**
- * The websocket hub: subscriptions to queries, widgets and dashboards; one serialisation
- * per update shared by all its subscribers; re-evaluation of watched relative-time queries
- * when matching events arrive (throttled) and as time passes; bounded send buffers.
+ * The websocket hub, put together from its seams: the protocol (`protocol.ts`), the
+ * subscription registry (`subscriptions.ts`), the tail merge of this node's commits
+ * (`tail-merge.ts`) and the re-evaluation scheduler (`scheduler.ts`). The hub itself
+ * handles connections: their messages, one serialisation per update shared by all
+ * subscribers, bounded send buffers, pings, and re-checks of who a connection is.
  */
 export class LiveHub {
-  private readonly clients = new Set<Client>();
   private readonly counts = { messagesSent: 0, slowClientsClosed: 0 };
-  /** query id → the clients' watches on it. */
-  private readonly byQuery = new Map<string, Set<{ client: Client; watch: Watch }>>();
-  private readonly lastEval = new Map<string, number>();
-  /** Widget refresh intervals of watched queries (ms), where a widget sets one. */
-  private readonly refreshOf = new Map<string, number>();
+  private readonly registry: SubscriptionRegistry;
+  private readonly tails: TailMerge;
+  private readonly scheduler: ReevaluationScheduler;
   /** Watched queries whose items a widget places by GeoIP (a map): sent with `geo`. */
   private readonly geoOf = new Set<string>();
-  private readonly pending = new Map<string, NodeJS.Timeout>();
-  private readonly tails = new Map<string, Tail>();
-  private readonly predicates = new WeakMap<FilterNode, Predicate>();
-  /** Re-evaluations waiting for a turn (each query once), and how many run. */
-  private readonly due = new Set<string>();
-  private evaluating = 0;
-  private readonly timer: NodeJS.Timeout;
   private readonly pinger: NodeJS.Timeout;
   private readonly offRunner: () => void;
   private readonly rechecker: NodeJS.Timeout | null;
@@ -150,8 +100,20 @@ export class LiveHub {
     private readonly widgets: WidgetSource | null,
     private readonly opts: LiveHubOptions,
   ) {
+    // The last watch of a query gone: no more live re-evaluation or tail for it.
+    this.registry = new SubscriptionRegistry((queryId) => {
+      this.geoOf.delete(queryId);
+      this.scheduler.forget(queryId);
+      this.tails.drop(queryId);
+    });
+    this.tails = new TailMerge(opts.tailMs, (job) => void this.publish(job));
+    this.scheduler = new ReevaluationScheduler(runner, this.registry, {
+      refreshMs: opts.refreshMs,
+      tailMs: opts.tailMs,
+      ...(opts.maxEvaluations !== undefined ? { maxEvaluations: opts.maxEvaluations } : {}),
+      ...(opts.busConnected ? { busConnected: opts.busConnected } : {}),
+    });
     this.offRunner = runner.onChange((job) => this.publish(job));
-    this.timer = setInterval(() => this.tick(), Math.min(1000, opts.refreshMs)).unref();
     this.pinger = setInterval(() => this.ping(), opts.pingMs).unref();
     this.rechecker = opts.identities
       ? setInterval(() => void this.recheck(), opts.recheckMs ?? 10_000).unref()
@@ -160,39 +122,26 @@ export class LiveHub {
   }
 
   get connectionCount(): number {
-    return this.clients.size;
+    return this.registry.clients.size;
   }
 
   /** Counts for /metrics. */
   stats() {
-    let subscriptions = 0;
-    for (const c of this.clients) subscriptions += c.watches.length;
-    return {
-      connections: this.clients.size,
-      subscriptions,
-      watchedQueries: this.byQuery.size,
-      ...this.counts,
-    };
+    return { ...this.registry.stats(), ...this.counts };
   }
 
   /** A new authenticated connection. */
   attach(socket: WebSocket, who: Identity): void {
     const client: Client = { socket, who, watches: [], alive: true };
-    this.clients.add(client);
+    this.registry.add(client);
     socket.on('pong', () => {
       client.alive = true;
     });
     socket.on('message', (data, isBinary) => {
       void this.onMessage(client, data as Buffer, isBinary);
     });
-    socket.on('close', () => this.detach(client));
+    socket.on('close', () => this.registry.remove(client));
     socket.on('error', () => socket.terminate());
-  }
-
-  private detach(client: Client) {
-    this.clients.delete(client);
-    for (const w of client.watches) this.unwatch(client, w);
-    client.watches = [];
   }
 
   /** A text frame; a Buffer is sent as it is (encoded once for all its subscribers). */
@@ -206,7 +155,7 @@ export class LiveHub {
       // A stalled peer may never answer the close handshake: cut it after a second.
       const socket = client.socket;
       setTimeout(() => socket.terminate(), 1000).unref();
-      this.detach(client);
+      this.registry.remove(client);
       return;
     }
     client.socket.send(text, { binary: false });
@@ -222,26 +171,12 @@ export class LiveHub {
   }
 
   private async onMessage(client: Client, data: Buffer, isBinary: boolean): Promise<void> {
-    if (isBinary || data.length > this.opts.maxMessageBytes) {
-      this.error(
-        client,
-        isBinary ? 'Binary frames are not accepted.' : `Message over ${this.opts.maxMessageBytes} bytes.`,
-        null,
-      );
+    const msg = decode(data, isBinary, this.opts.maxMessageBytes);
+    if ('error' in msg) {
+      this.error(client, msg.error, msg.command);
       return;
     }
-    let msg: unknown;
-    try {
-      msg = JSON.parse(data.toString('utf8'));
-    } catch {
-      this.error(client, 'Messages are JSON arrays: [command, params].', null);
-      return;
-    }
-    if (!Array.isArray(msg) || msg.length < 1 || msg.length > 2 || typeof msg[0] !== 'string') {
-      this.error(client, 'Messages are JSON arrays: [command, params].', Array.isArray(msg) ? msg[0] : null);
-      return;
-    }
-    const [command, params] = msg as [string, unknown];
+    const { command, params } = msg;
     try {
       switch (command) {
         case 'ping':
@@ -253,15 +188,13 @@ export class LiveHub {
         case 'unsubscribe': {
           const target = parseTarget(params);
           const key = targetKey(target);
-          const mine = client.watches.filter((w) => w.key === key);
-          if (!mine.length) throw new Error('Not subscribed to that target.');
-          for (const w of mine) this.unwatch(client, w);
-          client.watches = client.watches.filter((w) => w.key !== key);
-          this.reply(client, 'unsubscribed', { target, subscriptions: this.targets(client) });
+          if (!client.watches.some((w) => w.key === key)) throw new Error('Not subscribed to that target.');
+          this.registry.unsubscribe(client, key);
+          this.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
           return;
         }
         case 'unsubscribe_all':
-          for (const w of client.watches) this.unwatch(client, w);
+          for (const w of client.watches) this.registry.unwatch(client, w);
           client.watches = [];
           this.reply(client, 'unsubscribed', { target: null, subscriptions: [] });
           return;
@@ -280,16 +213,10 @@ export class LiveHub {
     }
   }
 
-  private targets(client: Client): Target[] {
-    const seen = new Map<string, Target>();
-    for (const w of client.watches) seen.set(w.key, w.target);
-    return [...seen.values()];
-  }
-
   private async subscribe(client: Client, target: Target): Promise<void> {
     const key = targetKey(target);
     if (client.watches.some((w) => w.key === key)) {
-      this.reply(client, 'subscribed', { target, subscriptions: this.targets(client) });
+      this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
       return;
     }
     let watches: Watch[];
@@ -300,7 +227,7 @@ export class LiveHub {
       if (!this.widgets) throw new Error('Widget subscriptions are not available.');
       const resolved = await this.widgets.resolve(client.who, target);
       for (const r of resolved) {
-        if (r.refreshMs) this.refreshOf.set(r.queryId, r.refreshMs);
+        if (r.refreshMs) this.scheduler.setRefresh(r.queryId, r.refreshMs);
         if (r.geo) this.geoOf.add(r.queryId);
       }
       watches = resolved.map((r) => ({
@@ -311,22 +238,14 @@ export class LiveHub {
         queryId: r.queryId,
       }));
     }
-    client.watches.push(...watches);
-    for (const w of watches) {
-      let set = this.byQuery.get(w.queryId);
-      if (!set) {
-        set = new Set();
-        this.byQuery.set(w.queryId, set);
-      }
-      set.add({ client, watch: w });
-    }
-    this.reply(client, 'subscribed', { target, subscriptions: this.targets(client) });
+    this.registry.watch(client, watches);
+    this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
     // The current state of each watched query, then whatever changes.
     for (const w of watches) {
       const job = await this.queries.job(client.who, w.queryId);
       this.send(
         client,
-        updateMessage(w, await this.queries.represent(this.withTail(job), this.present(w.queryId))),
+        updateMessage(w, await this.queries.represent(this.tails.withTail(job), this.present(w.queryId))),
       );
     }
   }
@@ -366,7 +285,7 @@ export class LiveHub {
     if (!identities) return;
     // Connections sharing a token (tabs) cost one lookup.
     const byKey = new Map<string, Client[]>();
-    for (const c of this.clients) {
+    for (const c of this.registry.clients) {
       const list = byKey.get(c.who.keyId);
       if (list) list.push(c);
       else byKey.set(c.who.keyId, [c]);
@@ -380,7 +299,7 @@ export class LiveHub {
         continue;
       }
       for (const client of clients) {
-        if (!this.clients.has(client)) continue;
+        if (!this.registry.clients.has(client)) continue;
         if (!who) {
           this.revoke(client);
           continue;
@@ -398,7 +317,7 @@ export class LiveHub {
     const socket = client.socket;
     socket.close(CLOSE_TOKEN_INVALID, 'Token is no longer valid.');
     setTimeout(() => socket.terminate(), 1000).unref();
-    this.detach(client);
+    this.registry.remove(client);
   }
 
   /** Ends the widget and dashboard subscriptions the connection's user may no longer see. */
@@ -406,7 +325,7 @@ export class LiveHub {
     const widgets = this.widgets;
     if (!widgets) return;
     // Query subscriptions are the owner's own queries: a token's user never changes.
-    for (const target of this.targets(client)) {
+    for (const target of this.registry.targets(client)) {
       if ('query_id' in target) continue;
       let ok: boolean;
       try {
@@ -415,44 +334,26 @@ export class LiveHub {
         continue;
       }
       const key = targetKey(target);
-      if (ok || !this.clients.has(client) || !client.watches.some((w) => w.key === key)) continue;
-      for (const w of client.watches) if (w.key === key) this.unwatch(client, w);
-      client.watches = client.watches.filter((w) => w.key !== key);
+      if (ok || !this.registry.clients.has(client) || !client.watches.some((w) => w.key === key)) continue;
+      this.registry.unsubscribe(client, key);
       const what = 'widget_id' in target ? `widget ${target.widget_id}` : `dashboard ${target.dashboard_id}`;
       this.reply(client, 'error', {
         detail: `Subscription to ${what} ended: you may no longer see it.`,
         command: 'subscribe',
         target,
       });
-      this.reply(client, 'unsubscribed', { target, subscriptions: this.targets(client) });
-    }
-  }
-
-  private unwatch(client: Client, watch: Watch) {
-    const set = this.byQuery.get(watch.queryId);
-    if (!set) return;
-    for (const entry of set) if (entry.client === client && entry.watch === watch) set.delete(entry);
-    if (set.size === 0) {
-      // The last subscriber gone: no more live re-evaluation for this query.
-      this.byQuery.delete(watch.queryId);
-      this.refreshOf.delete(watch.queryId);
-      this.geoOf.delete(watch.queryId);
-      clearTimeout(this.pending.get(watch.queryId));
-      this.pending.delete(watch.queryId);
-      const tail = this.tails.get(watch.queryId);
-      if (tail?.timer) clearTimeout(tail.timer);
-      this.tails.delete(watch.queryId);
+      this.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
     }
   }
 
   /** A query changed: one representation, one message text per (widget, dashboard). */
   private async publish(job: QueryJob): Promise<void> {
-    const set = this.byQuery.get(job.id);
-    if (!set?.size) return;
-    const data = await this.queries.represent(this.withTail(job), this.present(job.id));
+    const watchers = this.registry.watchersOf(job.id);
+    if (!watchers.length) return;
+    const data = await this.queries.represent(this.tails.withTail(job), this.present(job.id));
     const texts = new Map<string, Buffer>();
     const removed = this.runner.peek(job.id) === undefined;
-    for (const { client, watch } of [...set]) {
+    for (const { client, watch } of watchers) {
       const k = `${watch.widgetId}:${watch.dashboardId}`;
       let text = texts.get(k);
       if (text === undefined) {
@@ -462,8 +363,11 @@ export class LiveHub {
       this.send(client, text);
       if (removed) {
         client.watches = client.watches.filter((w) => w !== watch);
-        this.unwatch(client, watch);
-        this.reply(client, 'unsubscribed', { target: watch.target, subscriptions: this.targets(client) });
+        this.registry.unwatch(client, watch);
+        this.reply(client, 'unsubscribed', {
+          target: watch.target,
+          subscriptions: this.registry.targets(client),
+        });
       }
     }
   }
@@ -473,268 +377,48 @@ export class LiveHub {
     return this.geoOf.has(queryId) ? { addGeoipData: true } : {};
   }
 
-  private predicate(job: QueryJob): Predicate {
-    let p = this.predicates.get(job.filter);
-    if (!p) {
-      p = compilePredicate(job.filter);
-      this.predicates.set(job.filter, p);
-    }
-    return p;
-  }
-
   /**
-   * Whether the job's last evaluation succeeded and commits can be added to it in memory:
-   * a Search in time order (tailed), or a type that folds these params.
-   */
-  private tailable(job: QueryJob): 'tail' | 'fold' | null {
-    if (job.status !== 'SUCCESS' || job.results === null) return null;
-    if (job.type === 'Search') {
-      const sort = (job.params as SearchParams).sort;
-      return sort?.length === 1 && sort[0] === '-ts' ? 'tail' : null;
-    }
-    return job.def.fold?.accepts(job.params) ? 'fold' : null;
-  }
-
-  /**
-   * The job as last evaluated plus its tail: the newest page of both, and the total plus
-   * the matches committed since the evaluation started. Exact again at each evaluation
-   * (every refresh interval); in between, events leaving the window beyond the page are
-   * still counted, and one committed while the evaluation ran may be counted twice.
-   */
-  private withTail(job: QueryJob): QueryJob {
-    const tail = this.tails.get(job.id);
-    const how = tail ? this.tailable(job) : null;
-    if (!tail || !how) return job;
-    if (how === 'fold') return this.folded(job, tail);
-    // What the last evaluation certainly saw is dropped from the tail.
-    tail.events = tail.events.filter((e) => e.stored_at >= job.baseMs);
-    tail.added = tail.added.filter((a) => a.at >= job.baseMs);
-    if (!tail.added.length) return job;
-    const now = Date.now();
-    const window = resolveTimeRange(job.params.time_range, now);
-    const params = job.params as SearchParams;
-    const r = job.results as SearchResult;
-    const kept = r.events.filter((e) => e.ts >= window.fromMs);
-    const have = new Set(kept.map((e) => e.ev_id));
-    const fresh = tail.events.filter((e) => !have.has(e.ev_id));
-    // A page event out of the window means every older match is out too.
-    const base = kept.length < r.events.length ? kept.length : r.total;
-    const added = tail.added.reduce((n, a) => n + a.n, 0) - (tail.events.length - fresh.length);
-    const events = [...fresh, ...kept].sort(newestFirst).slice(0, params.page * params.page_size);
-    return {
-      ...job,
-      results: { total: base + added, events } satisfies SearchResult,
-      baseMs: now,
-      window,
-      updatedAt: new Date(now).toISOString(),
-    };
-  }
-
-  /**
-   * The job as last evaluated with the matching events committed since folded in (the
-   * type's `fold`); as evaluated when more arrived than are kept.
-   */
-  private folded(job: QueryJob, tail: Tail): QueryJob {
-    const fold = job.def.fold;
-    if (tail.overflowAt !== null && tail.overflowAt < job.baseMs) tail.overflowAt = null;
-    if (!fold || tail.overflowAt !== null) return job;
-    let acc = tail.acc;
-    if (!acc || acc.of !== job.results) {
-      // A new evaluation: what it certainly saw is dropped, the rest folded into it anew.
-      tail.batches = tail.batches.filter((b) => b.at >= job.baseMs);
-      tail.size = tail.batches.reduce((n, b) => n + b.events.length, 0);
-      acc = { of: job.results, value: job.results, folded: 0 };
-      tail.acc = acc;
-    }
-    // Only the batches not folded yet: each event is added once.
-    if (acc.folded < tail.batches.length) {
-      const events = tail.batches.slice(acc.folded).flatMap((b) => b.events) as unknown as EventLike[];
-      acc.value = fold.apply(acc.value, events, job.params, job.window);
-      acc.folded = tail.batches.length;
-    }
-    if (acc.value === job.results) return job;
-    const now = Date.now();
-    return {
-      ...job,
-      results: acc.value,
-      baseMs: now,
-      window: resolveTimeRange(job.params.time_range, now),
-      updatedAt: new Date(now).toISOString(),
-    };
-  }
-
-  /** Matching new events of a tailed or folded query: kept, and sent at most every `tailMs`. */
-  private tailEvents(
-    job: QueryJob,
-    how: 'tail' | 'fold',
-    events: readonly NormalisedEvent[],
-    match: Predicate,
-    now: number,
-  ) {
-    const window = resolveTimeRange(job.params.time_range, now);
-    const matched: NormalisedEvent[] = [];
-    for (const e of events) {
-      if (e.ts >= window.fromMs && e.ts < window.toMs && match(e as unknown as EventLike)) matched.push(e);
-    }
-    if (!matched.length) return;
-    let tail = this.tails.get(job.id);
-    if (!tail) {
-      tail = {
-        events: [],
-        added: [],
-        batches: [],
-        size: 0,
-        overflowAt: null,
-        acc: null,
-        timer: null,
-        lastSent: 0,
-      };
-      this.tails.set(job.id, tail);
-    }
-    if (how === 'tail') {
-      const params = job.params as SearchParams;
-      const stored = matched.map((e): StoredEvent => ({ ...e, stored_at: now }));
-      tail.events = [...stored, ...tail.events].sort(newestFirst).slice(0, params.page * params.page_size);
-      tail.added.push({ at: now, n: matched.length });
-    } else {
-      if (tail.overflowAt !== null && tail.overflowAt < job.baseMs) tail.overflowAt = null;
-      if (tail.overflowAt !== null) return;
-      if (tail.size + matched.length > FOLD_MAX) {
-        // Too many to keep: the next full evaluation (refresh interval) catches up.
-        tail.overflowAt = now;
-        tail.batches = [];
-        tail.size = 0;
-        tail.acc = null;
-        return;
-      }
-      tail.batches.push({ at: now, events: matched });
-      tail.size += matched.length;
-    }
-    if (tail.timer) return;
-    const t = tail;
-    t.timer = setTimeout(
-      () => {
-        t.timer = null;
-        t.lastSent = Date.now();
-        void this.publish(job);
-      },
-      Math.max(0, t.lastSent + this.opts.tailMs - now),
-    );
-  }
-
-  /**
-   * New events committed. A watched Search in time order takes the matching ones in
-   * memory (its full re-evaluation waits for the refresh interval); other watched
-   * relative queries they could change are re-evaluated, throttled.
+   * New events committed on this node. A watched Search in time order or a folding type
+   * takes the matching ones in memory (the tail merge; its full re-evaluation waits for
+   * the refresh interval); other watched relative queries they could change are
+   * re-evaluated, throttled.
    */
   eventsArrived(events: readonly NormalisedEvent[]): void {
     const now = Date.now();
-    for (const queryId of this.byQuery.keys()) {
+    for (const queryId of this.registry.watched()) {
       const job = this.runner.peek(queryId);
       if (!job || job.stopped || !isRelative(job.params.time_range)) continue;
-      const match = this.predicate(job);
-      const how = this.tailable(job);
+      const match = this.tails.predicate(job);
+      const how = this.tails.tailable(job);
       if (how) {
-        this.tailEvents(job, how, events, match, now);
+        this.tails.add(job, how, events, match, now);
         continue;
       }
-      if (this.pending.has(queryId)) continue;
-      if (!events.some((e) => match(e as unknown as Parameters<typeof match>[0]))) continue;
-      this.reevaluateAfter(queryId, job.type === 'Search' ? this.opts.tailMs : this.refreshMs(queryId), now);
+      if (this.scheduler.isPending(queryId)) continue;
+      if (!events.some((e) => match(e as unknown as EventLike))) continue;
+      this.scheduler.after(
+        queryId,
+        job.type === 'Search' ? this.opts.tailMs : this.scheduler.refreshMs(queryId),
+        now,
+      );
     }
   }
 
-  /** A re-evaluation of `queryId` at least `gap` ms after its last one. */
-  private reevaluateAfter(queryId: string, gap: number, now: number) {
-    const wait = Math.max(0, (this.lastEval.get(queryId) ?? 0) + gap - now);
-    this.pending.set(
-      queryId,
-      setTimeout(() => {
-        this.pending.delete(queryId);
-        this.reevaluate(queryId);
-      }, wait),
-    );
-  }
-
-  /**
-   * Another node committed events (a summary: count and time bounds). Watched relative
-   * queries whose window they touch are re-evaluated, throttled like a live tail; the
-   * job's lease makes one node compute for all.
-   */
+  /** Another node committed events (a summary): see ReevaluationScheduler.committedElsewhere. */
   committedElsewhere(commit: { count: number; fromMs: number; toMs: number }): void {
-    const now = Date.now();
-    for (const queryId of this.byQuery.keys()) {
-      const job = this.runner.peek(queryId);
-      if (!job || job.stopped || !isRelative(job.params.time_range) || this.pending.has(queryId)) continue;
-      const window = resolveTimeRange(job.params.time_range, now);
-      if (commit.toMs < window.fromMs || commit.fromMs >= window.toMs) continue;
-      this.reevaluateAfter(queryId, this.opts.tailMs, now);
-    }
-  }
-
-  private refreshMs(queryId: string): number {
-    return this.refreshOf.get(queryId) ?? this.opts.refreshMs;
+    this.scheduler.committedElsewhere(commit);
   }
 
   /** Whether anyone watches a query (the TTL sweep keeps those). */
   watches(queryId: string): boolean {
-    return this.byQuery.has(queryId);
-  }
-
-  /**
-   * Queues a re-evaluation. A few run at once: a tick that finds every watched query due
-   * must not start them all together (a burst of engine connections and statements that
-   * starves ingest); the others wait their turn, each query at most once.
-   */
-  private reevaluate(queryId: string) {
-    this.due.add(queryId);
-    this.drain();
-  }
-
-  private drain() {
-    for (const queryId of this.due) {
-      if (this.evaluating >= (this.opts.maxEvaluations ?? 2)) return;
-      this.due.delete(queryId);
-      const job = this.runner.peek(queryId);
-      if (!job || !this.byQuery.has(queryId)) continue;
-      this.lastEval.set(queryId, Date.now());
-      this.runner.reevaluate(job);
-      const running = job.running;
-      if (!running) continue;
-      this.evaluating++;
-      void running.finally(() => {
-        this.evaluating--;
-        this.drain();
-      });
-    }
-  }
-
-  /** Time passes: watched relative queries are re-evaluated at least every refresh interval. */
-  private tick() {
-    const now = Date.now();
-    if (this.opts.busConnected && !this.opts.busConnected()) this.poll();
-    for (const queryId of this.byQuery.keys()) {
-      const job = this.runner.peek(queryId);
-      if (!job || job.stopped || !isRelative(job.params.time_range)) continue;
-      if (now - (this.lastEval.get(queryId) ?? job.baseMs) >= this.refreshMs(queryId))
-        this.reevaluate(queryId);
-    }
-  }
-
-  /** The bus is down: watched queries other nodes compute are read from the shared store. */
-  private poll() {
-    for (const queryId of this.byQuery.keys()) {
-      const job = this.runner.peek(queryId);
-      if (!job || job.running) continue;
-      this.runner.follow(job).catch(() => undefined);
-    }
+    return this.registry.has(queryId);
   }
 
   private ping() {
-    for (const c of this.clients) {
+    for (const c of this.registry.clients) {
       if (!c.alive) {
         c.socket.terminate();
-        this.detach(c);
+        this.registry.remove(c);
         continue;
       }
       c.alive = false;
@@ -743,17 +427,15 @@ export class LiveHub {
   }
 
   close(): void {
-    clearInterval(this.timer);
     clearInterval(this.pinger);
     if (this.rechecker) clearInterval(this.rechecker);
     if (this.recheckSoon) clearTimeout(this.recheckSoon);
     this.offIdentities();
-    for (const t of this.pending.values()) clearTimeout(t);
-    this.due.clear();
-    for (const t of this.tails.values()) if (t.timer) clearTimeout(t.timer);
+    this.scheduler.close();
+    this.tails.close();
     this.offRunner();
     // terminate, not close: a stalled client would hold a closing handshake open forever.
-    for (const c of this.clients) c.socket.terminate();
+    for (const c of this.registry.clients) c.socket.terminate();
   }
 }
 
@@ -765,32 +447,4 @@ function sameRights(a: Identity, b: Identity): boolean {
     a.permissions.size === b.permissions.size &&
     [...a.permissions].every((p) => b.permissions.has(p))
   );
-}
-
-function updateMessage(w: Watch, data: GenericQuery): string {
-  return JSON.stringify(['widget-update', { widget_id: w.widgetId, dashboard_id: w.dashboardId, data }]);
-}
-
-function targetOrNull(params: unknown): Target | null {
-  try {
-    return parseTarget(params);
-  } catch {
-    return null;
-  }
-}
-
-function parseTarget(params: unknown): Target {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    throw new Error('Params must be an object: {"query_id"}, {"widget_id"} or {"dashboard_id"}.');
-  }
-  const p = params as Record<string, unknown>;
-  const keys = Object.keys(p);
-  if (keys.length !== 1) throw new Error('Name exactly one of query_id, widget_id, dashboard_id.');
-  if (typeof p.query_id === 'string' && p.query_id.length > 0 && p.query_id.length <= 64)
-    return { query_id: p.query_id };
-  if (Number.isInteger(p.widget_id) && (p.widget_id as number) > 0)
-    return { widget_id: p.widget_id as number };
-  if (Number.isInteger(p.dashboard_id) && (p.dashboard_id as number) > 0)
-    return { dashboard_id: p.dashboard_id as number };
-  throw new Error('query_id must be a string; widget_id and dashboard_id positive integers.');
 }

@@ -6,6 +6,7 @@ import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-stor
 import type { QueryPlan } from '../../src/event-store/query-plan.js';
 import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
 import { BACKEND, createTestApp, TEST_BUS_URL, type TestApp } from '../helpers/app.js';
+import { reportFileKept } from '../helpers/report-files.js';
 import { event, HOUR, seedWeb, T0 } from '../helpers/seed.js';
 
 /** Issue 12, bounded resources: query result memory, live queries per user, reports. */
@@ -252,17 +253,7 @@ describe(`bounded queries and reports on ${BACKEND}`, () => {
       expect(r.status).toBe('ERROR');
       expect(r.error).toMatch(/larger than 4 KiB \(reportMaxBytes\)/);
       // Nothing of it is kept: no file in the data dir, no pieces in the shared store (cluster).
-      if (TEST_BUS_URL) {
-        const pieces = await t.rt.meta.db
-          .selectFrom('report_chunks')
-          .select('seq')
-          .where('report_id', '=', big.id)
-          .execute();
-        expect(pieces).toEqual([]);
-      } else {
-        const files = readdirSync(path.join(t.dataDir, 'reports'));
-        expect(files.filter((f) => f.startsWith(`${big.id}.`))).toEqual([]);
-      }
+      expect(await reportFileKept(t, big.id)).toBe(false);
     } finally {
       reports.opts.maxBytes = maxBytes;
     }

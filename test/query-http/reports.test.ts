@@ -1,5 +1,3 @@
-import { existsSync, readdirSync } from 'node:fs';
-import path from 'node:path';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -8,6 +6,7 @@ import { BUILTIN_TEMPLATES } from '../../src/domain/dashboards/builtin-templates
 import { notFound } from '../../src/errors/errors.js';
 import { docxParagraphs, docxTableRows, loadXlsx, readPdf } from '../export/export-fixtures.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+import { reportFileKept, storedReportFiles } from '../helpers/report-files.js';
 import { HOUR, seedWeb } from '../helpers/seed.js';
 
 describe(`reports on ${BACKEND}`, () => {
@@ -78,8 +77,7 @@ describe(`reports on ${BACKEND}`, () => {
       source: { kind: 'query', query: { type: 'Search', params: { time_range: HOUR } } },
     });
     const r = await ready(res.json().id);
-    const file = path.join(t.dataDir, 'reports', `${r.id}.csv`);
-    expect(existsSync(file)).toBe(true);
+    expect(await reportFileKept(t, r.id)).toBe(true);
     for (const url of [`/api/reports/${r.id}`, `/api/reports/${r.id}/file`]) {
       expect((await t.as(bob.token, { method: 'GET', url })).statusCode).toBe(404);
     }
@@ -88,7 +86,7 @@ describe(`reports on ${BACKEND}`, () => {
     expect((await t.as(t.adminToken, { method: 'DELETE', url: `/api/reports/${r.id}` })).statusCode).toBe(
       204,
     );
-    expect(existsSync(file)).toBe(false);
+    expect(await reportFileKept(t, r.id)).toBe(false);
     expect((await t.as(t.adminToken, { method: 'GET', url: `/api/reports/${r.id}` })).statusCode).toBe(404);
   });
 
@@ -188,8 +186,7 @@ describe(`reports on ${BACKEND}`, () => {
             .executeTakeFirstOrThrow()
         ).n,
       );
-    const reportFiles = () =>
-      existsSync(path.join(t.dataDir, 'reports')) ? readdirSync(path.join(t.dataDir, 'reports')) : [];
+    const reportFiles = () => storedReportFiles(t);
 
     it('pdf: one embedded chart image per charted aggregation, searches and the rest as tables', async () => {
       const { pages, texts, images } = await readPdf(await fileOf('pdf'));
@@ -241,7 +238,7 @@ describe(`reports on ${BACKEND}`, () => {
         await t.as(t.adminToken, { method: 'POST', url: '/api/dashboards', payload: { title: 'gone' } })
       ).json().id;
       await t.as(t.adminToken, { method: 'DELETE', url: `/api/dashboards/${gone}` });
-      const before = [await reportRows(), reportFiles()];
+      const before = [await reportRows(), await reportFiles()];
       for (const [token, id] of [
         [t.adminToken, gone],
         [bob.token, dashboardId],
@@ -253,7 +250,7 @@ describe(`reports on ${BACKEND}`, () => {
         expect(res.json().detail).toBe('source.dashboard_id: No such dashboard.');
       }
       await t.rt.services.reports.idle();
-      expect([await reportRows(), reportFiles()]).toEqual(before);
+      expect([await reportRows(), await reportFiles()]).toEqual(before);
     });
 
     it('a dashboard gone before generation ends the report in ERROR, with no file', async () => {
@@ -266,7 +263,7 @@ describe(`reports on ${BACKEND}`, () => {
         expect(res.statusCode, res.body).toBe(202);
         const r = await ready(res.json().id);
         expect(r).toMatchObject({ status: 'ERROR', size: 0, error: 'No such dashboard.' });
-        expect(existsSync(path.join(t.dataDir, 'reports', `${r.id}.pdf`))).toBe(false);
+        expect(await reportFileKept(t, r.id)).toBe(false);
         const file = await t.as(t.adminToken, { method: 'GET', url: `/api/reports/${r.id}/file` });
         expect(file.statusCode).toBe(409);
       } finally {
