@@ -245,7 +245,7 @@ async function clickHouseBytes(ch: BenchClickHouse): Promise<number> {
  * in `rawBatch`-row inserts (JSONEachRow, synchronous on the shards) into the table the
  * store creates; events/s and bytes per event.
  */
-async function rawClickHouse(
+export async function rawClickHouse(
   ch: BenchClickHouse,
   events: NormalisedEvent[],
   total: number,

@@ -65,7 +65,8 @@ export async function scrapeMetrics(server: Pick<BenchServer, 'url'>): Promise<M
   return out;
 }
 
-function procStatus(pid: number, key: string): number {
+/** A `/proc/<pid>/status` figure given in kB (VmRSS, VmHWM…), in bytes. */
+export function procStatus(pid: number, key: string): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
 }
@@ -76,7 +77,7 @@ let built = false;
  * Compiles the server (and UI) as `npm start` does when a source changed, once per run:
  * benchmarks measure the build users run, not TypeScript compiled on the fly.
  */
-function buildOnce(): void {
+export function buildOnce(): void {
   if (built) return;
   execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { stdio: 'inherit' });
   built = true;
@@ -137,6 +138,8 @@ export interface BenchClickHouse {
   database: string;
   /** Runs SQL on every listed server (DDL, drops). */
   onEach(sql: string): Promise<string[]>;
+  /** Runs SQL on the first listed server only (reads, inserts into one shard). */
+  onFirst(sql: string): Promise<string>;
 }
 
 /**
@@ -153,21 +156,23 @@ export function benchClickHouse(argv: string[], database: string): BenchClickHou
   if (!m) throw new Error(`not a clickhouse:// URL: ${base}`);
   const user = decodeURIComponent((m[1] ?? '').split(':')[0] || 'default');
   const hosts = (m[2] as string).split(',');
+  const run = async (h: string, sql: string) => {
+    const res = await fetch(`http://${h}/?user=${encodeURIComponent(user)}`, {
+      method: 'POST',
+      body: sql,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`ClickHouse ${h}: ${text.slice(0, 300)}`);
+    return text;
+  };
   return {
     url: base.replace(/^(clickhouse:\/\/[^/]+)\/[^?]*/, `$1/${database}`),
     database,
     async onEach(sql) {
       const out: string[] = [];
-      for (const h of hosts) {
-        const res = await fetch(`http://${h}/?user=${encodeURIComponent(user)}`, {
-          method: 'POST',
-          body: sql,
-        });
-        const text = await res.text();
-        if (!res.ok) throw new Error(`ClickHouse ${h}: ${text.slice(0, 300)}`);
-        out.push(text);
-      }
+      for (const h of hosts) out.push(await run(h, sql));
       return out;
     },
+    onFirst: (sql) => run(hosts[0] as string, sql),
   };
 }
