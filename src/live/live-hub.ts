@@ -415,6 +415,8 @@ export class LiveHub {
   }
 
   private ping() {
+    // Watched queries stay in use for every node's TTL sweep.
+    this.queries.watched([...this.registry.watched()]).catch(() => undefined);
     for (const c of this.registry.clients) {
       if (!c.alive) {
         c.socket.terminate();

@@ -185,14 +185,20 @@ export class QueryRunner {
     const job = this.jobs.get(queryId);
     if (!job) return;
     if (removed) {
-      this.release(job);
-      job.stopped = true;
-      job.controller?.abort();
-      this.emitLocal(job);
+      this.removedElsewhere(job);
       return;
     }
     if (job.running || version <= job.version) return;
     this.follow(job).catch(() => undefined);
+  }
+
+  /** The query was removed on another node: forgotten here, its watchers told one last time. */
+  private removedElsewhere(job: QueryJob) {
+    if (this.jobs.get(job.id) !== job) return;
+    this.release(job);
+    job.stopped = true;
+    job.controller?.abort();
+    this.emitLocal(job);
   }
 
   /** Refreshes a copy from the shared state; this process's listeners hear of a change. */
@@ -202,11 +208,15 @@ export class QueryRunner {
 
   /**
    * Takes the shared state into a copy this process does not compute now; true when it
-   * changed. `all`: read it even at the version held (results dropped here).
+   * changed. `all`: read it even at the version held (results dropped here). A copy whose
+   * query was removed elsewhere is forgotten (`peek` then finds nothing).
    */
   async refresh(job: QueryJob, all = false): Promise<boolean> {
     if (!this.shares(job) || job.running) return false;
     const stored = await this.jobStore.load(job.id, all ? -1 : job.version);
+    // Gone from the shared store after it was there: removed on another node (whose
+    // notice may not have arrived yet). The copy goes too; `peek` no longer finds it.
+    if (!stored && job.version > 0 && !job.running) this.removedElsewhere(job);
     if (!stored?.state || job.running) return false;
     const s = stored.state;
     job.version = stored.version;

@@ -167,6 +167,37 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     }
   });
 
+  it('shows on A the partial results of a sliced query that D computes', async () => {
+    // D starts after the rows exist, so its histogram slices the range (500,000 a slice);
+    // it answers POST at once.
+    const d = await cluster.start('node-d', {
+      LOGSCOPE_QUERY_SLICE_EVENTS: '500000',
+      LOGSCOPE_QUERY_SYNC_MS: '0',
+    });
+    const made = await call(d, token, 'POST', '/api/query', {
+      type: 'Timeline',
+      params: { time_range: heavyRange, interval: '1m', query: 'message:/heavy [0-9]*7$/' },
+    });
+    expect(made.status).toBe(202);
+    const id = made.json.query_id as string;
+    const seen: Array<{ status: string; progress: number; buckets: number }> = [];
+    for (const until = Date.now() + 30_000; Date.now() < until; ) {
+      const q = await call(a, token, 'GET', `/api/query/${id}`);
+      const buckets = JSON.stringify(q.json.results).match(/"count"/g)?.length ?? 0;
+      seen.push({ status: q.json.status, progress: q.json.progress, buckets });
+      if (q.json.status === 'SUCCESS') break;
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    const partial = seen.filter((s) => s.status === 'IN_PROGRESS' && s.progress > 0 && s.progress < 1);
+    expect(partial.length, JSON.stringify(seen.slice(0, 20))).toBeGreaterThan(0);
+    expect(partial.some((s) => s.buckets > 0)).toBe(true);
+    expect(seen.at(-1)?.status).toBe('SUCCESS');
+    // What A shows at the end is what D computed.
+    const onD = await call(d, token, 'GET', `/api/query/${id}`);
+    const onA = await call(a, token, 'GET', `/api/query/${id}`);
+    expect(onA.json.results).toEqual(onD.json.results);
+  }, 60_000);
+
   it('finishes on another node a query and a report whose node was killed', async () => {
     const made = await call(c, token, 'POST', '/api/query', heavyTopN);
     expect(made.status).toBe(202);

@@ -111,8 +111,10 @@ export class QueriesService {
       if (row.owner_id !== who.userId) throw notFound('No such query.');
       job = await this.runner.open(row, this.filterOf(row));
     } else if (job.ownerId === who.userId) {
-      // Cluster: the copy follows what the node computing it wrote (no-op in one process).
+      // Cluster: the copy follows what the node computing it wrote (no-op in one process),
+      // and is gone when another node removed the query.
       await this.runner.refresh(job);
+      if (this.runner.peek(id) !== job) throw notFound('No such query.');
     }
     if (job.ownerId !== who.userId) throw notFound('No such query.');
     await this.markUsed(id);
@@ -204,6 +206,15 @@ export class QueriesService {
       if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) return null;
       return { row, filter: this.filterOf(row) };
     });
+  }
+
+  /**
+   * Queries a live subscription watches count as read (their `last_used_at` moves, at
+   * most once a minute): the TTL sweep of any node, which cannot see another node's
+   * subscriptions, leaves them alone.
+   */
+  async watched(ids: Iterable<string>): Promise<void> {
+    for (const id of ids) await this.markUsed(id);
   }
 
   /** Deletes queries nobody read for the TTL. */
