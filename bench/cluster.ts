@@ -24,6 +24,7 @@ import {
   percentile,
   procStatus,
   textFlag,
+  waitForHealth,
 } from './lib.js';
 
 /**
@@ -122,18 +123,7 @@ async function startNode(
   child.stderr?.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = `http://127.0.0.1:${port}`;
-  const started = Date.now();
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`${name} exited: ${output.slice(-500)}`);
-    if (Date.now() - started > 60_000) throw new Error(`${name} did not start: ${output.slice(-500)}`);
-    await sleep(100);
-  }
+  await waitForHealth(url, child, name, () => output);
   const pid = child.pid as number;
   return {
     name,

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -83,6 +83,30 @@ export function buildOnce(): void {
   built = true;
 }
 
+/**
+ * Waits until a server process answers `/api/health`; fails when it exits first or after
+ * a minute, with the end of its output.
+ */
+export async function waitForHealth(
+  url: string,
+  child: ChildProcess,
+  name: string,
+  output: () => string,
+): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) return;
+    } catch {
+      // not up yet
+    }
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited: ${output().slice(-500)}`);
+    if (Date.now() - started > 60_000) throw new Error(`${name} did not start: ${output().slice(-500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Starts a real server process on a free port with a fresh data dir. */
 export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = env.LOGSCOPE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'logscope-bench-'));
@@ -102,16 +126,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  const started = Date.now();
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() - started > 60_000) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitForHealth(url, child, 'server', () => '');
   const token = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
   const pid = child.pid as number;
   return {
