@@ -7,6 +7,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   cluster: () => import('./cluster.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
+  pipelines: () => import('./pipelines.js'),
   query: () => import('./query.js'),
   scale: () => import('./scale.js'),
   ui: () => import('./ui.js'),

@@ -20,10 +20,14 @@ import { dashboardRoutes } from './http/routes/dashboards.js';
 import { esBulkRoutes } from './http/routes/es-bulk.js';
 import { eventRoutes } from './http/routes/events.js';
 import { fieldRoutes } from './http/routes/fields.js';
+import { gelfRoutes } from './http/routes/gelf.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
 import { liveRoutes } from './http/routes/live.js';
+import { lokiRoutes } from './http/routes/loki.js';
 import { metricsRoutes } from './http/routes/metrics.js';
+import { otlpRoutes } from './http/routes/otlp.js';
+import { pipelineRoutes } from './http/routes/pipelines.js';
 import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
 import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
 import { taskRoutes } from './http/routes/tasks.js';
@@ -37,6 +41,7 @@ import {
   WidgetExportSchema,
   WidgetSchema,
 } from './http/schemas/dashboards.js';
+import { PipelineSchema } from './http/schemas/pipelines.js';
 import { TaskSchema } from './http/schemas/tasks.js';
 import { TriggerSchema } from './http/schemas/triggers.js';
 import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
@@ -149,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logRequest(request, reply.statusCode, reply.elapsedTime),
   );
   services.triggers.warn = (message, detail) => app.log.warn(detail ?? {}, message);
+  services.pipelines.warn = (message, detail) => app.log.warn(detail ?? {}, message);
   app.setNotFoundHandler(notFoundHandler);
 
   await app.register(openapiPlugin, { version: VERSION });
@@ -159,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(ShortReportSchema);
   app.addSchema(TaskSchema);
   app.addSchema(TriggerSchema);
+  app.addSchema(PipelineSchema);
   app.addSchema(WidgetSchema);
   app.addSchema(WidgetExportSchema);
   app.addSchema(DashboardSchema);
@@ -205,6 +212,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(liveRoutes, { hub });
   await app.register(taskRoutes, { tasks: services.tasks });
   await app.register(triggerRoutes, { triggers: services.triggers });
+  await app.register(pipelineRoutes, { pipelines: services.pipelines });
   await app.register(dashboardRoutes, { dashboards: services.dashboards });
   await app.register(widgetRoutes, { widgets: services.widgets });
   await app.register(ingestRoutes, {
@@ -213,6 +221,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     maxRecords: config.ingestMaxRecords,
   });
   await app.register(esBulkRoutes, {
+    ingest: services.ingest,
+    bodyLimit: config.ingestBodyLimit,
+    maxRecords: config.ingestMaxRecords,
+  });
+  await app.register(gelfRoutes, {
+    ingest: services.ingest,
+    bodyLimit: config.ingestBodyLimit,
+    maxRecords: config.ingestMaxRecords,
+  });
+  await app.register(lokiRoutes, {
+    ingest: services.ingest,
+    bodyLimit: config.ingestBodyLimit,
+    maxRecords: config.ingestMaxRecords,
+  });
+  await app.register(otlpRoutes, {
     ingest: services.ingest,
     bodyLimit: config.ingestBodyLimit,
     maxRecords: config.ingestMaxRecords,

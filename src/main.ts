@@ -1,5 +1,6 @@
-import { buildApp } from './app.js';
+import type { buildApp } from './app.js';
 import type { Config } from './config/config.js';
+import { type GelfListener, startGelfListener } from './ingest/gelf-listener.js';
 import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
 import { bootstrapAdmin, healthChecks, openRuntime } from './runtime.js';
 
@@ -17,11 +18,16 @@ export async function serve(config: Config): Promise<void> {
   // what exists is chmod'ed by openRuntime whatever the umask.
   process.umask(0o077);
   let busLog: ((connected: boolean, where: string) => void) | undefined;
+  // The HTTP side loads while the event store's worker starts its engine (a restart
+  // answers sooner); a failed start reports the runtime's error, not this one's.
+  const appModule = import('./app.js');
+  appModule.catch(() => undefined);
   const rt = await openRuntime(config, {
     onWait: (message) => console.error(`logscope: ${message}`),
     onBusState: (connected, where) => busLog?.(connected, where),
   });
   let syslog: SyslogListener | undefined;
+  let gelf: GelfListener | undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (signal?: NodeJS.Signals) => {
@@ -33,6 +39,7 @@ export async function serve(config: Config): Promise<void> {
       }, STOP_TIMEOUT_MS).unref();
       try {
         await syslog?.close();
+        await gelf?.close();
         await app?.close();
         await rt.close();
         if (signal) app?.log.info('stopped');
@@ -57,6 +64,7 @@ export async function serve(config: Config): Promise<void> {
 
   try {
     const admin = await bootstrapAdmin(rt);
+    const { buildApp } = await appModule;
     app = await buildApp({
       config,
       services: rt.services,
@@ -87,6 +95,15 @@ export async function serve(config: Config): Promise<void> {
       });
       app.watchSyslog(syslog);
       log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
+    }
+    if (config.gelfPort > 0) {
+      gelf = await startGelfListener(rt.services.ingest, {
+        host: config.gelfHost,
+        port: config.gelfPort,
+        log,
+      });
+      app.watchGelf(gelf);
+      log.info({ port: gelf.port }, 'GELF listening on UDP and TCP');
     }
     if (admin) {
       // On stderr, with the logs: stdout stays free for what a command prints.

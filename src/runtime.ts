@@ -3,7 +3,6 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'no
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { RedisBus } from './cluster/redis-bus.js';
 import type { Config } from './config/config.js';
 import type { Bus, ClusterTopics } from './core/bus.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
@@ -137,6 +136,7 @@ export async function openMetaRuntime(config: Config, opts: RuntimeOptions = {})
 
 /** Opens both stores (the event store holds an exclusive lock on its file). */
 export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
+  // The metadata store first: a server that cannot reach it creates no event store.
   const meta = await openMeta(config, opts);
   let events: EventStore;
   try {
@@ -149,7 +149,9 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const { geoip, warnings } = await GeoIp.open({ cityPath: config.geoipCityPath });
   const node = nodeId();
   // A cluster node: the bus over Redis, query jobs in the shared metadata store.
-  const cluster = config.busUrl
+  // The Redis client is loaded only by a cluster node.
+  const RedisBus = config.busUrl ? (await import('./cluster/redis-bus.js')).RedisBus : undefined;
+  const cluster = RedisBus
     ? {
         bus: RedisBus.open<ClusterTopics>(config.busUrl, {
           node,
@@ -161,20 +163,23 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const services = createServices(meta, events, config, { geoip, node, leaseMs: LEASE_MS, ...cluster });
   await services.reports.recoverFromEarlierRun();
   await services.triggers.load();
+  await services.pipelines.start();
   const retention = startRetention(events, config.retentionDays);
   const sweep = setInterval(() => {
     services.queries.sweep().catch(() => undefined);
   }, 60_000).unref();
-  // Work a dead node left is taken over; triggers changed while the bus was down are read.
+  // Work a dead node left is taken over; triggers and pipelines changed while the bus was down are read.
   const adopt = cluster
     ? setInterval(() => {
         services.queries.adopt().catch(() => undefined);
         services.reports.adopt().catch(() => undefined);
       }, ADOPT_EVERY_MS).unref()
     : undefined;
-  const reloadTriggers = cluster
+  const reloadRules = cluster
     ? setInterval(() => {
-        if (!services.bus.connected) services.triggers.load().catch(() => undefined);
+        if (services.bus.connected) return;
+        services.triggers.load().catch(() => undefined);
+        services.pipelines.load().catch(() => undefined);
       }, 10_000).unref()
     : undefined;
   return {
@@ -187,7 +192,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
       clearInterval(retention);
       clearInterval(sweep);
       clearInterval(adopt);
-      clearInterval(reloadTriggers);
+      clearInterval(reloadRules);
       services.runner.close();
       services.reports.close();
       await services.reports.idle();

@@ -127,7 +127,9 @@ export function demoGenerator(seed = 1): DemoGenerator {
       src_ip: ip,
       status,
       bytes,
-      http: { method, path, user_agent: pick(AGENTS), duration_ms: Math.floor(1 + r() * r() * 2000) },
+      http: { method, duration_ms: Math.floor(1 + r() * r() * 2000) },
+      url: { path },
+      user_agent: pick(AGENTS),
     };
   };
 

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseBusUrl } from '../cluster/bus-url.js';
+import { PACKAGE_ROOT } from '../core/package-root.js';
 import { parseClickHouseUrl } from '../event-store/clickhouse/clickhouse-url.js';
 
 /**
@@ -11,8 +11,7 @@ import { parseClickHouseUrl } from '../event-store/clickhouse/clickhouse-url.js'
  * (`LOGSCOPE_<NAME>` in upper snake case), a key in the optional JSON config file
  * and a CLI flag (`--<kebab-name>`). Precedence: flags > env > file > defaults.
  */
-/** Where Logscope is installed (the folder holding package.json), from src/ or dist/ alike. */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export { PACKAGE_ROOT };
 
 /** The config file read when neither `--config` nor `LOGSCOPE_CONFIG` names one, if it exists. */
 export const DEFAULT_CONFIG_FILE = path.join(PACKAGE_ROOT, 'logscope.json');
@@ -119,6 +118,14 @@ export const ConfigSchema = Type.Object(
       description:
         'Receive buffer of the syslog UDP socket in bytes, to absorb bursts (0: the system default). Linux caps it at `net.core.rmem_max` and the server logs a warning when capped; allow 8 MiB with `sysctl -w net.core.rmem_max=8388608` (persist in `/etc/sysctl.d/90-logscope.conf`)',
     }),
+    gelfPort: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: 0,
+      description:
+        'GELF listener, UDP (chunked; gzip, zlib or plain) and TCP (NUL-delimited) on this port (0 = off; Graylog uses 12201)',
+    }),
+    gelfHost: Type.String({ minLength: 1, default: '0.0.0.0', description: 'GELF listen address' }),
     querySyncMs: Type.Integer({
       minimum: 0,
       maximum: 60000,

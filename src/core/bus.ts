@@ -33,6 +33,8 @@ export interface ClusterTopics extends Record<string, unknown> {
   'rights-changed': { keyId: string | null };
   /** Triggers were created, changed or deleted: every node reloads its matcher. */
   'triggers-changed': Record<string, never>;
+  /** Pipelines were created, changed or deleted: every node reloads the set intake runs. */
+  'pipelines-changed': Record<string, never>;
 }
 
 type Handler = (message: never, remote: boolean) => void;

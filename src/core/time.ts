@@ -59,3 +59,41 @@ export function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
+
+/** The instant, or null when the day does not exist in that month. Month is 1-based. */
+export function checkedUtc(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  ms: number,
+): number | null {
+  return d <= daysInMonth(y, mo) ? utcMs(y, mo, d, h, mi, s, ms) : null;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A time written without a year (syslog's `Mmm dd hh:mm:ss`): the latest year that keeps
+ * it at most a day after `now` (December lines read in January land in the previous
+ * year; a sender whose clock is a little ahead still lands in this one; Feb 29 skips to a
+ * leap year). Null when no year of the last nine fits.
+ */
+export function inferYear(
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  millis: number,
+  now: number,
+): number | null {
+  const refYear = new Date(now).getUTCFullYear();
+  for (let year = refYear + 1; year >= refYear - 8; year--) {
+    const ms = checkedUtc(year, month, day, hour, minute, second, millis);
+    if (ms !== null && ms <= now + DAY_MS) return ms;
+  }
+  return null;
+}

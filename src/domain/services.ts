@@ -8,6 +8,7 @@ import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
 import { DashboardRepositories } from '../metadata/dashboards-repository.js';
 import type { MetadataDb } from '../metadata/database.js';
+import { PipelinesRepository } from '../metadata/pipelines-repository.js';
 import { QueriesRepository } from '../metadata/queries-repository.js';
 import { ReportsRepository } from '../metadata/reports-repository.js';
 import { TasksRepository } from '../metadata/tasks-repository.js';
@@ -21,6 +22,7 @@ import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
 import { EventsService } from './events/events-service.js';
 import { FieldsService } from './fields/fields-service.js';
+import { PipelinesService } from './pipelines/pipelines-service.js';
 import { QueriesService } from './queries/queries-service.js';
 import { ResultEnricher } from './queries/result-enricher.js';
 import { LocalReportFiles, SharedReportFiles } from './reports/report-files.js';
@@ -49,6 +51,7 @@ export interface Services extends MetaServices {
   widgets: WidgetsService;
   tasks: TasksService;
   triggers: TriggersService;
+  pipelines: PipelinesService;
   reports: ReportsService;
   /** Where internal failures kept from clients are reported (main.ts connects the log). */
   problems: ProblemLog;
@@ -130,6 +133,11 @@ export function createServices(
   bus.subscribe('triggers-changed', (_m, remote) => {
     if (remote) triggers.load().catch(() => undefined);
   });
+  const pipelines = new PipelinesService(new PipelinesRepository(meta.db));
+  pipelines.onChanged = () => bus.publish('pipelines-changed', {});
+  bus.subscribe('pipelines-changed', (_m, remote) => {
+    if (remote) pipelines.load().catch(() => undefined);
+  });
   const dashboardRepos = new DashboardRepositories(meta.db);
   const dashboards = new DashboardsService(dashboardRepos);
   // Trigger data shows only the triggers the caller may see.
@@ -139,7 +147,8 @@ export function createServices(
     ...metaServices,
     events: new EventsService(events, enricher, triggerMatches),
     fields: new FieldsService(events),
-    ingest: new IngestService(batcher),
+    ingest: new IngestService(batcher, () => pipelines.current),
+    pipelines,
     batcher,
     bus,
     runner,

@@ -3,6 +3,7 @@ import { newUlid } from '../core/ids.js';
 import type { Batcher } from './batcher.js';
 import { normaliseRecord } from './normalise.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
+import type { PipelineSet } from './pipelines/pipeline.js';
 
 /** At most this many per-record errors are listed in an answer. */
 export const MAX_LISTED_ERRORS = 100;
@@ -33,7 +34,14 @@ export class IngestService {
   /** Records refused (malformed, too many fields, ...) since start, for /metrics. */
   rejectedRecords = 0;
 
-  constructor(private readonly batcher: Batcher) {}
+  /**
+   * `pipelines` gives the pipelines to run (read once per piece, so a change applies
+   * from the next piece on); none by default.
+   */
+  constructor(
+    private readonly batcher: Batcher,
+    private readonly pipelines: () => PipelineSet | null = () => null,
+  ) {}
 
   /** `intake` says where the records came in (`http:<user>`, `syslog:<address>`). */
   async ingest(entries: readonly ParsedEntry[], intake: string | null): Promise<IngestOutcome> {
@@ -79,7 +87,9 @@ export class IngestService {
           }
         }
       }
-      await this.batcher.submit(events, { admitted: p > 0 });
+      // Before the batcher: triggers and live tails see events as they are stored.
+      const stored = this.pipelines()?.process(events) ?? events;
+      await this.batcher.submit(stored, { admitted: p > 0 });
       outcome.accepted += events.length;
       options.afterPiece?.(p, outcome);
     }

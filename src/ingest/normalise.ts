@@ -628,3 +628,47 @@ export function truncateUtf8(text: string, maxBytes: number): string {
   while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
   return bytes.subarray(0, cut).toString('utf8');
 }
+
+/** Columns a pipeline step may write (besides `ts`, which the timestamp step sets). */
+export const WRITABLE_COLUMNS = [
+  'host',
+  'app',
+  'severity',
+  'facility',
+  'message',
+  'src_ip',
+  'src_port',
+  'dst_ip',
+  'dst_port',
+  'user',
+  'action',
+  'status',
+  'bytes',
+  'source',
+] as const;
+export type WritableColumn = (typeof WRITABLE_COLUMNS)[number];
+
+const COLUMN_PARSERS: Readonly<Record<WritableColumn, (value: string) => string | number | null>> = {
+  host: (v) => v,
+  app: (v) => v,
+  severity: parseSeverity,
+  facility: parseFacility,
+  message: (v) => truncateUtf8(v, MAX_MESSAGE_BYTES),
+  src_ip: parseIp,
+  src_port: parsePort,
+  dst_ip: parseIp,
+  dst_port: parsePort,
+  user: (v) => v,
+  action: (v) => v,
+  status: parseInteger,
+  bytes: parseByteCount,
+  source: (v) => v,
+};
+
+/**
+ * A text value in a column's type, read as a record's value for that column is (a
+ * severity name, an IP address, a port...); null when the column cannot take it.
+ */
+export function columnValue(column: WritableColumn, text: string): string | number | null {
+  return COLUMN_PARSERS[column](text);
+}

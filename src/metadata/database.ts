@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { runMigrations } from './migrator.js';
 import type { Database } from './schema.js';
 import { openSqliteDatabase, type SqliteDriverName } from './sqlite-driver.js';
@@ -27,7 +26,7 @@ export interface MetadataDbOptions {
 /** Opens the metadata store chosen by config and brings its schema up to date. */
 export async function openMetadataDb(options: MetadataDbOptions): Promise<MetadataDb> {
   const meta = options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.pgSchema)
+    ? await openPostgres(options.databaseUrl, options.pgSchema)
     : await openSqlite(options.dataDir);
   try {
     await runMigrations(meta.db, meta.dialect);
@@ -49,7 +48,9 @@ async function openSqlite(dataDir: string): Promise<MetadataDb> {
   return { db, dialect: 'sqlite', sqliteDriver: sqlite.driver, close: () => db.destroy() };
 }
 
-function openPostgres(url: string, schema: string | undefined): MetadataDb {
+async function openPostgres(url: string, schema: string | undefined): Promise<MetadataDb> {
+  // Loaded only here: a SQLite start does not pay for the driver.
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,

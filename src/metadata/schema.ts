@@ -108,6 +108,7 @@ export interface Database {
   reports: ReportsTable;
   triggers: TriggersTable;
   trigger_matches: TriggerMatchesTable;
+  pipelines: PipelinesTable;
   query_jobs: QueryJobsTable;
   report_chunks: ReportChunksTable;
 }
@@ -203,3 +204,24 @@ export type TriggerRow = Selectable<TriggersTable>;
 export type NewTriggerRow = Insertable<TriggersTable>;
 export type TriggerUpdate = Updateable<TriggersTable>;
 export type NewTriggerMatchRow = Insertable<TriggerMatchesTable>;
+
+export interface PipelinesTable {
+  id: Generated<number>;
+  /** Set for a built-in pipeline: its definition comes from the code, keyed by this. */
+  builtin_key: string | null;
+  name: string;
+  description: string;
+  enabled: number;
+  run_order: number;
+  /** Query-language string: the events it applies to ('' = all). */
+  when_query: string;
+  /** JSON array of steps ('[]' for a built-in). */
+  steps: string;
+  owner_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type PipelineRow = Selectable<PipelinesTable>;
+export type NewPipelineRow = Insertable<PipelinesTable>;
+export type PipelineUpdate = Updateable<PipelinesTable>;

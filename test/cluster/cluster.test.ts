@@ -167,6 +167,32 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     }
   });
 
+  it('applies a pipeline made on B to events ingested on A and C, until C disables it', async () => {
+    const made = await call(b, token, 'POST', '/api/pipelines', {
+      name: 'cluster tag',
+      when: 'message:pipeword',
+      steps: [{ set: { field: 'tagged_by', value: 'pipeline' } }],
+    });
+    expect(made.status, made.text).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await ingest(a, ['pipeword a1'])).status).toBe(200);
+    expect((await ingest(c, ['pipeword c1'])).status).toBe(200);
+    const off = await call(c, token, 'PATCH', `/api/pipelines/${made.json.id}`, { enabled: false });
+    expect(off.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await ingest(a, ['pipeword a2'])).status).toBe(200);
+    const found = await call(b, token, 'POST', '/api/query', {
+      type: 'Search',
+      params: { time_range: { preset: 'last_hour' }, query: 'pipeword' },
+    });
+    const events = found.json.results.events as Array<{ message: string; tagged_by?: string }>;
+    expect(Object.fromEntries(events.map((e) => [e.message, e.tagged_by ?? null]))).toEqual({
+      'pipeword a1': 'pipeline',
+      'pipeword c1': 'pipeline',
+      'pipeword a2': null,
+    });
+  });
+
   it('shows on A the partial results of a sliced query that D computes', async () => {
     // D starts after the rows exist, so its histogram slices the range (500,000 a slice);
     // it answers POST at once.

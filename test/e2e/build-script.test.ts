@@ -47,7 +47,7 @@ function scratch(opts: { vite?: boolean; ui?: boolean } = {}) {
   dirs.push(root);
   for (const d of ['scripts', 'src', 'dist/cli']) mkdirSync(path.join(root, d), { recursive: true });
   copyFileSync(path.join(PACKAGE_ROOT, 'scripts', 'build.mjs'), path.join(root, 'scripts', 'build.mjs'));
-  const files = ['src/index.ts', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+  const files = ['src/index.ts', 'tsconfig.json', 'package.json', 'package-lock.json'];
   for (const f of files) writeFileSync(path.join(root, f), '');
   if (opts.ui ?? true) {
     mkdirSync(path.join(root, 'ui', 'src'), { recursive: true });
@@ -56,7 +56,7 @@ function scratch(opts: { vite?: boolean; ui?: boolean } = {}) {
     files.push('ui/vite.config.ts', 'ui/src/main.tsx', 'ui/src', 'ui');
   }
   for (const f of [...files, 'src']) utimesSync(path.join(root, f), OLD, OLD);
-  // The server build is up to date (and there is no TypeScript to make another).
+  // The server build is up to date (and there is no esbuild to make another).
   writeFileSync(path.join(root, 'dist', 'cli', 'index.js'), '');
   writeFileSync(path.join(root, 'dist', '.build-stamp'), '');
   if (opts.vite ?? true) {
@@ -81,9 +81,9 @@ function scratch(opts: { vite?: boolean; ui?: boolean } = {}) {
 }
 
 const BUILT = /^logscope: built the web UI in \d+\.\d s\n$/;
-/** What `npm run build` says first in the scratch package, which has no TypeScript. */
-const NO_TSC =
-  'logscope: TypeScript is not installed (production install); keeping the existing build in dist/\n';
+/** What `npm run build` says first in the scratch package, which has no esbuild. */
+const NO_ESBUILD =
+  'logscope: esbuild is not installed (production install); keeping the existing build in dist/\n';
 
 describe('scripts/build.mjs: the web UI', () => {
   beforeEach(() => {
@@ -146,8 +146,8 @@ describe('scripts/build.mjs: the web UI', () => {
     for (let i = 0; i < 2; i++) {
       const { code, stderr } = s.run([]);
       expect(code).toBe(0);
-      expect(stderr.startsWith(NO_TSC)).toBe(true);
-      expect(stderr.slice(NO_TSC.length)).toMatch(BUILT);
+      expect(stderr.startsWith(NO_ESBUILD)).toBe(true);
+      expect(stderr.slice(NO_ESBUILD.length)).toMatch(BUILT);
     }
     expect(s.calls()).toHaveLength(2);
   });
@@ -155,7 +155,7 @@ describe('scripts/build.mjs: the web UI', () => {
   it('has nothing to build in a checkout without ui/', () => {
     const s = scratch({ ui: false });
     expect(s.run()).toEqual({ code: 0, stderr: '' });
-    expect(s.run([])).toEqual({ code: 0, stderr: NO_TSC });
+    expect(s.run([])).toEqual({ code: 0, stderr: NO_ESBUILD });
     expect(s.calls()).toEqual([]);
   });
 
@@ -171,7 +171,7 @@ describe('scripts/build.mjs: the web UI', () => {
     expect(s.run()).toEqual({ code: 0, stderr: '' });
     expect(s.run([])).toEqual({
       code: 0,
-      stderr: `${NO_TSC}logscope: Vite is not installed (production install); keeping the existing web UI in dist/ui\n`,
+      stderr: `${NO_ESBUILD}logscope: Vite is not installed (production install); keeping the existing web UI in dist/ui\n`,
     });
   });
 

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { type GelfListener, startGelfListener } from '../../src/ingest/gelf-listener.js';
 import { type SyslogListener, startSyslogListener } from '../../src/ingest/syslog-listener.js';
 import { createTestApp, type TestApp } from './app.js';
 
@@ -348,35 +349,50 @@ export interface Logscope {
   url: string;
   httpPort: number;
   syslogPort: number;
+  /** GELF, UDP and TCP. */
+  gelfPort: number;
+  gelfListener: GelfListener;
   ingestToken: string;
   close(): Promise<void>;
 }
 
-/** A Logscope listening on 127.0.0.1 with ephemeral HTTP and syslog (UDP+TCP) ports. */
+/** A Logscope listening on 127.0.0.1 with ephemeral HTTP, syslog and GELF (UDP+TCP) ports. */
 export async function startLogscope(): Promise<Logscope> {
   const t = await createTestApp({ LOGSCOPE_INGEST_BATCH_MS: '5' });
   const ingestToken = (await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'shippers' }))
     .secret_key;
   const url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   let syslog: SyslogListener | undefined;
+  let gelf: GelfListener | undefined;
   try {
     syslog = await startSyslogListener(t.rt.services.ingest, {
       host: '127.0.0.1',
       port: 0,
       log: { warn: () => undefined },
     });
+    gelf = await startGelfListener(t.rt.services.ingest, {
+      host: '127.0.0.1',
+      port: 0,
+      log: { warn: () => undefined },
+    });
+    t.app.watchGelf(gelf);
   } catch (err) {
+    await syslog?.close();
     await t.close();
     throw err;
   }
   const listener = syslog;
+  const gelfListener = gelf;
   return {
     t,
     url,
     httpPort: Number(new URL(url).port),
     syslogPort: listener.port,
+    gelfPort: gelfListener.port,
+    gelfListener,
     ingestToken,
     async close() {
+      await gelfListener.close();
       await listener.close();
       await t.close();
     },

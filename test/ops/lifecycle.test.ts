@@ -285,12 +285,12 @@ describe('npm start', () => {
     60_000,
   );
 
-  it('in a production install (no TypeScript) runs the existing build, and without one says what to run', () => {
+  it('in a production install (no esbuild) runs the existing build, and without one says what to run', () => {
     const root = dataDir();
     const script = path.join(root, 'scripts', 'build.mjs');
     execFileSync('mkdir', ['-p', path.join(root, 'scripts'), path.join(root, 'src')]);
     execFileSync('cp', [path.join(ROOT, 'scripts', 'build.mjs'), script]);
-    for (const f of ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'])
+    for (const f of ['tsconfig.json', 'package.json', 'package-lock.json'])
       execFileSync('touch', [path.join(root, f)]);
     execFileSync('touch', [path.join(root, 'src', 'index.ts')]);
     const run = () => {
@@ -307,7 +307,7 @@ describe('npm start', () => {
     expect(run()).toEqual({
       code: 1,
       stderr:
-        'logscope: no build in dist/ and TypeScript is not installed: run "npm ci && npm run build" before "npm ci --omit=dev"\n',
+        'logscope: no build in dist/ and esbuild is not installed: run "npm ci && npm run build" before "npm ci --omit=dev"\n',
     });
     execFileSync('mkdir', ['-p', path.join(root, 'dist', 'cli')]);
     execFileSync('touch', [path.join(root, 'dist', 'cli', 'index.js')]);

@@ -5,6 +5,7 @@ export const PERMISSIONS = [
   'manage_tasks',
   'manage_tokens',
   'manage_triggers',
+  'manage_pipelines',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

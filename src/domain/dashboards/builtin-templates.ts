@@ -1,9 +1,12 @@
 /**
  * Dashboard templates shipped with the product, under `builtin/`. Their
- * queries use the fields the sample events of `logscope demo` carry (web access logs of
- * `nginx` with `status`, `bytes`, `http.path`; sshd logins with `action`, `user`,
- * `src_ip`; firewall logs with `action`, `dst_port`), so a fresh install with demo data
- * shows something on every widget. All look at the last 24 hours and follow live.
+ * queries use the fields the built-in pipelines pull out of real logs, which the sample
+ * events of `logscope demo` carry too: web access logs (Apache, nginx) with
+ * `http.method`, `url.path`, `status`, `bytes`; sshd logins with `action`
+ * (`login_failure`, `login_success`), `user`, `src_ip`; firewall logs (iptables, UFW) with
+ * `action` (`deny`, `allow`) and `dst_port`. So a fresh install shows something on every
+ * widget, with demo data or with real sshd, web server and firewall logs. All look at
+ * the last 24 hours and follow live.
  */
 import type { DashboardDefinition, WidgetDefinition } from './model.js';
 
@@ -101,7 +104,8 @@ const security: DashboardDefinition = {
   ],
 };
 
-const WEB = 'app:nginx';
+/** Access log lines of any web server: the access-log pipelines give them `http.method`. */
+const WEB = '_exists_:http.method';
 
 const webTraffic: DashboardDefinition = {
   title: 'Web traffic',
@@ -118,7 +122,7 @@ const webTraffic: DashboardDefinition = {
     }),
     widget({
       title: 'Top paths',
-      query: { type: 'TopN', params: { time_range: DAY, query: WEB, field: 'http.path', n: 10 } },
+      query: { type: 'TopN', params: { time_range: DAY, query: WEB, field: 'url.path', n: 10 } },
       visualization: { kind: 'bar', options: {} },
       position: { x: 0, y: 4, w: 6, h: 4 },
     }),

@@ -1,16 +1,14 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { ErrorSchema } from '../schemas/common.js';
 
-/**
- * The query-language reference, `docs/query-language.md` in the package. This file is
- * three levels below the package root both as `src/http/plugins/openapi.ts` (tsx, tests)
- * and as `dist/http/plugins/openapi.js` (the build), so one relative URL serves both.
- */
-const REFERENCE_URL = new URL('../../../docs/query-language.md', import.meta.url);
+/** The query-language reference, `docs/query-language.md` in the package. */
+const REFERENCE_PATH = path.join(PACKAGE_ROOT, 'docs', 'query-language.md');
 
 const INTRO =
   'Log retrieval and analysis: queries, dashboards, tasks, tokens, reports, events.\n\n' +
@@ -33,7 +31,7 @@ export function referenceForUi(markdown: string): string {
 }
 
 /** The OpenAPI `info.description`: the introduction, then the query-language reference when readable. */
-export function apiDescription(read: () => string = () => readFileSync(REFERENCE_URL, 'utf8')): {
+export function apiDescription(read: () => string = () => readFileSync(REFERENCE_PATH, 'utf8')): {
   text: string;
   reference: boolean;
 } {
@@ -63,9 +61,7 @@ export const openapiPlugin = fp(async (app: FastifyInstance, opts: { version: st
   app.addSchema(ErrorSchema);
   const description = apiDescription();
   if (!description.reference) {
-    app.log.warn(
-      `query-language reference not found at ${REFERENCE_URL.pathname}; /api/docs shows without it`,
-    );
+    app.log.warn(`query-language reference not found at ${REFERENCE_PATH}; /api/docs shows without it`);
   }
   await app.register(swagger, {
     openapi: {

@@ -2,9 +2,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Identity } from '../../domain/auth/identity.js';
+import { badRequest } from '../../errors/errors.js';
 import type { IngestService } from '../../ingest/ingest-service.js';
 import { PIECE_BYTES, PIECE_RECORDS, planJson, planNdjson } from '../../ingest/parsers/chunked.js';
-import { IngestBodyError } from '../../ingest/parsers/ndjson.js';
+import { IngestBodyError, type ParsedEntry } from '../../ingest/parsers/ndjson.js';
 import { ingestBodies } from '../ingest-body.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses } from '../schemas/common.js';
@@ -24,6 +25,27 @@ export const IngestResultSchema = Type.Object(
   },
   { $id: 'IngestResult' },
 );
+
+/**
+ * Bodies other intakes take, sent here by mistake: told by their top-level key, so an
+ * OTLP or Loki request is refused whole instead of stored as one odd event.
+ */
+const ENVELOPES = [
+  { key: 'resourceLogs', endpoint: '/v1/logs', protocol: 'OTLP logs' },
+  { key: 'streams', endpoint: '/loki/api/v1/push', protocol: 'Loki push' },
+] as const;
+
+/** The envelope a record plainly is (by its top-level key), else undefined. */
+function envelopeOf(record: unknown): (typeof ENVELOPES)[number] | undefined {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return undefined;
+  return ENVELOPES.find((e) => Array.isArray((record as Record<string, unknown>)[e.key]));
+}
+
+const wrongEndpoint = (e: (typeof ENVELOPES)[number]) =>
+  badRequest(
+    `This is a ${e.protocol} request ("${e.key}" at the top level): send it to ${e.endpoint}, not /api/ingest. Nothing was stored.`,
+    'wrong_endpoint',
+  );
 
 /** The `source` column of events sent with a token: its name, else its kind. */
 export const sourceOf = (who: Identity, intake: string) => `${intake}:${who.username}`;
@@ -50,7 +72,8 @@ export async function ingestRoutes(
         description:
           'Answers once the accepted events are durable. A malformed record is rejected alone ' +
           '(listed by index, at most 100); the others are stored. More records than the ' +
-          'ingestMaxRecords setting: 413, nothing stored.',
+          'ingestMaxRecords setting: 413, nothing stored. An OTLP (`resourceLogs`) or Loki ' +
+          '(`streams`) envelope: 400 `wrong_endpoint` naming the endpoint that takes it.',
         response: { 200: Type.Ref('IngestResult'), ...errorResponses(400, 401, 403, 413, 415, 503) },
       },
     },
@@ -64,6 +87,16 @@ export async function ingestRoutes(
         ? await planNdjson(body, limits)
         : await planJson(body, limits);
       if (plan.records === 0) throw new IngestBodyError('parse_error', 'Request body holds no records.');
+      // The first record shows whether this is another protocol's envelope; the piece it
+      // was parsed for is kept, so nothing is parsed twice.
+      let first: ParsedEntry[] | undefined = plan.pieces[0]!();
+      const envelope = envelopeOf(first[0]?.value);
+      if (envelope) throw wrongEndpoint(envelope);
+      plan.pieces[0] = () => {
+        const entries = first ?? [];
+        first = undefined; // stored once, then let go like the other pieces
+        return entries;
+      };
       const { accepted, rejected, errors } = await opts.ingest.ingestPieces(
         plan.pieces,
         sourceOf(caller(request), 'http'),

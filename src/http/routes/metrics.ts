@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Services } from '../../domain/services.js';
 import type { EventStoreStats } from '../../event-store/event-store.js';
+import type { GelfStats } from '../../ingest/gelf-listener.js';
 import type { SyslogStats } from '../../ingest/syslog-listener.js';
 import type { LiveHub } from '../../live/live-hub.js';
 
@@ -13,6 +14,8 @@ declare module 'fastify' {
      * listener after the app). Returns a function that stops counting it.
      */
     watchSyslog(listener: { stats(): SyslogStats }): () => void;
+    /** The same for a GELF listener (UDP and TCP). */
+    watchGelf(listener: { stats(): GelfStats }): () => void;
   }
 }
 
@@ -39,6 +42,30 @@ function mirroredCounter(registry: Registry, name: string, help: string, total: 
       const now = total();
       if (now > seen) this.inc(now - seen);
       seen = now;
+    },
+  });
+}
+
+/** mirroredCounter with one label: a running total per label value. */
+function labelledCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: string,
+  totals: Record<string, () => number>,
+) {
+  const seen: Record<string, number> = {};
+  return new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    collect() {
+      for (const [value, total] of Object.entries(totals)) {
+        const now = total();
+        this.inc({ [label]: value }, Math.max(0, now - (seen[value] ?? 0)));
+        seen[value] = now;
+      }
     },
   });
 }
@@ -145,6 +172,74 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     'logscope_syslog_udp_receive_buffer_bytes',
     'Receive buffer the kernel granted the syslog UDP socket.',
     syslog('udpReceiveBufferBytes'),
+  );
+
+  // Pipelines: per pipeline name, counters that only grow (a pipeline's counts go on
+  // across changes, but start at zero for a new pipeline of a name seen before).
+  const pipelineSeen = new Map<string, number>();
+  for (const [kind, help] of [
+    ['matched', 'Events a pipeline applied to (its `when` selected them).'],
+    [
+      'failed',
+      'Events on which a pipeline step failed; the pipeline was undone for them and they were stored unchanged.',
+    ],
+    ['dropped', 'Events a pipeline dropped (not stored).'],
+  ] as const) {
+    new Counter({
+      name: `logscope_pipeline_${kind}_events_total`,
+      help,
+      labelNames: ['pipeline'],
+      registers: [registry],
+      collect() {
+        for (const p of services.pipelines.stats().pipelines) {
+          const key = `${kind}\u0000${p.name}`;
+          const seen = pipelineSeen.get(key) ?? 0;
+          // Below what was seen: counting started again (a pipeline recreated under its name).
+          const delta = p[kind] >= seen ? p[kind] - seen : p[kind];
+          if (delta > 0) this.inc({ pipeline: p.name }, delta);
+          pipelineSeen.set(key, p[kind]);
+        }
+      },
+    });
+  }
+  mirroredCounter(
+    registry,
+    'logscope_pipeline_seconds_total',
+    'Time spent running pipelines at intake.',
+    () => services.pipelines.stats().seconds,
+  );
+
+  const gelfListeners = new Set<{ stats(): GelfStats }>();
+  app.decorate('watchGelf', (listener: { stats(): GelfStats }) => {
+    gelfListeners.add(listener);
+    return () => void gelfListeners.delete(listener);
+  });
+  const gelf = (key: keyof GelfStats) => () => {
+    let total = 0;
+    for (const l of gelfListeners) total += l.stats()[key];
+    return total;
+  };
+  labelledCounter(
+    registry,
+    'logscope_gelf_received_total',
+    'GELF input read by the listener: transport="udp" datagrams (a chunk counts as one), transport="tcp" frames.',
+    'transport',
+    { udp: gelf('udpReceived'), tcp: gelf('tcpReceived') },
+  );
+  labelledCounter(
+    registry,
+    'logscope_gelf_dropped_total',
+    'GELF messages not stored: reason="malformed" (not GELF: bad chunk, corrupt compression, not JSON, no short_message), ' +
+      'reason="too_large" (decompressed or framed past 1 MiB), reason="incomplete" (chunks missing after 5 s, or evicted from a full reassembly buffer), ' +
+      'reason="refused" (shed by the listener or refused by ingest: queue full, store failing), reason="kernel" (datagrams dropped for a full socket receive buffer).',
+    'reason',
+    {
+      malformed: gelf('malformed'),
+      too_large: gelf('tooLarge'),
+      incomplete: gelf('incomplete'),
+      refused: gelf('refused'),
+      kernel: gelf('udpKernelDrops'),
+    },
   );
 
   const memory = () => services.runner.memory();
@@ -295,7 +390,7 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
         tags: ['service'],
         summary: 'Prometheus metrics (text exposition format; no token)',
         description:
-          'Counts and gauges for scraping: events stored, event store bytes, oldest event age, ingest and commit counters, syslog UDP drops by reason, query and report figures, live connections, HTTP request durations by route. Public: it holds counts only, no event content.',
+          'Counts and gauges for scraping: events stored, event store bytes, oldest event age, ingest and commit counters, syslog UDP drops and GELF drops by reason, query and report figures, live connections, HTTP request durations by route. Public: it holds counts only, no event content.',
         security: [],
         response: {
           200: {

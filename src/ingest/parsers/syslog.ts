@@ -23,7 +23,7 @@
  *   (CR, LF, NUL) at the end and a UTF-8 BOM are removed.
  */
 import { SEVERITIES, type Severity } from '../../core/event.js';
-import { daysInMonth, utcMs } from '../../core/time.js';
+import { checkedUtc, inferYear } from '../../core/time.js';
 import { SYSLOG_FACILITIES } from '../normalise.js';
 
 /** A parsed message, shaped as a record for normaliseRecord. */
@@ -51,7 +51,6 @@ export interface ParseSyslogOptions {
   truncated?: boolean;
 }
 
-const DAY_MS = 86_400_000;
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 const PRI_RE = /^<(\d{1,3})>/;
@@ -225,36 +224,6 @@ function readBsdTime(text: string, now: number): { ts: string; length: number } 
       : inferYear(month, day, hour, minute, second, millis, now);
   if (ms === null) return null;
   return { ts: new Date(ms).toISOString(), length: m[0].length };
-}
-
-function checkedUtc(
-  y: number,
-  mo: number,
-  d: number,
-  h: number,
-  mi: number,
-  s: number,
-  ms: number,
-): number | null {
-  return d <= daysInMonth(y, mo) ? utcMs(y, mo, d, h, mi, s, ms) : null;
-}
-
-/** The latest year that keeps the time at most a day after `now` (Feb 29 skips to a leap year). */
-function inferYear(
-  month: number,
-  day: number,
-  hour: number,
-  minute: number,
-  second: number,
-  millis: number,
-  now: number,
-): number | null {
-  const refYear = new Date(now).getUTCFullYear();
-  for (let year = refYear + 1; year >= refYear - 8; year--) {
-    const ms = checkedUtc(year, month, day, hour, minute, second, millis);
-    if (ms !== null && ms <= now + DAY_MS) return ms;
-  }
-  return null;
 }
 
 function stripBom(text: string): string {

@@ -3,46 +3,14 @@
  * OpenSSH samples (test/fixtures/loghub, see its README and LICENSE), checked line by line
  * against Loghub's own structured parse of the same lines.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { normaliseRecord } from '../../../src/ingest/normalise.js';
 import { parseSyslog, SyslogFrameSplitter } from '../../../src/ingest/parsers/syslog.js';
+import { readLoghubFixture as readFixture, readLoghubCsv } from '../../helpers/loghub.js';
 
-const FIXTURES = new URL('../../fixtures/loghub/', import.meta.url);
-const readFixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-/** RFC 4180 rows as objects keyed by the header (quotes handled; none in these files). */
-function readCsv(name: string): Record<string, string>[] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  const text = readFixture(name);
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
-  const [header, ...body] = rows;
-  return body.map((cells) => Object.fromEntries(header!.map((h, i) => [h, cells[i] ?? ''])));
-}
+const readCsv = readLoghubCsv;
 
 function readLines(name: string): string[] {
   return readFixture(name).split('\n').slice(0, -1);
