@@ -4,6 +4,7 @@
  */
 const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<void> }>> = {
   abuse: () => import('./abuse.js'),
+  alerting: () => import('./alerting.js'),
   cluster: () => import('./cluster.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),

@@ -16,6 +16,7 @@ import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
 import { logRequest, redactUrl } from './http/request-log.js';
 import { authTokenRoutes } from './http/routes/authtokens.js';
+import { channelRoutes } from './http/routes/channels.js';
 import { dashboardRoutes } from './http/routes/dashboards.js';
 import { esBulkRoutes } from './http/routes/es-bulk.js';
 import { eventRoutes } from './http/routes/events.js';
@@ -35,6 +36,7 @@ import { triggerRoutes } from './http/routes/triggers.js';
 import { uiRoutes } from './http/routes/ui.js';
 import { userRoutes } from './http/routes/users.js';
 import { widgetRoutes } from './http/routes/widgets.js';
+import { ChannelSchema, DeliverySchema } from './http/schemas/alerts.js';
 import {
   DashboardExportSchema,
   DashboardSchema,
@@ -145,6 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler);
   app.decorate('publicBaseUrl', () => publicBaseUrl(app, config));
+  services.linkBase.get = () => publicBaseUrl(app, config);
   // Before everything else: a Host the URL parser would choke on is the client's error.
   app.addHook('onRequest', async (request) => {
     const host = request.headers.host;
@@ -166,6 +169,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(TaskSchema);
   app.addSchema(TriggerSchema);
   app.addSchema(PipelineSchema);
+  app.addSchema(ChannelSchema);
+  app.addSchema(DeliverySchema);
   app.addSchema(WidgetSchema);
   app.addSchema(WidgetExportSchema);
   app.addSchema(DashboardSchema);
@@ -213,6 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(taskRoutes, { tasks: services.tasks });
   await app.register(triggerRoutes, { triggers: services.triggers });
   await app.register(pipelineRoutes, { pipelines: services.pipelines });
+  await app.register(channelRoutes, { channels: services.channels, deliveries: services.deliveries });
   await app.register(dashboardRoutes, { dashboards: services.dashboards });
   await app.register(widgetRoutes, { widgets: services.widgets });
   await app.register(ingestRoutes, {

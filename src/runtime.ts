@@ -164,6 +164,9 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   await services.reports.recoverFromEarlierRun();
   await services.triggers.load();
   await services.pipelines.start();
+  // One server owns its deliveries: leases left by a killed run are let go at once.
+  await services.deliveryQueue.start(!cluster);
+  services.triggers.startAlerts();
   const retention = startRetention(events, config.retentionDays);
   const sweep = setInterval(() => {
     services.queries.sweep().catch(() => undefined);
@@ -194,6 +197,9 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
       clearInterval(adopt);
       clearInterval(reloadRules);
       services.runner.close();
+      services.triggers.stopAlerts();
+      await services.deliveryQueue.close();
+      services.senders.close();
       services.reports.close();
       await services.reports.idle();
       await services.batcher.close();

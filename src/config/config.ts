@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseBusUrl } from '../cluster/bus-url.js';
 import { PACKAGE_ROOT } from '../core/package-root.js';
+import { parseDenyCidrs } from '../domain/alerts/deny-cidrs.js';
 import { parseClickHouseUrl } from '../event-store/clickhouse/clickhouse-url.js';
 
 /**
@@ -232,6 +233,22 @@ export const ConfigSchema = Type.Object(
       description:
         'How long a verified token is cached in memory; also how often live connections re-check their token and rights',
     }),
+    smtpUrl: Type.String({
+      default: '',
+      pattern: '^(smtps?://\\S+)?$',
+      description:
+        'The mail server email channels send through (`smtp://user:pass@mail.example.com:587`, `smtps://…` for TLS from the start); empty: email channels cannot send',
+    }),
+    smtpFrom: Type.String({
+      default: '',
+      description:
+        'The sender address of notification mails (`Logscope <alerts@example.com>`); empty: `logscope@<host name>`',
+    }),
+    webhookDenyCidrs: Type.String({
+      default: '',
+      description:
+        'Address ranges webhook and Slack channels may not reach, comma-separated CIDRs (`169.254.0.0/16,10.0.0.0/8`); empty: any address, loopback and private ones included',
+    }),
     publicUrl: Type.String({
       default: '',
       pattern: '^(https?://[^/?#\\s]+(/[^?#\\s]*)?)?$',
@@ -357,6 +374,13 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         `Invalid setting eventStoreUrl (${origins.eventStoreUrl}): ${(err as Error).message} (leave empty for DuckDB)`,
       );
     }
+  }
+  try {
+    parseDenyCidrs(config.webhookDenyCidrs);
+  } catch (err) {
+    throw new ConfigError(
+      `Invalid setting webhookDenyCidrs (${origins.webhookDenyCidrs}): ${(err as Error).message}`,
+    );
   }
   if (config.busUrl) {
     try {

@@ -6,8 +6,10 @@ import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
+import { ChannelsRepository } from '../metadata/channels-repository.js';
 import { DashboardRepositories } from '../metadata/dashboards-repository.js';
 import type { MetadataDb } from '../metadata/database.js';
+import { DeliveriesRepository } from '../metadata/deliveries-repository.js';
 import { PipelinesRepository } from '../metadata/pipelines-repository.js';
 import { QueriesRepository } from '../metadata/queries-repository.js';
 import { ReportsRepository } from '../metadata/reports-repository.js';
@@ -17,6 +19,11 @@ import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { type JobStore, MemoryJobStore } from '../query/job-store.js';
 import { QueryRunner } from '../query/runner.js';
+import { ChannelsService } from './alerts/channels-service.js';
+import { DeliveriesService } from './alerts/deliveries-service.js';
+import { DeliveryQueue } from './alerts/delivery-queue.js';
+import { parseDenyCidrs } from './alerts/deny-cidrs.js';
+import { Senders } from './alerts/senders.js';
 import type { Identity } from './auth/identity.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';
 import { WidgetsService } from './dashboards/widgets-service.js';
@@ -51,6 +58,13 @@ export interface Services extends MetaServices {
   widgets: WidgetsService;
   tasks: TasksService;
   triggers: TriggersService;
+  channels: ChannelsService;
+  deliveries: DeliveriesService;
+  /** The durable queue of notifications (started and closed by the runtime). */
+  deliveryQueue: DeliveryQueue;
+  senders: Senders;
+  /** The web UI's address for links in notifications; the app sets it once it listens. */
+  linkBase: { get: () => string };
   pipelines: PipelinesService;
   reports: ReportsService;
   /** Where internal failures kept from clients are reported (main.ts connects the log). */
@@ -116,10 +130,29 @@ export function createServices(
   });
   const usersRepo = new UsersRepository(meta.db);
   const tasks = new TasksService(new TasksRepository(meta.db), usersRepo);
-  const triggers = new TriggersService(new TriggersRepository(meta.db), new UsersRepository(meta.db), tasks, {
-    taskWindowMs: config.triggerTaskWindowSeconds * 1000,
-    maxPendingMatches: 1_000_000,
+  const senders = new Senders({
+    smtpUrl: config.smtpUrl,
+    smtpFrom: config.smtpFrom,
+    denyCidrs: parseDenyCidrs(config.webhookDenyCidrs),
   });
+  const channelsRepo = new ChannelsRepository(meta.db);
+  const channels = new ChannelsService(channelsRepo, senders);
+  const deliveriesRepo = new DeliveriesRepository(meta.db);
+  const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, {
+    warn: (message, detail) => problems.report(new Error(message), detail ?? {}),
+  });
+  const linkBase = { get: () => config.publicUrl.replace(/\/+$/, '') || `http://localhost:${config.port}` };
+  const triggers = new TriggersService(
+    new TriggersRepository(meta.db),
+    new UsersRepository(meta.db),
+    tasks,
+    {
+      taskWindowMs: config.triggerTaskWindowSeconds * 1000,
+      maxPendingMatches: 1_000_000,
+      cluster: Boolean(config.busUrl),
+    },
+    { channels, queue: deliveryQueue, linkBase: () => linkBase.get() },
+  );
   batcher.onCommit((committed) => triggers.matchCommitted(committed));
   const metaServices = createMetaServices(meta, config);
   // What one node changes, every node learns (in one process these stay local).
@@ -148,6 +181,11 @@ export function createServices(
     events: new EventsService(events, enricher, triggerMatches),
     fields: new FieldsService(events),
     ingest: new IngestService(batcher, () => pipelines.current),
+    channels,
+    deliveries: new DeliveriesService(deliveriesRepo),
+    deliveryQueue,
+    senders,
+    linkBase,
     pipelines,
     batcher,
     bus,

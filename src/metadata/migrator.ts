@@ -8,6 +8,7 @@ import { reports } from './migrations/0005-reports.js';
 import { triggers } from './migrations/0006-triggers.js';
 import { cluster } from './migrations/0007-cluster.js';
 import { pipelines } from './migrations/0008-pipelines.js';
+import { alerting } from './migrations/0009-alerting.js';
 import type { Database } from './schema.js';
 
 /** Migrations in order; each gets the dialect for the few column types that differ. */
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
   '0006-triggers': triggers,
   '0007-cluster': cluster,
   '0008-pipelines': pipelines,
+  '0009-alerting': alerting,
 };
 
 export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {

@@ -109,6 +109,8 @@ export interface Database {
   triggers: TriggersTable;
   trigger_matches: TriggerMatchesTable;
   pipelines: PipelinesTable;
+  channels: ChannelsTable;
+  deliveries: DeliveriesTable;
   query_jobs: QueryJobsTable;
   report_chunks: ReportChunksTable;
 }
@@ -191,6 +193,11 @@ export interface TriggersTable {
   owner_id: number;
   created_at: string;
   updated_at: string;
+  /** JSON: {"type": "match"} or a threshold condition. */
+  condition: Generated<string>;
+  /** JSON array of channel ids. */
+  notify: Generated<string>;
+  cooldown_seconds: Generated<number>;
 }
 
 export interface TriggerMatchesTable {
@@ -225,3 +232,42 @@ export interface PipelinesTable {
 export type PipelineRow = Selectable<PipelinesTable>;
 export type NewPipelineRow = Insertable<PipelinesTable>;
 export type PipelineUpdate = Updateable<PipelinesTable>;
+
+export type ChannelType = 'webhook' | 'slack' | 'email';
+
+export interface ChannelsTable {
+  id: Generated<number>;
+  name: string;
+  type: ChannelType;
+  /** JSON: webhook {url, headers?, secret?}, slack {url}, email {to}. */
+  config: string;
+  owner_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ChannelRow = Selectable<ChannelsTable>;
+export type NewChannelRow = Insertable<ChannelsTable>;
+export type ChannelUpdate = Updateable<ChannelsTable>;
+
+export type DeliveryStatus = 'pending' | 'sent' | 'failed';
+
+export interface DeliveriesTable {
+  id: Generated<number>;
+  trigger_id: number | null;
+  channel_id: number;
+  status: DeliveryStatus;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+  /** Epoch ms of the next attempt (pending). */
+  next_attempt_at: number;
+  /** Epoch ms until which a process is sending it. */
+  lease_until: number;
+  /** JSON: the notification. */
+  payload: string;
+}
+
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type NewDeliveryRow = Insertable<DeliveriesTable>;

@@ -5,8 +5,12 @@ import { AppError, type FieldErrors, notFound, validationError } from '../../err
 import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
 import type { TriggersRepository } from '../../metadata/triggers-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
+import { checkFieldName } from '../../query/filter/conditions.js';
 import { parseFilter } from '../../query/filter/parse-filter.js';
 import { parseQuery } from '../../query/language/parse-query.js';
+import { AlertEngine, type AlertTrigger, type Condition, type Firing } from '../alerts/alert-engine.js';
+import type { ChannelsService } from '../alerts/channels-service.js';
+import type { DeliveryQueue } from '../alerts/delivery-queue.js';
 import { can, type Identity } from '../auth/identity.js';
 import type { TasksService } from '../tasks/tasks-service.js';
 import { TriggerIndex } from './trigger-index.js';
@@ -22,6 +26,11 @@ export interface Trigger {
   enabled: boolean;
   create_task: boolean;
   assign_to: number | null;
+  /** Every matching event (`match`), or a threshold over a sliding window. */
+  condition: Condition;
+  /** Channel ids told when it fires. */
+  notify: number[];
+  cooldown_seconds: number;
   owner: number;
   created_at: string;
   updated_at: string;
@@ -37,6 +46,9 @@ export interface TriggerInput {
   enabled?: boolean | undefined;
   create_task?: boolean | undefined;
   assign_to?: number | null | undefined;
+  condition?: Condition | undefined;
+  notify?: number[] | undefined;
+  cooldown_seconds?: number | undefined;
 }
 
 export type FullTriggerInput = TriggerInput & { name: string };
@@ -56,9 +68,22 @@ export interface TriggersServiceOptions {
   taskWindowMs: number;
   /** Most matches waiting to be recorded; beyond it new matches are dropped and counted. */
   maxPendingMatches: number;
+  /** Threshold conditions need every node's events counted together: refused in a cluster for now. */
+  cluster?: boolean;
+}
+
+/** Where firings go: the channels, through the durable queue. */
+export interface Alerting {
+  channels: ChannelsService;
+  queue: DeliveryQueue;
+  /** The web UI's address, for the Search link of a notification. */
+  linkBase: () => string;
 }
 
 export type Warn = (message: string, detail?: Record<string, unknown>) => void;
+
+/** Seconds between two notifications of one trigger and group, unless told. */
+export const DEFAULT_COOLDOWN_SECONDS = 300;
 
 /** A task lists at most this many event ids (the tasks API's own limit). */
 const TASK_EV_IDS_MAX = 1000;
@@ -72,6 +97,9 @@ const withDefaults = (input: FullTriggerInput): Required<TriggerInput> => ({
   enabled: input.enabled ?? true,
   create_task: input.create_task ?? false,
   assign_to: input.assign_to ?? null,
+  condition: input.condition ?? { type: 'match' },
+  notify: input.notify ?? [],
+  cooldown_seconds: input.cooldown_seconds ?? DEFAULT_COOLDOWN_SECONDS,
 });
 
 const present = (row: TriggerRow): Trigger => ({
@@ -84,6 +112,9 @@ const present = (row: TriggerRow): Trigger => ({
   enabled: row.enabled === 1,
   create_task: row.create_task === 1,
   assign_to: row.assign_to,
+  condition: JSON.parse(row.condition) as Condition,
+  notify: JSON.parse(row.notify) as number[],
+  cooldown_seconds: row.cooldown_seconds,
   owner: row.owner_id,
   created_at: row.created_at,
   updated_at: row.updated_at,
@@ -120,14 +151,47 @@ export class TriggersService {
   private recorded = 0;
   /** Where recording failures and drops are reported: the server log, once the app exists. */
   warn: Warn = () => undefined;
+  /** Conditions and notifications of the enabled triggers. */
+  readonly alerts: AlertEngine;
+  private ticker: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly repo: TriggersRepository,
     private readonly users: UsersRepository,
     private readonly tasks: TasksService,
     private readonly opts: TriggersServiceOptions,
+    private readonly alerting: Alerting,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.alerts = new AlertEngine({
+      now: () => this.now().getTime(),
+      linkBase: () => alerting.linkBase(),
+      onFiring: (f) => {
+        this.onFiring(f).catch((err: unknown) => this.warn('notification not queued', { err: String(err) }));
+      },
+    });
+  }
+
+  /** Starts the clock that slides threshold windows (silence, recoveries) once a second. */
+  startAlerts(): void {
+    this.ticker ??= setInterval(() => this.alerts.tick(), 1000);
+    this.ticker.unref();
+  }
+
+  stopAlerts(): void {
+    clearInterval(this.ticker);
+    this.ticker = undefined;
+  }
+
+  /** A firing: a delivery per channel (durable), and with create_task a task of its samples. */
+  private async onFiring(f: Firing): Promise<void> {
+    const t = f.trigger;
+    await this.alerting.queue.enqueue(f.notification, t.id, t.notify);
+    if (t.create_task && t.condition.type === 'threshold') {
+      const row = this.rows.get(t.id);
+      if (row) await this.taskFor(row, f.evIds, this.now().getTime());
+    }
+  }
 
   /**
    * Reads the enabled triggers into the matching index (at start and after each change).
@@ -162,6 +226,7 @@ export class TriggersService {
     });
     this.rows = new Map(rows.map((r) => [r.id, r]));
     this.index = new TriggerIndex(compiled);
+    this.alerts.setTriggers(rows.map(alertTrigger));
   }
 
   async list(
@@ -186,7 +251,7 @@ export class TriggersService {
   }
 
   async create(who: Identity, input: FullTriggerInput): Promise<Trigger> {
-    const values = await this.validate(withDefaults(input));
+    const values = await this.validate(who, withDefaults(input));
     const now = this.now().toISOString();
     const row = await this.repo.insert({
       name: input.name,
@@ -197,6 +262,9 @@ export class TriggersService {
       enabled: values.enabled ?? 1,
       create_task: values.create_task ?? 0,
       assign_to: values.assign_to ?? null,
+      ...(values.condition !== undefined ? { condition: values.condition } : {}),
+      ...(values.notify !== undefined ? { notify: values.notify } : {}),
+      ...(values.cooldown_seconds !== undefined ? { cooldown_seconds: values.cooldown_seconds } : {}),
       owner_id: who.userId,
       created_at: now,
       updated_at: now,
@@ -252,15 +320,24 @@ export class TriggersService {
   matchCommitted(events: readonly NormalisedEvent[]): void {
     if (this.index.size === 0) return;
     const hits = new Map<number, string[]>();
+    const watched = new Map<number, NormalisedEvent[]>();
     let size = 0;
     for (const e of events) {
       for (const id of this.index.match(e)) {
+        if (this.alerts.watches(id)) {
+          const list = watched.get(id);
+          if (list) list.push(e);
+          else watched.set(id, [e]);
+          // A threshold counts events; it records no match per event (its firing may open a task).
+          if (this.alerts.isThreshold(id)) continue;
+        }
         const list = hits.get(id);
         if (list) list.push(e.ev_id);
         else hits.set(id, [e.ev_id]);
         size++;
       }
     }
+    if (watched.size > 0) this.alerts.observe(watched);
     if (size === 0) return;
     if (this.pending + size > this.opts.maxPendingMatches) {
       if (this.dropped === 0) this.warn('trigger matches arrive faster than they are recorded; dropping');
@@ -347,7 +424,7 @@ export class TriggersService {
 
   private async change(who: Identity, id: number, input: TriggerInput): Promise<Trigger> {
     const current = await this.visible(who, id);
-    const values = await this.validate(input, current);
+    const values = await this.validate(who, input, current);
     const row = await this.repo.update(id, { ...values, updated_at: this.now().toISOString() });
     if (!row) throw notFound('No such trigger.');
     await this.reloadAfterChange();
@@ -368,7 +445,7 @@ export class TriggersService {
    * engine's own parsers, errors keyed `query` and `filter[...]`), together they select
    * something narrower than every event, and `assign_to` is a user.
    */
-  private async validate(input: TriggerInput, current?: TriggerRow): Promise<TriggerUpdate> {
+  private async validate(who: Identity, input: TriggerInput, current?: TriggerRow): Promise<TriggerUpdate> {
     const out: TriggerUpdate = {};
     const errors: FieldErrors = {};
     if (input.name !== undefined) {
@@ -399,9 +476,53 @@ export class TriggersService {
       if (input.query !== undefined) out.query = input.query;
       if (input.filter !== undefined) out.filter = JSON.stringify(input.filter);
     }
+    if (input.condition !== undefined) {
+      Object.assign(errors, this.checkCondition(input.condition));
+      out.condition = JSON.stringify(input.condition);
+    }
+    if (input.notify !== undefined) {
+      const ids = [...new Set(input.notify)];
+      const unusable = await this.alerting.channels.unusable(who, ids);
+      if (unusable.length)
+        errors.notify = [`Unknown channel${unusable.length > 1 ? 's' : ''}: ${unusable.join(', ')}.`];
+      out.notify = JSON.stringify(ids);
+    }
+    if (input.cooldown_seconds !== undefined) out.cooldown_seconds = input.cooldown_seconds;
     if (Object.keys(errors).length) {
       throw validationError(errors, `Invalid input: ${Object.keys(errors).join(', ')}`);
     }
     return out;
   }
+
+  private checkCondition(c: Condition): FieldErrors {
+    if (c.type === 'match') return {};
+    const errors: FieldErrors = {};
+    if (this.opts.cluster)
+      errors.condition = [
+        'Threshold conditions are not available in cluster mode yet: each node would count only its own events.',
+      ];
+    if (c.op === 'lt' || c.op === 'lte') {
+      if (c.op === 'lt' && c.value <= 0)
+        errors['condition.value'] = ['"lt" needs a value above 0 (no count is below 0).'];
+    }
+    c.group_by.forEach((f, i) => {
+      const problem = checkFieldName(f);
+      if (problem) errors[`condition.group_by[${i}]`] = [`Field name ${problem}.`];
+    });
+    if (new Set(c.group_by).size !== c.group_by.length) errors['condition.group_by'] = ['Each field once.'];
+    return errors;
+  }
 }
+
+const alertTrigger = (row: TriggerRow): AlertTrigger => ({
+  id: row.id,
+  name: row.name,
+  severity: row.severity,
+  description: row.description,
+  query: row.query,
+  condition: JSON.parse(row.condition) as Condition,
+  notify: JSON.parse(row.notify) as number[],
+  cooldown_seconds: row.cooldown_seconds,
+  create_task: row.create_task === 1,
+  version: row.updated_at,
+});

@@ -281,6 +281,37 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     'Trigger matches waiting to be recorded.',
     () => triggers().pending,
   );
+  const alerts = () => services.triggers.alerts.stats();
+  mirroredCounter(
+    registry,
+    'logscope_alert_firings_total',
+    'Trigger conditions met and notified (threshold crossings, silences, match notifications).',
+    () => alerts().fired,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_alert_suppressed_total',
+    'Threshold firings held back by the trigger’s cooldown.',
+    () => alerts().suppressed,
+  );
+  gauge(
+    registry,
+    'logscope_alert_groups',
+    'Groups whose sliding windows are kept in memory, over every threshold trigger.',
+    () => alerts().groups,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_deliveries_sent_total',
+    'Notifications delivered by this process.',
+    () => services.deliveryQueue.sentCount,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_delivery_failed_attempts_total',
+    'Delivery attempts that failed (each is retried, or given up after 24 h).',
+    () => services.deliveryQueue.failedAttempts,
+  );
 
   new Gauge({
     name: 'logscope_queries',

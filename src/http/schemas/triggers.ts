@@ -4,6 +4,29 @@ import { PrioritySchema } from './tasks.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+export const ConditionSchema = Type.Union(
+  [
+    Type.Object({ type: Type.Literal('match') }, { additionalProperties: false }),
+    Type.Object(
+      {
+        type: Type.Literal('threshold'),
+        window_seconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'The sliding window (s).' }),
+        op: Type.Union([Type.Literal('gt'), Type.Literal('gte'), Type.Literal('lt'), Type.Literal('lte')]),
+        value: Type.Integer({ minimum: 0, maximum: 1_000_000_000 }),
+        group_by: Type.Array(Type.String({ maxLength: 200 }), {
+          maxItems: 5,
+          description: 'Fields whose values make groups, each counted on its own; default [].',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      '`match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence.',
+  },
+);
+
 export const TriggerSchema = Type.Object(
   {
     id: Type.Integer(),
@@ -18,6 +41,11 @@ export const TriggerSchema = Type.Object(
     enabled: Type.Boolean(),
     create_task: Type.Boolean({ description: 'Open (or extend) a task when it matches.' }),
     assign_to: Nullable(Type.Integer({ description: 'Assignee of the tasks it opens.' })),
+    condition: ConditionSchema,
+    notify: Type.Array(Type.Integer(), { description: 'Channel ids told when it fires.' }),
+    cooldown_seconds: Type.Integer({
+      description: 'Least time between two notifications of one trigger and group.',
+    }),
     owner: Type.Integer(),
     created_at: IsoDateTime(),
     updated_at: IsoDateTime(),
@@ -42,6 +70,16 @@ const writable = {
   create_task: Type.Optional(Type.Boolean({ description: 'Default false.' })),
   assign_to: Type.Optional(
     Nullable(Type.Integer({ minimum: 1, description: 'Id of an existing user; default null.' })),
+  ),
+  condition: Type.Optional(ConditionSchema),
+  notify: Type.Optional(
+    Type.Array(Type.Integer({ minimum: 1 }), {
+      maxItems: 20,
+      description: 'Channel ids (yours); default [].',
+    }),
+  ),
+  cooldown_seconds: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 604_800, description: 'Default 300.' }),
   ),
 };
 

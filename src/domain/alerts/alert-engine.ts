@@ -1,0 +1,216 @@
+import type { NormalisedEvent } from '../../core/event.js';
+import { fieldValue } from '../../query/filter/evaluate.js';
+import type { Notification } from './notification.js';
+import { SAMPLES, type Sample, type ThresholdCondition, ThresholdWindows } from './threshold.js';
+
+export type Condition = { type: 'match' } | ThresholdCondition;
+
+/** What the engine needs of a trigger. */
+export interface AlertTrigger {
+  id: number;
+  name: string;
+  severity: string;
+  description: string;
+  query: string;
+  condition: Condition;
+  notify: number[];
+  cooldown_seconds: number;
+  create_task: boolean;
+  /** Changes when the trigger does: windows of an unchanged trigger are kept across reloads. */
+  version: string;
+}
+
+/** A firing: sent to the trigger's channels (and, with create_task, a task). */
+export interface Firing {
+  trigger: AlertTrigger;
+  notification: Notification;
+  /** The ids of the samples, for a task. */
+  evIds: string[];
+}
+
+export interface AlertEngineOptions {
+  now?: () => number;
+  /** The web UI's address (for the Search link); read at each firing. */
+  linkBase: () => string;
+  /** Hears every firing not held back by a cooldown. */
+  onFiring: (firing: Firing) => void;
+}
+
+interface Watched {
+  trigger: AlertTrigger;
+  windows: ThresholdWindows | null;
+  /** Match conditions: events since the last notification, and the latest of them. */
+  pending: number;
+  samples: Sample[];
+}
+
+const sampleOf = (e: NormalisedEvent): Sample => ({ ev_id: e.ev_id, ts: e.ts / 1000, message: e.message });
+
+/**
+ * Evaluates the conditions of the enabled triggers that have one worth evaluating (a
+ * threshold, or channels to notify), incrementally: the trigger index's matches are
+ * counted into per-second windows as events commit, and the windows slide on a clock tick,
+ * so silence is seen without a query. Cooldowns hold back a trigger and group's next
+ * notification for `cooldown_seconds`.
+ */
+export class AlertEngine {
+  private watched = new Map<number, Watched>();
+  private readonly lastNotified = new Map<string, number>();
+  private readonly now: () => number;
+  /** Firings held back by a cooldown. */
+  suppressed = 0;
+  fired = 0;
+
+  constructor(private readonly opts: AlertEngineOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The enabled triggers; windows of unchanged ones carry over. */
+  setTriggers(triggers: readonly AlertTrigger[]): void {
+    const next = new Map<number, Watched>();
+    const at = this.now();
+    for (const t of triggers) {
+      if (t.condition.type === 'match' && t.notify.length === 0) continue;
+      const old = this.watched.get(t.id);
+      if (old && old.trigger.version === t.version) {
+        next.set(t.id, old);
+        continue;
+      }
+      next.set(t.id, {
+        trigger: t,
+        windows: t.condition.type === 'threshold' ? new ThresholdWindows(t.condition, at) : null,
+        pending: 0,
+        samples: [],
+      });
+    }
+    this.watched = next;
+    for (const key of this.lastNotified.keys()) {
+      const id = Number(key.slice(0, key.indexOf('|')));
+      if (!next.has(id)) this.lastNotified.delete(key);
+    }
+  }
+
+  /** Whether the trigger's matches are the engine's to count (and not only recorded). */
+  watches(triggerId: number): boolean {
+    return this.watched.has(triggerId);
+  }
+
+  isThreshold(triggerId: number): boolean {
+    return this.watched.get(triggerId)?.windows != null;
+  }
+
+  /** Matches of one committed batch: trigger id → its events. Evaluates what changed. */
+  observe(hits: ReadonlyMap<number, readonly NormalisedEvent[]>): void {
+    const at = this.now();
+    for (const [id, events] of hits) {
+      const w = this.watched.get(id);
+      if (!w) continue;
+      if (w.windows) {
+        const groupBy = (w.trigger.condition as ThresholdCondition).group_by;
+        for (const e of events) w.windows.add(groupKey(groupBy, e), at, sampleOf(e));
+        this.emit(w, w.windows.evaluate(at), at);
+      } else {
+        w.pending += events.length;
+        for (const e of events.slice(-SAMPLES)) w.samples.push(sampleOf(e));
+        w.samples.splice(0, Math.max(0, w.samples.length - SAMPLES));
+        this.notifyMatches(w, at);
+      }
+    }
+  }
+
+  /** The clock: windows slide (silence, recoveries), held-back matches go out after their cooldown. */
+  tick(): void {
+    const at = this.now();
+    for (const w of this.watched.values()) {
+      if (w.windows) this.emit(w, w.windows.evaluate(at), at);
+      else if (w.pending > 0) this.notifyMatches(w, at);
+    }
+  }
+
+  stats() {
+    let groups = 0;
+    for (const w of this.watched.values()) groups += w.windows?.size ?? 0;
+    return { watched: this.watched.size, groups, fired: this.fired, suppressed: this.suppressed };
+  }
+
+  private notifyMatches(w: Watched, at: number): void {
+    if (!this.cooledDown(w.trigger, '[]', at)) return;
+    const samples = w.samples;
+    const count = w.pending;
+    w.pending = 0;
+    w.samples = [];
+    this.fire(w.trigger, {}, count, samples, at);
+  }
+
+  private emit(w: Watched, transitions: ReturnType<ThresholdWindows['evaluate']>, at: number): void {
+    for (const t of transitions) {
+      if (t.kind !== 'fire') continue;
+      if (!this.cooledDown(w.trigger, t.group, at)) {
+        this.suppressed++;
+        continue;
+      }
+      const groupBy = (w.trigger.condition as ThresholdCondition).group_by;
+      const values = JSON.parse(t.group) as unknown[];
+      const group = Object.fromEntries(groupBy.map((f, i) => [f, values[i] ?? null]));
+      this.fire(w.trigger, group, t.count, t.samples, at);
+    }
+  }
+
+  /** Whether the trigger and group may notify now; if so, the cooldown starts. */
+  private cooledDown(t: AlertTrigger, group: string, at: number): boolean {
+    const key = `${t.id}|${group}`;
+    const last = this.lastNotified.get(key);
+    if (last !== undefined && at - last < t.cooldown_seconds * 1000) return false;
+    this.lastNotified.set(key, at);
+    return true;
+  }
+
+  private fire(
+    t: AlertTrigger,
+    group: Record<string, unknown>,
+    count: number,
+    samples: Sample[],
+    at: number,
+  ) {
+    this.fired++;
+    const window = t.condition.type === 'threshold' ? t.condition.window_seconds : null;
+    this.opts.onFiring({
+      trigger: t,
+      evIds: samples.map((s) => s.ev_id),
+      notification: {
+        kind: 'fire',
+        trigger: { id: t.id, name: t.name, severity: t.severity, description: t.description },
+        condition: t.condition,
+        group,
+        count,
+        window_seconds: window,
+        fired_at: new Date(at).toISOString(),
+        samples,
+        search_url: searchUrl(this.opts.linkBase(), t.query, group, at, window),
+      },
+    });
+  }
+}
+
+/** The group of an event: the JSON of its group_by values (null when absent). */
+export function groupKey(groupBy: readonly string[], e: NormalisedEvent): string {
+  if (groupBy.length === 0) return '[]';
+  return JSON.stringify(groupBy.map((f) => fieldValue(e, f) ?? null));
+}
+
+/** The Search of the matching events around the firing (the window, or the last hour). */
+function searchUrl(
+  base: string,
+  query: string,
+  group: Record<string, unknown>,
+  at: number,
+  windowSeconds: number | null,
+): string {
+  const terms = Object.entries(group).map(([k, v]) =>
+    v === null ? `NOT _exists_:${k}` : `${k}:"${String(v).replace(/["\\]/g, '\\$&')}"`,
+  );
+  const q = [query ? (terms.length ? `(${query})` : query) : '', ...terms].filter(Boolean).join(' AND ');
+  const to = Math.ceil(at / 1000) + 60;
+  const from = to - 60 - Math.max(windowSeconds ?? 3600, 60);
+  return `${base}/search?${new URLSearchParams({ q, from: String(from), to: String(to) })}`;
+}

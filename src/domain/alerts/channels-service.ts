@@ -1,0 +1,232 @@
+import type { Page, PageRequest } from '../../core/list.js';
+import { type FieldErrors, notFound, validationError } from '../../errors/errors.js';
+import type { ChannelsRepository } from '../../metadata/channels-repository.js';
+import type { ChannelRow, ChannelType } from '../../metadata/schema.js';
+import { can, type Identity } from '../auth/identity.js';
+import type { Notification } from './notification.js';
+import { type ChannelConfig, SendError, type Senders } from './senders.js';
+
+/** How a secret is shown: it is write-only; sending this back keeps the stored one. */
+export const SECRET_MASK = '********';
+
+export interface Channel {
+  id: number;
+  name: string;
+  type: ChannelType;
+  config: Record<string, unknown>;
+  owner: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChannelInput {
+  name?: string | undefined;
+  type?: ChannelType | undefined;
+  config?: object | undefined;
+}
+
+export interface TestOutcome {
+  sent: boolean;
+  error: string | null;
+  duration_ms: number;
+}
+
+const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers a channel may not set: the request's own framing and the signature. */
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'transfer-encoding',
+  'x-logscope-signature',
+]);
+
+/** Checks a channel's config for its type; returns it as stored. */
+export function checkConfig(type: ChannelType, body: object, stored?: ChannelConfig): ChannelConfig {
+  const raw = body as Record<string, unknown>;
+  const errors: FieldErrors = {};
+  const fail = (key: string, message: string) => {
+    errors[`config.${key}`] = [message];
+  };
+  const allowed = type === 'webhook' ? ['url', 'headers', 'secret'] : type === 'slack' ? ['url'] : ['to'];
+  for (const key of Object.keys(raw))
+    if (!allowed.includes(key)) fail(key, `Not a ${type} setting (allowed: ${allowed.join(', ')}).`);
+  let out: ChannelConfig;
+  if (type === 'email') {
+    const to = raw.to;
+    if (!Array.isArray(to) || to.length === 0 || to.length > 50) fail('to', 'A list of 1 to 50 addresses.');
+    else
+      to.forEach((a, i) => {
+        if (typeof a !== 'string' || a.length > 320 || !EMAIL.test(a))
+          fail(`to[${i}]`, 'Not an email address.');
+      });
+    out = { to: Array.isArray(to) ? (to as string[]) : [] };
+  } else {
+    const url = raw.url;
+    let parsed: URL | undefined;
+    try {
+      parsed = typeof url === 'string' && url.length <= 2000 ? new URL(url) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password)
+      fail('url', 'An http:// or https:// URL (without user:password; use headers).');
+    out = { url: String(url) };
+    if (type === 'webhook') {
+      const headers = raw.headers ?? {};
+      if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+        fail('headers', 'An object of header names to values.');
+      else {
+        const entries = Object.entries(headers as Record<string, unknown>);
+        if (entries.length > 20) fail('headers', 'At most 20 headers.');
+        for (const [name, value] of entries) {
+          if (!HEADER_NAME.test(name) || RESERVED_HEADERS.has(name.toLowerCase()))
+            fail(`headers.${name}`, 'Not a header name a channel may set.');
+          else if (typeof value !== 'string' || value.length > 4000 || /[\r\n\0]/.test(value))
+            fail(`headers.${name}`, 'A header value: text on one line.');
+        }
+        if (entries.length)
+          (out as { headers?: Record<string, string> }).headers = headers as Record<string, string>;
+      }
+      const secret = raw.secret;
+      if (secret !== undefined && secret !== null) {
+        if (secret === SECRET_MASK) {
+          const kept = (stored as { secret?: string } | undefined)?.secret;
+          if (kept) (out as { secret?: string }).secret = kept;
+        } else if (typeof secret !== 'string' || secret.length < 1 || secret.length > 500)
+          fail('secret', 'Text of 1 to 500 characters.');
+        else (out as { secret?: string }).secret = secret;
+      }
+    }
+  }
+  if (Object.keys(errors).length)
+    throw validationError(errors, `Invalid ${type} channel: ${Object.keys(errors).join(', ')}`);
+  return out;
+}
+
+const present = (row: ChannelRow): Channel => {
+  const config = JSON.parse(row.config) as Record<string, unknown>;
+  if (typeof config.secret === 'string') config.secret = SECRET_MASK;
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    config,
+    owner: row.owner_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+};
+
+/**
+ * Notification channels, owned like triggers: the owner's, and every one for admins and
+ * `manage_triggers` holders. A webhook's secret is write-only.
+ */
+export class ChannelsService {
+  constructor(
+    private readonly repo: ChannelsRepository,
+    private readonly senders: Senders,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async list(
+    who: Identity,
+    opts: { showAll: boolean; type?: string | undefined },
+    page: PageRequest,
+  ): Promise<Page<Channel>> {
+    const all = opts.showAll && can(who, 'manage_triggers');
+    const res = await this.repo.list(
+      { ...(all ? {} : { visibleTo: who.userId }), ...(opts.type ? { type: opts.type } : {}) },
+      page,
+    );
+    return { count: res.count, rows: res.rows.map(present) };
+  }
+
+  async get(who: Identity, id: number): Promise<Channel> {
+    return present(await this.visible(who, id));
+  }
+
+  async create(who: Identity, input: { name: string; type: ChannelType; config: object }): Promise<Channel> {
+    const config = checkConfig(input.type, input.config);
+    const now = this.now().toISOString();
+    return present(
+      await this.repo.insert({
+        name: input.name,
+        type: input.type,
+        config: JSON.stringify(config),
+        owner_id: who.userId,
+        created_at: now,
+        updated_at: now,
+      }),
+    );
+  }
+
+  async update(who: Identity, id: number, input: ChannelInput): Promise<Channel> {
+    const row = await this.visible(who, id);
+    const type = input.type ?? row.type;
+    const stored = JSON.parse(row.config) as ChannelConfig;
+    if (input.type && input.type !== row.type && !input.config)
+      throw validationError(
+        { config: ['A new type needs its config.'] },
+        'config: A new type needs its config.',
+      );
+    const config = input.config ? checkConfig(type, input.config, stored) : stored;
+    const updated = await this.repo.update(id, {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      type,
+      config: JSON.stringify(config),
+      updated_at: this.now().toISOString(),
+    });
+    if (!updated) throw notFound('No such channel.');
+    return present(updated);
+  }
+
+  async delete(who: Identity, id: number): Promise<void> {
+    await this.visible(who, id);
+    if (!(await this.repo.delete(id))) throw notFound('No such channel.');
+  }
+
+  /** Sends a test notification now and says how it went (bounded by the send timeout). */
+  async test(who: Identity, id: number, linkBase: string): Promise<TestOutcome> {
+    const row = await this.visible(who, id);
+    const n: Notification = {
+      kind: 'test',
+      trigger: null,
+      condition: null,
+      group: {},
+      count: 0,
+      window_seconds: null,
+      fired_at: this.now().toISOString(),
+      samples: [],
+      search_url: `${linkBase}/search`,
+    };
+    const started = performance.now();
+    try {
+      await this.senders.send(row.type, JSON.parse(row.config) as ChannelConfig, n);
+      return { sent: true, error: null, duration_ms: Math.round(performance.now() - started) };
+    } catch (err) {
+      return {
+        sent: false,
+        error: err instanceof SendError ? err.message : `failed: ${String(err)}`,
+        duration_ms: Math.round(performance.now() - started),
+      };
+    }
+  }
+
+  /** The channels among `ids` that `who` may not use (missing or someone else's). */
+  async unusable(who: Identity, ids: readonly number[]): Promise<number[]> {
+    const rows = await this.repo.byIds(ids);
+    const usable = new Set(
+      rows.filter((r) => r.owner_id === who.userId || can(who, 'manage_triggers')).map((r) => r.id),
+    );
+    return ids.filter((id) => !usable.has(id));
+  }
+
+  private async visible(who: Identity, id: number): Promise<ChannelRow> {
+    const row = await this.repo.byId(id);
+    if (!row || (row.owner_id !== who.userId && !can(who, 'manage_triggers')))
+      throw notFound('No such channel.');
+    return row;
+  }
+}

@@ -1,0 +1,56 @@
+import type { Page, PageRequest } from '../../core/list.js';
+import type { DeliveriesRepository } from '../../metadata/deliveries-repository.js';
+import type { DeliveryRow, DeliveryStatus } from '../../metadata/schema.js';
+import { can, type Identity } from '../auth/identity.js';
+
+export interface Delivery {
+  id: number;
+  trigger_id: number | null;
+  channel_id: number;
+  status: DeliveryStatus;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+  next_attempt_at: string | null;
+  payload: Record<string, unknown>;
+}
+
+const present = (row: DeliveryRow): Delivery => ({
+  id: row.id,
+  trigger_id: row.trigger_id,
+  channel_id: row.channel_id,
+  status: row.status,
+  attempts: row.attempts,
+  last_error: row.last_error,
+  created_at: row.created_at,
+  sent_at: row.sent_at,
+  next_attempt_at: row.status === 'pending' ? new Date(row.next_attempt_at).toISOString() : null,
+  payload: JSON.parse(row.payload) as Record<string, unknown>,
+});
+
+/** The deliveries list: yours (of your triggers or channels); everyone's for manage_triggers holders. */
+export class DeliveriesService {
+  constructor(private readonly repo: DeliveriesRepository) {}
+
+  async list(
+    who: Identity,
+    filter: {
+      triggerId?: number | undefined;
+      channelId?: number | undefined;
+      status?: DeliveryStatus | undefined;
+    },
+    page: PageRequest,
+  ): Promise<Page<Delivery>> {
+    const res = await this.repo.list(
+      {
+        ...(filter.triggerId !== undefined ? { triggerId: filter.triggerId } : {}),
+        ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}),
+        ...(filter.status !== undefined ? { status: filter.status } : {}),
+        ...(can(who, 'manage_triggers') ? {} : { visibleTo: who.userId }),
+      },
+      page,
+    );
+    return { count: res.count, rows: res.rows.map(present) };
+  }
+}

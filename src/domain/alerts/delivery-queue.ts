@@ -1,0 +1,158 @@
+import type { ChannelsRepository } from '../../metadata/channels-repository.js';
+import type { DeliveriesRepository } from '../../metadata/deliveries-repository.js';
+import type { DeliveryRow } from '../../metadata/schema.js';
+import type { Notification } from './notification.js';
+import { type ChannelConfig, SendError, type Senders } from './senders.js';
+
+export interface DeliveryQueueOptions {
+  /** How long a process holds a delivery it is sending (ms); longer than a send may take. */
+  leaseMs?: number;
+  /** The first retry comes this long after the first failure (ms); then doubling. */
+  firstRetryMs?: number;
+  /** Retries at most this far apart (ms). */
+  maxRetryMs?: number;
+  /** A delivery still failing this long after it was made is given up (ms). */
+  giveUpAfterMs?: number;
+  /** How often due deliveries are looked for when nothing wakes the queue (ms). */
+  pollMs?: number;
+  now?: () => number;
+  warn?: (message: string, detail?: Record<string, unknown>) => void;
+}
+
+/**
+ * The durable queue of notifications. `enqueue` writes a pending row per channel and
+ * wakes the sender; the sender takes due rows under a lease (so a cluster's nodes share
+ * the work and a dead node's rows are taken over when its lease ends), sends each once,
+ * and marks it sent, or schedules the next attempt (exponential backoff: 4 s, 8 s, …, at
+ * most 1 h apart), or after 24 h marks it failed. Sending never blocks the caller: a
+ * slow receiver slows only its own delivery.
+ */
+export class DeliveryQueue {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+  private readonly o: Required<Omit<DeliveryQueueOptions, 'warn'>>;
+  private readonly warn: NonNullable<DeliveryQueueOptions['warn']>;
+  /** Attempts that failed (each is retried or given up). */
+  failedAttempts = 0;
+  sentCount = 0;
+
+  constructor(
+    private readonly repo: DeliveriesRepository,
+    private readonly channels: ChannelsRepository,
+    private readonly senders: Senders,
+    opts: DeliveryQueueOptions = {},
+  ) {
+    this.o = {
+      leaseMs: opts.leaseMs ?? 60_000,
+      firstRetryMs: opts.firstRetryMs ?? 4_000,
+      maxRetryMs: opts.maxRetryMs ?? 3_600_000,
+      giveUpAfterMs: opts.giveUpAfterMs ?? 24 * 3_600_000,
+      pollMs: opts.pollMs ?? 1_000,
+      now: opts.now ?? Date.now,
+    };
+    this.warn = opts.warn ?? (() => undefined);
+  }
+
+  /**
+   * Starts sending. `alone`: no other process shares this store, so leases left by an
+   * earlier run (killed mid-send) are let go at once instead of waiting for them to end.
+   */
+  async start(alone: boolean): Promise<void> {
+    if (alone) await this.repo.releaseAll();
+    this.timer = setInterval(() => this.wake(), this.o.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Writes a pending delivery per channel (durable once this resolves) and wakes the sender. */
+  async enqueue(n: Notification, triggerId: number | null, channelIds: readonly number[]): Promise<void> {
+    if (!channelIds.length) return;
+    const at = this.o.now();
+    const payload = JSON.stringify(n);
+    await this.repo.insert(
+      channelIds.map((channel_id) => ({
+        trigger_id: triggerId,
+        channel_id,
+        status: 'pending' as const,
+        attempts: 0,
+        last_error: null,
+        created_at: new Date(at).toISOString(),
+        sent_at: null,
+        next_attempt_at: at,
+        lease_until: 0,
+        payload,
+      })),
+    );
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (at most one pass at a time; a wake during a pass runs another). */
+  wake(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch((err: unknown) => this.warn('deliveries not sent', { err: String(err) }))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    for (;;) {
+      const rows = await this.repo.claimDue(this.o.now(), this.o.leaseMs, 50);
+      if (!rows.length) return;
+      await Promise.all(rows.map((r) => this.deliver(r)));
+      if (this.closed) return;
+    }
+  }
+
+  private async deliver(row: DeliveryRow): Promise<void> {
+    const attempts = row.attempts + 1;
+    const channel = await this.channels.byId(row.channel_id);
+    let error: string | null = null;
+    if (!channel) error = 'the channel was deleted';
+    else {
+      try {
+        await this.senders.send(
+          channel.type,
+          JSON.parse(channel.config) as ChannelConfig,
+          JSON.parse(row.payload) as Notification,
+        );
+      } catch (err) {
+        error = err instanceof SendError ? err.message : `failed: ${String(err)}`;
+      }
+    }
+    const now = this.o.now();
+    if (error === null) {
+      this.sentCount++;
+      await this.repo.sent(row.id, attempts, new Date(now).toISOString());
+      return;
+    }
+    this.failedAttempts++;
+    const delay = Math.min(this.o.firstRetryMs * 2 ** (attempts - 1), this.o.maxRetryMs);
+    const age = now - Date.parse(row.created_at);
+    if (!channel || age + delay > this.o.giveUpAfterMs) await this.repo.failed(row.id, attempts, error);
+    else await this.repo.retry(row.id, attempts, error, now + delay);
+  }
+
+  /** Stops sending; resolves when the pass in flight has finished. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Resolves once no pass is running (tests). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+}

@@ -1,0 +1,64 @@
+import { Type } from 'typebox';
+import { IsoDateTime } from './common.js';
+
+export const ChannelTypeSchema = Type.Union([
+  Type.Literal('webhook'),
+  Type.Literal('slack'),
+  Type.Literal('email'),
+]);
+
+const ConfigSchema = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      'webhook {url, headers?, secret?} (JSON POST; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl).',
+  },
+);
+
+export const ChannelSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    type: ChannelTypeSchema,
+    config: ConfigSchema,
+    owner: Type.Integer(),
+    created_at: IsoDateTime(),
+    updated_at: IsoDateTime(),
+  },
+  { $id: 'Channel' },
+);
+
+export const ChannelCreateSchema = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }), type: ChannelTypeSchema, config: ConfigSchema },
+  { additionalProperties: false, title: 'ChannelCreate' },
+);
+
+export const ChannelPatchSchema = Type.Partial(ChannelCreateSchema, {
+  additionalProperties: false,
+  title: 'PatchedChannel',
+});
+
+export const DeliveryStatusSchema = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('sent'),
+  Type.Literal('failed'),
+]);
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Type.Integer(),
+    trigger_id: Type.Union([Type.Integer(), Type.Null()]),
+    channel_id: Type.Integer(),
+    status: DeliveryStatusSchema,
+    attempts: Type.Integer(),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    created_at: IsoDateTime(),
+    sent_at: Type.Union([IsoDateTime(), Type.Null()]),
+    next_attempt_at: Type.Union([IsoDateTime(), Type.Null()], {
+      description: 'When it is tried next (pending).',
+    }),
+    payload: Type.Object({}, { additionalProperties: true, description: 'The notification as sent.' }),
+  },
+  { $id: 'Delivery' },
+);

@@ -1,0 +1,65 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+import type { MetadataDialect } from '../database.js';
+import { idColumn } from './helpers.js';
+
+/**
+ * Alerting: a trigger's condition (every match, or a threshold over a sliding window),
+ * the channels it notifies and its cooldown; the channels; and the deliveries, the
+ * durable queue of notifications (a restart loses none: a pending row is sent by whichever
+ * process holds its lease next).
+ */
+export const alerting = (dialect: MetadataDialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('triggers')
+      .addColumn('condition', 'text', (c) => c.notNull().defaultTo('{"type":"match"}'))
+      .execute();
+    await db.schema
+      .alterTable('triggers')
+      .addColumn('notify', 'text', (c) => c.notNull().defaultTo('[]'))
+      .execute();
+    await db.schema
+      .alterTable('triggers')
+      .addColumn('cooldown_seconds', 'integer', (c) => c.notNull().defaultTo(300))
+      .execute();
+
+    await idColumn(db.schema.createTable('channels'), dialect)
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('config', 'text', (c) => c.notNull())
+      .addColumn('owner_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addCheckConstraint('channels_type', sql`type in ('webhook', 'slack', 'email')`)
+      .execute();
+    await db.schema.createIndex('channels_owner').on('channels').column('owner_id').execute();
+
+    await idColumn(db.schema.createTable('deliveries'), dialect)
+      // A deleted trigger leaves its history; a deleted channel takes its deliveries.
+      .addColumn('trigger_id', 'integer', (c) => c.references('triggers.id').onDelete('set null'))
+      .addColumn('channel_id', 'integer', (c) => c.notNull().references('channels.id').onDelete('cascade'))
+      .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending'))
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('last_error', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('sent_at', 'text')
+      .addColumn('next_attempt_at', 'double precision', (c) => c.notNull())
+      .addColumn('lease_until', 'double precision', (c) => c.notNull().defaultTo(0))
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addCheckConstraint('deliveries_status', sql`status in ('pending', 'sent', 'failed')`)
+      .execute();
+    await db.schema
+      .createIndex('deliveries_due')
+      .on('deliveries')
+      .columns(['status', 'next_attempt_at'])
+      .execute();
+    await db.schema.createIndex('deliveries_trigger').on('deliveries').column('trigger_id').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('deliveries').execute();
+    await db.schema.dropTable('channels').execute();
+    await db.schema.alterTable('triggers').dropColumn('cooldown_seconds').execute();
+    await db.schema.alterTable('triggers').dropColumn('notify').execute();
+    await db.schema.alterTable('triggers').dropColumn('condition').execute();
+  },
+});

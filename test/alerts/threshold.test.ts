@@ -1,0 +1,138 @@
+/**
+ * The incremental window counter against the straightforward computation: random
+ * streams of events and evaluation times give the same firings and recoveries as counting
+ * every group's events in the window from scratch at each evaluation.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  holds,
+  type ThresholdCondition,
+  type ThresholdOp,
+  ThresholdWindows,
+} from '../../src/domain/alerts/threshold.js';
+
+type Step = { kind: 'event'; group: string; dt: number } | { kind: 'eval'; dt: number };
+
+function naive(cond: ThresholdCondition, start: number, steps: Step[]) {
+  const events: Array<{ group: string; at: number }> = [];
+  const firing = new Map<string, boolean>();
+  const since = new Map<string, number>();
+  if (cond.group_by.length === 0) since.set('[]', start);
+  const out: string[] = [];
+  let now = start;
+  const silence = cond.op === 'lt' || cond.op === 'lte';
+  for (const step of steps) {
+    now += step.dt;
+    if (step.kind === 'event') {
+      events.push({ group: step.group, at: now });
+      if (!since.has(step.group)) since.set(step.group, now);
+      continue;
+    }
+    const nowS = Math.floor(now / 1000);
+    for (const [group, from] of since) {
+      const count = events.filter(
+        (e) => e.group === group && Math.floor(e.at / 1000) > nowS - cond.window_seconds,
+      ).length;
+      const on = (!silence || now - from >= cond.window_seconds * 1000) && holds(cond.op, count, cond.value);
+      const was = firing.get(group) ?? false;
+      if (on !== was) out.push(`${now} ${on ? 'fire' : 'recover'} ${group} ${count}`);
+      firing.set(group, on);
+      // A forgotten group starts again from its next event (only without silence, where
+      // `since` does not matter).
+      if (!silence && group !== '[]' && count === 0 && !on) since.delete(group);
+    }
+  }
+  return out;
+}
+
+function incremental(cond: ThresholdCondition, start: number, steps: Step[]) {
+  const w = new ThresholdWindows(cond, start);
+  const out: string[] = [];
+  let now = start;
+  for (const step of steps) {
+    now += step.dt;
+    if (step.kind === 'event') w.add(step.group, now);
+    else for (const t of w.evaluate(now)) out.push(`${now} ${t.kind} ${t.group} ${t.count}`);
+  }
+  return out;
+}
+
+const step = (groups: string[]) =>
+  fc.oneof(
+    fc.record({
+      kind: fc.constant('event' as const),
+      group: fc.constantFrom(...groups),
+      dt: fc.integer({ min: 0, max: 1500 }),
+    }),
+    fc.record({ kind: fc.constant('eval' as const), dt: fc.integer({ min: 0, max: 4000 }) }),
+  );
+
+describe('threshold windows', () => {
+  it('fire and recover as a straightforward window computation does', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom<ThresholdOp>('gt', 'gte', 'lt', 'lte'),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 999 }),
+        fc.array(step(['["a"]', '["b"]', '["c"]']), { maxLength: 300 }),
+        (op, window_seconds, value, grouped, startMs, raw) => {
+          const cond: ThresholdCondition = {
+            type: 'threshold',
+            window_seconds,
+            op,
+            value,
+            group_by: grouped ? ['host'] : [],
+          };
+          const steps = grouped ? raw : raw.map((s) => (s.kind === 'event' ? { ...s, group: '[]' } : s));
+          const start = 1_700_000_000_000 + startMs;
+          expect(incremental(cond, start, steps)).toEqual(naive(cond, start, steps));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('fires once per crossing, not on every event over the value', () => {
+    const w = new ThresholdWindows(
+      { type: 'threshold', window_seconds: 60, op: 'gt', value: 2, group_by: [] },
+      0,
+    );
+    for (let i = 0; i < 10; i++) w.add('[]', 1000 + i, { ev_id: `e${i}`, ts: i, message: `m${i}` });
+    const fired = w.evaluate(1100);
+    expect(fired).toMatchObject([{ kind: 'fire', count: 10 }]);
+    expect(fired[0]?.samples.map((s) => s.ev_id)).toEqual([
+      'e0',
+      'e1',
+      'e2',
+      'e3',
+      'e4',
+      'e5',
+      'e6',
+      'e7',
+      'e8',
+      'e9',
+    ]);
+    w.add('[]', 2000);
+    expect(w.evaluate(2000)).toEqual([]);
+    // The window slides past the events: recovery, then a new crossing fires again.
+    expect(w.evaluate(62_000)).toMatchObject([{ kind: 'recover', count: 0 }]);
+    for (let i = 0; i < 3; i++) w.add('[]', 63_000);
+    expect(w.evaluate(63_000)).toMatchObject([{ kind: 'fire', count: 3 }]);
+  });
+
+  it('announces silence only after watching a whole window', () => {
+    const w = new ThresholdWindows(
+      { type: 'threshold', window_seconds: 10, op: 'lt', value: 1, group_by: ['host'] },
+      0,
+    );
+    expect(w.evaluate(60_000)).toEqual([]); // no group seen yet
+    w.add('["web1"]', 60_000);
+    expect(w.evaluate(65_000)).toEqual([]);
+    expect(w.evaluate(70_500)).toMatchObject([{ kind: 'fire', group: '["web1"]', count: 0 }]);
+    w.add('["web1"]', 71_000);
+    expect(w.evaluate(71_000)).toMatchObject([{ kind: 'recover', count: 1 }]);
+  });
+});
