@@ -7,6 +7,7 @@ import { ReportsPage } from './pages/reports/ReportsPage';
 import { SearchPage } from './pages/Search';
 import { SettingsPage } from './pages/Settings';
 import { TasksPage } from './pages/tasks/TasksPage';
+import { AlertingPage } from './pages/triggers/AlertingPage';
 import { TriggersPage } from './pages/triggers/TriggersPage';
 import { Link, navigate, safeNext, useLocation } from './router';
 import { useMe } from './useMe';
@@ -16,6 +17,7 @@ const PAGES = [
   { path: '/dashboards', label: 'Dashboards' },
   { path: '/tasks', label: 'Tasks' },
   { path: '/triggers', label: 'Triggers' },
+  { path: '/alerting', label: 'Alerting' },
   { path: '/reports', label: 'Reports' },
   { path: '/settings', label: 'Settings' },
 ] as const;
@@ -149,6 +151,8 @@ function Page({ path }: { path: string }) {
       return <TasksPage />;
     case '/triggers':
       return <TriggersPage />;
+    case '/alerting':
+      return <AlertingPage />;
     case '/reports':
       return <ReportsPage />;
     case '/settings':

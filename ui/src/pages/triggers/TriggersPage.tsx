@@ -8,8 +8,10 @@ import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
 import { formatCount, formatTs } from '../../format';
 import { Link } from '../../router';
+import { useApi } from '../../useApi';
 import { useMe } from '../../useMe';
 import { eventSearchHref } from '../tasks/TasksPage';
+import type { Channel } from './AlertingPage';
 import '../tasks/work.css';
 
 interface Trigger {
@@ -22,7 +24,34 @@ interface Trigger {
   enabled: boolean;
   create_task: boolean;
   assign_to: number | null;
+  condition: Condition;
+  notify: number[];
+  cooldown_seconds: number;
 }
+
+type Op = 'gt' | 'gte' | 'lt' | 'lte';
+type Condition =
+  | { type: 'match' }
+  | { type: 'threshold'; window_seconds: number; op: Op; value: number; group_by: string[] };
+
+const OP_TEXT: Record<Op, string> = { gt: 'more than', gte: 'at least', lt: 'fewer than', lte: 'at most' };
+
+/** "more than 100 in 5 min per host", or "every match". */
+export function describeCondition(c: Condition): string {
+  if (c.type === 'match') return 'Every match';
+  const w = c.window_seconds;
+  const window = w % 60 === 0 ? `${w / 60} min` : `${w} s`;
+  const per = c.group_by.length ? ` per ${c.group_by.join(', ')}` : '';
+  return `${OP_TEXT[c.op][0]?.toUpperCase()}${OP_TEXT[c.op].slice(1)} ${c.value} in ${window}${per}`;
+}
+
+const WHEN: { value: 'match' | Op; label: string }[] = [
+  { value: 'match', label: 'Every match' },
+  { value: 'gt', label: 'More than N in a window' },
+  { value: 'gte', label: 'At least N in a window' },
+  { value: 'lt', label: 'Fewer than N in a window (silence)' },
+  { value: 'lte', label: 'At most N in a window' },
+];
 
 const SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 
@@ -64,7 +93,17 @@ export function TriggersPage() {
     { header: 'Name', cell: (t) => t.name },
     { header: 'Severity', cell: (t) => <span className={`badge prio-${t.severity}`}>{t.severity}</span> },
     { header: 'Query', wide: true, className: 'query-cell', cell: (t) => <code>{t.query}</code> },
-    { header: 'Action', cell: (t) => (t.create_task ? 'Opens a task' : 'Records matches') },
+    { header: 'Condition', cell: (t) => describeCondition(t.condition) },
+    {
+      header: 'Action',
+      cell: (t) =>
+        [
+          t.create_task ? 'Opens a task' : t.condition.type === 'match' ? 'Records matches' : '',
+          t.notify.length ? `Notifies ${t.notify.length} channel${t.notify.length === 1 ? '' : 's'}` : '',
+        ]
+          .filter(Boolean)
+          .join('; ') || '—',
+    },
     {
       header: 'Enabled',
       cell: (t) => (
@@ -133,8 +172,19 @@ const TRIGGER_ACTIONS: { value: TriggerAction; label: string }[] = [
 
 function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
   const me = useMe();
-  const form = useForm({ name: '', query: '', severity: 'medium', action: 'record' as TriggerAction });
-  const { name, query, severity, action } = form.values;
+  const form = useForm({
+    name: '',
+    query: '',
+    severity: 'medium',
+    action: 'record' as TriggerAction,
+    when: 'match' as 'match' | Op,
+    value: '100',
+    minutes: '5',
+    groupBy: '',
+  });
+  const { name, query, severity, action, when, value, minutes, groupBy } = form.values;
+  const channels = useApi<{ results: Channel[] }>('/api/channels?page_size=200');
+  const [notify, setNotify] = useState<number[]>([]);
   const [queryError, setQueryError] = useState<string | null>(null);
   const [checking, setChecking] = useState(false);
   const act = useAction();
@@ -173,9 +223,24 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
           severity,
           create_task: action !== 'record',
           ...(action === 'task-me' && me ? { assign_to: me.id } : {}),
+          condition:
+            when === 'match'
+              ? { type: 'match' }
+              : {
+                  type: 'threshold',
+                  op: when,
+                  value: Number(value),
+                  window_seconds: Math.round(Number(minutes) * 60),
+                  group_by: groupBy
+                    .split(',')
+                    .map((f) => f.trim())
+                    .filter(Boolean),
+                },
+          notify,
         },
       });
       form.reset();
+      setNotify([]);
       onCreated(t);
     });
 
@@ -205,6 +270,53 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
       <Field label="Action" id="trigger-action">
         <Select options={TRIGGER_ACTIONS} {...form.text('action')} />
       </Field>
+      <Field label="Fires on" id="trigger-when" error={act.fieldError('condition')}>
+        <Select options={WHEN} {...form.text('when')} />
+      </Field>
+      {when !== 'match' && (
+        <>
+          <Field label="N (events)" id="trigger-value" error={act.fieldError('condition.value')}>
+            <input type="number" min={0} required {...form.text('value')} />
+          </Field>
+          <Field
+            label="Window (minutes)"
+            id="trigger-window"
+            error={act.fieldError('condition.window_seconds')}
+          >
+            <input type="number" min={0.1} max={1440} step="any" required {...form.text('minutes')} />
+          </Field>
+          <Field
+            label="Per (fields)"
+            id="trigger-group"
+            hint="Optional, comma-separated: each value counted on its own."
+            error={act.fieldError('condition.group_by[0]')}
+          >
+            <input className="mono" placeholder="host" {...form.text('groupBy')} />
+          </Field>
+        </>
+      )}
+      <fieldset className="notify-field">
+        <legend>Notify</legend>
+        {(channels.data?.results ?? []).length === 0 ? (
+          <span className="muted small-text">
+            No channels yet (<Link to="/alerting">make one</Link>).
+          </span>
+        ) : (
+          (channels.data?.results ?? []).map((c) => (
+            <label key={c.id} className="check">
+              <input
+                type="checkbox"
+                checked={notify.includes(c.id)}
+                onChange={(e) =>
+                  setNotify((n) => (e.target.checked ? [...n, c.id] : n.filter((x) => x !== c.id)))
+                }
+              />
+              {c.name}
+            </label>
+          ))
+        )}
+        {act.fieldError('notify') && <span className="field-error">{act.fieldError('notify')}</span>}
+      </fieldset>
       <FormActions
         submit="Create trigger"
         busy={act.busy}
