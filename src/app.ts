@@ -221,31 +221,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(channelRoutes, { channels: services.channels, deliveries: services.deliveries });
   await app.register(dashboardRoutes, { dashboards: services.dashboards });
   await app.register(widgetRoutes, { widgets: services.widgets });
-  await app.register(ingestRoutes, {
+  // Every intake path: the same service and bounds.
+  const intake = {
     ingest: services.ingest,
     bodyLimit: config.ingestBodyLimit,
     maxRecords: config.ingestMaxRecords,
-  });
-  await app.register(esBulkRoutes, {
-    ingest: services.ingest,
-    bodyLimit: config.ingestBodyLimit,
-    maxRecords: config.ingestMaxRecords,
-  });
-  await app.register(gelfRoutes, {
-    ingest: services.ingest,
-    bodyLimit: config.ingestBodyLimit,
-    maxRecords: config.ingestMaxRecords,
-  });
-  await app.register(lokiRoutes, {
-    ingest: services.ingest,
-    bodyLimit: config.ingestBodyLimit,
-    maxRecords: config.ingestMaxRecords,
-  });
-  await app.register(otlpRoutes, {
-    ingest: services.ingest,
-    bodyLimit: config.ingestBodyLimit,
-    maxRecords: config.ingestMaxRecords,
-  });
+  };
+  for (const routes of [ingestRoutes, esBulkRoutes, gelfRoutes, lokiRoutes, otlpRoutes])
+    await app.register(routes, intake);
   await app.register(uiRoutes);
   return app;
 }

@@ -1,4 +1,3 @@
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server } from 'node:net';
 import type { IngestService } from './ingest-service.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
@@ -11,12 +10,7 @@ import {
   type GelfDecodeResult,
   GelfFrameSplitter,
 } from './protocols/gelf.js';
-import { DEFAULT_UDP_RECEIVE_BUFFER, udpSocketDrops } from './syslog-listener.js';
-
-/** Datagrams decoded and handed to ingest in one turn of the event loop. */
-const UDP_BATCH_DATAGRAMS = 2_000;
-/** Received bytes the listener holds before it sheds datagrams (the batcher bounds the rest). */
-const UDP_MAX_PENDING_BYTES = 32 * 1024 * 1024;
+import { DEFAULT_UDP_RECEIVE_BUFFER, listenOnOnePort, UdpIntake, udpSocketDrops } from './socket-intake.js';
 
 export interface GelfListenerOptions {
   host: string;
@@ -73,7 +67,7 @@ export async function startGelfListener(
   opts: GelfListenerOptions,
 ): Promise<GelfListener> {
   const maxBytes = opts.maxMessageBytes ?? GELF_MAX_MESSAGE_BYTES;
-  const counts = { udpReceived: 0, tcpReceived: 0, malformed: 0, tooLarge: 0, refused: 0 };
+  const counts = { tcpReceived: 0, malformed: 0, tooLarge: 0, refused: 0 };
   const assembler = new GelfChunkAssembler({
     maxMessageBytes: maxBytes,
     timeoutMs: opts.chunkTimeoutMs ?? GELF_CHUNK_TIMEOUT_MS,
@@ -128,53 +122,16 @@ export async function startGelfListener(
     socket.on('error', () => socket.destroy());
   });
 
-  const receiveBuffer = opts.udpReceiveBuffer ?? DEFAULT_UDP_RECEIVE_BUFFER;
-  const udp: UdpSocket = createSocket({
-    type: opts.host.includes(':') ? 'udp6' : 'udp4',
-    ...(receiveBuffer > 0 ? { recvBufferSize: receiveBuffer } : {}),
-  });
-  let pending: Array<{ msg: Buffer; address: string }> = [];
-  let pendingBytes = 0;
-  let flushScheduled = false;
-
-  const flush = () => {
-    flushScheduled = false;
-    let batch = pending;
-    if (batch.length > UDP_BATCH_DATAGRAMS) {
-      batch = pending.slice(0, UDP_BATCH_DATAGRAMS);
-      pending = pending.slice(UDP_BATCH_DATAGRAMS);
-      flushScheduled = true;
-      setImmediate(flush);
-    } else pending = [];
+  const udp = new UdpIntake(opts.host, opts.udpReceiveBuffer ?? DEFAULT_UDP_RECEIVE_BUFFER, (bySource) => {
     const now = Date.now();
-    const bySource = new Map<string, ParsedEntry[]>();
-    for (const { msg, address } of batch) {
-      pendingBytes -= msg.length;
-      const record = recordOf(decodeGelfDatagram(msg, address, assembler, now, maxBytes));
-      if (!record) continue;
-      let entries = bySource.get(address);
-      if (!entries) {
-        entries = [];
-        bySource.set(address, entries);
+    for (const [address, datagrams] of bySource) {
+      const entries: ParsedEntry[] = [];
+      for (const msg of datagrams) {
+        const record = recordOf(decodeGelfDatagram(msg, address, assembler, now, maxBytes));
+        if (record) entries.push({ index: entries.length, value: record });
       }
-      entries.push({ index: entries.length, value: record });
-    }
-    for (const [address, entries] of bySource) {
-      ingest.ingest(entries, `gelf:${address}`).catch((err: Error) => refuse(entries.length, err));
-    }
-  };
-
-  udp.on('message', (msg, rinfo) => {
-    counts.udpReceived++;
-    if (pendingBytes + msg.length > UDP_MAX_PENDING_BYTES) {
-      counts.refused++;
-      return;
-    }
-    pending.push({ msg, address: rinfo.address });
-    pendingBytes += msg.length;
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
+      if (entries.length)
+        ingest.ingest(entries, `gelf:${address}`).catch((err: Error) => refuse(entries.length, err));
     }
   });
   // Messages whose chunks stopped coming are counted even when no other datagram arrives.
@@ -184,43 +141,27 @@ export async function startGelfListener(
   );
   sweeper.unref();
 
+  let port: number;
   try {
-    await new Promise<void>((resolve, reject) => {
-      tcp.once('error', reject);
-      tcp.listen(opts.port, opts.host, () => resolve());
-    });
-    const port = (tcp.address() as { port: number }).port;
-    await new Promise<void>((resolve, reject) => {
-      udp.once('error', reject);
-      udp.bind(port, opts.host, () => resolve());
-    });
+    port = await listenOnOnePort(tcp, udp.socket, opts.port, opts.host);
   } catch (err) {
-    // Nothing half-open is left behind (a port taken for one protocol but not the other).
     clearInterval(sweeper);
-    tcp.close(() => undefined);
-    udp.close(() => undefined);
     throw err;
   }
-  const port = (tcp.address() as { port: number }).port;
-  const granted = udp.getRecvBufferSize();
-  const expected = process.platform === 'linux' ? 2 * receiveBuffer : receiveBuffer;
-  if (receiveBuffer > 0 && granted < expected) {
-    opts.log.warn(
-      { asked: receiveBuffer, granted },
-      'GELF UDP receive buffer capped by the kernel: raise net.core.rmem_max (sysctl) to absorb bursts',
-    );
-  }
+  udp.checkReceiveBuffer(opts.log, 'GELF');
 
   return {
     port,
     stats: () => ({
       ...counts,
+      udpReceived: udp.received,
+      refused: counts.refused + udp.shed,
       incomplete: assembler.incomplete,
       udpKernelDrops: udpSocketDrops(port),
     }),
     async close() {
       clearInterval(sweeper);
-      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      await udp.close();
       await new Promise<void>((resolve) => tcp.close(() => resolve()));
     },
   };

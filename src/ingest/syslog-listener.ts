@@ -1,16 +1,8 @@
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import type { IngestService } from './ingest-service.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
 import { DEFAULT_MAX_SYSLOG_MESSAGE_BYTES, parseSyslog, SyslogFrameSplitter } from './parsers/syslog.js';
-
-/** Receive buffer asked for by default: 8 MiB holds a burst of several thousand datagrams. */
-export const DEFAULT_UDP_RECEIVE_BUFFER = 8 * 1024 * 1024;
-/** Datagrams parsed and handed to ingest in one turn of the event loop. */
-const UDP_BATCH_DATAGRAMS = 2_000;
-/** Received bytes the listener holds before it sheds datagrams (the batcher bounds the rest). */
-const UDP_MAX_PENDING_BYTES = 32 * 1024 * 1024;
+import { DEFAULT_UDP_RECEIVE_BUFFER, listenOnOnePort, UdpIntake, udpSocketDrops } from './socket-intake.js';
 
 export interface SyslogListenerOptions {
   host: string;
@@ -63,7 +55,6 @@ export async function startSyslogListener(
   ingest: IngestService,
   opts: SyslogListenerOptions,
 ): Promise<SyslogListener> {
-  let udpReceived = 0;
   let udpRefused = 0;
   let tcpRefused = 0;
   const toEntries = (frames: Array<{ text: string; truncated: boolean }>): ParsedEntry[] =>
@@ -88,38 +79,14 @@ export async function startSyslogListener(
     socket.on('error', () => socket.destroy());
   });
 
-  const receiveBuffer = opts.udpReceiveBuffer ?? DEFAULT_UDP_RECEIVE_BUFFER;
-  const udp: UdpSocket = createSocket({
-    type: opts.host.includes(':') ? 'udp6' : 'udp4',
-    ...(receiveBuffer > 0 ? { recvBufferSize: receiveBuffer } : {}),
-  });
-  let pending: Array<{ msg: Buffer; address: string }> = [];
-  let pendingBytes = 0;
-  let flushScheduled = false;
   let warnedRefused = false;
-
-  const flush = () => {
-    flushScheduled = false;
-    let batch = pending;
-    if (batch.length > UDP_BATCH_DATAGRAMS) {
-      batch = pending.slice(0, UDP_BATCH_DATAGRAMS);
-      pending = pending.slice(UDP_BATCH_DATAGRAMS);
-      flushScheduled = true;
-      setImmediate(flush);
-    } else pending = [];
-    const bySource = new Map<string, ParsedEntry[]>();
-    for (const { msg, address } of batch) {
-      pendingBytes -= msg.length;
-      const truncated = msg.length > DEFAULT_MAX_SYSLOG_MESSAGE_BYTES;
-      const text = utf8.decode(truncated ? msg.subarray(0, DEFAULT_MAX_SYSLOG_MESSAGE_BYTES) : msg);
-      let entries = bySource.get(address);
-      if (!entries) {
-        entries = [];
-        bySource.set(address, entries);
-      }
-      entries.push({ index: entries.length, value: parseSyslog(text, { truncated }) });
-    }
-    for (const [address, entries] of bySource) {
+  const udp = new UdpIntake(opts.host, opts.udpReceiveBuffer ?? DEFAULT_UDP_RECEIVE_BUFFER, (bySource) => {
+    for (const [address, datagrams] of bySource) {
+      const entries: ParsedEntry[] = datagrams.map((msg, index) => {
+        const truncated = msg.length > DEFAULT_MAX_SYSLOG_MESSAGE_BYTES;
+        const text = utf8.decode(truncated ? msg.subarray(0, DEFAULT_MAX_SYSLOG_MESSAGE_BYTES) : msg);
+        return { index, value: parseSyslog(text, { truncated }) };
+      });
       ingest.ingest(entries, `syslog:${address}`).catch((err: Error) => {
         udpRefused += entries.length;
         if (!warnedRefused) {
@@ -128,81 +95,26 @@ export async function startSyslogListener(
         }
       });
     }
-  };
-
-  udp.on('message', (msg, rinfo) => {
-    udpReceived++;
-    if (pendingBytes + msg.length > UDP_MAX_PENDING_BYTES) {
-      udpRefused++;
-      return;
-    }
-    pending.push({ msg, address: rinfo.address });
-    pendingBytes += msg.length;
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
-    }
   });
 
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(opts.port, opts.host, () => resolve());
-  });
-  const port = (tcp.address() as { port: number }).port;
-  await new Promise<void>((resolve, reject) => {
-    udp.once('error', reject);
-    udp.bind(port, opts.host, () => resolve());
-  });
-  const granted = udp.getRecvBufferSize();
-  // Linux grants twice what is asked (the other half is for its bookkeeping), up to
-  // twice net.core.rmem_max.
-  const expected = process.platform === 'linux' ? 2 * receiveBuffer : receiveBuffer;
-  if (receiveBuffer > 0 && granted < expected) {
-    opts.log.warn(
-      { asked: receiveBuffer, granted },
-      'syslog UDP receive buffer capped by the kernel: raise net.core.rmem_max (sysctl) to absorb bursts',
-    );
-  }
+  const port = await listenOnOnePort(tcp, udp.socket, opts.port, opts.host);
+  const granted = udp.checkReceiveBuffer(opts.log, 'syslog');
 
   return {
     port,
     get dropped() {
-      return udpRefused;
+      return udpRefused + udp.shed;
     },
     stats: () => ({
-      udpReceived,
+      udpReceived: udp.received,
       udpKernelDrops: udpSocketDrops(port),
-      udpRefused,
+      udpRefused: udpRefused + udp.shed,
       udpReceiveBufferBytes: granted,
       tcpRefused,
     }),
     async close() {
-      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      await udp.close();
       await new Promise<void>((resolve) => tcp.close(() => resolve()));
     },
   };
-}
-
-/**
- * Datagrams the kernel dropped on the UDP sockets bound to `port`: the `drops` column of
- * /proc/net/udp and /proc/net/udp6 (Linux; 0 elsewhere).
- */
-export function udpSocketDrops(port: number): number {
-  let drops = 0;
-  for (const file of ['/proc/net/udp', '/proc/net/udp6']) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'latin1');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/);
-      const local = cols[1];
-      if (!local || cols.length < 13) continue;
-      if (Number.parseInt(local.slice(local.lastIndexOf(':') + 1), 16) !== port) continue;
-      drops += Number(cols[cols.length - 1]) || 0;
-    }
-  }
-  return drops;
 }
