@@ -146,7 +146,7 @@ describe('npm start', () => {
     for (let i = 0; i < 2; i++) {
       const again = npmStart(dir, port);
       times.push(await healthy(port, again, 30_000));
-      expect(again.out.stderr).not.toMatch(/compiled src/);
+      expect(again.out.stderr).not.toMatch(/built src/);
       again.child.kill('SIGINT');
       expect(await within(again.exited, 15_000, 'npm exit on SIGINT')).toEqual({ code: 0, signal: null });
     }
