@@ -301,7 +301,7 @@ describe('alerting', () => {
     await r.close();
   });
 
-  it('notices silence within 5 s of the window’s end', async () => {
+  it('notices silence within 5 s of the window’s end, and tells when it ends', async () => {
     const r = await receiver();
     const channel = (
       await call('POST', '/api/channels', { name: 'quiet', type: 'webhook', config: { url: r.url } })
@@ -316,8 +316,67 @@ describe('alerting', () => {
     const hit = await until('silence', () => r.got[0], 10_000);
     expect(hit.at - made).toBeGreaterThanOrEqual(2000);
     expect(hit.at - made).toBeLessThan(2000 + 5000);
-    expect(JSON.parse(hit.body)).toMatchObject({ count: 0, trigger: { name: 'Payments silent' } });
+    expect(JSON.parse(hit.body)).toMatchObject({
+      kind: 'fire',
+      count: 0,
+      trigger: { name: 'Payments silent' },
+    });
+    // The source is back: the recovery is told too, at once (no cooldown for it).
+    await ingest([{ app: 'payments', message: 'paid' }]);
+    const back = await until('the recovery', () => r.got[1], 3000);
+    expect(JSON.parse(back.body)).toMatchObject({
+      kind: 'recover',
+      count: 1,
+      trigger: { name: 'Payments silent' },
+    });
     await r.close();
+  });
+
+  it('never slows ingest, or other channels, with a receiver that does not answer', async () => {
+    const hung: Array<() => void> = [];
+    const slow = createServer((req) => {
+      // Reads the request and never answers (until the test ends).
+      req.resume();
+      hung.push(() => req.socket.destroy());
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
+    const channel = (
+      await call('POST', '/api/channels', { name: 'hung', type: 'webhook', config: { url } })
+    ).json();
+    const trigger = (
+      await call('POST', '/api/triggers', {
+        name: 'each slowword',
+        query: 'slowword',
+        notify: [channel.id],
+        cooldown_seconds: 0,
+      })
+    ).json();
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      const res = await ingest([{ message: `slowword ${i}` }]);
+      times.push(performance.now() - t0);
+      expect(res.json()).toMatchObject({ accepted: 1 });
+    }
+    await until('the receiver to be waiting', () => (hung.length > 0 ? true : undefined));
+    times.sort((a, b) => a - b);
+    expect(times[times.length - 1]).toBeLessThan(1000);
+    const pending = (await call('GET', `/api/deliveries?trigger_id=${trigger.id}&status=pending`)).json();
+    expect(pending.count).toBeGreaterThan(0);
+    // Nor other channels' notifications: they do not wait behind the hung ones.
+    const r = await receiver();
+    const fast = (
+      await call('POST', '/api/channels', { name: 'fast', type: 'webhook', config: { url: r.url } })
+    ).json();
+    await call('POST', '/api/triggers', { name: 'each fastword', query: 'fastword', notify: [fast.id] });
+    const sent = Date.now();
+    await ingest([{ message: 'fastword' }]);
+    const hit = await until('the fast receiver', () => r.got[0], 5000);
+    expect(hit.at - sent).toBeLessThan(2000);
+    await r.close();
+    for (const end of hung) end();
+    await new Promise<void>((r) => slow.close(() => r()));
   });
 
   it('refuses unknown channels and invalid conditions', async () => {

@@ -56,10 +56,13 @@ const sampleOf = (e: NormalisedEvent): Sample => ({ ev_id: e.ev_id, ts: e.ts / 1
 export class AlertEngine {
   private watched = new Map<number, Watched>();
   private readonly lastNotified = new Map<string, number>();
+  /** Trigger and group keys whose firing was notified: their recovery is told too. */
+  private readonly notifiedFiring = new Set<string>();
   private readonly now: () => number;
   /** Firings held back by a cooldown. */
   suppressed = 0;
   fired = 0;
+  recovered = 0;
 
   constructor(private readonly opts: AlertEngineOptions) {
     this.now = opts.now ?? Date.now;
@@ -83,10 +86,14 @@ export class AlertEngine {
         samples: [],
       });
     }
+    const previous = this.watched;
     this.watched = next;
-    for (const key of this.lastNotified.keys()) {
-      const id = Number(key.slice(0, key.indexOf('|')));
-      if (!next.has(id)) this.lastNotified.delete(key);
+    const idOf = (key: string) => Number(key.slice(0, key.indexOf('|')));
+    for (const key of this.lastNotified.keys()) if (!next.has(idOf(key))) this.lastNotified.delete(key);
+    // A changed trigger starts with new windows: nothing of it is firing any more.
+    for (const key of this.notifiedFiring) {
+      const id = idOf(key);
+      if (next.get(id) !== previous.get(id)) this.notifiedFiring.delete(key);
     }
   }
 
@@ -143,16 +150,25 @@ export class AlertEngine {
   }
 
   private emit(w: Watched, transitions: ReturnType<ThresholdWindows['evaluate']>, at: number): void {
+    const groupBy = (w.trigger.condition as ThresholdCondition).group_by;
+    const groupOf = (key: string) => {
+      const values = JSON.parse(key) as unknown[];
+      return Object.fromEntries(groupBy.map((f, i) => [f, values[i] ?? null]));
+    };
     for (const t of transitions) {
-      if (t.kind !== 'fire') continue;
+      const key = `${w.trigger.id}|${t.group}`;
+      if (t.kind === 'recover') {
+        // Told only when its firing was; never held back (it ends an alert).
+        if (this.notifiedFiring.delete(key))
+          this.fire(w.trigger, groupOf(t.group), t.count, t.samples, at, 'recover');
+        continue;
+      }
       if (!this.cooledDown(w.trigger, t.group, at)) {
         this.suppressed++;
         continue;
       }
-      const groupBy = (w.trigger.condition as ThresholdCondition).group_by;
-      const values = JSON.parse(t.group) as unknown[];
-      const group = Object.fromEntries(groupBy.map((f, i) => [f, values[i] ?? null]));
-      this.fire(w.trigger, group, t.count, t.samples, at);
+      this.notifiedFiring.add(key);
+      this.fire(w.trigger, groupOf(t.group), t.count, t.samples, at);
     }
   }
 
@@ -171,14 +187,16 @@ export class AlertEngine {
     count: number,
     samples: Sample[],
     at: number,
+    kind: 'fire' | 'recover' = 'fire',
   ) {
-    this.fired++;
+    if (kind === 'fire') this.fired++;
+    else this.recovered++;
     const window = t.condition.type === 'threshold' ? t.condition.window_seconds : null;
     this.opts.onFiring({
       trigger: t,
       evIds: samples.map((s) => s.ev_id),
       notification: {
-        kind: 'fire',
+        kind,
         trigger: { id: t.id, name: t.name, severity: t.severity, description: t.description },
         condition: t.condition,
         group,

@@ -15,6 +15,8 @@ export interface DeliveryQueueOptions {
   giveUpAfterMs?: number;
   /** How often due deliveries are looked for when nothing wakes the queue (ms). */
   pollMs?: number;
+  /** Most sends under way at once. */
+  maxInFlight?: number;
   now?: () => number;
   warn?: (message: string, detail?: Record<string, unknown>) => void;
 }
@@ -30,6 +32,8 @@ export interface DeliveryQueueOptions {
 export class DeliveryQueue {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
+  /** Sends under way: each runs on its own, so a receiver that hangs holds up no other. */
+  private readonly inFlight = new Set<Promise<void>>();
   private again = false;
   private closed = false;
   private readonly o: Required<Omit<DeliveryQueueOptions, 'warn'>>;
@@ -50,6 +54,7 @@ export class DeliveryQueue {
       maxRetryMs: opts.maxRetryMs ?? 3_600_000,
       giveUpAfterMs: opts.giveUpAfterMs ?? 24 * 3_600_000,
       pollMs: opts.pollMs ?? 1_000,
+      maxInFlight: opts.maxInFlight ?? 100,
       now: opts.now ?? Date.now,
     };
     this.warn = opts.warn ?? (() => undefined);
@@ -106,12 +111,23 @@ export class DeliveryQueue {
       });
   }
 
+  /** Claims what is due, as far as there is room, and starts sending each without waiting. */
   private async pass(): Promise<void> {
     for (;;) {
-      const rows = await this.repo.claimDue(this.o.now(), this.o.leaseMs, 50);
+      const room = this.o.maxInFlight - this.inFlight.size;
+      if (room <= 0 || this.closed) return;
+      const rows = await this.repo.claimDue(this.o.now(), this.o.leaseMs, Math.min(room, 50));
       if (!rows.length) return;
-      await Promise.all(rows.map((r) => this.deliver(r)));
-      if (this.closed) return;
+      for (const row of rows) {
+        const sending: Promise<void> = this.deliver(row)
+          .catch((err: unknown) => this.warn('delivery not recorded', { err: String(err), delivery: row.id }))
+          .finally(() => {
+            this.inFlight.delete(sending);
+            // Room for another: look again (a pass is cheap when nothing is due).
+            this.wake();
+          });
+        this.inFlight.add(sending);
+      }
     }
   }
 
@@ -144,15 +160,27 @@ export class DeliveryQueue {
     else await this.repo.retry(row.id, attempts, error, now + delay);
   }
 
-  /** Stops sending; resolves when the pass in flight has finished. */
-  async close(): Promise<void> {
+  /**
+   * Stops sending: waits for the pass under way, and for sends under way for at most
+   * `graceMs` (a receiver that hangs must not hold up a shutdown; its delivery keeps its
+   * lease and is sent again after the restart).
+   */
+  async close(graceMs = 2000): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     await this.running;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.inFlight),
+      new Promise((r) => {
+        timer = setTimeout(r, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
-  /** Resolves once no pass is running (tests). */
+  /** Resolves once nothing is being sent (tests). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.inFlight.size) await (this.running ?? Promise.all(this.inFlight));
   }
 }

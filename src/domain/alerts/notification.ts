@@ -2,8 +2,11 @@ import type { Sample, ThresholdCondition } from './threshold.js';
 
 /** What a trigger says when it fires: the body of a webhook, the matter of a mail. */
 export interface Notification {
-  /** `fire`: a trigger's condition was met; `test`: POST /api/channels/{id}/test. */
-  kind: 'fire' | 'test';
+  /**
+   * `fire`: a trigger's condition was met; `recover`: a threshold that fired (and was
+   * notified) no longer holds; `test`: POST /api/channels/{id}/test.
+   */
+  kind: 'fire' | 'recover' | 'test';
   trigger: { id: number; name: string; severity: string; description: string } | null;
   condition: { type: 'match' } | ThresholdCondition | null;
   /** The group's values (threshold conditions with group_by); {} otherwise. */
@@ -31,7 +34,8 @@ export function headline(n: Notification): string {
     c && c.type === 'threshold'
       ? `${n.count} matching events in ${c.window_seconds} s (${OPS[c.op]} ${c.value})`
       : `${n.count} matching event${n.count === 1 ? '' : 's'}`;
-  return `[${n.trigger.severity}] ${n.trigger.name}: ${what}${where ? ` for ${where}` : ''}`;
+  const recovered = n.kind === 'recover' ? 'recovered, ' : '';
+  return `[${n.trigger.severity}] ${n.trigger.name}: ${recovered}${what}${where ? ` for ${where}` : ''}`;
 }
 
 /** The plain-text body of a mail (and the detail of a chat message). */

@@ -187,7 +187,7 @@ export class TriggersService {
   private async onFiring(f: Firing): Promise<void> {
     const t = f.trigger;
     await this.alerting.queue.enqueue(f.notification, t.id, t.notify);
-    if (t.create_task && t.condition.type === 'threshold') {
+    if (t.create_task && t.condition.type === 'threshold' && f.notification.kind === 'fire') {
       const row = this.rows.get(t.id);
       if (row) await this.taskFor(row, f.evIds, this.now().getTime());
     }
