@@ -225,6 +225,17 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
   }, 60_000);
 
   it('finishes on another node a query and a report whose node was killed', async () => {
+    // What this query costs the engine on this machine, measured on a live node: a take-over
+    // is detection (the 3 s lease and a 1 s adopt pass) plus computing the query and the
+    // report again at once, so that is the bound, not a fixed figure a slower machine misses.
+    const started = Date.now();
+    const solo = await call(a, token, 'POST', '/api/query', heavyTopN);
+    for (let q = solo.json; q.status !== 'SUCCESS' && Date.now() - started < 30_000; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      q = (await call(a, token, 'GET', `/api/query/${solo.json.query_id}`)).json;
+    }
+    const soloMs = Date.now() - started;
+    const bound = 3000 + 1000 + 2 * soloMs + 1000;
     const made = await call(c, token, 'POST', '/api/query', heavyTopN);
     expect(made.status).toBe(202);
     const id = made.json.query_id as string;
@@ -240,7 +251,7 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     const killed = Date.now();
     let queryDone = 0;
     let reportDone = 0;
-    while ((!queryDone || !reportDone) && Date.now() - killed < 20_000) {
+    while ((!queryDone || !reportDone) && Date.now() - killed < Math.max(20_000, bound + 5000)) {
       if (!queryDone && (await call(a, token, 'GET', `/api/query/${id}`)).json.status === 'SUCCESS')
         queryDone = Date.now() - killed;
       if (
@@ -252,8 +263,8 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     }
     expect(queryDone).toBeGreaterThan(0);
     expect(reportDone).toBeGreaterThan(0);
-    expect(queryDone).toBeLessThan(10_000);
-    expect(reportDone).toBeLessThan(10_000);
+    expect(queryDone).toBeLessThan(bound);
+    expect(reportDone).toBeLessThan(bound);
     const q = await call(b, token, 'GET', `/api/query/${id}`);
     expect(q.json.results.items?.length ?? q.json.results.values?.length ?? 10).toBe(10);
     const file = await call(a, token, 'GET', `/api/reports/${report.json.id}/file`);
