@@ -382,6 +382,28 @@ describe('alerting', () => {
     await new Promise<void>((r) => slow.close(() => r()));
   });
 
+  it('still notifies the other channels of a trigger when one of them was deleted', async () => {
+    const r = await receiver();
+    const gone = (
+      await call('POST', '/api/channels', { name: 'gone', type: 'slack', config: { url: r.url } })
+    ).json();
+    const kept = (
+      await call('POST', '/api/channels', { name: 'kept', type: 'webhook', config: { url: r.url } })
+    ).json();
+    await call('POST', '/api/triggers', {
+      name: 'each goneword',
+      query: 'goneword',
+      notify: [gone.id, kept.id],
+    });
+    expect((await call('DELETE', `/api/channels/${gone.id}`)).statusCode).toBe(204);
+    await ingest([{ message: 'goneword' }]);
+    const hit = await until('the kept channel', () => r.got[0]);
+    expect(JSON.parse(hit.body)).toMatchObject({ kind: 'fire', trigger: { name: 'each goneword' } });
+    await new Promise((res) => setTimeout(res, 300));
+    expect(r.got).toHaveLength(1);
+    await r.close();
+  });
+
   it.runIf(CLUSTER)('refuses threshold conditions on a cluster node, saying why', async () => {
     const res = await call('POST', '/api/triggers', {
       name: 'x',

@@ -74,6 +74,10 @@ export class DeliveryQueue {
   /** Writes a pending delivery per channel (durable once this resolves) and wakes the sender. */
   async enqueue(n: Notification, triggerId: number | null, channelIds: readonly number[]): Promise<void> {
     if (!channelIds.length) return;
+    // A channel deleted since the trigger named it is left out; the others still get theirs.
+    const existing = new Set((await this.channels.byIds(channelIds)).map((c) => c.id));
+    channelIds = channelIds.filter((id) => existing.has(id));
+    if (!channelIds.length) return;
     const at = this.o.now();
     const payload = JSON.stringify(n);
     await this.repo.insert(
