@@ -443,6 +443,13 @@ describe('alerting', () => {
       condition: { type: 'threshold', window_seconds: 60, op: 'gt', value: 1, group_by: ['a b'] },
     });
     expect(badGroup.statusCode).toBe(400);
+    const never = await call('POST', '/api/triggers', {
+      name: 'x',
+      query: 'y',
+      condition: { type: 'threshold', window_seconds: 60, op: 'lt', value: 0, group_by: [] },
+    });
+    expect(never.statusCode).toBe(400);
+    expect(never.json().errors['condition.value'][0]).toMatch(/above 0/);
     expect(Object.keys(badGroup.json().errors)).toEqual(
       CLUSTER ? ['condition', 'condition.group_by[0]'] : ['condition.group_by[0]'],
     );

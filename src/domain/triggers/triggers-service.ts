@@ -501,10 +501,8 @@ export class TriggersService {
       errors.condition = [
         'Threshold conditions are not available in cluster mode yet: each node would count only its own events.',
       ];
-    if (c.op === 'lt' || c.op === 'lte') {
-      if (c.op === 'lt' && c.value <= 0)
-        errors['condition.value'] = ['"lt" needs a value above 0 (no count is below 0).'];
-    }
+    if (c.op === 'lt' && c.value <= 0)
+      errors['condition.value'] = ['"lt" needs a value above 0 (no count is below 0).'];
     c.group_by.forEach((f, i) => {
       const problem = checkFieldName(f);
       if (problem) errors[`condition.group_by[${i}]`] = [`Field name ${problem}.`];
