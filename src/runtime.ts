@@ -166,7 +166,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   await services.pipelines.start();
   // One server owns its deliveries: leases left by a killed run are let go at once.
   await services.deliveryQueue.start(!cluster);
-  services.triggers.startAlerts();
+  await services.triggers.startAlerts();
   const retention = startRetention(events, config.retentionDays);
   const sweep = setInterval(() => {
     services.queries.sweep().catch(() => undefined);
@@ -197,13 +197,15 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
       clearInterval(adopt);
       clearInterval(reloadRules);
       services.runner.close();
-      services.triggers.stopAlerts();
+      await services.triggers.stopAlerts();
       await services.deliveryQueue.close();
       services.senders.close();
       services.reports.close();
       await services.reports.idle();
       await services.batcher.close();
       await services.triggers.idle();
+      // Matches of the last commits still reach the other nodes' windows.
+      services.triggers.alerts.flush();
       await services.bus.close();
       await events.close();
       await meta.close();

@@ -35,6 +35,21 @@ export interface ClusterTopics extends Record<string, unknown> {
   'triggers-changed': Record<string, never>;
   /** Pipelines were created, changed or deleted: every node reloads the set intake runs. */
   'pipelines-changed': Record<string, never>;
+  /**
+   * A node's trigger matches of the last moments, per epoch second `s`, trigger (at the
+   * `version` the node counted for) and group key with the newest samples: every node
+   * counts them in its alert windows.
+   */
+  'alert-counts': {
+    counts: Array<{
+      s: number;
+      trigger: number;
+      version: string;
+      groups: Array<
+        [group: string, count: number, samples: Array<{ ev_id: string; ts: number; message: string | null }>]
+      >;
+    }>;
+  };
 }
 
 type Handler = (message: never, remote: boolean) => void;

@@ -10,6 +10,7 @@ import { ChannelsRepository } from '../metadata/channels-repository.js';
 import { DashboardRepositories } from '../metadata/dashboards-repository.js';
 import type { MetadataDb } from '../metadata/database.js';
 import { DeliveriesRepository } from '../metadata/deliveries-repository.js';
+import { LeasesRepository } from '../metadata/leases-repository.js';
 import { PipelinesRepository } from '../metadata/pipelines-repository.js';
 import { QueriesRepository } from '../metadata/queries-repository.js';
 import { ReportsRepository } from '../metadata/reports-repository.js';
@@ -19,6 +20,7 @@ import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { type JobStore, MemoryJobStore } from '../query/job-store.js';
 import { QueryRunner } from '../query/runner.js';
+import type { AlertCounts } from './alerts/alert-engine.js';
 import { ChannelsService } from './alerts/channels-service.js';
 import { DeliveriesService } from './alerts/deliveries-service.js';
 import { DeliveryQueue } from './alerts/delivery-queue.js';
@@ -149,7 +151,16 @@ export function createServices(
     {
       taskWindowMs: config.triggerTaskWindowSeconds * 1000,
       maxPendingMatches: 1_000_000,
-      cluster: Boolean(config.busUrl),
+      ...(config.busUrl
+        ? {
+            cluster: {
+              node: resources.node ?? 'node',
+              leases: new LeasesRepository(meta.db),
+              leaseMs: resources.leaseMs ?? 10_000,
+              publish: (counts: AlertCounts) => bus.publish('alert-counts', counts),
+            },
+          }
+        : {}),
     },
     { channels, queue: deliveryQueue, linkBase: () => linkBase.get() },
   );
@@ -165,6 +176,9 @@ export function createServices(
   triggers.onChanged = () => bus.publish('triggers-changed', {});
   bus.subscribe('triggers-changed', (_m, remote) => {
     if (remote) triggers.load().catch(() => undefined);
+  });
+  bus.subscribe('alert-counts', (m, remote) => {
+    if (remote) triggers.alerts.receive(m);
   });
   const pipelines = new PipelinesService(new PipelinesRepository(meta.db));
   pipelines.onChanged = () => bus.publish('pipelines-changed', {});

@@ -9,6 +9,7 @@ import { triggers } from './migrations/0006-triggers.js';
 import { cluster } from './migrations/0007-cluster.js';
 import { pipelines } from './migrations/0008-pipelines.js';
 import { alerting } from './migrations/0009-alerting.js';
+import { leases } from './migrations/0010-leases.js';
 import type { Database } from './schema.js';
 
 /** Migrations in order; each gets the dialect for the few column types that differ. */
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
   '0007-cluster': cluster,
   '0008-pipelines': pipelines,
   '0009-alerting': alerting,
+  '0010-leases': leases,
 };
 
 export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {

@@ -113,6 +113,15 @@ export interface Database {
   deliveries: DeliveriesTable;
   query_jobs: QueryJobsTable;
   report_chunks: ReportChunksTable;
+  leases: LeasesTable;
+}
+
+/** A named piece of work one node does for the cluster, and the node holding it. */
+export interface LeasesTable {
+  name: string;
+  owner: string;
+  /** Epoch ms until which `owner` holds it. */
+  lease_until: number;
 }
 
 /** The shared state of a query job (cluster mode) and the lease of the node computing it. */

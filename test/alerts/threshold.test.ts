@@ -26,7 +26,7 @@ function naive(cond: ThresholdCondition, start: number, steps: Step[]) {
     now += step.dt;
     if (step.kind === 'event') {
       events.push({ group: step.group, at: now });
-      if (!since.has(step.group)) since.set(step.group, now);
+      if (!since.has(step.group)) since.set(step.group, Math.floor(now / 1000) * 1000);
       continue;
     }
     const nowS = Math.floor(now / 1000);
@@ -57,6 +57,60 @@ function incremental(cond: ThresholdCondition, start: number, steps: Step[]) {
   }
   return out;
 }
+
+/**
+ * Two nodes: node A counts its events itself, node B's reach A as per-second counts,
+ * published every 250 ms and up to 200 ms on the bus; A evaluates `lagMs` behind its
+ * clock. Returns A's firings and the straightforward computation's: at each evaluation's
+ * lagged time T, the events (of either node) of the seconds of the window ending in T's.
+ */
+function shared(cond: ThresholdCondition, start: number, steps: SharedStep[], lagMs: number) {
+  const w = new ThresholdWindows(cond, start);
+  const out: string[] = [];
+  const expected: string[] = [];
+  const inFlight: Array<{ arrives: number; group: string; second: number }> = [];
+  const events: Array<{ group: string; second: number }> = [];
+  const firing = new Map<string, boolean>();
+  const silence = cond.op === 'lt' || cond.op === 'lte';
+  let now = start;
+  let lastEval = Number.NEGATIVE_INFINITY;
+  for (const step of steps) {
+    now += step.dt;
+    inFlight.sort((a, b) => a.arrives - b.arrives);
+    while (inFlight.length && (inFlight[0] as { arrives: number }).arrives <= now) {
+      const c = inFlight.shift() as { group: string; second: number };
+      w.addCount(c.group, c.second * 1000, 1);
+    }
+    if (step.kind === 'event') {
+      const second = Math.floor(now / 1000);
+      events.push({ group: step.group, second });
+      if (step.remote)
+        inFlight.push({ arrives: Math.ceil((now + 1) / 250) * 250 + (now % 200), group: step.group, second });
+      else w.add(step.group, now);
+      continue;
+    }
+    const at = now - lagMs;
+    if (at < lastEval) continue; // the clock only moves forward
+    lastEval = at;
+    for (const t of w.evaluate(at)) out.push(`${at} ${t.kind} ${t.group} ${t.count}`);
+    const atS = Math.floor(at / 1000);
+    const since = new Map<string, number>();
+    if (cond.group_by.length === 0) since.set('[]', start);
+    for (const e of events) if (e.second <= atS && !since.has(e.group)) since.set(e.group, e.second * 1000);
+    for (const [group, from] of since) {
+      const count = events.filter(
+        (e) => e.group === group && e.second <= atS && e.second > atS - cond.window_seconds,
+      ).length;
+      const on = (!silence || at - from >= cond.window_seconds * 1000) && holds(cond.op, count, cond.value);
+      if (on !== (firing.get(group) ?? false))
+        expected.push(`${at} ${on ? 'fire' : 'recover'} ${group} ${count}`);
+      firing.set(group, on);
+    }
+  }
+  return { out, expected };
+}
+
+type SharedStep = Step & { remote?: boolean };
 
 const step = (groups: string[]) =>
   fc.oneof(
@@ -89,6 +143,37 @@ describe('threshold windows', () => {
           const steps = grouped ? raw : raw.map((s) => (s.kind === 'event' ? { ...s, group: '[]' } : s));
           const start = 1_700_000_000_000 + startMs;
           expect(incremental(cond, start, steps)).toEqual(naive(cond, start, steps));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('in a cluster, counts heard from another node fire as if the node had seen the events', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom<ThresholdOp>('gt', 'gte', 'lt', 'lte'),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 999 }),
+        fc.array(
+          fc.tuple(step(['["a"]', '["b"]']), fc.boolean()).map(([s, remote]) => ({ ...s, remote })),
+          { maxLength: 300 },
+        ),
+        (op, window_seconds, value, grouped, startMs, raw) => {
+          const cond: ThresholdCondition = {
+            type: 'threshold',
+            window_seconds,
+            op,
+            value,
+            group_by: grouped ? ['host'] : [],
+          };
+          const steps = grouped ? raw : raw.map((s) => (s.kind === 'event' ? { ...s, group: '[]' } : s));
+          const start = 1_700_000_000_000 + startMs;
+          const { out, expected } = shared(cond, start, steps, 1500);
+          // The same transitions at the same times (within one evaluation, in any order).
+          expect([...out].sort()).toEqual([...expected].sort());
         },
       ),
       { numRuns: 500 },

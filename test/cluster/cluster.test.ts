@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickHouseHttp } from '../helpers/clickhouse.js';
 import { type Cluster, call, clusterTest, type Node, startCluster } from '../helpers/cluster.js';
@@ -9,6 +11,27 @@ import { Client, closedWithin, is, type Msg } from '../helpers/ws-client.js';
  * closes a socket on another, and work of a node killed with SIGKILL is finished by
  * another.
  */
+/** A webhook receiver on loopback: what it got, with when. */
+async function receiver() {
+  const got: Array<{ at: number; body: string }> = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString();
+    });
+    req.on('end', () => {
+      got.push({ at: Date.now(), body });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    got,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
 describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
   let cluster: Cluster;
   let a: Node;
@@ -193,6 +216,57 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     });
   });
 
+  it('counts a threshold over every node’s events and notifies once, from one node', async () => {
+    const hook = await receiver();
+    try {
+      const channel = await call(a, token, 'POST', '/api/channels', {
+        name: 'cluster hook',
+        type: 'webhook',
+        config: { url: hook.url },
+      });
+      expect(channel.status, channel.text).toBe(201);
+      const made = await call(b, token, 'POST', '/api/triggers', {
+        name: 'cluster burst',
+        query: 'burstword',
+        condition: { type: 'threshold', window_seconds: 60, op: 'gt', value: 3, group_by: [] },
+        notify: [channel.json.id],
+      });
+      expect(made.status, made.text).toBe(201);
+      await new Promise((r) => setTimeout(r, 500));
+      // Two events on each of A and C: no node alone has more than 3.
+      expect((await ingest(a, ['burstword a1', 'burstword a2'])).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(hook.got).toHaveLength(0);
+      const crossed = Date.now();
+      expect((await ingest(c, ['burstword c1', 'burstword c2'])).status).toBe(200);
+      while (hook.got.length === 0 && Date.now() - crossed < 10_000)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(hook.got.length).toBe(1);
+      // Judged once every node's counts of the second are in (1.5 s), then sent.
+      expect((hook.got[0] as { at: number }).at - crossed).toBeLessThan(3500);
+      expect(JSON.parse((hook.got[0] as { body: string }).body)).toMatchObject({
+        kind: 'fire',
+        count: 4,
+        trigger: { name: 'cluster burst' },
+      });
+      expect(
+        new Set(
+          JSON.parse((hook.got[0] as { body: string }).body).samples.map(
+            (x: { message: string }) => x.message,
+          ),
+        ),
+      ).toEqual(new Set(['burstword a1', 'burstword a2', 'burstword c1', 'burstword c2']));
+      // Every node evaluated the crossing; only the notifier sent it.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(hook.got).toHaveLength(1);
+      const deliveries = await call(c, token, 'GET', `/api/deliveries?trigger_id=${made.json.id}`);
+      expect(deliveries.json.count).toBe(1);
+      await call(b, token, 'DELETE', `/api/triggers/${made.json.id}`);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it('shows on A the partial results of a sliced query that D computes', async () => {
     // D starts after the rows exist, so its histogram slices the range (500,000 a slice);
     // it answers POST at once.
@@ -271,4 +345,35 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     expect(file.status).toBe(200);
     expect(file.text.split('\n').filter(Boolean).length).toBeGreaterThan(5);
   }, 60_000);
+
+  it('still notifies once the node that may have held the notifier lease is killed', async () => {
+    // C was killed above; if it was the notifier, A or B takes its lease within 3 s.
+    const hook = await receiver();
+    try {
+      const channel = await call(a, token, 'POST', '/api/channels', {
+        name: 'after kill',
+        type: 'webhook',
+        config: { url: hook.url },
+      });
+      const made = await call(b, token, 'POST', '/api/triggers', {
+        name: 'after kill',
+        query: 'killword',
+        condition: { type: 'match' },
+        notify: [channel.json.id],
+        cooldown_seconds: 0,
+      });
+      expect(made.status, made.text).toBe(201);
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await ingest(a, ['killword a'])).status).toBe(200);
+      expect((await ingest(b, ['killword b'])).status).toBe(200);
+      const sent = Date.now();
+      while (hook.got.length === 0 && Date.now() - sent < 10_000) await new Promise((r) => setTimeout(r, 50));
+      expect(hook.got.length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 1500));
+      const counted = hook.got.reduce((n, h) => n + (JSON.parse(h.body) as { count: number }).count, 0);
+      expect(counted).toBe(2);
+    } finally {
+      await hook.close();
+    }
+  });
 });

@@ -45,6 +45,8 @@ describe(`/metrics on ${BACKEND}`, () => {
     expect(sample(after, 'logscope_triggers_enabled')).toBe(1);
     expect(sample(after, 'logscope_trigger_matches_total')).toBe(1);
     expect(sample(after, 'logscope_live_connections')).toBe(0);
+    // A single server sends its notifications; a cluster node that holds the lease does too.
+    expect(sample(after, 'logscope_alert_notifier')).toBe(1);
     // Requests are labelled by route pattern, not by URL.
     expect(after).toMatch(
       /logscope_http_request_duration_seconds_count\{method="POST",route="\/api\/ingest",status="200"\} 1/,

@@ -1,3 +1,4 @@
+import type { ClusterTopics } from '../../core/bus.js';
 import type { NormalisedEvent } from '../../core/event.js';
 import { fieldValue } from '../../query/filter/evaluate.js';
 import type { Notification } from './notification.js';
@@ -28,8 +29,22 @@ export interface Firing {
   evIds: string[];
 }
 
+/** One node's matches of one short stretch (cluster mode), for the other nodes to count. */
+export type AlertCounts = ClusterTopics['alert-counts'];
+
 export interface AlertEngineOptions {
   now?: () => number;
+  /**
+   * Cluster mode: matches are published (`AlertCounts`) for the other nodes, whose counts
+   * come in through `receive`; windows are evaluated `lagMs` behind the clock so the
+   * others' counts of a second are in before it is judged.
+   */
+  share?: { publish: (counts: AlertCounts) => void; lagMs: number };
+  /**
+   * Whether this node sends what it evaluates (cluster: the holder of the notifier lease;
+   * the others keep the same state and stay silent, ready to take over). Default: always.
+   */
+  sends?: () => boolean;
   /** The web UI's address (for the Search link); read at each firing. */
   linkBase: () => string;
   /** Hears every firing not held back by a cooldown. */
@@ -59,6 +74,12 @@ export class AlertEngine {
   /** Trigger and group keys whose firing was notified: their recovery is told too. */
   private readonly notifiedFiring = new Set<string>();
   private readonly now: () => number;
+  /** Cluster mode: this node's matches not yet published, by second, trigger and group. */
+  private outbox = new Map<
+    string,
+    { s: number; trigger: number; version: string; groups: Map<string, [number, Sample[]]> }
+  >();
+  private readonly lagMs: number;
   /** Firings held back by a cooldown. */
   suppressed = 0;
   fired = 0;
@@ -66,6 +87,7 @@ export class AlertEngine {
 
   constructor(private readonly opts: AlertEngineOptions) {
     this.now = opts.now ?? Date.now;
+    this.lagMs = opts.share?.lagMs ?? 0;
   }
 
   /** The enabled triggers; windows of unchanged ones carry over. */
@@ -112,26 +134,82 @@ export class AlertEngine {
     for (const [id, events] of hits) {
       const w = this.watched.get(id);
       if (!w) continue;
+      if (this.opts.share) this.toOutbox(w, events, at);
       if (w.windows) {
         const groupBy = (w.trigger.condition as ThresholdCondition).group_by;
         for (const e of events) w.windows.add(groupKey(groupBy, e), at, sampleOf(e));
-        this.emit(w, w.windows.evaluate(at), at);
-      } else {
-        w.pending += events.length;
-        for (const e of events.slice(-SAMPLES)) w.samples.push(sampleOf(e));
-        w.samples.splice(0, Math.max(0, w.samples.length - SAMPLES));
-        this.notifyMatches(w, at);
-      }
+        this.emit(w, w.windows.evaluate(at - this.lagMs), at);
+      } else this.addMatches(w, events.length, events.slice(-SAMPLES).map(sampleOf), at);
     }
+  }
+
+  /** Another node's matches (cluster mode): counted as if they had been this node's. */
+  receive(message: AlertCounts): void {
+    const at = this.now();
+    for (const c of message.counts) {
+      const w = this.watched.get(c.trigger);
+      if (!w || w.trigger.version !== c.version) continue;
+      if (w.windows) {
+        for (const [group, n, samples] of c.groups) w.windows.addCount(group, c.s * 1000, n, samples);
+        this.emit(w, w.windows.evaluate(at - this.lagMs), at);
+      } else for (const [, n, samples] of c.groups) this.addMatches(w, n, samples, at);
+    }
+  }
+
+  /** Cluster mode: publishes this node's matches since the last call (none: nothing sent). */
+  flush(): void {
+    if (!this.opts.share || this.outbox.size === 0) return;
+    const counts = [...this.outbox.values()].map((o) => ({
+      s: o.s,
+      trigger: o.trigger,
+      version: o.version,
+      groups: [...o.groups].map(([g, [n, samples]]) => [g, n, samples] as [string, number, Sample[]]),
+    }));
+    this.outbox = new Map();
+    this.opts.share.publish({ counts });
   }
 
   /** The clock: windows slide (silence, recoveries), held-back matches go out after their cooldown. */
   tick(): void {
     const at = this.now();
     for (const w of this.watched.values()) {
-      if (w.windows) this.emit(w, w.windows.evaluate(at), at);
+      if (w.windows) this.emit(w, w.windows.evaluate(at - this.lagMs), at);
       else if (w.pending > 0) this.notifyMatches(w, at);
     }
+  }
+
+  private addMatches(w: Watched, n: number, samples: readonly Sample[], at: number): void {
+    w.pending += n;
+    for (const sample of samples) w.samples.push(sample);
+    w.samples.splice(0, Math.max(0, w.samples.length - SAMPLES));
+    this.notifyMatches(w, at);
+  }
+
+  private toOutbox(w: Watched, events: readonly NormalisedEvent[], at: number): void {
+    const s = Math.floor(at / 1000);
+    const key = `${s}|${w.trigger.id}`;
+    let o = this.outbox.get(key);
+    if (!o) {
+      o = { s, trigger: w.trigger.id, version: w.trigger.version, groups: new Map() };
+      this.outbox.set(key, o);
+    }
+    const groupBy = w.trigger.condition.type === 'threshold' ? w.trigger.condition.group_by : [];
+    for (const e of events) {
+      const g = groupKey(groupBy, e);
+      let entry = o.groups.get(g);
+      if (!entry) {
+        entry = [0, []];
+        o.groups.set(g, entry);
+      }
+      entry[0]++;
+      entry[1].push(sampleOf(e));
+      if (entry[1].length > SAMPLES) entry[1].shift();
+    }
+  }
+
+  /** Whether this node sends what it evaluates (see `sends`). */
+  sending(): boolean {
+    return this.opts.sends?.() ?? true;
   }
 
   stats() {
@@ -164,7 +242,7 @@ export class AlertEngine {
         continue;
       }
       if (!this.cooledDown(w.trigger, t.group, at)) {
-        this.suppressed++;
+        if (this.sending()) this.suppressed++;
         continue;
       }
       this.notifiedFiring.add(key);
@@ -189,6 +267,8 @@ export class AlertEngine {
     at: number,
     kind: 'fire' | 'recover' = 'fire',
   ) {
+    // A node that does not send (cluster, not the notifier) keeps the same state, silently.
+    if (!this.sending()) return;
     if (kind === 'fire') this.fired++;
     else this.recovered++;
     const window = t.condition.type === 'threshold' ? t.condition.window_seconds : null;

@@ -8,7 +8,8 @@
  * holding (recovery): no flapping storm. `lt`/`lte` conditions also fire on silence, but
  * only for a group watched for a whole window (since the trigger started, or since the
  * group's first event), so a new trigger or a restart does not announce silence it did
- * not see.
+ * not see. In a cluster each node also counts the others' events (`addCount`, per second,
+ * as they arrive) and evaluates a little behind the clock, so the last second is whole.
  */
 
 export type ThresholdOp = 'gt' | 'gte' | 'lt' | 'lte';
@@ -57,6 +58,8 @@ export class ThresholdWindows {
   private readonly silence: boolean;
   /** Groups not tracked because the trigger has too many. */
   refusedGroups = 0;
+  /** The newest second evaluated: older seconds out of the window are gone. */
+  private evaluatedTo: number | null = null;
 
   constructor(
     readonly condition: ThresholdCondition,
@@ -78,46 +81,68 @@ export class ThresholdWindows {
 
   /** Counts one event of `group` committed at `atMs`. */
   add(group: string, atMs: number, sample?: Sample): void {
+    this.addCount(group, atMs, 1, sample ? [sample] : []);
+  }
+
+  /**
+   * Counts `n` events of `group` committed in the second of `atMs` (another node's count,
+   * which may arrive after later seconds' events: its bucket goes in its place). A count
+   * for a second already out of the window is ignored.
+   */
+  addCount(group: string, atMs: number, n: number, samples: readonly Sample[] = []): void {
+    const s = Math.floor(atMs / 1000);
+    if (this.evaluatedTo !== null && s <= this.evaluatedTo - this.condition.window_seconds) return;
     let g = this.groups.get(group);
     if (!g) {
       if (this.groups.size >= this.maxGroups) {
         this.refusedGroups++;
         return;
       }
-      g = this.newGroup(atMs);
+      // Watched from the start of its first second: the same on every node of a cluster,
+      // whether it counted the event itself or heard of it.
+      g = this.newGroup(s * 1000);
       this.groups.set(group, g);
-    }
-    const s = Math.floor(atMs / 1000);
-    const last = g.buckets[g.buckets.length - 1];
-    if (last && last[0] === s) last[1]++;
-    else g.buckets.push([s, 1]);
-    g.count++;
-    if (sample) {
-      g.samples.push(sample);
-      if (g.samples.length > SAMPLES) g.samples.shift();
-    }
+      // An earlier second heard late (the one group of a trigger without group_by is
+      // watched from the trigger's start instead).
+    } else if (s * 1000 < g.since && group !== '[]') g.since = s * 1000;
+    let i = g.buckets.length;
+    while (i > 0 && (g.buckets[i - 1] as [number, number])[0] > s) i--;
+    const before = g.buckets[i - 1];
+    if (before && before[0] === s) before[1] += n;
+    else g.buckets.splice(i, 0, [s, n]);
+    g.count += n;
+    for (const sample of samples) g.samples.push(sample);
+    if (g.samples.length > SAMPLES) g.samples.splice(0, g.samples.length - SAMPLES);
   }
 
   /** Slides every window to `nowMs` and returns the groups that fired or recovered. */
   evaluate(nowMs: number): Transition[] {
     const out: Transition[] = [];
-    const oldest = Math.floor(nowMs / 1000) - this.condition.window_seconds; // excluded
+    const nowS = Math.floor(nowMs / 1000);
+    this.evaluatedTo = Math.max(this.evaluatedTo ?? nowS, nowS);
+    const oldest = nowS - this.condition.window_seconds; // excluded
     const { op, value, window_seconds } = this.condition;
     for (const [key, g] of this.groups) {
+      // A group first seen after `nowMs` (evaluating behind the clock) is not there yet.
+      if (g.since > nowMs && key !== '[]') continue;
       let drop = 0;
       while (drop < g.buckets.length && (g.buckets[drop] as [number, number])[0] <= oldest) {
         g.count -= (g.buckets[drop] as [number, number])[1];
         drop++;
       }
       if (drop > 0) g.buckets.splice(0, drop);
+      // Seconds after `nowMs` (counted when the evaluation lags the clock) wait their turn.
+      let count = g.count;
+      for (let i = g.buckets.length - 1; i >= 0 && (g.buckets[i] as [number, number])[0] > nowS; i--)
+        count -= (g.buckets[i] as [number, number])[1];
       const watchedLongEnough = !this.silence || nowMs - g.since >= window_seconds * 1000;
-      const now = watchedLongEnough && holds(op, g.count, value);
+      const now = watchedLongEnough && holds(op, count, value);
       if (now && !g.firing) {
         g.firing = true;
-        out.push({ kind: 'fire', group: key, count: g.count, samples: [...g.samples] });
+        out.push({ kind: 'fire', group: key, count, samples: [...g.samples] });
       } else if (!now && g.firing) {
         g.firing = false;
-        out.push({ kind: 'recover', group: key, count: g.count, samples: [...g.samples] });
+        out.push({ kind: 'recover', group: key, count, samples: [...g.samples] });
       }
       // A grouped group with nothing left to say is forgotten (silence keeps its groups).
       if (!this.silence && key !== '[]' && g.count === 0 && !g.firing) this.groups.delete(key);

@@ -2,13 +2,20 @@ import type { NormalisedEvent } from '../../core/event.js';
 import { and, type FilterNode } from '../../core/filter-ast.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
+import type { LeasesRepository } from '../../metadata/leases-repository.js';
 import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
 import type { TriggersRepository } from '../../metadata/triggers-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
 import { checkFieldName } from '../../query/filter/conditions.js';
 import { parseFilter } from '../../query/filter/parse-filter.js';
 import { parseQuery } from '../../query/language/parse-query.js';
-import { AlertEngine, type AlertTrigger, type Condition, type Firing } from '../alerts/alert-engine.js';
+import {
+  type AlertCounts,
+  AlertEngine,
+  type AlertTrigger,
+  type Condition,
+  type Firing,
+} from '../alerts/alert-engine.js';
 import type { ChannelsService } from '../alerts/channels-service.js';
 import type { DeliveryQueue } from '../alerts/delivery-queue.js';
 import { can, type Identity } from '../auth/identity.js';
@@ -68,9 +75,23 @@ export interface TriggersServiceOptions {
   taskWindowMs: number;
   /** Most matches waiting to be recorded; beyond it new matches are dropped and counted. */
   maxPendingMatches: number;
-  /** Threshold conditions need every node's events counted together: refused in a cluster for now. */
-  cluster?: boolean;
+  /**
+   * Cluster mode: every node counts every node's matches (shared on the bus), and the
+   * holder of the `alert-notifier` lease sends the notifications.
+   */
+  cluster?: {
+    node: string;
+    leases: LeasesRepository;
+    /** How long the notifier's lease lasts without renewal (ms). */
+    leaseMs: number;
+    publish: (counts: AlertCounts) => void;
+  };
 }
+
+/** The lease of the node that sends a cluster's notifications. */
+const NOTIFIER_LEASE = 'alert-notifier';
+/** Cluster mode: how often matches are published and windows slide (ms). */
+const SHARE_EVERY_MS = 250;
 
 /** Where firings go: the channels, through the durable queue. */
 export interface Alerting {
@@ -163,24 +184,88 @@ export class TriggersService {
     private readonly alerting: Alerting,
     private readonly now: () => Date = () => new Date(),
   ) {
+    const cluster = opts.cluster;
     this.alerts = new AlertEngine({
       now: () => this.now().getTime(),
       linkBase: () => alerting.linkBase(),
+      // A second is judged once every node's counts of it are in: they are published within
+      // SHARE_EVERY_MS of its end and cross the bus well within another SHARE_EVERY_MS.
+      ...(cluster
+        ? {
+            share: { publish: cluster.publish, lagMs: 1000 + 2 * SHARE_EVERY_MS },
+            sends: () => this.notifier,
+          }
+        : {}),
       onFiring: (f) => {
         this.onFiring(f).catch((err: unknown) => this.warn('notification not queued', { err: String(err) }));
       },
     });
   }
 
-  /** Starts the clock that slides threshold windows (silence, recoveries) once a second. */
-  startAlerts(): void {
-    this.ticker ??= setInterval(() => this.alerts.tick(), 1000);
-    this.ticker.unref();
+  /**
+   * Starts the clock that slides threshold windows (silence, recoveries) once a second. In a
+   * cluster it also publishes this node's matches and keeps trying for (or renewing) the
+   * notifier's lease, first before it returns, so a lone node sends from its start.
+   */
+  async startAlerts(): Promise<void> {
+    const cluster = this.opts.cluster;
+    if (this.ticker) return;
+    if (!cluster) {
+      this.ticker = setInterval(() => this.alerts.tick(), 1000).unref();
+      return;
+    }
+    await this.holdNotifierLease();
+    let sinceLease = 0;
+    this.ticker = setInterval(() => {
+      this.alerts.flush();
+      this.alerts.tick();
+      sinceLease += SHARE_EVERY_MS;
+      if (sinceLease >= cluster.leaseMs / 3 && !this.renewing) {
+        sinceLease = 0;
+        this.renewing = this.holdNotifierLease().finally(() => {
+          this.renewing = null;
+        });
+      }
+    }, SHARE_EVERY_MS).unref();
   }
 
-  stopAlerts(): void {
+  /**
+   * Cluster mode: until when (this node's clock, ms) it holds the notifier's lease, a
+   * second short of the lease itself, so a renewal that hangs never lets two nodes send.
+   */
+  private notifierUntil = 0;
+  private renewing: Promise<void> | null = null;
+
+  /** Whether this node sends notifications (always, alone; the lease holder in a cluster). */
+  private get notifier(): boolean {
+    return !this.opts.cluster || this.now().getTime() < this.notifierUntil;
+  }
+
+  private async holdNotifierLease(): Promise<void> {
+    const c = this.opts.cluster;
+    if (!c) return;
+    try {
+      const now = this.now().getTime();
+      const held = await c.leases.hold(NOTIFIER_LEASE, c.node, now, c.leaseMs);
+      this.notifierUntil = held ? now + c.leaseMs - 1000 : 0;
+    } catch (err) {
+      this.notifierUntil = 0;
+      this.warn('notifier lease not renewed', { err: String(err) });
+    }
+  }
+
+  async stopAlerts(): Promise<void> {
     clearInterval(this.ticker);
     this.ticker = undefined;
+    const c = this.opts.cluster;
+    if (!c) return;
+    this.alerts.flush();
+    await this.renewing;
+    if (this.notifierUntil > 0) {
+      this.notifierUntil = 0;
+      // Another node takes over at once instead of after the lease runs out.
+      await c.leases.release(NOTIFIER_LEASE, c.node).catch(() => undefined);
+    }
   }
 
   /** A firing: a delivery per channel (durable), and with create_task a task of its samples. */
@@ -497,10 +582,6 @@ export class TriggersService {
   private checkCondition(c: Condition): FieldErrors {
     if (c.type === 'match') return {};
     const errors: FieldErrors = {};
-    if (this.opts.cluster)
-      errors.condition = [
-        'Threshold conditions are not available in cluster mode yet: each node would count only its own events.',
-      ];
     if (c.op === 'lt' && c.value <= 0)
       errors['condition.value'] = ['"lt" needs a value above 0 (no count is below 0).'];
     c.group_by.forEach((f, i) => {

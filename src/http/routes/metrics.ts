@@ -296,6 +296,12 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
   );
   gauge(
     registry,
+    'logscope_alert_notifier',
+    'Whether this process sends the notifications (1; in a cluster, the holder of the alert-notifier lease).',
+    () => (services.triggers.alerts.sending() ? 1 : 0),
+  );
+  gauge(
+    registry,
     'logscope_alert_groups',
     'Groups whose sliding windows are kept in memory, over every threshold trigger.',
     () => alerts().groups,
