@@ -116,6 +116,41 @@ describeBrowser('test/e2e/alerting.test.ts', 'alerting in Chromium', () => {
     await axe(page, 'Alerting');
   });
 
+  it('edits a channel (its secret kept) and a trigger’s condition in place', async () => {
+    const channelRow = page.getByRole('row').filter({ hasText: 'Ops webhook' });
+    await channelRow.getByRole('button', { name: 'Edit “Ops webhook”' }).click();
+    await page.getByRole('heading', { name: 'Edit channel “Ops webhook”' }).waitFor();
+    expect(await page.getByLabel('URL').inputValue()).toBe(hookUrl);
+    await page.getByLabel('Name').fill('Ops hook');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved channel “Ops hook”.' }).waitFor();
+    await page.getByRole('heading', { name: 'New channel' }).waitFor();
+    const channels = await server.app.inject({
+      method: 'GET',
+      url: '/api/channels?show_all=true',
+      headers: { authorization: `token ${server.t.adminToken}` },
+    });
+    expect(channels.json().results).toMatchObject([
+      { name: 'Ops hook', config: { url: hookUrl, secret: '********' } },
+    ]);
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Triggers' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Login failures burst' });
+    await row.getByRole('button', { name: 'Edit “Login failures burst”' }).click();
+    await page.getByRole('heading', { name: 'Edit trigger “Login failures burst”' }).waitFor();
+    expect(await page.getByLabel('Fires on').inputValue()).toBe('gt');
+    expect(await page.getByLabel('Per (fields)').inputValue()).toBe('host');
+    expect(await page.getByLabel('Ops hook').isChecked()).toBe(true);
+    await page.getByLabel('Fires on').selectOption('gte');
+    await page.getByLabel('N (events)').fill('5');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'New trigger' }).waitFor();
+    await expect.poll(() => row.textContent()).toContain('At least 5 in 1 min per host');
+    expect(await row.textContent()).toContain('Notifies 1 channel');
+    await shot(page, 'triggers-edited');
+    await axe(page, 'Triggers (edited)');
+  });
+
   it('logged no errors in the browser console', () => {
     expect(consoleErrors).toEqual([]);
   });

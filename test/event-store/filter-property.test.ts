@@ -20,9 +20,11 @@ describe.each(STORES.filter((s) => s.run))(
       t = await kind.open();
     });
 
+    // Dropping the ClickHouse database after a few thousand small inserts waits for their
+    // parts: 17 s alone on this machine, over the default 30 s under the whole suite's load.
     afterAll(async () => {
       await t?.close();
-    });
+    }, 120_000);
 
     it('on random events and random filters', async () => {
       let run = 0;

@@ -48,6 +48,7 @@ const target = (c: Channel) => (c.type === 'email' ? (c.config.to ?? []).join(',
 export function AlertingPage() {
   const { list, act, remove, created } = useListPage<Channel>('/api/channels?page_size=200');
   const [outcome, setOutcome] = useState<Record<number, string>>({});
+  const [editing, setEditing] = useState<Channel | null>(null);
 
   const test = (c: Channel) =>
     act.run(async () => {
@@ -78,7 +79,19 @@ export function AlertingPage() {
 
   return (
     <Page title="Alerting" className="work-page">
-      <NewChannel onCreated={created((c: Channel) => `Created channel “${c.name}”.`)} />
+      {editing ? (
+        <ChannelForm
+          key={editing.id}
+          editing={editing}
+          onCancel={() => setEditing(null)}
+          onSaved={(c) => {
+            setEditing(null);
+            created(() => `Saved channel “${c.name}”.`)(c);
+          }}
+        />
+      ) : (
+        <ChannelForm key="new" onSaved={created((c: Channel) => `Created channel “${c.name}”.`)} />
+      )}
       <Feedback action={act} error={list.error} noticeClassName="work-notice" />
       <h2>Channels</h2>
       <ListTable
@@ -91,6 +104,9 @@ export function AlertingPage() {
           <>
             <SmallButton aria-label={`Send a test to “${c.name}”`} onClick={() => test(c)}>
               Test
+            </SmallButton>
+            <SmallButton aria-label={`Edit “${c.name}”`} onClick={() => setEditing(c)}>
+              Edit
             </SmallButton>
             <SmallButton
               aria-label={`Delete “${c.name}”`}
@@ -112,12 +128,35 @@ export function AlertingPage() {
   );
 }
 
-function NewChannel({ onCreated }: { onCreated: (c: Channel) => void }) {
-  const form = useForm({ name: '', type: 'webhook', url: '', to: '', secret: '' });
+/** What the API answers for a kept secret; sent back, it keeps the secret. */
+const KEPT_SECRET = '********';
+
+/** A new channel, or (`editing`) changes to one; a webhook's secret is kept unless replaced. */
+function ChannelForm({
+  editing,
+  onSaved,
+  onCancel,
+}: {
+  editing?: Channel;
+  onSaved: (c: Channel) => void;
+  onCancel?: () => void;
+}) {
+  const form = useForm({
+    name: editing?.name ?? '',
+    type: editing?.type ?? 'webhook',
+    url: editing?.config.url ?? '',
+    to: (editing?.config.to ?? []).join(', '),
+    secret: '',
+  });
   const { name, type, url, to, secret } = form.values;
+  const hasSecret = editing?.type === 'webhook' && Boolean(editing.config.secret);
   const act = useAction();
   const submit = () =>
     act.run(async () => {
+      const keep = type === 'webhook' && !secret && hasSecret ? { secret: KEPT_SECRET } : {};
+      // Headers have no field here: an edited webhook keeps the ones it has.
+      const headers =
+        type === 'webhook' && editing?.config.headers ? { headers: editing.config.headers } : {};
       const config =
         type === 'email'
           ? {
@@ -126,14 +165,17 @@ function NewChannel({ onCreated }: { onCreated: (c: Channel) => void }) {
                 .map((a) => a.trim())
                 .filter(Boolean),
             }
-          : { url: url.trim(), ...(type === 'webhook' && secret ? { secret } : {}) };
-      const c = await api<Channel>('/api/channels', { body: { name: name.trim(), type, config } });
-      form.reset();
-      onCreated(c);
+          : { url: url.trim(), ...headers, ...(type === 'webhook' && secret ? { secret } : keep) };
+      const body = { name: name.trim(), type, config };
+      const c = editing
+        ? await api<Channel>(`/api/channels/${editing.id}`, { method: 'PATCH', body })
+        : await api<Channel>('/api/channels', { body });
+      if (!editing) form.reset();
+      onSaved(c);
     });
   const error = (key: string) => act.fieldError(`config.${key}`) ?? act.fieldError(`config.${key}[0]`);
   return (
-    <Form title="New channel" onSubmit={submit}>
+    <Form title={editing ? `Edit channel “${editing.name}”` : 'New channel'} onSubmit={submit}>
       <Field label="Name" id="channel-name" error={act.fieldError('name')}>
         <input required maxLength={200} {...form.text('name')} />
       </Field>
@@ -158,16 +200,21 @@ function NewChannel({ onCreated }: { onCreated: (c: Channel) => void }) {
         <Field
           label="Secret"
           id="channel-secret"
-          hint="Optional: signs each body (X-Logscope-Signature: sha256=…)."
+          hint={
+            hasSecret
+              ? 'Set: leave empty to keep it, or type a new one.'
+              : 'Optional: signs each body (X-Logscope-Signature: sha256=…).'
+          }
           error={error('secret')}
         >
           <input type="password" autoComplete="new-password" {...form.text('secret')} />
         </Field>
       )}
       <FormActions
-        submit="Create channel"
+        submit={editing ? 'Save changes' : 'Create channel'}
         busy={act.busy}
         disabled={!name.trim() || (type === 'email' ? !to.trim() : !url.trim())}
+        {...(onCancel ? { onCancel } : {})}
       />
       <ErrorBanner error={act.error} className="form-error" />
     </Form>

@@ -79,6 +79,7 @@ export async function validateQuery(query: string, signal?: AbortSignal): Promis
 export function TriggersPage() {
   const { list, act, remove, created } = useListPage<Trigger>('/api/triggers?page_size=200');
   const [open, setOpen] = useState<number | null>(null);
+  const [editing, setEditing] = useState<Trigger | null>(null);
 
   const toggle = (t: Trigger) =>
     act.run(
@@ -118,7 +119,19 @@ export function TriggersPage() {
 
   return (
     <Page title="Triggers" className="work-page">
-      <NewTrigger onCreated={created((t) => `Created trigger “${t.name}”.`)} />
+      {editing ? (
+        <TriggerForm
+          key={editing.id}
+          editing={editing}
+          onCancel={() => setEditing(null)}
+          onSaved={(t) => {
+            setEditing(null);
+            created(() => `Saved trigger “${t.name}”.`)(t);
+          }}
+        />
+      ) : (
+        <TriggerForm key="new" onSaved={created((t) => `Created trigger “${t.name}”.`)} />
+      )}
       <Feedback action={act} error={list.error} noticeClassName="work-notice" />
       <ListTable
         list={list}
@@ -134,6 +147,9 @@ export function TriggersPage() {
               onClick={() => setOpen((o) => (o === t.id ? null : t.id))}
             >
               Matches
+            </SmallButton>
+            <SmallButton aria-label={`Edit “${t.name}”`} onClick={() => setEditing(t)}>
+              Edit
             </SmallButton>
             <SmallButton
               aria-label={`Delete “${t.name}”`}
@@ -170,21 +186,41 @@ const TRIGGER_ACTIONS: { value: TriggerAction; label: string }[] = [
   { value: 'task-me', label: 'Open a task assigned to me' },
 ];
 
-function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
+/** The form's values for a trigger (a new one: the defaults). */
+function formValues(t: Trigger | undefined, myId: number | undefined) {
+  const c = t?.condition;
+  return {
+    name: t?.name ?? '',
+    query: t?.query ?? '',
+    severity: t?.severity ?? 'medium',
+    action: (!t?.create_task
+      ? 'record'
+      : t.assign_to !== null && t.assign_to === myId
+        ? 'task-me'
+        : 'task') as TriggerAction,
+    when: (c?.type === 'threshold' ? c.op : 'match') as 'match' | Op,
+    value: c?.type === 'threshold' ? String(c.value) : '100',
+    minutes: c?.type === 'threshold' ? String(c.window_seconds / 60) : '5',
+    groupBy: c?.type === 'threshold' ? c.group_by.join(', ') : '',
+  };
+}
+
+/** A new trigger, or (`editing`) changes to one: its condition and channels included. */
+function TriggerForm({
+  editing,
+  onSaved,
+  onCancel,
+}: {
+  editing?: Trigger;
+  onSaved: (t: Trigger) => void;
+  onCancel?: () => void;
+}) {
   const me = useMe();
-  const form = useForm({
-    name: '',
-    query: '',
-    severity: 'medium',
-    action: 'record' as TriggerAction,
-    when: 'match' as 'match' | Op,
-    value: '100',
-    minutes: '5',
-    groupBy: '',
-  });
+  const initial = formValues(editing, me?.id);
+  const form = useForm(initial);
   const { name, query, severity, action, when, value, minutes, groupBy } = form.values;
   const channels = useApi<{ results: Channel[] }>('/api/channels?page_size=200');
-  const [notify, setNotify] = useState<number[]>([]);
+  const [notify, setNotify] = useState<number[]>(editing?.notify ?? []);
   const [queryError, setQueryError] = useState<string | null>(null);
   const [checking, setChecking] = useState(false);
   const act = useAction();
@@ -214,15 +250,25 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
     };
   }, [query]);
 
+  // The assignee changes only with the action (a task assigned by the API to someone else stays so).
+  const assignTo =
+    editing && action === initial.action
+      ? {}
+      : action === 'task-me' && me
+        ? { assign_to: me.id }
+        : editing
+          ? { assign_to: null }
+          : {};
   const submit = () =>
     act.run(async () => {
-      const t = await api<Trigger>('/api/triggers', {
+      const t = await api<Trigger>(editing ? `/api/triggers/${editing.id}` : '/api/triggers', {
+        ...(editing ? { method: 'PATCH' } : {}),
         body: {
           name: name.trim(),
           query,
           severity,
           create_task: action !== 'record',
-          ...(action === 'task-me' && me ? { assign_to: me.id } : {}),
+          ...assignTo,
           condition:
             when === 'match'
               ? { type: 'match' }
@@ -239,13 +285,15 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
           notify,
         },
       });
-      form.reset();
-      setNotify([]);
-      onCreated(t);
+      if (!editing) {
+        form.reset();
+        setNotify([]);
+      }
+      onSaved(t);
     });
 
   return (
-    <Form title="New trigger" onSubmit={submit}>
+    <Form title={editing ? `Edit trigger “${editing.name}”` : 'New trigger'} onSubmit={submit}>
       <Field label="Name" id="trigger-name" error={act.fieldError('name')}>
         <input required maxLength={200} {...form.text('name')} />
       </Field>
@@ -318,9 +366,10 @@ function NewTrigger({ onCreated }: { onCreated: (t: Trigger) => void }) {
         {act.fieldError('notify') && <span className="field-error">{act.fieldError('notify')}</span>}
       </fieldset>
       <FormActions
-        submit="Create trigger"
+        submit={editing ? 'Save changes' : 'Create trigger'}
         busy={act.busy}
         disabled={!name.trim() || queryError !== null || checking}
+        {...(onCancel ? { onCancel } : {})}
       />
       <ErrorBanner error={act.error} className="form-error" />
     </Form>
