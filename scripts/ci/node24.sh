@@ -89,7 +89,8 @@ echo "metadata SQLite library on Node $(node -v): $driver"
 # Node 20 and tests JavaScript that does not change with the runtime.
 start=$SECONDS
 status=0
-npm test -- test/http test/cli test/ops test/unit test/domain test/alerts test/ingest-http test/live \
-  test/query-http test/reports test/event-store/store-contract.test.ts test/event-store/worker-store.test.ts || status=$?
+RUN_SUITE_ONLY="test/http test/cli test/ops test/unit test/domain test/alerts test/ingest-http test/live \
+  test/query-http test/reports test/event-store/store-contract.test.ts test/event-store/worker-store.test.ts" \
+  scripts/ci/run-suite.sh || status=$?
 echo "npm test on Node $(node -v): $((SECONDS - start)) s, exit $status"
 exit "$status"

@@ -122,26 +122,32 @@ const step = (groups: string[]) =>
     fc.record({ kind: fc.constant('eval' as const), dt: fc.integer({ min: 0, max: 4000 }) }),
   );
 
+/** A random condition (grouped by host or not) and a start time. */
+const scenario = fc
+  .record({
+    op: fc.constantFrom<ThresholdOp>('gt', 'gte', 'lt', 'lte'),
+    window_seconds: fc.integer({ min: 1, max: 10 }),
+    value: fc.integer({ min: 0, max: 6 }),
+    grouped: fc.boolean(),
+    startMs: fc.integer({ min: 0, max: 999 }),
+  })
+  .map(({ grouped, startMs, ...c }) => ({
+    cond: { type: 'threshold', ...c, group_by: grouped ? ['host'] : [] } as ThresholdCondition,
+    start: 1_700_000_000_000 + startMs,
+  }));
+
+/** Without group_by every event is of the one group "[]". */
+const groupsOf = <S extends Step>(cond: ThresholdCondition, steps: S[]): S[] =>
+  cond.group_by.length ? steps : steps.map((s) => (s.kind === 'event' ? { ...s, group: '[]' } : s));
+
 describe('threshold windows', () => {
   it('fire and recover as a straightforward window computation does', () => {
     fc.assert(
       fc.property(
-        fc.constantFrom<ThresholdOp>('gt', 'gte', 'lt', 'lte'),
-        fc.integer({ min: 1, max: 10 }),
-        fc.integer({ min: 0, max: 6 }),
-        fc.boolean(),
-        fc.integer({ min: 0, max: 999 }),
+        scenario,
         fc.array(step(['["a"]', '["b"]', '["c"]']), { maxLength: 300 }),
-        (op, window_seconds, value, grouped, startMs, raw) => {
-          const cond: ThresholdCondition = {
-            type: 'threshold',
-            window_seconds,
-            op,
-            value,
-            group_by: grouped ? ['host'] : [],
-          };
-          const steps = grouped ? raw : raw.map((s) => (s.kind === 'event' ? { ...s, group: '[]' } : s));
-          const start = 1_700_000_000_000 + startMs;
+        ({ cond, start }, raw) => {
+          const steps = groupsOf(cond, raw);
           expect(incremental(cond, start, steps)).toEqual(naive(cond, start, steps));
         },
       ),
@@ -152,26 +158,13 @@ describe('threshold windows', () => {
   it('in a cluster, counts heard from another node fire as if the node had seen the events', () => {
     fc.assert(
       fc.property(
-        fc.constantFrom<ThresholdOp>('gt', 'gte', 'lt', 'lte'),
-        fc.integer({ min: 1, max: 10 }),
-        fc.integer({ min: 0, max: 6 }),
-        fc.boolean(),
-        fc.integer({ min: 0, max: 999 }),
+        scenario,
         fc.array(
           fc.tuple(step(['["a"]', '["b"]']), fc.boolean()).map(([s, remote]) => ({ ...s, remote })),
           { maxLength: 300 },
         ),
-        (op, window_seconds, value, grouped, startMs, raw) => {
-          const cond: ThresholdCondition = {
-            type: 'threshold',
-            window_seconds,
-            op,
-            value,
-            group_by: grouped ? ['host'] : [],
-          };
-          const steps = grouped ? raw : raw.map((s) => (s.kind === 'event' ? { ...s, group: '[]' } : s));
-          const start = 1_700_000_000_000 + startMs;
-          const { out, expected } = shared(cond, start, steps, 1500);
+        ({ cond, start }, raw) => {
+          const { out, expected } = shared(cond, start, groupsOf(cond, raw), 1500);
           // The same transitions at the same times (within one evaluation, in any order).
           expect([...out].sort()).toEqual([...expected].sort());
         },
