@@ -11,6 +11,7 @@ import type { Config } from './config/config.js';
 import type { Services } from './domain/services.js';
 import { errorHandler, notFoundHandler } from './errors/error-handler.js';
 import { badRequest } from './errors/errors.js';
+import { requestScope } from './errors/process-net.js';
 import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
@@ -24,6 +25,7 @@ import { fieldRoutes } from './http/routes/fields.js';
 import { gelfRoutes } from './http/routes/gelf.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
+import { journaldRoutes } from './http/routes/journald.js';
 import { liveRoutes } from './http/routes/live.js';
 import { lokiRoutes } from './http/routes/loki.js';
 import { metricsRoutes } from './http/routes/metrics.js';
@@ -148,6 +150,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   app.decorate('publicBaseUrl', () => publicBaseUrl(app, config));
   services.linkBase.get = () => publicBaseUrl(app, config);
+  // First of all: every callback and promise this request's handling starts knows the
+  // request, so the process-wide net (errors/process-net.ts) can name it and answer it.
+  app.addHook('onRequest', (request, reply, done) => {
+    requestScope.enterWith({
+      requestId: String(request.id),
+      fail: () => {
+        if (reply.sent || reply.raw.headersSent) return;
+        void reply
+          .code(500)
+          .type('application/json; charset=utf-8')
+          .send({ detail: 'Internal server error.', code: 'server_error', request_id: String(request.id) });
+      },
+    });
+    done();
+  });
   // Before everything else: a Host the URL parser would choke on is the client's error.
   app.addHook('onRequest', async (request) => {
     const host = request.headers.host;
@@ -181,6 +198,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const hub = new LiveHub(services.queries, services.runner, widgetQueries, {
     maxBufferedBytes: config.liveBufferBytes,
     maxMessageBytes: 64 * 1024,
+    maxUpdateBytes: config.liveUpdateMaxBytes,
+    log: app.log,
     pingMs: 30_000,
     tailMs: 250,
     refreshMs: config.liveRefreshMs,
@@ -229,6 +248,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   for (const routes of [ingestRoutes, esBulkRoutes, gelfRoutes, lokiRoutes, otlpRoutes])
     await app.register(routes, intake);
+  await app.register(journaldRoutes, { journald: services.journald });
   await app.register(uiRoutes);
   return app;
 }

@@ -1,5 +1,6 @@
 import type { buildApp } from './app.js';
 import type { Config } from './config/config.js';
+import { installProcessNet } from './errors/process-net.js';
 import { type GelfListener, startGelfListener } from './ingest/gelf-listener.js';
 import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
 import { bootstrapAdmin, healthChecks, openRuntime } from './runtime.js';
@@ -30,6 +31,7 @@ export async function serve(config: Config): Promise<void> {
   let gelf: GelfListener | undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let stopping: Promise<void> | undefined;
+  let offNet = () => {};
   const stop = (signal?: NodeJS.Signals) => {
     stopping ??= (async () => {
       if (signal) app?.log.info({ signal }, 'stopping: closing connections and stores');
@@ -85,12 +87,15 @@ export async function serve(config: Config): Promise<void> {
         );
     };
     rt.services.problems.connect((err, context) => log.error({ err, ...context }, 'internal error'));
+    offNet = installProcessNet(log);
     await app.listen({ port: config.port, host: config.host });
     if (config.syslogPort > 0) {
       syslog = await startSyslogListener(rt.services.ingest, {
         host: config.syslogHost,
         port: config.syslogPort,
         udpReceiveBuffer: config.syslogUdpReceiveBuffer,
+        maxConnections: config.intakeTcpMaxConnections,
+        idleMs: config.intakeTcpIdleSeconds * 1000,
         log,
       });
       app.watchSyslog(syslog);
@@ -100,6 +105,8 @@ export async function serve(config: Config): Promise<void> {
       gelf = await startGelfListener(rt.services.ingest, {
         host: config.gelfHost,
         port: config.gelfPort,
+        maxConnections: config.intakeTcpMaxConnections,
+        idleMs: config.intakeTcpIdleSeconds * 1000,
         log,
       });
       app.watchGelf(gelf);
@@ -119,6 +126,7 @@ export async function serve(config: Config): Promise<void> {
     // Nothing half-open is left behind: the CLI prints the reason and exits 1.
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    offNet();
     await stop().catch(() => undefined);
     throw err;
   }

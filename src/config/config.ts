@@ -159,6 +159,12 @@ export const ConfigSchema = Type.Object(
       default: 8388608,
       description: 'Bytes a websocket client may have waiting; beyond it the client is closed with 1013',
     }),
+    liveUpdateMaxBytes: Type.Integer({
+      minimum: 65536,
+      default: 33554432,
+      description:
+        'Largest websocket update (bytes of JSON); a larger one ends its subscription with an `error` message saying so',
+    }),
     exportMaxRows: Type.Integer({
       minimum: 1,
       default: 1000000,
@@ -168,13 +174,29 @@ export const ConfigSchema = Type.Object(
       minimum: 1,
       default: 256,
       description:
-        'Estimated memory all query results may hold; beyond it the results of the least recently read finished, unwatched queries are dropped and recomputed on their next read',
+        'Estimated memory all query results may hold; beyond it the results of the least recently read finished, unwatched queries are dropped and recomputed on their next read; while running and watched results fill it, new live queries and subscriptions answer `503 out_of_memory`',
     }),
     queryLivePerUser: Type.Integer({
       minimum: 1,
       default: 50,
       description:
-        'Running or watched queries per user; beyond it `POST /api/query` and `recalculate` answer `429` with `Retry-After: 2`',
+        'Running or watched queries per user (watching over the websocket and recomputing dropped results count too); beyond it `POST /api/query` and `recalculate` answer `429` with `Retry-After: 2`, a subscription an `error`',
+    }),
+    intakeTcpMaxConnections: Type.Integer({
+      minimum: 1,
+      default: 1000,
+      description:
+        'TCP connections the syslog and GELF listeners each keep open at once; more are closed as they come (counted in /metrics)',
+    }),
+    intakeTcpIdleSeconds: Type.Integer({
+      minimum: 1,
+      default: 300,
+      description: 'A syslog or GELF TCP connection that sends nothing for this long is closed',
+    }),
+    triggersPerUser: Type.Integer({
+      minimum: 1,
+      default: 100,
+      description: 'Triggers one user may own; beyond it creating one answers `409 limit_reached`',
     }),
     reportsPerUser: Type.Integer({
       minimum: 1,
@@ -219,7 +241,7 @@ export const ConfigSchema = Type.Object(
       minimum: 0,
       default: 100,
       description:
-        'Failed logins per client address and minute; beyond it failures from it answer `429`, but a correct password for a username that is not throttled still works (0: no limit)',
+        'Failed logins per client address and minute; beyond it every login from that address answers `429` before any password work (0: no limit)',
     }),
     sessionHours: Type.Integer({
       minimum: 1,

@@ -6,6 +6,7 @@ import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
 import { IngestService } from '../ingest/ingest-service.js';
+import { JournaldIntake } from '../ingest/journald-intake.js';
 import { ChannelsRepository } from '../metadata/channels-repository.js';
 import { DashboardRepositories } from '../metadata/dashboards-repository.js';
 import type { MetadataDb } from '../metadata/database.js';
@@ -52,6 +53,8 @@ export interface Services extends MetaServices {
   events: EventsService;
   fields: FieldsService;
   ingest: IngestService;
+  /** systemd-journal-upload's uploads (streamed, the already-stored head skipped). */
+  journald: JournaldIntake;
   batcher: Batcher;
   bus: Bus<ClusterTopics>;
   runner: QueryRunner;
@@ -151,6 +154,7 @@ export function createServices(
     {
       taskWindowMs: config.triggerTaskWindowSeconds * 1000,
       maxPendingMatches: 1_000_000,
+      maxPerUser: config.triggersPerUser,
       ...(config.busUrl
         ? {
             cluster: {
@@ -185,6 +189,7 @@ export function createServices(
   bus.subscribe('pipelines-changed', (_m, remote) => {
     if (remote) pipelines.load().catch(() => undefined);
   });
+  const ingest = new IngestService(batcher, () => pipelines.current);
   const dashboardRepos = new DashboardRepositories(meta.db);
   const dashboards = new DashboardsService(dashboardRepos);
   // Trigger data shows only the triggers the caller may see.
@@ -194,7 +199,8 @@ export function createServices(
     ...metaServices,
     events: new EventsService(events, enricher, triggerMatches),
     fields: new FieldsService(events),
-    ingest: new IngestService(batcher, () => pipelines.current),
+    ingest,
+    journald: new JournaldIntake(ingest, events),
     channels,
     deliveries: new DeliveriesService(deliveriesRepo),
     deliveryQueue,

@@ -118,12 +118,13 @@ function describeUnion(branches: AjvError[]): string | null {
 }
 
 function fieldErrorsFromAjv(validation: AjvErrorWithSchema[], context: string | undefined): FieldErrors {
-  const errors: FieldErrors = {};
+  // A Map: field names come from the request (`__proto__` is one a client can send).
+  const byField = new Map<string, string[]>();
   const push = (field: string, message: string) => {
     const key = field || context || 'non_field_errors';
-    const list = errors[key] ?? [];
+    const list = byField.get(key) ?? [];
     if (!list.includes(message)) list.push(message);
-    errors[key] = list;
+    byField.set(key, list);
   };
   // The alternatives of a failed union report one error each, then the union its own:
   // fold those of a union of simple values into one message listing the allowed values.
@@ -170,15 +171,21 @@ function fieldErrorsFromAjv(validation: AjvErrorWithSchema[], context: string | 
         push(field, describeAjvError(e));
     }
   }
-  return errors;
+  // fromEntries defines each key as the object's own, `__proto__` included.
+  return Object.fromEntries(byField);
 }
+
+/** Validation errors looked at for a 400's message (ajv reports them all: `allErrors`). */
+const MAX_REPORTED_ERRORS = 200;
 
 /** The 400 body of a failed schema validation: a summary in `detail`, the messages by field. */
 export function describeValidation(
   validation: readonly AjvErrorWithSchema[],
   context?: string,
 ): ErrorBody & { errors: FieldErrors } {
-  const errors = fieldErrorsFromAjv([...validation], context);
+  // A body of thousands of bad items gives thousands of errors (each alternative of a
+  // union one more), and folding unions compares them pairwise: the first ones say enough.
+  const errors = fieldErrorsFromAjv(validation.slice(0, MAX_REPORTED_ERRORS), context);
   const summary = Object.entries(errors)
     .map(([k, v]) => `${k}: ${v.join(' ')}`)
     .join('; ');
@@ -256,6 +263,9 @@ function friendlyMessage(e: FastifyError): string {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return 'Request body is empty but Content-Type is application/json.';
     default:
+      // zlib's own codes: a compressed body that does not decompress.
+      if (/^Z_[A-Z_]+$/.test(String(e.code)))
+        return `Request body is not valid gzip/deflate data (${e.message}); nothing was stored.`;
       if (e instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
         return `Malformed JSON: ${e.message}`;
       return e.message;

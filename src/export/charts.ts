@@ -50,6 +50,8 @@ export interface ChartData {
 
 export interface Chart {
   png: Buffer;
+  /** The same chart as SVG: drawn as vector graphics with real text where a format can. */
+  svg: string;
   width: number;
   height: number;
 }
@@ -336,5 +338,5 @@ export async function renderChart(c: ChartData): Promise<Chart> {
     .asPng();
   const width = Number(/width="(\d+(?:\.\d+)?)"/.exec(svg)?.[1] ?? WIDTH);
   const height = Number(/height="(\d+(?:\.\d+)?)"/.exec(svg)?.[1] ?? HEIGHT);
-  return { png: Buffer.from(png), width: Math.round(width), height: Math.round(height) };
+  return { png: Buffer.from(png), svg, width: Math.round(width), height: Math.round(height) };
 }

@@ -136,12 +136,20 @@ function chartSize(
 function chartRun(chart: ExportChart | ExportImage, title: string, maxHeightTwips: number): ImageRun {
   checkPng(chart.png, title);
   const description = xmlSafe(('description' in chart ? chart.description : undefined) ?? title);
-  return new ImageRun({
-    type: 'png',
-    data: chart.png,
+  const common = {
     transformation: chartSize(chart, maxHeightTwips),
     altText: { name: xmlSafe(title), title: xmlSafe(title), description },
-  });
+  };
+  // Vector with real text where the chart has its SVG (Word 2016+ and LibreOffice draw
+  // it); the PNG stays as the fallback older readers show.
+  return chart.svg
+    ? new ImageRun({
+        type: 'svg',
+        data: Buffer.from(chart.svg),
+        fallback: { type: 'png', data: chart.png },
+        ...common,
+      })
+    : new ImageRun({ type: 'png', data: chart.png, ...common });
 }
 
 function chartParagraph(chart: ExportChart | ExportImage, title: string, maxHeightTwips: number): Paragraph {

@@ -12,6 +12,7 @@ import type {
   ExportTable,
   Renderer,
 } from './renderer.js';
+import { drawSvg } from './svg-to-pdf.js';
 import { formatTime } from './time-format.js';
 
 /** Rows per table a pdf holds: past that a table of logs is no longer read, only scrolled. */
@@ -483,7 +484,7 @@ class PdfWriter {
       if (chart) {
         checkPng(chart.png, table.title);
         const top = this.pdf.y;
-        this.pdf.image(chart.png, this.left, top, { fit: [chartSize.w, chartSize.h] });
+        this.picture(chart, this.left, top, chartSize.w, chartSize.h);
         if (!beside) this.pdf.y = top + chartSize.h + 6;
       }
       const chartBottom = this.pdf.y + (beside ? chartSize.h : 0);
@@ -520,6 +521,15 @@ class PdfWriter {
     return { rows: progress.rows, truncated };
   }
 
+  /**
+   * A chart as vector graphics with real text (searchable, sharp in print) when it comes
+   * with its SVG; else its PNG. Fitted into the box, keeping its proportions.
+   */
+  private picture(p: { png: Buffer; svg?: string | undefined }, x: number, y: number, w: number, h: number) {
+    if (p.svg) drawSvg(this.pdf, p.svg, x, y, [w, h], this.regular);
+    else this.pdf.image(p.png, x, y, { fit: [w, h] });
+  }
+
   /** Draws a picture under its title, at its size or shrunk to fit a page. */
   async image(image: ExportImage): Promise<void> {
     checkPng(image.png, image.title);
@@ -536,7 +546,7 @@ class PdfWriter {
     this.progress.started = true;
     this.pdf.y += 4;
     const top = this.pdf.y;
-    this.pdf.image(image.png, this.left, top, { fit: [w, h] });
+    this.picture(image, this.left, top, w, h);
     this.pdf.x = this.left;
     this.pdf.y = top + h;
     this.pdf.moveDown();

@@ -43,6 +43,8 @@ export interface ExportTable {
 /** A picture of a table's data. `width` and `height` are its display size in CSS pixels (96 per inch). */
 export interface ExportChart {
   png: Buffer;
+  /** The vector form (PDF draws it, DOCX embeds it with `png` as its fallback); absent: `png` only. */
+  svg?: string;
   width: number;
   height: number;
   /** what the picture shows, for readers that cannot see it */
@@ -53,6 +55,8 @@ export interface ExportChart {
 export interface ExportImage {
   title: string;
   png: Buffer;
+  /** As ExportChart's. */
+  svg?: string;
   width: number;
   height: number;
 }

@@ -1,7 +1,6 @@
 import type { Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import { cellText, timeOf, truncateText, xmlSafe } from './cells.js';
-import { fitColumns } from './column-widths.js';
 import { checkPng, pace, rendering } from './output.js';
 import type {
   ColumnKind,
@@ -28,9 +27,7 @@ const TIME_WIDTH = 25;
 // Column widths (in characters) follow the header and the first rows' longest lines.
 const SAMPLE_ROWS = 200;
 const MIN_COLUMN_CHARS = 6;
-const MAX_COLUMN_CHARS = 60;
-// Wider than this the sheet no longer prints readably on one page width: wide columns share it.
-const SHEET_CHARS = 200;
+const MAX_COLUMN_CHARS = 80;
 
 /**
  * Printing: A4 landscape, every column on one page width (as many pages down as it
@@ -132,17 +129,18 @@ function naturalWidth(c: ExportColumn, sample: readonly Record<string, unknown>[
   return Math.min(Math.max(chars, MIN_COLUMN_CHARS), MAX_COLUMN_CHARS);
 }
 
-/** Column widths in characters, from the content; when too wide to print, the wide columns share. */
+/**
+ * Column widths in characters, each from its own content (the header and the first
+ * rows' longest lines) between MIN_COLUMN_CHARS and MAX_COLUMN_CHARS. A sheet scrolls
+ * sideways, and its print setup fits every column on one page width, so no column is
+ * squeezed for the others' sake (a Search's message column once came out 13 wide).
+ */
 export function xlsxColumnWidths(
   columns: readonly ExportColumn[],
   sample: readonly Record<string, unknown>[],
   tz: string,
 ): number[] {
-  const natural = columns.map((c) => naturalWidth(c, sample, tz));
-  const total = natural.reduce((a, b) => a + b, 0);
-  return fitColumns(natural, Math.min(total, SHEET_CHARS), MIN_COLUMN_CHARS).map(
-    (w) => Math.round(w * 10) / 10,
-  );
+  return columns.map((c) => naturalWidth(c, sample, tz));
 }
 
 interface SheetContext {

@@ -1,4 +1,4 @@
-import type { Readable, Transform } from 'node:stream';
+import { pipeline, type Readable, type Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors/errors.js';
@@ -20,29 +20,42 @@ export function ingestBodies(app: FastifyInstance, types: string[] | RegExp, tak
         ?.trim() || '(none)';
     done(new AppError(415, 'unsupported_media_type', `Unsupported media type ${sent}; ${takes}.`), undefined);
   });
-  app.addHook('preParsing', async (request, _reply, payload) => {
-    const encoding = String(request.headers['content-encoding'] ?? 'identity').toLowerCase();
-    switch (encoding) {
-      case 'identity':
-        return payload;
-      case 'gzip':
-      case 'x-gzip':
-        return decoded(payload, createGunzip());
-      case 'deflate':
-        return decoded(payload, createInflate());
-      default:
-        throw new AppError(
-          415,
-          'unsupported_media_type',
-          `Unsupported Content-Encoding "${encoding}": use gzip or deflate.`,
-        );
-    }
-  });
+  app.addHook('preParsing', async (request, _reply, payload) =>
+    decompressed(payload, request.headers['content-encoding']),
+  );
+}
+
+/**
+ * A request body as sent, decompressed when its Content-Encoding says gzip or deflate;
+ * another encoding is a 415. Every intake reads its body through here.
+ */
+export function decompressed(payload: Readable, contentEncoding: string | undefined): Readable {
+  const encoding = String(contentEncoding ?? 'identity').toLowerCase();
+  switch (encoding) {
+    case 'identity':
+      return payload;
+    case 'gzip':
+    case 'x-gzip':
+      return decoded(payload, createGunzip());
+    case 'deflate':
+      return decoded(payload, createInflate());
+    default:
+      throw new AppError(
+        415,
+        'unsupported_media_type',
+        `Unsupported Content-Encoding "${encoding}": use gzip or deflate.`,
+      );
+  }
 }
 
 /**
  * Pipes through a decompressor. Fastify compares Content-Length with
  * `receivedEncodedLength` when the stream carries it, so count the compressed bytes.
+ * Fastify stops listening once it has answered (a 413 for a body that inflates past the
+ * limit), and a corrupt byte after that must not be an unhandled 'error' that ends the
+ * process: `pipeline` destroys both streams on the first error of either, and the
+ * decompressor keeps a listener of its own. While Fastify reads, it sees the same error
+ * (a 400, error-handler.ts).
  */
 function decoded(payload: Readable, decoder: Transform): Readable {
   const out = decoder as Transform & { receivedEncodedLength: number };
@@ -50,6 +63,9 @@ function decoded(payload: Readable, decoder: Transform): Readable {
   payload.on('data', (chunk: Buffer) => {
     out.receivedEncodedLength += chunk.length;
   });
-  payload.pipe(out);
+  pipeline(payload, out, () => undefined);
+  // pipeline lets go of its listeners once it is done, and the inflater can still fail
+  // after that (flushing a truncated body): a listener for the stream's whole life.
+  out.on('error', () => undefined);
   return out;
 }

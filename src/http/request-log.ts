@@ -1,10 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 
 /**
- * A URL as logged: the value of a `token` query parameter (the websocket's key, however
- * its name is spelled or percent-encoded) is never written out.
+ * A token's secret anywhere in a URL: `ls<key id>_<secret>` (domain/tokens/secrets.ts),
+ * in a path (`DELETE /api/authtokens/<key>`, the UI's sign-out; the journal uploader's
+ * `/api/ingest/journald/<key>/upload`) as in a query. Its key id stays, to tell tokens apart.
  */
-export function redactUrl(url: string): string {
+const TOKEN_SECRET = /\b(ls[0-9A-Za-z]{10})_[0-9A-Za-z]{32}\b/g;
+
+/**
+ * A URL as logged: no token secret (see TOKEN_SECRET), and the value of a `token` query
+ * parameter (the websocket's key, however its name is spelled or percent-encoded) is
+ * never written out.
+ */
+export function redactUrl(raw: string): string {
+  const url = raw.replace(TOKEN_SECRET, '$1_<redacted>');
   const q = url.indexOf('?');
   if (q < 0) return url;
   const parts = url

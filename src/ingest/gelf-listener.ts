@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:net';
 import type { IngestService } from './ingest-service.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
 import {
@@ -10,9 +9,17 @@ import {
   type GelfDecodeResult,
   GelfFrameSplitter,
 } from './protocols/gelf.js';
-import { DEFAULT_UDP_RECEIVE_BUFFER, listenOnOnePort, UdpIntake, udpSocketDrops } from './socket-intake.js';
+import {
+  DEFAULT_UDP_RECEIVE_BUFFER,
+  listenOnOnePort,
+  type TcpIntakeCounts,
+  type TcpIntakeLimits,
+  tcpIntakeServer,
+  UdpIntake,
+  udpSocketDrops,
+} from './socket-intake.js';
 
-export interface GelfListenerOptions {
+export interface GelfListenerOptions extends TcpIntakeLimits {
   host: string;
   /** One port for both UDP and TCP. */
   port: number;
@@ -30,7 +37,7 @@ export interface GelfListenerOptions {
 }
 
 /** Counts since start, for /metrics. */
-export interface GelfStats {
+export interface GelfStats extends TcpIntakeCounts {
   /** Datagrams read from the UDP socket (a chunk counts as one). */
   udpReceived: number;
   /** NUL-delimited frames read from TCP connections. */
@@ -100,7 +107,11 @@ export async function startGelfListener(
     }
   };
 
-  const tcp: Server = createServer((socket) => {
+  const {
+    server: tcp,
+    counts: tcpCounts,
+    close: closeTcp,
+  } = tcpIntakeServer(opts, opts.log, 'GELF', (socket) => {
     const splitter = new GelfFrameSplitter(() => counts.tooLarge++, maxBytes);
     const source = `gelf:${socket.remoteAddress ?? 'tcp'}`;
     const send = (frames: Buffer[]) => {
@@ -119,7 +130,6 @@ export async function startGelfListener(
     };
     socket.on('data', (chunk) => send(splitter.push(chunk)));
     socket.on('end', () => send(splitter.end()));
-    socket.on('error', () => socket.destroy());
   });
 
   const udp = new UdpIntake(opts.host, opts.udpReceiveBuffer ?? DEFAULT_UDP_RECEIVE_BUFFER, (bySource) => {
@@ -154,6 +164,7 @@ export async function startGelfListener(
     port,
     stats: () => ({
       ...counts,
+      ...tcpCounts,
       udpReceived: udp.received,
       refused: counts.refused + udp.shed,
       incomplete: assembler.incomplete,
@@ -162,7 +173,7 @@ export async function startGelfListener(
     async close() {
       clearInterval(sweeper);
       await udp.close();
-      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+      await closeTcp();
     },
   };
 }

@@ -73,7 +73,7 @@ export class IngestService {
       for (const entry of pieces[p]!()) {
         const result =
           entry.error === undefined
-            ? normaliseRecord(entry.value, ctx)
+            ? normaliseRecord(entry.value, entry.meta ? { ...ctx, meta: entry.meta } : ctx)
             : { ok: false as const, detail: entry.error };
         if (result.ok) {
           events.push(result.event);

@@ -47,8 +47,9 @@ export const TRUNCATED_FIELD = '_truncated';
  * the API documents: syslog-ng (`MESSAGE HOST PROGRAM PRIORITY FACILITY ISODATE`), rsyslog
  * (`msg fromhost programname timereported syslogseverity-text syslogfacility-text`),
  * journald (`MESSAGE _HOSTNAME SYSLOG_IDENTIFIER PRIORITY SYSLOG_FACILITY
- * __REALTIME_TIMESTAMP`), GELF (`short_message host level timestamp`), Docker (`log
- * time`) and winston-elasticsearch's transformer (`fields.host`, `fields.service`), so that
+ * __REALTIME_TIMESTAMP`, and `_COMM` for the app of a process that set no identifier), GELF (`short_message host level timestamp`), Docker (`log
+ * time`) and winston-elasticsearch's transformer, which puts a logger's meta under `fields`
+ * (`fields.host`, `fields.service`, `fields.user`, ...: last, so a top-level name wins), so that
  * shippers work unchanged without the list turning into guesswork.
  */
 export const COLUMN_ALIASES = {
@@ -64,6 +65,7 @@ export const COLUMN_ALIASES = {
     'PROGRAM',
     'programname',
     'SYSLOG_IDENTIFIER',
+    '_COMM',
     'fields.service',
   ],
   severity: [
@@ -76,14 +78,14 @@ export const COLUMN_ALIASES = {
     'syslogseverity',
   ],
   facility: ['facility', 'FACILITY', 'syslogfacility-text', 'SYSLOG_FACILITY', 'syslogfacility'],
-  src_ip: ['src_ip', 'source.ip', 'client_ip'],
-  src_port: ['src_port', 'source.port'],
-  dst_ip: ['dst_ip', 'destination.ip'],
-  dst_port: ['dst_port', 'destination.port'],
-  user: ['user', 'user.name'],
-  action: ['action'],
-  status: ['status'],
-  bytes: ['bytes'],
+  src_ip: ['src_ip', 'source.ip', 'client_ip', 'fields.src_ip'],
+  src_port: ['src_port', 'source.port', 'fields.src_port'],
+  dst_ip: ['dst_ip', 'destination.ip', 'fields.dst_ip'],
+  dst_port: ['dst_port', 'destination.port', 'fields.dst_port'],
+  user: ['user', 'user.name', 'fields.user'],
+  action: ['action', 'fields.action'],
+  status: ['status', 'fields.status'],
+  bytes: ['bytes', 'fields.bytes'],
   source: ['source'],
 } as const satisfies Record<string, readonly string[]>;
 
@@ -248,6 +250,8 @@ export interface NormaliseContext {
   intake: string | null;
   /** Makes the event id (a ULID); called once per accepted record. */
   newId: () => string;
+  /** Fields the intake adds (ParsedEntry.meta): stored unless the record has the key, never in `raw`. */
+  meta?: Readonly<Record<string, string>>;
 }
 
 export type NormaliseResult =
@@ -336,6 +340,11 @@ export function normaliseRecord(record: unknown, ctx: NormaliseContext): Normali
   };
 
   const added: string[] = [];
+  for (const [key, value] of Object.entries(ctx.meta ?? {})) {
+    if (leaves.has(key)) continue;
+    leaves.set(key, value);
+    added.push(key);
+  }
   const tag = leaves.get('syslogtag');
   if (event.app === null && typeof tag === 'string') {
     // rsyslog's layout without `programname`: app and pid come from the tag, which stays.

@@ -1,6 +1,6 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 
 /**
  * What the syslog and GELF listeners share: a UDP socket whose datagrams are queued and
@@ -97,6 +97,79 @@ export class UdpIntake {
   }
 }
 
+/** Bounds of a TCP intake (syslog, GELF). */
+export interface TcpIntakeLimits {
+  /** Connections open at once; more are closed as they come (default 1,000). */
+  maxConnections?: number;
+  /** A connection that sends nothing for this long is closed (ms; default 5 minutes). */
+  idleMs?: number;
+}
+
+export const DEFAULT_TCP_MAX_CONNECTIONS = 1000;
+export const DEFAULT_TCP_IDLE_MS = 5 * 60_000;
+
+/** What a TCP intake turned away, for /metrics. */
+export interface TcpIntakeCounts {
+  /** Connections closed as they came, over maxConnections. */
+  tcpConnectionsRefused: number;
+  /** Connections closed after idleMs without data. */
+  tcpIdleClosed: number;
+}
+
+/**
+ * The TCP server of a socket intake: at most `maxConnections` at once (the kernel hands
+ * over the rest, which are closed at once and counted), each closed after `idleMs`
+ * without data, and no socket or accept error ever unhandled: a reset connection is
+ * destroyed, an accept failure (out of file descriptors) is logged and the server keeps
+ * listening.
+ */
+export function tcpIntakeServer(
+  limits: TcpIntakeLimits,
+  log: { warn: (obj: object, msg: string) => void },
+  what: string,
+  onConnection: (socket: Socket) => void,
+): { server: Server; counts: TcpIntakeCounts; close(): Promise<void> } {
+  const counts: TcpIntakeCounts = { tcpConnectionsRefused: 0, tcpIdleClosed: 0 };
+  const idleMs = limits.idleMs ?? DEFAULT_TCP_IDLE_MS;
+  const open = new Set<Socket>();
+  const server = createServer((socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(idleMs, () => {
+      counts.tcpIdleClosed++;
+      socket.destroy();
+    });
+    onConnection(socket);
+  });
+  server.maxConnections = limits.maxConnections ?? DEFAULT_TCP_MAX_CONNECTIONS;
+  let warned = false;
+  server.on('drop', () => {
+    counts.tcpConnectionsRefused++;
+    if (!warned) {
+      warned = true;
+      log.warn(
+        { maxConnections: server.maxConnections },
+        `${what} TCP connections over the limit closed (counted in /metrics)`,
+      );
+    }
+  });
+  // Once listening, an error is an accept that failed (EMFILE): the server goes on.
+  server.once('listening', () =>
+    server.on('error', (err) => log.warn({ err: err.message }, `${what} TCP accept failed`)),
+  );
+  return {
+    server,
+    counts,
+    // Open connections are cut: a sender reconnects and resends what was not acknowledged.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of open) socket.destroy();
+      }),
+  };
+}
+
 /**
  * Binds a TCP server and a UDP socket to one port: TCP first, then UDP on the port TCP
  * got (so port 0 gives both the same free port). On failure nothing is left half-open.
@@ -110,7 +183,10 @@ export async function listenOnOnePort(
   try {
     await new Promise<void>((resolve, reject) => {
       tcp.once('error', reject);
-      tcp.listen(port, host, () => resolve());
+      tcp.listen(port, host, () => {
+        tcp.off('error', reject);
+        resolve();
+      });
     });
     const bound = (tcp.address() as { port: number }).port;
     await new Promise<void>((resolve, reject) => {

@@ -1,10 +1,17 @@
-import { createServer, type Server } from 'node:net';
 import type { IngestService } from './ingest-service.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
 import { DEFAULT_MAX_SYSLOG_MESSAGE_BYTES, parseSyslog, SyslogFrameSplitter } from './parsers/syslog.js';
-import { DEFAULT_UDP_RECEIVE_BUFFER, listenOnOnePort, UdpIntake, udpSocketDrops } from './socket-intake.js';
+import {
+  DEFAULT_UDP_RECEIVE_BUFFER,
+  listenOnOnePort,
+  type TcpIntakeCounts,
+  type TcpIntakeLimits,
+  tcpIntakeServer,
+  UdpIntake,
+  udpSocketDrops,
+} from './socket-intake.js';
 
-export interface SyslogListenerOptions {
+export interface SyslogListenerOptions extends TcpIntakeLimits {
   host: string;
   /** One port for both UDP and TCP. */
   port: number;
@@ -17,7 +24,7 @@ export interface SyslogListenerOptions {
 }
 
 /** Counts since start, for /metrics. */
-export interface SyslogStats {
+export interface SyslogStats extends TcpIntakeCounts {
   /** Datagrams read from the UDP socket. */
   udpReceived: number;
   /** Datagrams the kernel dropped because the socket's receive buffer was full (/proc/net/udp). */
@@ -60,7 +67,11 @@ export async function startSyslogListener(
   const toEntries = (frames: Array<{ text: string; truncated: boolean }>): ParsedEntry[] =>
     frames.map((f, index) => ({ index, value: parseSyslog(f.text, { truncated: f.truncated }) }));
 
-  const tcp: Server = createServer((socket) => {
+  const {
+    server: tcp,
+    counts: tcpCounts,
+    close: closeTcp,
+  } = tcpIntakeServer(opts, opts.log, 'syslog', (socket) => {
     const splitter = new SyslogFrameSplitter();
     const source = `syslog:${socket.remoteAddress ?? 'tcp'}`;
     const send = (frames: ReturnType<SyslogFrameSplitter['push']>) => {
@@ -76,7 +87,6 @@ export async function startSyslogListener(
     };
     socket.on('data', (chunk) => send(splitter.push(chunk)));
     socket.on('end', () => send(splitter.end()));
-    socket.on('error', () => socket.destroy());
   });
 
   let warnedRefused = false;
@@ -106,6 +116,7 @@ export async function startSyslogListener(
       return udpRefused + udp.shed;
     },
     stats: () => ({
+      ...tcpCounts,
       udpReceived: udp.received,
       udpKernelDrops: udpSocketDrops(port),
       udpRefused: udpRefused + udp.shed,
@@ -114,7 +125,7 @@ export async function startSyslogListener(
     }),
     async close() {
       await udp.close();
-      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+      await closeTcp();
     },
   };
 }

@@ -1,7 +1,8 @@
 import type { WebSocket } from 'ws';
 import type { NormalisedEvent } from '../core/event.js';
 import type { Identity } from '../domain/auth/identity.js';
-import type { QueriesService } from '../domain/queries/queries-service.js';
+import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
+import { AppError, badRequest, notFound } from '../errors/errors.js';
 import type { EventLike } from '../query/filter/evaluate.js';
 import type { QueryJob, QueryRunner } from '../query/runner.js';
 import { isRelative } from '../query/time-range.js';
@@ -13,7 +14,7 @@ import {
   type Target,
   targetKey,
   targetOrNull,
-  updateMessage,
+  updateFrame,
 } from './protocol.js';
 import { ReevaluationScheduler } from './scheduler.js';
 import { type Client, SubscriptionRegistry, type Watch } from './subscriptions.js';
@@ -48,6 +49,10 @@ export interface LiveHubOptions {
   maxBufferedBytes: number;
   /** Largest accepted message from a client. */
   maxMessageBytes: number;
+  /** Largest update sent; a larger one ends its subscription with an `error`. */
+  maxUpdateBytes: number;
+  /** Where failures that end subscriptions are logged (the app's logger). */
+  log?: { error(obj: object, msg: string): void };
   /** Ping every this many ms; a client that missed one pong is dropped. */
   pingMs: number;
   /** Least time between two new-data re-evaluations of a watched Search (live tail). */
@@ -80,7 +85,7 @@ export interface LiveHubOptions {
  * subscribers, bounded send buffers, pings, and re-checks of who a connection is.
  */
 export class LiveHub {
-  private readonly counts = { messagesSent: 0, slowClientsClosed: 0 };
+  private readonly counts = { messagesSent: 0, slowClientsClosed: 0, updatesRefused: 0 };
   private readonly registry: SubscriptionRegistry;
   private readonly tails: TailMerge;
   private readonly scheduler: ReevaluationScheduler;
@@ -100,8 +105,10 @@ export class LiveHub {
     private readonly widgets: WidgetSource | null,
     private readonly opts: LiveHubOptions,
   ) {
-    // The last watch of a query gone: no more live re-evaluation or tail for it.
+    // The last watch of a query gone: no more live re-evaluation or tail for it, and it
+    // no longer counts as its owner's live query.
     this.registry = new SubscriptionRegistry((queryId) => {
+      runner.unpin(queryId);
       this.geoOf.delete(queryId);
       this.scheduler.forget(queryId);
       this.tails.drop(queryId);
@@ -188,7 +195,7 @@ export class LiveHub {
         case 'unsubscribe': {
           const target = parseTarget(params);
           const key = targetKey(target);
-          if (!client.watches.some((w) => w.key === key)) throw new Error('Not subscribed to that target.');
+          if (!client.watches.some((w) => w.key === key)) throw badRequest('Not subscribed to that target.');
           this.registry.unsubscribe(client, key);
           this.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
           return;
@@ -208,9 +215,17 @@ export class LiveHub {
     } catch (err) {
       // A refused (un)subscription names its target, so a client with several knows which.
       const target = command === 'subscribe' || command === 'unsubscribe' ? targetOrNull(params) : null;
-      if (target) this.reply(client, 'error', { detail: (err as Error).message, command, target });
-      else this.error(client, (err as Error).message, command);
+      const detail = this.detailOf(err, 'The command failed because of an internal error.');
+      if (target) this.reply(client, 'error', { detail, command, target });
+      else this.error(client, detail, command);
     }
+  }
+
+  /** What a client is told of a failure: an AppError's message; anything else is logged, not shown. */
+  private detailOf(err: unknown, otherwise: string, context: object = {}): string {
+    if (err instanceof AppError) return err.message;
+    this.opts.log?.error({ err, ...context }, 'live command or update failed');
+    return otherwise;
   }
 
   private async subscribe(client: Client, target: Target): Promise<void> {
@@ -219,34 +234,63 @@ export class LiveHub {
       this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
       return;
     }
-    let watches: Watch[];
+    let resolved: Array<{ job: QueryJob; widgetId: number | null; refreshMs: number | null; geo: boolean }>;
     if ('query_id' in target) {
-      await this.queries.job(client.who, target.query_id);
-      watches = [{ key, target, widgetId: null, dashboardId: null, queryId: target.query_id }];
+      const job = await this.queries.job(client.who, target.query_id);
+      resolved = [{ job, widgetId: null, refreshMs: null, geo: false }];
     } else {
-      if (!this.widgets) throw new Error('Widget subscriptions are not available.');
-      const resolved = await this.widgets.resolve(client.who, target);
-      for (const r of resolved) {
-        if (r.refreshMs) this.scheduler.setRefresh(r.queryId, r.refreshMs);
-        if (r.geo) this.geoOf.add(r.queryId);
-      }
-      watches = resolved.map((r) => ({
-        key,
-        target,
-        widgetId: r.widgetId,
-        dashboardId: 'dashboard_id' in target ? target.dashboard_id : null,
-        queryId: r.queryId,
-      }));
+      if (!this.widgets) throw badRequest('Widget subscriptions are not available.');
+      resolved = (await this.widgets.resolve(client.who, target)).map((r) => {
+        const job = this.runner.peek(r.queryId);
+        if (!job) throw notFound("A widget's query ended while subscribing; subscribe again.");
+        return { ...r, job };
+      });
     }
+    // Gone while its queries were looked up: a watch now would never end (nor its pin).
+    if (!this.registry.clients.has(client)) return;
+    if (client.watches.some((w) => w.key === key)) {
+      this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
+      return;
+    }
+    // Admitted (queryLivePerUser, results memory) and watched in one synchronous step, so
+    // simultaneous subscriptions cannot all pass one check; all or none of a dashboard's.
+    const pinned: string[] = [];
+    try {
+      for (const r of resolved) if (this.runner.pin(r.job)) pinned.push(r.job.id);
+    } catch (err) {
+      for (const id of pinned) this.runner.unpin(id);
+      throw err;
+    }
+    for (const r of resolved) {
+      if (r.refreshMs) this.scheduler.setRefresh(r.job.id, r.refreshMs);
+      if (r.geo) this.geoOf.add(r.job.id);
+    }
+    const watches: Watch[] = resolved.map((r) => ({
+      key,
+      target,
+      widgetId: r.widgetId,
+      dashboardId: 'dashboard_id' in target ? target.dashboard_id : null,
+      queryId: r.job.id,
+    }));
     this.registry.watch(client, watches);
     this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
-    // The current state of each watched query, then whatever changes.
+    // The current state of each watched query, then whatever changes. One that cannot be
+    // made ends that watch only, with an `error` naming its target.
     for (const w of watches) {
-      const job = await this.queries.job(client.who, w.queryId);
-      this.send(
-        client,
-        updateMessage(w, await this.queries.represent(this.tails.withTail(job), this.present(w.queryId))),
-      );
+      try {
+        const job = await this.queries.job(client.who, w.queryId);
+        const text = this.encodeUpdate(
+          w,
+          await this.queries.represent(this.tails.withTail(job), this.present(w.queryId)),
+        );
+        if (typeof text === 'string') this.endWatch(client, w, text);
+        else this.send(client, text);
+      } catch (err) {
+        const detail = this.detailOf(err, 'Its update could not be made; subscribe again to retry.', {
+          queryId: w.queryId,
+        });
+        this.endWatch(client, w, detail);
+      }
     }
   }
 
@@ -346,30 +390,76 @@ export class LiveHub {
     }
   }
 
-  /** A query changed: one representation, one message text per (widget, dashboard). */
+  /**
+   * A query changed: one representation, one message text per (widget, dashboard). Never
+   * rejects: it runs from the runner's change listener and the tail timer, where a
+   * rejection would end the process. What fails ends the subscriptions of that query only.
+   */
   private async publish(job: QueryJob): Promise<void> {
+    try {
+      await this.publishUpdates(job);
+    } catch (err) {
+      const detail = this.detailOf(err, 'Its update could not be made; subscribe again to retry.', {
+        queryId: job.id,
+      });
+      for (const { client, watch } of this.registry.watchersOf(job.id)) this.endWatch(client, watch, detail);
+    }
+  }
+
+  private async publishUpdates(job: QueryJob): Promise<void> {
     const watchers = this.registry.watchersOf(job.id);
     if (!watchers.length) return;
     const data = await this.queries.represent(this.tails.withTail(job), this.present(job.id));
-    const texts = new Map<string, Buffer>();
+    const texts = new Map<string, Buffer | string>();
     const removed = this.runner.peek(job.id) === undefined;
     for (const { client, watch } of watchers) {
       const k = `${watch.widgetId}:${watch.dashboardId}`;
       let text = texts.get(k);
       if (text === undefined) {
-        text = Buffer.from(updateMessage(watch, data));
+        text = this.encodeUpdate(watch, data);
         texts.set(k, text);
       }
-      this.send(client, text);
-      if (removed) {
-        client.watches = client.watches.filter((w) => w !== watch);
-        this.registry.unwatch(client, watch);
-        this.reply(client, 'unsubscribed', {
-          target: watch.target,
-          subscriptions: this.registry.targets(client),
-        });
+      if (typeof text === 'string') {
+        this.endWatch(client, watch, text);
+        continue;
       }
+      this.send(client, text);
+      if (removed) this.endWatch(client, watch, null);
     }
+  }
+
+  /**
+   * The update's frame, or why it cannot be sent: larger than `maxUpdateBytes` (a Search
+   * page of large events can be hundreds of megabytes, past what a browser or V8's
+   * longest string takes; it is not written past the limit).
+   */
+  private encodeUpdate(watch: Watch, data: GenericQuery): Buffer | string {
+    return (
+      updateFrame(watch, data, this.opts.maxUpdateBytes) ??
+      `Its update is more than the ${this.opts.maxUpdateBytes} bytes an update may be: ask for fewer or smaller results (page_size, fields).`
+    );
+  }
+
+  /**
+   * Ends one subscription: with an `error` naming why (`detail`), or silently when its
+   * query is gone; then `unsubscribed`, as when the client asks.
+   */
+  private endWatch(client: Client, watch: Watch, detail: string | null) {
+    if (!client.watches.includes(watch)) return;
+    client.watches = client.watches.filter((w) => w !== watch);
+    this.registry.unwatch(client, watch);
+    if (detail !== null) {
+      this.counts.updatesRefused++;
+      this.reply(client, 'error', {
+        detail: `Subscription ended. ${detail}`,
+        command: 'subscribe',
+        target: watch.target,
+      });
+    }
+    this.reply(client, 'unsubscribed', {
+      target: watch.target,
+      subscriptions: this.registry.targets(client),
+    });
   }
 
   /** Read-time options of a watched query's updates. */

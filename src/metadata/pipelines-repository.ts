@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { OrderTerm, Page, PageRequest } from '../core/list.js';
+import { own } from '../core/own.js';
 import { paginate } from './paginate.js';
 import type { Database, NewPipelineRow, PipelineRow, PipelineUpdate } from './schema.js';
 
 const COLUMNS: Record<string, string> = { order: 'run_order', owner: 'owner_id' };
-const columnOf = (term: OrderTerm): OrderTerm => ({ ...term, field: COLUMNS[term.field] ?? term.field });
+const columnOf = (term: OrderTerm): OrderTerm => ({ ...term, field: own(COLUMNS, term.field) ?? term.field });
 
 export class PipelinesRepository {
   constructor(private readonly db: Kysely<Database>) {}

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { OrderTerm, PageRequest } from '../core/list.js';
+import { own } from '../core/own.js';
 import { paginate } from './paginate.js';
 import type { Database, NewTaskRow, TaskRow, TaskUpdate } from './schema.js';
 
@@ -78,7 +79,7 @@ export class TasksRepository {
     if (filter.unassigned !== undefined) {
       q = q.where('assigned_to', filter.unassigned ? 'is' : 'is not', null);
     }
-    const ordering = page.ordering.flatMap((t) => ORDER_KEYS[t.field]?.(t.desc) ?? [t]);
+    const ordering = page.ordering.flatMap((t) => own(ORDER_KEYS, t.field)?.(t.desc) ?? [t]);
     return paginate(q, { ...page, ordering });
   }
 

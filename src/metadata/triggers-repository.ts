@@ -44,6 +44,15 @@ export class TriggersRepository {
     return paginate(q, { ...page, ordering: page.ordering.map(columnOf) });
   }
 
+  async countOwnedBy(ownerId: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('triggers')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', ownerId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   enabled(): Promise<TriggerRow[]> {
     return this.db.selectFrom('triggers').selectAll().where('enabled', '=', 1).orderBy('id').execute();
   }

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { own } from '../core/own.js';
 import { fieldError } from '../errors/errors.js';
 import type { TimeWindow } from '../event-store/query-plan.js';
 
@@ -79,7 +80,7 @@ export function resolveTimeRange(r: TimeRangeParam, baseMs: number): TimeWindow 
   const startOfDay = Math.floor(baseMs / 86_400_000) * 86_400_000;
   if (preset === 'today') return { fromMs: startOfDay, toMs: baseMs + 1 };
   if (preset === 'yesterday') return { fromMs: startOfDay - 86_400_000, toMs: startOfDay };
-  let span = NAMED[preset];
+  let span = own(NAMED, preset);
   if (span === undefined) {
     const m = /^last_([1-9][0-9]{0,6})_(minutes|hours|days)$/.exec(preset);
     if (m) span = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];

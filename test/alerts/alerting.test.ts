@@ -113,7 +113,8 @@ describe('alerting', () => {
     expect(made.statusCode).toBe(201);
     expect(made.json()).toMatchObject({
       type: 'webhook',
-      config: { url: 'http://127.0.0.1:9/x', headers: { 'X-Team': 'ops' }, secret: '********' },
+      // Header values carry credentials (`Authorization`): write-only like the secret.
+      config: { url: 'http://127.0.0.1:9/x', headers: { 'X-Team': '********' }, secret: '********' },
     });
     const id = made.json().id;
     // Sending the mask back keeps the secret; the read shows the mask again.
@@ -127,6 +128,45 @@ describe('alerting', () => {
     });
     expect(renamed.statusCode, renamed.body).toBe(200);
     expect(renamed.json().config.secret).toBe('********');
+    const storedConfig = async (channelId: number) =>
+      JSON.parse(
+        (
+          await t.rt.meta.db
+            .selectFrom('channels')
+            .select('config')
+            .where('id', '=', channelId)
+            .executeTakeFirstOrThrow()
+        ).config,
+      );
+    expect(await storedConfig(id)).toEqual({
+      url: 'http://127.0.0.1:9/x',
+      headers: { 'X-Team': 'ops' },
+      secret: 's3cret',
+    });
+    // A masked value with no stored one behind it is refused, not stored as the mask.
+    const unknownMask = await call('PATCH', `/api/channels/${id}`, {
+      config: { url: 'http://127.0.0.1:9/x', headers: { 'X-New': '********' } },
+    });
+    expect(unknownMask.statusCode).toBe(400);
+    expect(unknownMask.json().errors).toHaveProperty(['config.headers.X-New']);
+
+    // A Slack URL is the credential: only its origin is shown, and the shown form keeps it.
+    const slackUrl = 'https://hooks.slack.com/services/T0000/B0000/abcdefghijklmnop';
+    const slack = await call('POST', '/api/channels', {
+      name: 'slack',
+      type: 'slack',
+      config: { url: slackUrl },
+    });
+    expect(slack.json().config).toEqual({ url: 'https://hooks.slack.com/********' });
+    const kept = await call('PATCH', `/api/channels/${slack.json().id}`, {
+      name: 'slack 2',
+      config: slack.json().config,
+    });
+    expect(kept.statusCode, kept.body).toBe(200);
+    expect(await storedConfig(slack.json().id)).toEqual({ url: slackUrl });
+    expect(JSON.stringify((await call('GET', '/api/channels?show_all=true')).json())).not.toContain(
+      'abcdefghijklmnop',
+    );
 
     const bad = await call('POST', '/api/channels', {
       name: 'x',
@@ -241,6 +281,36 @@ describe('alerting', () => {
     await r.close();
   });
 
+  it('counts every match as one group without group_by, and keeps samples short', async () => {
+    // Issue 29: `group_by` was required; API.md §14 makes it optional (one count).
+    const r = await receiver();
+    const channel = (
+      await call('POST', '/api/channels', { name: 'one', type: 'webhook', config: { url: r.url } })
+    ).json();
+    const made = await call('POST', '/api/triggers', {
+      name: 'Any host',
+      query: 'onecountword',
+      condition: { type: 'threshold', window_seconds: 60, op: 'gt', value: 2 },
+      notify: [channel.id],
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(made.json().condition).toMatchObject({ type: 'threshold', group_by: [] });
+    await ingest([
+      { host: 'a', message: 'onecountword 1' },
+      { host: 'b', message: 'onecountword 2' },
+      // A 64 KB message: its sample keeps 1,000 characters.
+      { host: 'c', message: `onecountword 3 ${'z'.repeat(64_000)}` },
+    ]);
+    const hit = await until('the webhook', () => r.got[0]);
+    const payload = JSON.parse(hit.body);
+    expect(payload).toMatchObject({ kind: 'fire', group: {}, count: 3 });
+    expect(payload.samples).toHaveLength(3);
+    const long = payload.samples.find((s: { message: string }) => s.message.startsWith('onecountword 3'));
+    expect(long.message).toHaveLength(1001);
+    expect(long.message.endsWith('…')).toBe(true);
+    await r.close();
+  });
+
   it('retries a receiver that fails first, with the error in the list', async () => {
     let calls = 0;
     const r = await receiver(() => (++calls === 1 ? 503 : 200));
@@ -261,7 +331,8 @@ describe('alerting', () => {
       return d?.status === status && d.attempts > 0 ? d : undefined;
     };
     const failed = await until('the failure recorded', () => delivery('pending'));
-    expect(failed).toMatchObject({ attempts: 1, last_error: 'HTTP 503: not now' });
+    // The receiver's answer is never repeated (a channel must not read internal pages).
+    expect(failed).toMatchObject({ attempts: 1, last_error: 'HTTP 503' });
     expect(Date.parse(failed.next_attempt_at) - Date.parse(failed.created_at)).toBeLessThanOrEqual(5000);
     // The first retry comes within 5 s.
     await until('the retry', () => r.got[1], 7000);

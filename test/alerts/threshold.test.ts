@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   holds,
+  MAX_GROUPS,
   type ThresholdCondition,
   type ThresholdOp,
   ThresholdWindows,
@@ -212,5 +213,18 @@ describe('threshold windows', () => {
     expect(w.evaluate(70_500)).toMatchObject([{ kind: 'fire', group: '["web1"]', count: 0 }]);
     w.add('["web1"]', 71_000);
     expect(w.evaluate(71_000)).toMatchObject([{ kind: 'recover', count: 1 }]);
+  });
+});
+
+describe('bounds', () => {
+  it('keeps windows for at most MAX_GROUPS groups of a trigger and counts the ones turned away', () => {
+    const w = new ThresholdWindows(
+      { type: 'threshold', window_seconds: 60, op: 'gt', value: 5, group_by: ['host'] },
+      0,
+    );
+    for (let i = 0; i < MAX_GROUPS + 25; i++)
+      w.add(JSON.stringify([`h${i}`]), 1000, { ev_id: `e${i}`, ts: 1, message: 'm' });
+    expect(w.size).toBe(MAX_GROUPS);
+    expect(w.refusedGroups).toBe(25);
   });
 });

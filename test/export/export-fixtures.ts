@@ -225,21 +225,29 @@ export const fieldsText = (i: number) =>
   JSON.stringify({ n: i, tags: ['a', 'b'], nested: { ok: i % 2 === 0 } });
 
 /** A PDF's page count, its text per page (items joined by newlines) and how many images each page paints. */
-export async function readPdf(buf: Buffer): Promise<{ pages: number; texts: string[]; images: number[] }> {
+/**
+ * A pdf's pages: the text of each, the images (XObjects) it paints, and its clips (each
+ * vector chart is drawn inside one, svg-to-pdf.ts).
+ */
+export async function readPdf(
+  buf: Buffer,
+): Promise<{ pages: number; texts: string[]; images: number[]; clips: number[] }> {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   const pdf = await pdfjs.getDocument({ data: new Uint8Array(buf), verbosity: 0, isEvalSupported: false })
     .promise;
   const texts: string[] = [];
   const images: number[] = [];
+  const clips: number[] = [];
   for (let p = 1; p <= pdf.numPages; p++) {
     const page = await pdf.getPage(p);
     const content = await page.getTextContent();
     texts.push(content.items.map((item) => ('str' in item ? item.str : '')).join('\n'));
     const ops = await page.getOperatorList();
     images.push(ops.fnArray.filter((op) => op === pdfjs.OPS.paintImageXObject).length);
+    clips.push(ops.fnArray.filter((op) => op === pdfjs.OPS.clip).length);
   }
   await pdf.destroy();
-  return { pages: pdf.numPages, texts, images };
+  return { pages: pdf.numPages, texts, images, clips };
 }
 
 /** A workbook read back with exceljs's own reader. */

@@ -233,7 +233,7 @@ describe('xlsx reports', () => {
     expect(width(2)).toBeGreaterThanOrEqual(8);
     expect(width(2)).toBeLessThan(14);
     expect(width(3)).toBeGreaterThan(50);
-    expect(width(3)).toBeLessThanOrEqual(60);
+    expect(width(3)).toBeLessThanOrEqual(80);
     expect(width(4)).toBeLessThan(12);
   });
 

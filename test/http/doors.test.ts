@@ -128,20 +128,25 @@ describe(`closed doors on ${BACKEND}`, () => {
       }
     });
 
-    it('lets a correct password for an unthrottled username through an address with many failures', async () => {
+    it('refuses every attempt from an address over its limit before any password work, whatever the username', async () => {
+      // Issue 29: each attempt cost a 120 ms password hash and distinct usernames were never
+      // throttled; an address over its limit is now refused first.
       await t.user('erin');
-      const office = '10.5.0.1';
-      // Failures of several usernames from one address (one proxy), none over its own limit.
-      for (const name of ['x1', 'x2', 'x3']) {
-        for (let i = 0; i < 2; i++) await login(name, 'wrong', office);
+      const flood = '10.5.0.1';
+      // Five failures (the address limit here), none of them over a username's limit.
+      for (const name of ['x1', 'x1', 'x2', 'x2', 'x3'])
+        expect((await login(name, 'wrong', flood)).statusCode).toBe(401);
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        const res = await login(`spray${i}`, 'wrong', flood);
+        expect(res.statusCode).toBe(429);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+        // No password hash behind it (one takes about 120 ms).
+        expect(performance.now() - started).toBeLessThan(60);
       }
-      // Over the address limit: its failures answer 429 ...
-      const failed = await login('x4', 'wrong', office);
-      expect(failed.statusCode).toBe(429);
-      expect(Number(failed.headers['retry-after'])).toBeGreaterThan(0);
-      // ... but a colleague with the right password gets in.
-      expect((await login('erin', 'erin-password', office)).statusCode).toBe(200);
-      // Another address is untouched.
+      expect((await login('erin', 'erin-password', flood)).statusCode).toBe(429);
+      // Another address is untouched: a correct password works, a wrong one is a 401.
+      expect((await login('erin', 'erin-password', '10.5.0.2')).statusCode).toBe(200);
       expect((await login('x4', 'wrong', '10.5.0.2')).statusCode).toBe(401);
     });
   });
@@ -214,8 +219,8 @@ describe(`closed doors on ${BACKEND}`, () => {
   });
 });
 
-describe('the websocket token never reaches the log', () => {
-  it('logs the upgrade URL with token=<redacted>', async () => {
+describe('no token secret reaches the log', () => {
+  it('logs the upgrade URL with token=<redacted>, and a token in a path with its secret redacted', async () => {
     const t = await createTestApp();
     const lines: string[] = [];
     const stream = new Writable({
@@ -242,7 +247,34 @@ describe('the websocket token never reaches the log', () => {
       const bad = await app.inject({ method: 'GET', url: `/api/users/me?token=${t.adminToken}` });
       expect(bad.statusCode).toBe(401);
       await new Promise((r) => setTimeout(r, 100));
+      // A token's secret in a path: the UI's sign-out, and the journal uploader's URL.
+      const doomed = await t.rt.services.tokens.create(1, { token_type: 'USER', name: 'signed out' });
+      const ingest = await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'journal' });
+      const got = await app.inject({
+        method: 'GET',
+        url: `/api/authtokens/${doomed.secret_key}`,
+        headers: { authorization: `token ${t.adminToken}` },
+      });
+      expect(got.statusCode).toBe(200);
+      const gone = await app.inject({
+        method: 'DELETE',
+        url: `/api/authtokens/${doomed.secret_key}`,
+        headers: { authorization: `token ${t.adminToken}` },
+      });
+      expect(gone.statusCode).toBe(204);
+      const upload = await app.inject({
+        method: 'POST',
+        url: `/api/ingest/journald/${ingest.secret_key}/upload`,
+        headers: { 'content-type': 'application/vnd.fdo.journal' },
+        payload: 'MESSAGE=redaction check\n\n',
+      });
+      expect(upload.statusCode).toBe(202);
+      await new Promise((r) => setTimeout(r, 100));
       const log = lines.join('');
+      for (const secret of [doomed.secret_key, ingest.secret_key]) {
+        expect(log).not.toContain(secret.split('_')[1]);
+        expect(log).toContain(`${secret.split('_')[0]}_<redacted>`);
+      }
       expect(log).toContain('/ws/live-updates?x=1&token=<redacted>');
       expect(log).toContain('/api/users/me?token=<redacted>');
       expect(log).not.toContain(t.adminToken);
@@ -278,5 +310,44 @@ describe('files are private', () => {
       await rt.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe(`issue 29: requests that stalled or broke the server, answered with a 400 on ${BACKEND}`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('a preset named like a property of every object (__proto__, constructor) is an unknown preset', async () => {
+    for (const preset of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const res = await t.as(t.adminToken, { method: 'GET', url: `/api/fields?preset=${preset}` });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().detail).toContain(`Unknown preset "${preset}"`);
+    }
+  });
+
+  it('a 20,000-element permissions list is refused at once, not validated item by item for seconds', async () => {
+    const started = performance.now();
+    const res = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/users',
+      payload: { username: 'huge', password: 'long enough', permissions: Array(20_000).fill('manage_users') },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toHaveProperty(['permissions']);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('a form field named __proto__ is named in the 400, not a 500 from the error handler', async () => {
+    const res = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/authtokens',
+      payload: '__proto__=x&name=y',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(Object.keys(res.json().errors)).toContain('__proto__');
   });
 });

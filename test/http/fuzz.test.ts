@@ -1,6 +1,9 @@
+import { gzipSync } from 'node:zlib';
 import type { ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
+import protobuf from 'protobufjs';
+import { compressSync } from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -53,6 +56,10 @@ const badScalar = fc.oneof(
     "' OR 1=1 --",
     '"; DROP TABLE events; --',
     '(?<n>a)',
+    // Keys a plain object answers from its prototype (`?preset=__proto__` was a 500).
+    '__proto__',
+    'constructor',
+    'toString',
     '\u0000',
     '\ud800',
     'x'.repeat(5000),
@@ -136,11 +143,24 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
         { weight: 4, arbitrary: fc.constant('props') },
         { weight: 2, arbitrary: fc.constant('json') },
         { weight: 1, arbitrary: fc.constant('deep') },
+        { weight: 1, arbitrary: fc.constant('huge') },
+        { weight: 1, arbitrary: fc.constant('proto') },
         { weight: 1, arbitrary: fc.constant('garbage') },
       ),
       bodyValues: fc.array(badJson, { minLength: 12, maxLength: 12 }),
       encoding: fc.constantFrom('json', 'form', 'multipart', 'multipart-broken', 'text'),
     });
+    // A timer that should fire every 10 ms: how late it fires while a request is under way
+    // is how long that request held the event loop.
+    const STALL_MS = 250;
+    let inFlight = false;
+    let stalledMs = 0;
+    let tick = performance.now();
+    const watch = setInterval(() => {
+      const now = performance.now();
+      if (inFlight) stalledMs = Math.max(stalledMs, now - tick - 10);
+      tick = now;
+    }, 10);
     const seen = new Set<string>();
     // Every distinct failure (operation, encoding, status, reason), not just the first.
     const failures = new Map<string, string>();
@@ -174,7 +194,18 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
             body = Object.fromEntries(op.bodyProps.map((p, k) => [p, r.bodyValues[k % 12]]));
           } else if (r.body === 'json') body = r.bodyValues[0];
           else if (r.body === 'deep') body = { [op.bodyProps[0] ?? 'a']: deepJson(200) };
-          else body = undefined;
+          // 20,000 items in every property: a 20,000-element `permissions` took 10 s to validate.
+          else if (r.body === 'huge')
+            body = Object.fromEntries(
+              op.bodyProps.map((p, k) => [p, Array.from({ length: 20_000 }, () => k % 2)]),
+            );
+          else if (r.body === 'proto') {
+            const o = JSON.parse(
+              '{"__proto__": {"is_admin": true, "preset": "__proto__"}, "constructor": {"prototype": {}}}',
+            ) as Json;
+            for (const prop of op.bodyProps) o[prop] = '__proto__';
+            body = o;
+          } else body = undefined;
           switch (r.encoding) {
             case 'json':
               contentType = 'application/json';
@@ -213,13 +244,26 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
           }
         }
         const target = qs.size > 0 ? `${url}?${qs}` : url;
+        const started = performance.now();
+        inFlight = true;
         const res = await t.as(token, {
           method: op.method as 'GET',
           url: target,
           ...(payload !== undefined ? { payload } : {}),
           ...(contentType ? { headers: { 'content-type': contentType } } : {}),
         });
+        inFlight = false;
         const where = `${op.method} ${target.slice(0, 200)} (${contentType ?? 'no body'}) → ${res.statusCode} ${res.body.slice(0, 300)}`;
+        // The event loop watched: no request may hold it (so /api/health) past 250 ms.
+        if (stalledMs > STALL_MS) {
+          fail(
+            `${op.method} ${op.path} ${r.body} stalled`,
+            `${where}\n  held the event loop ${stalledMs.toFixed(0)} ms`,
+          );
+        }
+        stalledMs = 0;
+        if (performance.now() - started > 5000)
+          fail(`${op.method} ${op.path} slow`, `${where}\n  took over 5 s`);
         const key = `${op.method} ${op.path} ${contentType?.split(';')[0] ?? ''} ${res.statusCode}`;
         seen.add(`${op.method} ${op.path}`);
         if (res.statusCode >= 500) return fail(`${key} 5xx`, where);
@@ -254,6 +298,51 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
       }),
       { numRuns: RUNS, seed: SEED },
     );
+    // Bodies no generator above makes: compressed ones that inflate far and are corrupt
+    // after, and protobufs of millions of empty records, on every intake that takes them.
+    const bomb = Buffer.concat([
+      gzipSync(Buffer.alloc(8 * 1024 * 1024, 0x20)).subarray(0, -8),
+      Buffer.alloc(64, 0xff),
+    ]);
+    const field = (id: number, body: Uint8Array) =>
+      protobuf.Writer.create()
+        .uint32((id << 3) | 2)
+        .bytes(body)
+        .finish();
+    const empties = Buffer.alloc(2 * 2_000_000).fill(Buffer.from([0x12, 0]));
+    const otlp = gzipSync(field(1, field(2, empties)));
+    const loki = compressSync(
+      Buffer.from(field(1, Buffer.concat([field(1, Buffer.from('{a="b"}')), empties]))),
+    );
+    const hostile: Array<[string, string, Record<string, string>, Buffer]> = [
+      ...['/api/ingest', '/api/ingest/es/_bulk', '/api/ingest/gelf', '/loki/api/v1/push', '/v1/logs'].map(
+        (url) =>
+          [url, 'corrupt gzip', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, bomb] as [
+            string,
+            string,
+            Record<string, string>,
+            Buffer,
+          ],
+      ),
+      [
+        '/v1/logs',
+        'huge protobuf',
+        { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+        otlp,
+      ],
+      ['/loki/api/v1/push', 'huge protobuf', { 'content-type': 'application/x-protobuf' }, loki],
+    ];
+    for (const [url, what, headers, payload] of hostile) {
+      inFlight = true;
+      const res = await t.as(token, { method: 'POST', url, headers, payload });
+      inFlight = false;
+      const where = `POST ${url} (${what}) → ${res.statusCode} ${res.body.slice(0, 200)}`;
+      if (res.statusCode >= 500 || res.statusCode < 400) fail(`${url} ${what} status`, where);
+      if (stalledMs > STALL_MS)
+        fail(`${url} ${what} stalled`, `${where}\n  held the event loop ${stalledMs.toFixed(0)} ms`);
+      stalledMs = 0;
+    }
+    clearInterval(watch);
     expect([...failures.values()]).toEqual([]);
     // The runs reached (nearly) every operation.
     expect(seen.size).toBeGreaterThan(ops.length * 0.9);

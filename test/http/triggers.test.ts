@@ -348,3 +348,22 @@ describe(`trigger tasks without a window on ${BACKEND}`, () => {
     expect((await t.as(t.adminToken, { method: 'GET', url: '/api/tasks?title=each' })).json().count).toBe(2);
   });
 });
+
+describe(`triggers per user on ${BACKEND}`, () => {
+  it('refuses a trigger past triggersPerUser with 409, and another user is not counted', async () => {
+    const t = await createTestApp({ LOGSCOPE_TRIGGERS_PER_USER: '3' });
+    try {
+      const dan = await t.user('dan');
+      const make = (token: string, i: number) =>
+        t.as(token, { method: 'POST', url: '/api/triggers', payload: { name: `t${i}`, query: `word${i}` } });
+      for (let i = 0; i < 3; i++) expect((await make(dan.token, i)).statusCode).toBe(201);
+      const over = await make(dan.token, 3);
+      expect(over.statusCode).toBe(409);
+      expect(over.json()).toMatchObject({ code: 'limit_reached' });
+      expect(over.json().detail).toContain('triggersPerUser');
+      expect((await make(t.adminToken, 9)).statusCode).toBe(201);
+    } finally {
+      await t.close();
+    }
+  });
+});

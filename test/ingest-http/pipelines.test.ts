@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { storedEvents } from '../helpers/events.js';
 
 const LINES = readFileSync(new URL('../fixtures/loghub/OpenSSH_2k.log.txt', import.meta.url), 'utf8')
   .replace(/\r/g, '')
@@ -149,5 +150,42 @@ describe('POST /api/pipelines/simulate', () => {
     const keeper = await t.user('keeper', { permissions: ['manage_pipelines'] });
     expect((await simulate({ events: [{ message: 'x' }] }, plain.token)).statusCode).toBe(403);
     expect((await simulate({ events: [{ message: 'x' }] }, keeper.token)).statusCode).toBe(200);
+  });
+});
+
+describe('a json step keeps JSON types (API.md §10)', () => {
+  it('stores 7 as the number 7, true as true, a list as a list; raw stays the line as sent', async () => {
+    const t = await createTestApp({ LOGSCOPE_INGEST_BATCH_MS: '5' });
+    try {
+      const made = await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/pipelines',
+        payload: {
+          name: 'app json',
+          when: 'app:jsonapp',
+          steps: [{ json: { field: 'message', target: 'j' } }],
+        },
+      });
+      expect(made.statusCode, made.body).toBe(201);
+      const line = '{"attempts": 7, "ratio": 0.5, "ok": true, "tags": ["a", "b"], "who": "ann"}';
+      const ingest = await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/ingest',
+        payload: { app: 'jsonapp', message: line },
+      });
+      expect(ingest.json()).toMatchObject({ accepted: 1 });
+      const [stored] = await storedEvents(t, (e) => e.app === 'jsonapp');
+      const full = (await t.as(t.adminToken, { method: 'GET', url: `/api/events/${stored!.ev_id}` })).json();
+      expect(full).toMatchObject({
+        'j.attempts': 7,
+        'j.ratio': 0.5,
+        'j.ok': true,
+        'j.tags': ['a', 'b'],
+        'j.who': 'ann',
+      });
+      expect(full.raw).toEqual({ app: 'jsonapp', message: line });
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -60,6 +60,48 @@ describe(`query exports on ${BACKEND}`, () => {
     }
   });
 
+  it("sizes a Search's xlsx columns from their content: the message as wide as its text, within 80", async () => {
+    // Issue 29: with a Search's many columns sharing one print width, message came out 13 wide.
+    const wide = `xlsx-width ${'long words of a message '.repeat(8)}`;
+    const records = [
+      {
+        host: 'h1',
+        app: 'a',
+        message: 'xlsx-width short',
+        src_ip: '10.0.0.1',
+        user: 'u',
+        status: 200,
+        'http.method': 'GET',
+      },
+      { host: 'h2', app: 'a', message: wide, src_ip: '10.0.0.2', user: 'u', status: 500, 'url.path': '/x' },
+    ];
+    await t.as(t.adminToken, { method: 'POST', url: '/api/ingest', payload: records });
+    const q = (
+      await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/query',
+        payload: {
+          type: 'Search',
+          params: { time_range: { preset: 'last_hour' }, query: 'message:"xlsx-width"' },
+        },
+      })
+    ).json();
+    const res = await download(`/api/query/${q.query_id}/export?ftype=xlsx`);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.load(res.rawPayload as unknown as ArrayBuffer);
+    const ws = wb.worksheets[0]!;
+    let messageColumn = 0;
+    ws.eachRow((row) =>
+      row.eachCell((cell, c) => {
+        if (cell.value === 'message') messageColumn = c;
+      }),
+    );
+    expect(messageColumn).toBeGreaterThan(0);
+    const width = ws.getColumn(messageColumn).width ?? 0;
+    expect(width).toBeGreaterThanOrEqual(Math.min(80, wide.length));
+    expect(width).toBeLessThanOrEqual(80);
+  });
+
   it('exports json, docx and pdf', async () => {
     const json = (await download(`/api/query/${topnId}/export`)).json();
     expect(JSON.stringify(json)).toContain('web-2');

@@ -126,6 +126,21 @@ describe(`queries on ${BACKEND}`, () => {
     expect(auto.results.buckets.length).toBeGreaterThanOrEqual(1440);
   });
 
+  it('caps Timeline buckets over a range of centuries: auto coarsens, a too fine interval is a 400', async () => {
+    // Issue 29: `auto` fell back to 1d and built 3.65 M buckets (108 MB, seconds) per read.
+    const centuries = { ts_from: -5_000_000_000, ts_to: 250_000_000_000 };
+    const started = performance.now();
+    const res = await post({ type: 'Timeline', params: { time_range: centuries } });
+    expect(res.statusCode, res.body).toBe(200);
+    const auto = res.json();
+    expect(auto.results.buckets.length).toBeLessThanOrEqual(1441);
+    expect(auto.results.interval).toMatch(/^\d+d$/);
+    expect(performance.now() - started).toBeLessThan(2000);
+    const fine = await post({ type: 'Timeline', params: { time_range: centuries, interval: '1d' } });
+    expect(fine.statusCode).toBe(400);
+    expect(fine.json().errors).toHaveProperty(['params.interval']);
+  });
+
   it('validates without storing', async () => {
     const res = await post({ type: 'TopN', params: { field: 'host' } }, '?validate_only=true');
     expect(res.json()).toEqual({

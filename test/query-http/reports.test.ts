@@ -66,7 +66,11 @@ describe(`reports on ${BACKEND}`, () => {
         expect(Object.keys(zip.files).some((f) => f.startsWith('word/media/'))).toBe(true);
       } else {
         expect(file.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
-        expect(file.rawPayload.toString('latin1')).toContain('/Subtype /Image');
+        // Drawn as vector graphics with its labels as text, not an image.
+        const { images, clips, texts } = await readPdf(file.rawPayload);
+        expect(images.reduce((a, b) => a + b, 0)).toBe(0);
+        expect(clips.reduce((a, b) => a + b, 0)).toBe(1);
+        expect(texts.join('\n')).toMatch(/events per/);
       }
     }
   });
@@ -188,12 +192,13 @@ describe(`reports on ${BACKEND}`, () => {
       );
     const reportFiles = () => storedReportFiles(t);
 
-    it('pdf: one embedded chart image per charted aggregation, searches and the rest as tables', async () => {
-      const { pages, texts, images } = await readPdf(await fileOf('pdf'));
+    it('pdf: one vector chart per charted aggregation, searches and the rest as tables', async () => {
+      const { pages, texts, images, clips } = await readPdf(await fileOf('pdf'));
       expect(pages).toBeGreaterThanOrEqual(1);
-      expect(images.reduce((a, b) => a + b, 0)).toBe(CHARTS.length);
-      // Each page that paints an image carries that chart's title.
-      for (const [p, n] of images.entries()) {
+      expect(images.reduce((a, b) => a + b, 0)).toBe(0);
+      expect(clips.reduce((a, b) => a + b, 0)).toBe(CHARTS.length);
+      // Each page that draws a chart carries that chart's title.
+      for (const [p, n] of clips.entries()) {
         if (n)
           expect(
             CHARTS.some((c) => texts[p]?.includes(c)),
@@ -210,7 +215,10 @@ describe(`reports on ${BACKEND}`, () => {
 
     it('docx: the charts under word/media, drawn in the body; the search as a table', async () => {
       const zip = await JSZip.loadAsync(await fileOf('docx'));
-      expect(Object.keys(zip.files).filter((f) => f.startsWith('word/media/'))).toHaveLength(CHARTS.length);
+      // Each chart as SVG (vector, real text) with its PNG fallback.
+      const media = Object.keys(zip.files).filter((f) => f.startsWith('word/media/'));
+      expect(media.filter((f) => f.endsWith('.svg'))).toHaveLength(CHARTS.length);
+      expect(media.filter((f) => f.endsWith('.png'))).toHaveLength(CHARTS.length);
       const xml = await zip.file('word/document.xml')!.async('string');
       expect(xml.match(/<w:drawing>/g)).toHaveLength(CHARTS.length);
       const paragraphs = docxParagraphs(xml);
@@ -340,10 +348,11 @@ describe(`reports of the built-in templates over demo data on ${BACKEND}`, () =>
       const r = (await t.as(t.adminToken, { method: 'GET', url: `/api/reports/${res.json().id}` })).json();
       expect(r.status, r.error).toBe('READY');
       const file = await t.as(t.adminToken, { method: 'GET', url: `/api/reports/${r.id}/file` });
-      const { pages, texts, images } = await readPdf(file.rawPayload);
+      const { pages, texts, images, clips } = await readPdf(file.rawPayload);
       expect(pages).toBeGreaterThanOrEqual(1);
       const charted = def.widgets.filter((w) => CHART_KINDS.includes(w.visualization.kind));
-      expect(images.reduce((a, b) => a + b, 0)).toBe(charted.length);
+      expect(images.reduce((a, b) => a + b, 0)).toBe(0);
+      expect(clips.reduce((a, b) => a + b, 0)).toBe(charted.length);
       const all = texts.join('\n');
       for (const w of def.widgets) expect(all).toContain(w.title);
       for (const cell of tops) expect(all).toContain(cell);

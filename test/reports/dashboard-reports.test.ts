@@ -87,7 +87,7 @@ describe(`dashboard reports of the built-in templates on ${BACKEND}`, () => {
     '%s as pdf: a few numbered pages, each widget titled once with its query, range and rows',
     async (template) => {
       const def = BUILTIN_TEMPLATES[template]!;
-      const { pages, texts, images } = await readPdf(await dashboard(template, 'pdf'));
+      const { pages, texts, images, clips } = await readPdf(await dashboard(template, 'pdf'));
       // A day of events made 30 to 120 pages before (every event of a Search, 1,440 rows a Timeline).
       expect(pages).toBeLessThanOrEqual(8);
       expect(pages).toBeLessThanOrEqual(REPORT_MAX_PAGES);
@@ -99,7 +99,9 @@ describe(`dashboard reports of the built-in templates on ${BACKEND}`, () => {
       const charted = def.widgets.filter((w) =>
         ['bar', 'line', 'area', 'pie'].includes(w.visualization.kind),
       );
-      expect(images.reduce((a, b) => a + b, 0)).toBe(charted.length);
+      // Each chart drawn as vector graphics (in a clip of its own), none as an image.
+      expect(images.reduce((a, b) => a + b, 0)).toBe(0);
+      expect(clips.reduce((a, b) => a + b, 0)).toBe(charted.length);
       const parts = segments(all, def.widgets);
       for (const w of def.widgets) {
         const part = parts.get(w.title) ?? '';
@@ -203,9 +205,21 @@ describe(`dashboard reports of the built-in templates on ${BACKEND}`, () => {
     const csv = (await report({ kind: 'query', query }, 'csv')).toString('utf8').trim().split('\r\n');
     // The header and a row per hour (25 when the day does not start on the hour).
     expect(csv.length).toBeGreaterThanOrEqual(25);
-    const { texts, images } = await readPdf(await report({ kind: 'query', query }, 'pdf'));
-    expect(images.reduce((a, b) => a + b, 0)).toBe(1);
+    const pdf = await report({ kind: 'query', query }, 'pdf');
+    const { texts, images } = await readPdf(pdf);
+    // The chart is vector graphics with real text (issue 29: it was a blurry PNG whose
+    // labels could be neither searched nor selected): no image, its axis labels as text.
+    expect(images.reduce((a, b) => a + b, 0)).toBe(0);
     const lines = texts.join('\n').split('\n');
+    expect(lines.some((l) => /^events per/.test(l))).toBe(true);
+    expect(lines.filter((l) => /^\d{2}:00$/.test(l)).length).toBeGreaterThanOrEqual(3);
+    // And as DOCX: an SVG part beside its PNG fallback, the labels in the SVG as text.
+    const docx = await JSZip.loadAsync(await report({ kind: 'query', query }, 'docx'));
+    const media = Object.keys(docx.files).filter((f) => f.startsWith('word/media/'));
+    const svgName = media.find((f) => f.endsWith('.svg'));
+    expect(svgName, media.join()).toBeDefined();
+    expect(media.some((f) => f.endsWith('.png'))).toBe(true);
+    expect(await docx.file(svgName!)!.async('string')).toMatch(/<text[^>]*>events per/);
     expect(lines).toContain('all events');
     expect(lines.filter((l) => TIME_CELL.test(l))).toHaveLength(1);
   });

@@ -80,13 +80,14 @@ describe(`a dashboard report with a map widget on ${BACKEND}`, () => {
     return (await t.as(t.adminToken, { method: 'GET', url: `/api/reports/${r.id}/file` })).rawPayload;
   }
 
-  it('pdf: one image, the map, with the countries in its table and the unplaced events in a note', async () => {
+  it('pdf: one vector map, with the countries in its table and the unplaced events in a note', async () => {
     const pdf = await report('pdf');
     mkdirSync(ARTIFACTS, { recursive: true });
     writeFileSync(path.join(ARTIFACTS, 'dashboard-map.pdf'), pdf);
-    const { texts, images } = await readPdf(pdf);
-    // The map widget's map; the host widget has no addresses to place, so no image.
-    expect(images.reduce((a, b) => a + b, 0)).toBe(1);
+    const { texts, images, clips } = await readPdf(pdf);
+    // The map widget's map, drawn as vector graphics; the host widget has no addresses to place, so no map.
+    expect(images.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(clips.reduce((a, b) => a + b, 0)).toBe(1);
     const all = texts.join('\n');
     const map = all.slice(all.indexOf('Sources by country'), all.indexOf('Hosts on a map'));
     const hosts = all.slice(all.indexOf('Hosts on a map'));
@@ -96,9 +97,9 @@ describe(`a dashboard report with a map widget on ${BACKEND}`, () => {
     expect(hosts).toContain('edge-0');
     expect(hosts.split('\n')).not.toContain('country');
     expect(hosts).toContain('No map: none of these values is an address GeoIP places');
-    // The image is on the map widget's page.
+    // The map is on the map widget's page.
     const page = texts.findIndex((p) => p.includes('Not placed: 4 events'));
-    expect(images[page]).toBe(1);
+    expect(clips[page]).toBe(1);
   });
 
   it('docx and xlsx: the map image once', async () => {

@@ -57,7 +57,7 @@ describe(`Elasticsearch clients → Logscope on ${BACKEND}`, () => {
     transport.on('error', (err) => errors.push(err));
     const logger = winston.createLogger({
       format: opts.format,
-      defaultMeta: { service: `winston-${name}`, host: 'winston-host' },
+      defaultMeta: { service: `winston-${name}`, host: 'winston-host', user: 'winston-user' },
       transports: [transport],
     });
     for (const l of lines) {
@@ -88,6 +88,8 @@ describe(`Elasticsearch clients → Logscope on ${BACKEND}`, () => {
       expect(errors).toEqual([]);
       const report = compareArrivals(lines, events, { from: 0, host: 'winston-host' });
       expect(report).toEqual(perfect(300));
+      // The transformer's `fields.user` is the user column too, searchable as `user`.
+      expect(new Set(events.map((e) => e.user))).toEqual(new Set(['winston-user']));
       for (const e of events.slice(0, 20)) {
         const line = lines.find((l) => l.message === e.message);
         expect(e.ts).toBeCloseTo(line?.ts ?? 0, 3);

@@ -59,7 +59,21 @@ interface Watched {
   samples: Sample[];
 }
 
-const sampleOf = (e: NormalisedEvent): Sample => ({ ev_id: e.ev_id, ts: e.ts / 1000, message: e.message });
+/**
+ * A sample as kept for a notification: its message cut to SAMPLE_MESSAGE_CHARS (a message
+ * may be 64 KB, kept ten times for each of up to MAX_GROUPS groups of each trigger).
+ */
+const sampleOf = (e: NormalisedEvent): Sample => ({
+  ev_id: e.ev_id,
+  ts: e.ts / 1000,
+  message:
+    e.message !== null && e.message.length > SAMPLE_MESSAGE_CHARS
+      ? `${e.message.slice(0, SAMPLE_MESSAGE_CHARS)}…`
+      : e.message,
+});
+
+/** Characters of a sample's message kept. */
+export const SAMPLE_MESSAGE_CHARS = 1000;
 
 /**
  * Evaluates the conditions of the enabled triggers that have one worth evaluating (a
@@ -215,7 +229,15 @@ export class AlertEngine {
   stats() {
     let groups = 0;
     for (const w of this.watched.values()) groups += w.windows?.size ?? 0;
-    return { watched: this.watched.size, groups, fired: this.fired, suppressed: this.suppressed };
+    let refusedGroups = 0;
+    for (const w of this.watched.values()) refusedGroups += w.windows?.refusedGroups ?? 0;
+    return {
+      watched: this.watched.size,
+      groups,
+      refusedGroups,
+      fired: this.fired,
+      suppressed: this.suppressed,
+    };
   }
 
   private notifyMatches(w: Watched, at: number): void {

@@ -70,9 +70,13 @@ export function checkConfig(type: ChannelType, body: object, stored?: ChannelCon
     } catch {
       parsed = undefined;
     }
+    const storedUrl = (stored as { url?: string } | undefined)?.url;
+    // A Slack URL is shown masked: sent back as shown, it keeps the stored one.
+    const keptUrl = type === 'slack' && storedUrl && url === maskedUrl(storedUrl) ? storedUrl : undefined;
+    if (keptUrl) parsed = new URL(keptUrl);
     if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password)
       fail('url', 'An http:// or https:// URL (without user:password; use headers).');
-    out = { url: String(url) };
+    out = { url: keptUrl ?? String(url) };
     if (type === 'webhook') {
       const headers = raw.headers ?? {};
       if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
@@ -80,14 +84,20 @@ export function checkConfig(type: ChannelType, body: object, stored?: ChannelCon
       else {
         const entries = Object.entries(headers as Record<string, unknown>);
         if (entries.length > 20) fail('headers', 'At most 20 headers.');
+        const storedHeaders = (stored as { headers?: Record<string, string> } | undefined)?.headers ?? {};
+        const kept: Array<[string, string]> = [];
         for (const [name, value] of entries) {
           if (!HEADER_NAME.test(name) || RESERVED_HEADERS.has(name.toLowerCase()))
             fail(`headers.${name}`, 'Not a header name a channel may set.');
-          else if (typeof value !== 'string' || value.length > 4000 || /[\r\n\0]/.test(value))
+          else if (value === SECRET_MASK) {
+            // Values are shown masked (they carry credentials): sent back, the stored one stays.
+            if (Object.hasOwn(storedHeaders, name)) kept.push([name, storedHeaders[name] as string]);
+            else fail(`headers.${name}`, 'No stored value to keep: give the value.');
+          } else if (typeof value !== 'string' || value.length > 4000 || /[\r\n\0]/.test(value))
             fail(`headers.${name}`, 'A header value: text on one line.');
+          else kept.push([name, value]);
         }
-        if (entries.length)
-          (out as { headers?: Record<string, string> }).headers = headers as Record<string, string>;
+        if (kept.length) (out as { headers?: Record<string, string> }).headers = Object.fromEntries(kept);
       }
       const secret = raw.secret;
       if (secret !== undefined && secret !== null) {
@@ -105,9 +115,29 @@ export function checkConfig(type: ChannelType, body: object, stored?: ChannelCon
   return out;
 }
 
+/**
+ * A Slack incoming-webhook URL as shown: its path is the credential, so only the
+ * origin is shown (`https://hooks.slack.com/********`).
+ */
+export function maskedUrl(url: string): string {
+  try {
+    return `${new URL(url).origin}/${SECRET_MASK}`;
+  } catch {
+    return SECRET_MASK;
+  }
+}
+
+/**
+ * A channel as shown: what carries a credential is write-only, to its owner too (a
+ * webhook's secret and header values, a Slack URL), shown as SECRET_MASK; sending the
+ * mask back keeps the stored value (checkConfig).
+ */
 const present = (row: ChannelRow): Channel => {
   const config = JSON.parse(row.config) as Record<string, unknown>;
   if (typeof config.secret === 'string') config.secret = SECRET_MASK;
+  if (config.headers && typeof config.headers === 'object')
+    config.headers = Object.fromEntries(Object.keys(config.headers).map((name) => [name, SECRET_MASK]));
+  if (row.type === 'slack' && typeof config.url === 'string') config.url = maskedUrl(config.url);
   return {
     id: row.id,
     name: row.name,

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
 import { type BlockList, isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { createTransport, type Transporter } from 'nodemailer';
@@ -30,6 +32,9 @@ export interface SendersOptions {
   /** Per attempt (ms). */
   timeoutMs?: number;
 }
+
+/** Bytes of a receiver's answer read before the connection is closed. */
+const ANSWER_BYTES = 4096;
 
 /** A signature of the body as the receiver recomputes it: `sha256=<hex HMAC-SHA256>`. */
 export const signature = (secret: string, body: string) =>
@@ -75,40 +80,81 @@ export class Senders {
     }
   }
 
+  /**
+   * POSTs to a webhook. The host is resolved once and the connection made to the very
+   * address that was checked against webhookDenyCidrs (every form of it: see
+   * deny-cidrs.ts), so a name that resolves elsewhere on a second lookup (DNS rebinding)
+   * reaches nothing new. At most ANSWER_BYTES of the answer are read, and none of it is
+   * repeated in an error (a channel must not become a way to read internal pages).
+   */
   private async post(url: string, body: string, headers: Record<string, string>): Promise<void> {
-    await this.checkAddress(url);
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: { 'user-agent': 'Logscope', ...headers, 'content-type': 'application/json' },
-        body,
-        // A redirect could lead past webhookDenyCidrs: it counts as a failure.
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      throw new SendError(describeFetchError(err, this.timeoutMs));
-    }
-    const text = await res.text().catch(() => '');
-    if (res.status < 200 || res.status >= 300) {
-      throw new SendError(`HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
+    const target = new URL(url);
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host)) this.checkAddress(host, host);
+    const client = target.protocol === 'https:' ? https : http;
+    const status = await new Promise<number>((resolve, reject) => {
+      const fail = (err: unknown) =>
+        reject(err instanceof SendError ? err : new SendError(describeFetchError(err, this.timeoutMs)));
+      const req = client.request(
+        target,
+        {
+          method: 'POST',
+          // A connection of its own: resolved and checked now, not reused from an old check.
+          agent: false,
+          headers: {
+            'user-agent': 'Logscope',
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+          lookup: (hostname, options, callback) => {
+            lookup(hostname, { all: true }).then(
+              (all) => {
+                try {
+                  for (const a of all) this.checkAddress(hostname, a.address);
+                } catch (err) {
+                  callback(err as Error, '', 0);
+                  return;
+                }
+                const first = all[0];
+                if (!first) callback(new SendError(`cannot resolve ${hostname}`), '', 0);
+                else if ((options as { all?: boolean }).all)
+                  (callback as unknown as (e: null, a: typeof all) => void)(null, [first]);
+                else callback(null, first.address, first.family);
+              },
+              (err: NodeJS.ErrnoException) =>
+                callback(new SendError(`cannot resolve ${hostname} (${err.code ?? 'error'})`), '', 0),
+            );
+          },
+          signal: AbortSignal.timeout(this.timeoutMs),
+        },
+        (res) => {
+          // Read a little of the answer (a receiver may wait for its client to read) and go.
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > ANSWER_BYTES) res.destroy();
+          });
+          res.on('error', () => undefined);
+          res.on('close', () => resolve(res.statusCode ?? 0));
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+    if (status < 200 || status >= 300) {
+      // A redirect could lead past webhookDenyCidrs: it counts as a failure.
+      throw new SendError(
+        `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+      );
     }
   }
 
-  /** Refuses a URL whose host is, or resolves to, an address in webhookDenyCidrs. */
-  private async checkAddress(url: string): Promise<void> {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host)
-      ? [host]
-      : await lookup(host, { all: true }).then(
-          (all) => all.map((a) => a.address),
-          (err: NodeJS.ErrnoException) => {
-            throw new SendError(`cannot resolve ${host} (${err.code ?? 'error'})`);
-          },
-        );
-    const denied = addresses.find((a) => isDenied(this.opts.denyCidrs, a));
-    if (denied) throw new SendError(`${host} (${denied}) is in a range webhookDenyCidrs forbids`);
+  /** Refuses an address of `host` in webhookDenyCidrs, in any of its forms. */
+  private checkAddress(host: string, address: string): void {
+    if (isDenied(this.opts.denyCidrs, address))
+      throw new SendError(`${host} (${address}) is in a range webhookDenyCidrs forbids`);
   }
 
   private async mail(c: EmailConfig, n: Notification): Promise<void> {
@@ -147,8 +193,14 @@ export class Senders {
 }
 
 function describeFetchError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; cause?: { code?: string; message?: string }; message?: string };
+  const e = err as {
+    name?: string;
+    code?: string;
+    cause?: { code?: string; message?: string };
+    message?: string;
+  };
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
+  if (e.code) return `${e.code}${e.message ? `: ${e.message}` : ''}`;
   const cause = e.cause;
   if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
   return e.message ?? 'request failed';

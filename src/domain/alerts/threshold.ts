@@ -39,6 +39,12 @@ export interface Transition {
 
 /** Samples kept per group for the notification. */
 export const SAMPLES = 10;
+/**
+ * Groups one trigger keeps windows for; events of further groups are not counted (and
+ * `logscope_alert_groups_refused_total` says how many were turned away). With SAMPLES
+ * samples of at most 1,000 characters, a trigger holds at most about 20 MB.
+ */
+export const MAX_GROUPS = 1000;
 
 interface Group {
   /** [second, count] of the seconds with events, oldest first. */
@@ -64,7 +70,7 @@ export class ThresholdWindows {
   constructor(
     readonly condition: ThresholdCondition,
     startedAt: number,
-    private readonly maxGroups = 10_000,
+    private readonly maxGroups = MAX_GROUPS,
   ) {
     this.silence = condition.op === 'lt' || condition.op === 'lte';
     // Without group_by there is one group, watched from the start (silence included).

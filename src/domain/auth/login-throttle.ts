@@ -1,3 +1,5 @@
+import { tooManyRequests } from '../../errors/errors.js';
+
 /** Failures are counted over this sliding window. */
 const WINDOW_MS = 60_000;
 /** Most keys (usernames plus addresses) remembered; beyond it expired ones are swept first. */
@@ -12,12 +14,12 @@ export interface LoginThrottleOptions {
 }
 
 /**
- * Password-guessing brake for `POST /api/auth/login`. Only failed
- * attempts count. A username with too many recent failures is refused before its password
- * is checked (from any address); an address with too many recent failures still gets
- * through with a correct password for a username that is not throttled, so an office
- * behind one proxy is not locked out by one member's typos, but its failures answer 429.
- * Kept in memory per process.
+ * Password-guessing brake for `POST /api/auth/login`. Only failed attempts count. A
+ * username with too many recent failures is refused before its password is checked (from
+ * any address), and so is every attempt from an address with too many recent failures
+ * (whatever the username: a spray of distinct names would otherwise cost a password hash
+ * each). The address limit (100 a minute by default) is well above what an office behind
+ * one proxy fails. Kept in memory per process.
  */
 export class LoginThrottle {
   /** Key (`u:<username>` / `a:<address>`) → failure times, oldest first. */
@@ -89,6 +91,36 @@ export class LoginThrottle {
         if (n++ >= excess) break;
         this.failures.delete(key);
       }
+    }
+  }
+}
+
+/** Password checks at once (each a scrypt on libuv's pool of four threads). */
+const CONCURRENT_CHECKS = 2;
+/** Checks waiting their turn; beyond it a login answers 429 at once. */
+const WAITING_CHECKS = 64;
+
+/**
+ * Bounds the password hashing logins cause, whatever their addresses: the thread pool
+ * they share with file and DNS work stays mostly free, and a flood waits or is refused
+ * instead of queueing without end.
+ */
+export class PasswordWork {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= CONCURRENT_CHECKS) {
+      if (this.waiting.length >= WAITING_CHECKS)
+        throw tooManyRequests(1, 'Too many logins at once; retry in a second.');
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else this.running++;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
     }
   }
 }

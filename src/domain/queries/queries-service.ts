@@ -69,13 +69,12 @@ export class QueriesService {
 
   keepWhile(inUse: (id: string) => boolean): void {
     this.inUse = inUse;
-    // Watched queries keep their results in memory and count as the owner's live queries.
-    this.runner.pinWhile(inUse);
   }
 
   /** Stores and starts a query without waiting (widget queries behind live subscriptions). */
   async start(who: Identity, valid: ValidQuery): Promise<QueryJob> {
-    // At most `queryLivePerUser` running or watched queries per user: 429 beyond it.
+    // Refused before anything is stored (429 past `queryLivePerUser`, 503 when results
+    // fill memory); `runner.start` admits again, in the step that makes the query live.
     this.runner.admit(who.userId);
     const now = new Date().toISOString();
     const row = {
@@ -87,7 +86,13 @@ export class QueriesService {
       last_used_at: now,
     };
     await this.repo.insert(row);
-    return this.runner.start(row, valid.filter);
+    try {
+      return this.runner.start(row, valid.filter);
+    } catch (err) {
+      // Another start took the last place while the row was written.
+      await this.repo.delete(row.query_id);
+      throw err;
+    }
   }
 
   /** Stores and starts a query; answers within the sync window or with its state so far. */
@@ -102,14 +107,18 @@ export class QueriesService {
     return { finished, query: await this.represent(job, present, who) };
   }
 
-  /** The caller's query, started again from its definition if the server restarted. */
-  async job(who: Identity, id: string): Promise<QueryJob> {
+  /**
+   * The caller's query, computed again from its definition if the server restarted or
+   * its results were dropped: admitted as a live query then (429, 503), unless `live` is
+   * false (a stop or removal, which ends that computation at once).
+   */
+  async job(who: Identity, id: string, live = true): Promise<QueryJob> {
     let job = this.runner.peek(id);
     if (!job) {
       const row = await this.repo.byId(id);
       if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) throw notFound('No such query.');
       if (row.owner_id !== who.userId) throw notFound('No such query.');
-      job = await this.runner.open(row, this.filterOf(row));
+      job = await this.runner.open(row, this.filterOf(row), live);
     } else if (job.ownerId === who.userId) {
       // Cluster: the copy follows what the node computing it wrote (no-op in one process),
       // and is gone when another node removed the query.
@@ -119,7 +128,7 @@ export class QueriesService {
     if (job.ownerId !== who.userId) throw notFound('No such query.');
     await this.markUsed(id);
     // Results dropped to keep within the memory budget: computed again, like after a restart.
-    if (this.runner.revive(job)) await this.runner.settle(job, this.opts.syncWindowMs);
+    if (this.runner.revive(job, live)) await this.runner.settle(job, this.opts.syncWindowMs);
     return job;
   }
 
@@ -131,20 +140,19 @@ export class QueriesService {
 
   async recalculate(who: Identity, id: string): Promise<GenericQuery> {
     const job = await this.job(who, id);
-    this.runner.admit(who.userId, job);
     this.runner.recalculate(job);
     await this.runner.settle(job, this.opts.syncWindowMs);
     return this.represent(job, {});
   }
 
   async stop(who: Identity, id: string): Promise<GenericQuery> {
-    const job = await this.job(who, id);
+    const job = await this.job(who, id, false);
     await this.runner.stop(job);
     return this.represent(job, {});
   }
 
   async remove(who: Identity, id: string): Promise<GenericQuery> {
-    const job = await this.job(who, id);
+    const job = await this.job(who, id, false);
     const last = await this.represent(job, {});
     await this.repo.delete(id);
     await this.runner.remove(job);

@@ -5,6 +5,7 @@
  * reports-service.ts); everything here is pure, so it is tested without a store.
  */
 
+import { own } from '../../core/own.js';
 import { metricKey } from '../../event-store/query-plan.js';
 import { countText, jsonText, percentText } from '../../export/cells.js';
 import type { ExportColumn } from '../../export/renderer.js';
@@ -81,7 +82,7 @@ const NAMED_PERIODS: Record<string, string> = {
  */
 export function periodLabel(range: TimeRange | undefined, w: Window, tz: string): string {
   if (range && 'preset' in range) {
-    const named = NAMED_PERIODS[range.preset];
+    const named = own(NAMED_PERIODS, range.preset);
     if (named) return named;
     const m = /^last_(\d+)_(minutes|hours|days)$/.exec(range.preset);
     if (m) return `${m[1]}${UNIT_LETTER[m[2] as string]}`;

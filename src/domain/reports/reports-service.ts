@@ -430,7 +430,13 @@ export class ReportsService {
         // Loaded on the first chart: vega and resvg take a while to load, and most runs draw none.
         const { renderChart } = await import('../../export/charts.js');
         const img = await renderChart(chart.chart);
-        table.chart = { png: img.png, width: img.width, height: img.height, description: title };
+        table.chart = {
+          png: img.png,
+          svg: img.svg,
+          width: img.width,
+          height: img.height,
+          description: title,
+        };
         notes.push(...chart.notes);
       } else if (!chart) notes.push(...noMapNotes(job.type, results, visualization));
       return { kind: 'table', table };

@@ -18,6 +18,7 @@ import {
 } from '../alerts/alert-engine.js';
 import type { ChannelsService } from '../alerts/channels-service.js';
 import type { DeliveryQueue } from '../alerts/delivery-queue.js';
+import type { ThresholdCondition } from '../alerts/threshold.js';
 import { can, type Identity } from '../auth/identity.js';
 import type { TasksService } from '../tasks/tasks-service.js';
 import { TriggerIndex } from './trigger-index.js';
@@ -53,7 +54,8 @@ export interface TriggerInput {
   enabled?: boolean | undefined;
   create_task?: boolean | undefined;
   assign_to?: number | null | undefined;
-  condition?: Condition | undefined;
+  /** `group_by` may be left out on input: no grouping. */
+  condition?: ConditionInput | undefined;
   notify?: number[] | undefined;
   cooldown_seconds?: number | undefined;
 }
@@ -70,11 +72,18 @@ export interface TriggerMatch {
   task_id: number | null;
 }
 
+/** A condition as a client sends it: a threshold's `group_by` is optional. */
+export type ConditionInput =
+  | { type: 'match' }
+  | (Omit<ThresholdCondition, 'group_by'> & { group_by?: string[] | undefined });
+
 export interface TriggersServiceOptions {
   /** Matches of a create_task trigger within this long of its open task join it (ms). */
   taskWindowMs: number;
   /** Most matches waiting to be recorded; beyond it new matches are dropped and counted. */
   maxPendingMatches: number;
+  /** Triggers one user may own. */
+  maxPerUser: number;
   /**
    * Cluster mode: every node counts every node's matches (shared on the bus), and the
    * holder of the `alert-notifier` lease sends the notifications.
@@ -337,6 +346,14 @@ export class TriggersService {
 
   async create(who: Identity, input: FullTriggerInput): Promise<Trigger> {
     const values = await this.validate(who, withDefaults(input));
+    // Each trigger holds windows, samples and a place in every event's match: bounded per user.
+    const owned = await this.repo.countOwnedBy(who.userId);
+    if (owned >= this.opts.maxPerUser)
+      throw new AppError(
+        409,
+        'limit_reached',
+        `You own ${owned} triggers, the most one user may (setting triggersPerUser); delete one first.`,
+      );
     const now = this.now().toISOString();
     const row = await this.repo.insert({
       name: input.name,
@@ -562,8 +579,12 @@ export class TriggersService {
       if (input.filter !== undefined) out.filter = JSON.stringify(input.filter);
     }
     if (input.condition !== undefined) {
-      Object.assign(errors, this.checkCondition(input.condition));
-      out.condition = JSON.stringify(input.condition);
+      // No grouping is one count: stored as `group_by: []`.
+      const given = input.condition;
+      const condition: Condition =
+        given.type === 'threshold' ? { ...given, group_by: given.group_by ?? [] } : { type: 'match' };
+      Object.assign(errors, this.checkCondition(condition));
+      out.condition = JSON.stringify(condition);
     }
     if (input.notify !== undefined) {
       const ids = [...new Set(input.notify)];

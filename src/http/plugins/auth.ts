@@ -10,6 +10,11 @@ export type AuthMode = 'user' | 'ingest' | 'public';
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /**
+     * The path parameter that may carry the token, for senders that cannot send headers
+     * (systemd-journal-upload); the header wins when both are given.
+     */
+    pathToken?: string;
   }
   interface FastifyRequest {
     identity: Identity | null;
@@ -62,7 +67,10 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: Tokens
   app.addHook('onRequest', async (request) => {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'user';
     if (mode === 'public') return;
-    const key = presentedKey(request, request.url.startsWith('/ws/'), mode === 'ingest');
+    const inPath = request.routeOptions.config.pathToken;
+    const key =
+      presentedKey(request, request.url.startsWith('/ws/'), mode === 'ingest') ??
+      (inPath ? (request.params as Record<string, string | undefined>)[inPath] : undefined);
     if (key === undefined) throw notAuthenticated();
     if (!key) throw notAuthenticated('Malformed Authorization header: use "token <secret_key>".');
     const who = await opts.tokens.authenticate(key);

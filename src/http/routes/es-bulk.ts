@@ -13,7 +13,7 @@ import {
   EsBulkRequestError,
   esBulkCreated,
   esBulkFailed,
-  esBulkItemToRecord,
+  esBulkItemEntry,
   planEsBulk,
 } from '../../ingest/parsers/es-bulk.js';
 import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
@@ -168,7 +168,7 @@ export async function esBulkRoutes(
       const entries: ParsedEntry[] = [];
       for (let k = from; k < to; k++) {
         const item = items[k]!;
-        if (item.error === undefined) entries.push({ index: k, value: esBulkItemToRecord(item) });
+        if (item.error === undefined) entries.push(esBulkItemEntry(item, k));
       }
       return entries;
     });
@@ -243,10 +243,7 @@ export async function esBulkRoutes(
     const create = request.routeOptions.url?.includes('/_create/') ?? false;
     const item: EsBulkItem = { action: create ? 'create' : 'index', line: 1, index, doc };
     if (id !== undefined && id !== '') item.id = id;
-    const outcome = await opts.ingest.ingest(
-      [{ index: 0, value: esBulkItemToRecord(item) }],
-      sourceOf(caller(request), 'es'),
-    );
+    const outcome = await opts.ingest.ingest([esBulkItemEntry(item, 0)], sourceOf(caller(request), 'es'));
     const result = outcome.items[0];
     if (!result || !('ev_id' in result)) {
       throw new EsError(400, 'mapper_parsing_exception', result?.error ?? 'document refused');

@@ -88,7 +88,7 @@ export async function lokiRoutes(
       // All decoded and checked before anything is stored: a bad entry refuses the push.
       const streams: LokiStream[] =
         type === PROTOBUF
-          ? await decodeLokiProtobuf(body ?? Buffer.alloc(0), opts.bodyLimit)
+          ? await decodeLokiProtobuf(body ?? Buffer.alloc(0), opts.bodyLimit, opts.maxRecords)
           : decodeLokiJson(body ?? Buffer.alloc(0));
       const total = countEntries(streams);
       if (total > opts.maxRecords) throw tooManyRecords(opts.maxRecords);

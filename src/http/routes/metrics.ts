@@ -167,6 +167,19 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     'Syslog TCP messages refused by ingest (queue full, store failing).',
     syslog('tcpRefused'),
   );
+  for (const [name, key, help] of [
+    [
+      'logscope_syslog_tcp_connections_refused_total',
+      'tcpConnectionsRefused',
+      'Syslog TCP connections closed as they came, over intakeTcpMaxConnections.',
+    ],
+    [
+      'logscope_syslog_tcp_idle_closed_total',
+      'tcpIdleClosed',
+      'Syslog TCP connections closed after intakeTcpIdleSeconds without data.',
+    ],
+  ] as const)
+    mirroredCounter(registry, name, help, syslog(key));
   gauge(
     registry,
     'logscope_syslog_udp_receive_buffer_bytes',
@@ -241,6 +254,13 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
       kernel: gelf('udpKernelDrops'),
     },
   );
+  labelledCounter(
+    registry,
+    'logscope_gelf_tcp_connections_closed_total',
+    'GELF TCP connections closed by the listener: reason="over_limit" (over intakeTcpMaxConnections, as they came), reason="idle" (intakeTcpIdleSeconds without data).',
+    'reason',
+    { over_limit: gelf('tcpConnectionsRefused'), idle: gelf('tcpIdleClosed') },
+  );
 
   const memory = () => services.runner.memory();
   gauge(
@@ -305,6 +325,12 @@ export const metricsRoutes = fp(async (app: FastifyInstance, opts: { services: S
     'logscope_alert_groups',
     'Groups whose sliding windows are kept in memory, over every threshold trigger.',
     () => alerts().groups,
+  );
+  mirroredCounter(
+    registry,
+    'logscope_alert_groups_refused_total',
+    'Events of a new group not counted because their threshold trigger already keeps windows for 1,000 groups.',
+    () => alerts().refusedGroups,
   );
   mirroredCounter(
     registry,

@@ -128,7 +128,7 @@ export async function otlpRoutes(
         if (encoding === null || !Buffer.isBuffer(request.body)) {
           throw new AppError(415, 'unsupported_media_type', `${TAKES}.`);
         }
-        const otlp = await decodeOtlpLogs(request.body, encoding);
+        const otlp = await decodeOtlpLogs(request.body, encoding, opts.maxRecords);
         if (countLogRecords(otlp) > opts.maxRecords) throw tooManyRecords(opts.maxRecords);
         const records = otlpLogRecords(otlp);
         let partial: OtlpPartialSuccess | undefined;

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { LoginThrottle } from '../../domain/auth/login-throttle.js';
+import { LoginThrottle, PasswordWork } from '../../domain/auth/login-throttle.js';
 import type { UsersService } from '../../domain/users/users-service.js';
 import { AppError, tooManyRequests } from '../../errors/errors.js';
 import { envelope, planList } from '../list.js';
@@ -25,6 +25,7 @@ export interface UserRoutesOptions {
 
 export async function userRoutes(fastify: FastifyInstance, opts: UserRoutesOptions) {
   // Password guessing is throttled by failed logins; nothing else is rate limited.
+  const passwordWork = new PasswordWork();
   const throttle = new LoginThrottle({
     perUsername: opts.loginFailuresPerUsername,
     perAddress: opts.loginFailuresPerAddress,
@@ -122,20 +123,16 @@ export async function userRoutes(fastify: FastifyInstance, opts: UserRoutesOptio
     },
     async (request) => {
       const { username, password } = request.body;
-      const userWait = throttle.usernameWait(username);
-      // A throttled username is refused before its password is looked at, from any address.
-      if (userWait > 0) throw tooManyRequests(userWait, 'Too many failed login attempts; retry later.');
-      const addressThrottled = throttle.addressWait(request.ip) > 0;
+      // A throttled username or address is refused before any password work (a check
+      // costs a 120 ms scrypt on the thread pool): from any address for the one, with any
+      // username for the other, so a spray of distinct names is braked too.
+      const wait = Math.max(throttle.usernameWait(username), throttle.addressWait(request.ip));
+      if (wait > 0) throw tooManyRequests(wait, 'Too many failed login attempts; retry later.');
       try {
-        return await users.login(username, password, sessionMs);
+        return await passwordWork.run(() => users.login(username, password, sessionMs));
       } catch (err) {
         if (!(err instanceof AppError) || err.status !== 401) throw err;
         throttle.fail(username, request.ip);
-        if (addressThrottled)
-          throw tooManyRequests(
-            throttle.addressWait(request.ip),
-            'Too many failed login attempts; retry later.',
-          );
         throw err;
       }
     },

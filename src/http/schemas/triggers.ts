@@ -13,10 +13,13 @@ export const ConditionSchema = Type.Union(
         window_seconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'The sliding window (s).' }),
         op: Type.Union([Type.Literal('gt'), Type.Literal('gte'), Type.Literal('lt'), Type.Literal('lte')]),
         value: Type.Integer({ minimum: 0, maximum: 1_000_000_000 }),
-        group_by: Type.Array(Type.String({ maxLength: 200 }), {
-          maxItems: 5,
-          description: 'Fields whose values make groups, each counted on its own; default [].',
-        }),
+        group_by: Type.Optional(
+          Type.Array(Type.String({ maxLength: 200 }), {
+            maxItems: 5,
+            description:
+              'Fields whose values make groups, each counted on its own; absent or [] (the default): one count of every match.',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -26,7 +26,10 @@ export const UserCreateSchema = Type.Object(
     username: Username,
     password: Type.Optional(Password),
     is_admin: Type.Optional(Type.Boolean()),
-    permissions: Type.Optional(Type.Array(PermissionSchema, { uniqueItems: true })),
+    // Bounded by the number of permissions: uniqueItems compares every pair.
+    permissions: Type.Optional(
+      Type.Array(PermissionSchema, { uniqueItems: true, maxItems: PERMISSIONS.length }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,3 +1,4 @@
+import type { ParsedEntry } from './ndjson.js';
 /**
  * Elasticsearch `_bulk` intake, so Filebeat, Logstash, Fluent Bit and Vector
  * can ship here unchanged. Only the body format and the response shape are ES's; events
@@ -299,18 +300,17 @@ function metaString(value: unknown): string | undefined {
 }
 
 /**
- * The record to normalise for an ingestible item: its document plus `es_index`/`es_id`.
- * These overwrite same-named keys of the document, since they describe where the shipper
- * sent it. Documents that are not objects pass through unchanged for normaliseRecord to
- * reject.
+ * The entry to normalise for an ingestible item: its document as sent, with the action's
+ * `_index`/`_id` as intake metadata (`es_index`/`es_id` fields that `raw` leaves out:
+ * the shipper never sent them inside the document). A document that has a key of that
+ * name keeps its own value. Documents that are not objects pass through for
+ * normaliseRecord to reject.
  */
-export function esBulkItemToRecord(item: EsBulkItem): unknown {
-  const doc = item.doc;
-  if (!isObject(doc)) return doc;
-  const record: Record<string, unknown> = { ...doc };
-  if (item.index !== undefined) record[ES_INDEX_FIELD] = item.index;
-  if (item.id !== undefined) record[ES_ID_FIELD] = item.id;
-  return record;
+export function esBulkItemEntry(item: EsBulkItem, index: number): ParsedEntry {
+  const meta: Record<string, string> = {};
+  if (item.index !== undefined) meta[ES_INDEX_FIELD] = item.index;
+  if (item.id !== undefined) meta[ES_ID_FIELD] = item.id;
+  return { index, value: item.doc, ...(Object.keys(meta).length ? { meta } : {}) };
 }
 
 export interface EsError {

@@ -13,6 +13,11 @@ export interface ParsedEntry {
   line?: number;
   value?: unknown;
   error?: string;
+  /**
+   * Fields the intake adds that the sender did not put in the record (the `_index` of an
+   * Elasticsearch bulk action): stored, but left out of `raw`.
+   */
+  meta?: Readonly<Record<string, string>>;
 }
 
 /** The whole body is unusable (not JSON, not UTF-8): a 400, not a per-record rejection. */

@@ -16,7 +16,7 @@
  * edits: what they change is changed in `raw` too, so a pipeline can scrub a secret.
  */
 import type { NormalisedEvent } from '../../core/event.js';
-import { decodeShape, encodeShape, type RecordShape } from '../../core/record-shape.js';
+import { decodeShape, encodeShape, type JsonType, type RecordShape } from '../../core/record-shape.js';
 import {
   columnValue,
   MAX_FIELDS,
@@ -38,6 +38,8 @@ export class EventDoc {
   dropped = false;
   /** Columns changed by an edit (set, rename, remove) rather than an extraction. */
   readonly edited: string[] = [];
+  /** Fields written with a JSON type other than string (a `json` step's numbers, ...). */
+  types = new Map<string, JsonType>();
   private owned = false;
 
   constructor(readonly original: NormalisedEvent) {
@@ -54,8 +56,11 @@ export class EventDoc {
     return Object.hasOwn(e.fields, name) ? e.fields[name] : undefined;
   }
 
-  /** Writes a value; `edit` marks a set or rename (see the module comment). */
-  write(name: string, text: string, edit: boolean): void {
+  /**
+   * Writes a value; `edit` marks a set or rename (see the module comment). `type` is the
+   * JSON type of a field's value when it is not text (`7` stays a number).
+   */
+  write(name: string, text: string, edit: boolean, type?: JsonType): void {
     const e = this.own();
     if (edit) this.edited.push(name);
     if (name === 'ts') {
@@ -74,6 +79,8 @@ export class EventDoc {
     if (!Object.hasOwn(e.fields, name) && Object.keys(e.fields).length >= MAX_FIELDS)
       throw new StepFailure(`the event would have more than ${MAX_FIELDS} fields`);
     setField(e.fields, name, text);
+    if (type) this.types.set(name, type);
+    else this.types.delete(name);
   }
 
   setTime(ms: number): void {
@@ -89,14 +96,15 @@ export class EventDoc {
   }
 
   /** Where a pipeline starts: what `restore` goes back to when one of its steps fails. */
-  checkpoint(): { event: NormalisedEvent; edited: number } {
+  checkpoint(): { event: NormalisedEvent; edited: number; types: Map<string, JsonType> } {
     this.owned = false;
-    return { event: this.event, edited: this.edited.length };
+    return { event: this.event, edited: this.edited.length, types: new Map(this.types) };
   }
 
-  restore(point: { event: NormalisedEvent; edited: number }): void {
+  restore(point: { event: NormalisedEvent; edited: number; types: Map<string, JsonType> }): void {
     this.event = point.event;
     this.edited.length = point.edited;
+    this.types = point.types;
     this.owned = false;
     this.dropped = false;
   }
@@ -131,6 +139,7 @@ export function finishShape(
   original: NormalisedEvent,
   final: NormalisedEvent,
   edited: readonly string[],
+  types: ReadonlyMap<string, JsonType> = new Map(),
 ): void {
   const parent = decodeShape(original.shape);
   const omitted = new Set([...(parent.o ?? []), ...(parent.d ?? [])]);
@@ -166,18 +175,19 @@ export function finishShape(
   for (const key of Object.keys(final.fields)) {
     if (!Object.hasOwn(original.fields, key) && !parent.o?.includes(key)) added.push(key);
   }
+  const typed = [...types].filter(([key]) => Object.hasOwn(final.fields, key));
   if (kept.length === 0 && forgotten.length === 0) {
-    const key = `${original.shape ?? ''}\u0000${derived.join(',')}\u0000${added.join('\u0001')}`;
+    const key = `${original.shape ?? ''}\u0000${derived.join(',')}\u0000${added.join('\u0001')}\u0000${typed.join('\u0001')}`;
     let shape = shapeCache.get(key);
     if (shape === undefined) {
-      shape = buildShape(original.shape, derived, added, kept, forgotten);
+      shape = buildShape(original.shape, derived, added, kept, forgotten, typed);
       if (shapeCache.size >= 1024) shapeCache.clear();
       shapeCache.set(key, shape);
     }
     final.shape = shape;
     return;
   }
-  final.shape = buildShape(original.shape, derived, added, kept, forgotten);
+  final.shape = buildShape(original.shape, derived, added, kept, forgotten, typed);
 }
 
 function buildShape(
@@ -186,9 +196,11 @@ function buildShape(
   added: string[],
   kept: Array<[string, unknown]>,
   forgotten: string[],
+  typed: ReadonlyArray<[string, JsonType]>,
 ): string | null {
   // A private copy: decodeShape's objects are shared.
   const shape: RecordShape = parentText ? (JSON.parse(parentText) as RecordShape) : {};
+  if (typed.length) shape.t = { ...shape.t, ...Object.fromEntries(typed) };
   if (derived.length) shape.d = [...(shape.d ?? []), ...derived];
   if (added.length) shape.o = [...(shape.o ?? []), ...added];
   if (kept.length || forgotten.length) {

@@ -14,6 +14,7 @@
  */
 import { COLUMN_KINDS, type NormalisedEvent } from '../../core/event.js';
 import type { FilterNode } from '../../core/filter-ast.js';
+import type { JsonType } from '../../core/record-shape.js';
 import type { FieldErrors } from '../../errors/errors.js';
 import { compilePredicate, type Predicate } from '../../query/filter/evaluate.js';
 import { parseQuery } from '../../query/language/parse-query.js';
@@ -301,12 +302,11 @@ const STEP_COMPILERS: Record<StepKind, StepCompiler> = {
         return;
       }
       if (!isObject(parsed)) return;
-      const pairs: Array<[string, string]> = [];
-      flattenJson(parsed, target, pairs, 0);
-      writeAll(
-        doc,
-        pairs.filter(([k]) => FIELD_NAME.test(k)),
-      );
+      const values: Array<[string, string, JsonType | undefined]> = [];
+      flattenJson(parsed, target, values, 0);
+      // Each value keeps its JSON type, as extra fields do at intake: `7` stays a number.
+      for (const [name, text, type] of values)
+        if (FIELD_NAME.test(name) && !RESERVED_NAMES.has(name)) doc.write(name, text, false, type);
     };
   },
   rename(opts, at, _trusted, fail) {
@@ -403,14 +403,20 @@ function unquote(text: string): string {
 function flattenJson(
   obj: Record<string, unknown>,
   prefix: string,
-  out: Array<[string, string]>,
+  out: Array<[string, string, JsonType | undefined]>,
   depth: number,
 ) {
   for (const [key, value] of Object.entries(obj)) {
     const name = prefix ? `${prefix}.${key}` : key;
     if (value === null || value === undefined) continue;
     if (isObject(value) && depth < 16) flattenJson(value, name, out, depth + 1);
-    else out.push([name, typeof value === 'string' ? value : JSON.stringify(value)]);
+    else if (typeof value === 'string') out.push([name, value, undefined]);
+    else
+      out.push([
+        name,
+        JSON.stringify(value),
+        typeof value === 'number' ? 'n' : typeof value === 'boolean' ? 'b' : 'j',
+      ]);
   }
 }
 
@@ -480,7 +486,7 @@ export class PipelineSet {
       }
     }
     if (doc.event === event) return event;
-    finishShape(event, doc.event, doc.edited);
+    finishShape(event, doc.event, doc.edited, doc.types);
     return doc.event;
   }
 }

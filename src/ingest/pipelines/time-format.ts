@@ -19,6 +19,7 @@
  * syslog times do.
  */
 import { checkedUtc, inferYear, parseIsoMs } from '../../core/time.js';
+import { compileRegex } from '../../query/filter/regex.js';
 
 /** Reads a time; `receivedAt` (Unix ms) stands in for the year when the text has none. */
 export type TimeParser = (text: string, receivedAt: number) => number | null;
@@ -93,7 +94,9 @@ function compilePattern(format: string, defaultOffset: number): TimeParser {
     if (slot !== null) slots.push(slot);
     i += n;
   }
-  const re = new RegExp(`${source}\\s*$`, 'i');
+  // RE2: a format's pattern meets every record's text (`' +'` and `\s*` runs backtrack
+  // exponentially in a JavaScript regular expression on a line of spaces).
+  const re = compileRegex(`${source}\\s*$`, { ignoreCase: true });
   if (!slots.some((s) => s === 'day') || !slots.some((s) => s === 'month' || s === 'monthName'))
     throw new TimeFormatError('a time format needs at least a month and a day', 0);
   return (text, receivedAt) => {

@@ -33,6 +33,7 @@
  *   completed or was dropped.
  */
 import { gunzipSync, inflateSync } from 'node:zlib';
+import { own } from '../../core/own.js';
 
 /** Largest GELF message accepted, decompressed (and largest TCP frame). */
 export const GELF_MAX_MESSAGE_BYTES = 1 << 20;
@@ -114,7 +115,7 @@ export function gelfToRecord(message: unknown): GelfRecordResult {
   };
   const keys = Object.keys(gelf);
   for (const key of keys) {
-    const to = STANDARD_KEYS[key];
+    const to = own(STANDARD_KEYS, key);
     if (Object.hasOwn(STANDARD_KEYS, key) && to !== null && to !== undefined) record[to] = gelf[key];
   }
   // Unnamed keys first, so that `x` keeps its name and `_x` beside it keeps the underscore.

@@ -47,6 +47,7 @@ import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { AppError } from '../../errors/errors.js';
 import { COLUMN_ALIASES, MAX_FIELD_NAME_LENGTH, MAX_FIELDS } from '../normalise.js';
 import { decodeUtf8Body } from '../parsers/ndjson.js';
+import { checkProtobufBudget, MESSAGES_PER_RECORD } from './protobuf-budget.js';
 
 /** Label or metadata pairs in the order sent. */
 export type LabelPairs = Array<[name: string, value: string]>;
@@ -214,12 +215,18 @@ interface PbPush {
   streams: Array<{ labels: string; entries: PbEntry[] }>;
 }
 
-let pushType: Promise<protobuf.Type> | undefined;
+let pushType: Promise<{ push: protobuf.Type; entry: protobuf.Type }> | undefined;
 
 /** The PushRequest type, loaded once on first use (a failed load is retried next time). */
-function lokiPushType(): Promise<protobuf.Type> {
+function lokiPushType(): Promise<{ push: protobuf.Type; entry: protobuf.Type }> {
   pushType ??= protobuf.load(PUSH_PROTO).then(
-    (root) => root.lookupType('logproto.PushRequest'),
+    (root) => {
+      root.resolveAll();
+      return {
+        push: root.lookupType('logproto.PushRequest'),
+        entry: root.lookupType('logproto.EntryAdapter'),
+      };
+    },
     (err: unknown) => {
       pushType = undefined;
       throw err;
@@ -246,7 +253,11 @@ export function snappyLength(body: Uint8Array): number | null {
  * Decodes a snappy-compressed protobuf PushRequest. `maxBytes` bounds the uncompressed
  * size (413 past it, before decompressing).
  */
-export async function decodeLokiProtobuf(body: Buffer, maxBytes: number): Promise<LokiStream[]> {
+export async function decodeLokiProtobuf(
+  body: Buffer,
+  maxBytes: number,
+  maxRecords: number,
+): Promise<LokiStream[]> {
   if (body.subarray(0, SNAPPY_FRAMED_MAGIC.length).equals(SNAPPY_FRAMED_MAGIC)) {
     throw new LokiPushError('body is framed (streaming) snappy; Loki push takes the snappy block format');
   }
@@ -265,11 +276,19 @@ export async function decodeLokiProtobuf(body: Buffer, maxBytes: number): Promis
   } catch (err) {
     throw new LokiPushError(`body is not valid snappy (block format): ${describe(err)}`);
   }
-  const type = await lokiPushType();
+  const types = await lokiPushType();
   let push: PbPush;
   try {
-    push = type.decode(raw) as unknown as PbPush;
+    // Counted on the wire first: a body of empty entries decodes to an object per two bytes.
+    checkProtobufBudget(raw, types.push, {
+      record: types.entry,
+      maxRecords,
+      maxMessages: maxRecords * MESSAGES_PER_RECORD,
+      maxDepth: 8,
+    });
+    push = types.push.decode(raw) as unknown as PbPush;
   } catch (err) {
+    if (err instanceof AppError) throw err; // the record cap: a 413
     throw new LokiPushError(`body is not a Loki PushRequest (protobuf): ${describe(err)}`);
   }
   return push.streams.map((stream, s) => {

@@ -42,6 +42,7 @@ import { setOwn } from '../../core/record-shape.js';
 import { AppError } from '../../errors/errors.js';
 import { COLUMN_ALIASES } from '../normalise.js';
 import { decodeUtf8Body } from '../parsers/ndjson.js';
+import { checkProtobufBudget, MESSAGES_PER_RECORD, ProtobufShapeError } from './protobuf-budget.js';
 
 /** The two OTLP/HTTP encodings, by media type. */
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -110,6 +111,8 @@ export interface OtlpLogsRequest {
  * (100 messages, about 47 value levels), so both encodings refuse the same requests.
  */
 export const MAX_VALUE_DEPTH = 32;
+/** Deepest message nesting walked before decoding: protobufjs's own recursion limit. */
+const PROTOBUF_MAX_DEPTH = 100;
 
 // ---------------------------------------------------------------------------------------
 // Protobuf
@@ -122,6 +125,7 @@ const SERVICE_PACKAGE = 'opentelemetry.proto.collector.logs.v1';
 export interface OtlpTypes {
   request: protobuf.Type;
   response: protobuf.Type;
+  record: protobuf.Type;
 }
 
 let loaded: Promise<OtlpTypes> | undefined;
@@ -137,6 +141,7 @@ export function otlpTypes(): Promise<OtlpTypes> {
     return {
       request: r.lookupType(`${SERVICE_PACKAGE}.ExportLogsServiceRequest`),
       response: r.lookupType(`${SERVICE_PACKAGE}.ExportLogsServiceResponse`),
+      record: r.lookupType('opentelemetry.proto.logs.v1.LogRecord'),
     };
   });
   loaded = pending;
@@ -153,7 +158,22 @@ const StatusType = new protobuf.Type('Status')
   .add(new protobuf.Field('message', 2, 'string'));
 new protobuf.Root().define('google.rpc').add(StatusType);
 
-function decodeProtobuf(body: Uint8Array, type: protobuf.Type): OtlpLogsRequest {
+function decodeProtobuf(body: Uint8Array, types: OtlpTypes, maxRecords: number): OtlpLogsRequest {
+  const type = types.request;
+  try {
+    // Counted on the wire first: a body of empty records decodes to an object per two bytes.
+    checkProtobufBudget(body, type, {
+      record: types.record,
+      maxRecords,
+      maxMessages: maxRecords * MESSAGES_PER_RECORD,
+      maxDepth: PROTOBUF_MAX_DEPTH,
+    });
+  } catch (error) {
+    if (error instanceof ProtobufShapeError) {
+      throw new OtlpRequestError(`Request body is not a protobuf ExportLogsServiceRequest: ${error.message}`);
+    }
+    throw error;
+  }
   let message: protobuf.Message;
   try {
     message = type.decode(body);
@@ -167,8 +187,12 @@ function decodeProtobuf(body: Uint8Array, type: protobuf.Type): OtlpLogsRequest 
 }
 
 /** Reads a request body in the given encoding; OtlpRequestError when it is not one. */
-export async function decodeOtlpLogs(body: Uint8Array, encoding: OtlpEncoding): Promise<OtlpLogsRequest> {
-  if (encoding === 'protobuf') return decodeProtobuf(body, (await otlpTypes()).request);
+export async function decodeOtlpLogs(
+  body: Uint8Array,
+  encoding: OtlpEncoding,
+  maxRecords: number,
+): Promise<OtlpLogsRequest> {
+  if (encoding === 'protobuf') return decodeProtobuf(body, await otlpTypes(), maxRecords);
   const text = decodeUtf8Body(body);
   let json: unknown;
   try {

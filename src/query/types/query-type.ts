@@ -48,7 +48,11 @@ export interface QueryTypeDef<P extends CommonParamValues = CommonParamValues, R
   readonly description: string;
   readonly params: TObject;
   readonly results: TSchema;
-  plan(params: P, filter: FilterNode, window: TimeWindow): QueryPlan;
+  /**
+   * The store plan for `window`; `whole`: the evaluation's window when `window` is one of
+   * its slices (what depends on the whole range, such as a timeline's `auto` interval).
+   */
+  plan(params: P, filter: FilterNode, window: TimeWindow, whole?: TimeWindow): QueryPlan;
   /** Slice order when the type can be sliced for these params, else null (one statement). */
   slicing(params: P): 'newest-first' | 'oldest-first' | null;
   merge(acc: R, part: R, params: P): R;

@@ -43,8 +43,15 @@ export function chooseInterval(interval: string, w: TimeWindow): { ms: number; l
     const ms = intervalMs(label);
     if ((w.toMs - w.fromMs) / ms <= MAX_BUCKETS) return { ms, label };
   }
-  return { ms: 86_400_000, label: '1d' };
+  // Past the ladder (a range of years): whole days, still at most MAX_BUCKETS buckets.
+  // Falling back to 1d made millions of buckets for a range of centuries.
+  const days = Math.ceil((w.toMs - w.fromMs) / 86_400_000 / MAX_BUCKETS);
+  const step = DAY_STEPS.find((d) => d >= days) ?? Math.ceil(days / 365) * 365;
+  return { ms: step * 86_400_000, label: `${step}d` };
 }
+
+/** Day counts `auto` picks from for ranges past a day a bucket (then whole years). */
+const DAY_STEPS = [1, 2, 7, 14, 30, 91, 182, 365];
 
 export const Timeline: QueryTypeDef<TimelineParams, TimelineResult> = {
   name: 'Timeline',
@@ -63,11 +70,12 @@ export const Timeline: QueryTypeDef<TimelineParams, TimelineResult> = {
       }),
     ),
   }),
-  plan: (p, filter, range) => ({
+  // Every slice buckets at the interval of the whole range, the one `present` reads by.
+  plan: (p, filter, range, whole) => ({
     kind: 'timeline',
     filter,
     range,
-    intervalMs: chooseInterval(p.interval, range).ms,
+    intervalMs: chooseInterval(p.interval, whole ?? range).ms,
     ...(p.split_by ? { splitBy: p.split_by } : {}),
     series: SERIES,
   }),

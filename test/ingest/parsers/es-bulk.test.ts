@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { rebuildRecord } from '../../../src/core/record-shape.js';
 import { normaliseRecord } from '../../../src/ingest/normalise.js';
 import {
   buildEsBulkResponse,
@@ -8,7 +9,7 @@ import {
   EsBulkRequestError,
   esBulkCreated,
   esBulkFailed,
-  esBulkItemToRecord,
+  esBulkItemEntry,
   parseEsBulk,
 } from '../../../src/ingest/parsers/es-bulk.js';
 
@@ -159,38 +160,56 @@ describe('parseEsBulk', () => {
   });
 });
 
-describe('esBulkItemToRecord', () => {
-  it('keeps _index as es_index and _id as es_id on the document', () => {
-    const [item] = parseEsBulk(
-      lines({ index: { _index: 'logs', _id: 'x' } }, { message: 'm', es_index: 'doc' }),
-    );
-    expect(esBulkItemToRecord(item!)).toEqual({ message: 'm', es_index: 'logs', es_id: 'x' });
-    expect(item!.doc).toEqual({ message: 'm', es_index: 'doc' });
-  });
-
-  it('adds nothing when there is no index or id', () => {
-    const [item] = parseEsBulk(lines({ index: {} }, { message: 'm' }));
-    expect(esBulkItemToRecord(item!)).toEqual({ message: 'm' });
-  });
-
-  it('passes a non-object document through unchanged', () => {
-    const [item] = parseEsBulk(lines({ index: { _index: 'i' } }, '"text"'));
-    expect(esBulkItemToRecord(item!)).toBe('text');
-  });
-
-  it('yields a record that normalises with es_index as a field', () => {
-    const [item] = parseEsBulk(
-      lines(
-        { create: { _index: 'filebeat' } },
-        { '@timestamp': '2024-01-02T03:04:05Z', host: { name: 'h' } },
-      ),
-    );
-    const result = normaliseRecord(esBulkItemToRecord(item!), {
+describe('esBulkItemEntry', () => {
+  const normalise = (entry: ReturnType<typeof esBulkItemEntry>) =>
+    normaliseRecord(entry.value, {
       receivedAt: 0,
       intake: 'es',
       newId: () => 'ev1',
+      ...(entry.meta ? { meta: entry.meta } : {}),
     });
-    expect(result.ok && result.event).toMatchObject({ host: 'h', fields: { es_index: 'filebeat' } });
+
+  it('carries _index and _id as intake metadata beside the document as sent', () => {
+    const [item] = parseEsBulk(lines({ index: { _index: 'logs', _id: 'x' } }, { message: 'm' }));
+    expect(esBulkItemEntry(item!, 0)).toEqual({
+      index: 0,
+      value: { message: 'm' },
+      meta: { es_index: 'logs', es_id: 'x' },
+    });
+  });
+
+  it('adds nothing when there is no index or id, and passes a non-object document through', () => {
+    const [plain] = parseEsBulk(lines({ index: {} }, { message: 'm' }));
+    expect(esBulkItemEntry(plain!, 0)).toEqual({ index: 0, value: { message: 'm' } });
+    const [text] = parseEsBulk(lines({ index: { _index: 'i' } }, '"text"'));
+    expect(esBulkItemEntry(text!, 0).value).toBe('text');
+  });
+
+  it('stores es_index as a field, and raw is the document as sent (issue 29: raw gained es_index)', () => {
+    const [item] = parseEsBulk(
+      lines(
+        { create: { _index: 'filebeat', _id: 'a1' } },
+        { '@timestamp': '2024-01-02T03:04:05Z', host: { name: 'h' } },
+      ),
+    );
+    const result = normalise(esBulkItemEntry(item!, 0));
+    expect(result.ok && result.event).toMatchObject({
+      host: 'h',
+      fields: { es_index: 'filebeat', es_id: 'a1' },
+    });
+    if (!result.ok) throw new Error(result.detail);
+    expect(rebuildRecord(result.event)).toEqual({
+      '@timestamp': '2024-01-02T03:04:05Z',
+      host: { name: 'h' },
+    });
+  });
+
+  it("keeps a document's own es_index (as sent, in raw too)", () => {
+    const [item] = parseEsBulk(lines({ index: { _index: 'logs' } }, { message: 'm', es_index: 'doc' }));
+    const result = normalise(esBulkItemEntry(item!, 0));
+    if (!result.ok) throw new Error(result.detail);
+    expect(result.event.fields.es_index).toBe('doc');
+    expect(rebuildRecord(result.event)).toEqual({ message: 'm', es_index: 'doc' });
   });
 });
 

@@ -159,7 +159,7 @@ describe('Loki push decoders', () => {
     );
 
   it('give the same records for the same push, as documented', async () => {
-    const fromProtobuf = lokiRecords(await decodeLokiProtobuf(asProtobuf(), LIMIT));
+    const fromProtobuf = lokiRecords(await decodeLokiProtobuf(asProtobuf(), LIMIT, 100_000));
     const fromJson = lokiRecords(decodeLokiJson(asJson()));
     expect(fromJson).toEqual(fromProtobuf);
     expect(fromProtobuf).toEqual([
@@ -192,7 +192,7 @@ describe('Loki push decoders', () => {
   });
 
   it('make records the normaliser reads as intended', async () => {
-    const [first] = lokiRecords(await decodeLokiProtobuf(asProtobuf(), LIMIT));
+    const [first] = lokiRecords(await decodeLokiProtobuf(asProtobuf(), LIMIT, 100_000));
     const result = normaliseRecord(first, { receivedAt: 0, intake: 'loki:test', newId: () => 'id' });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
@@ -239,6 +239,7 @@ describe('Loki push decoders', () => {
           pushType.encode(pushType.create({ streams: [{ labels: '{a="x"}', entries }] })).finish(),
         ),
         LIMIT,
+        100_000,
       );
     await expect(pb([{ line: 'no time' }])).rejects.toThrow(/no timestamp/);
     await expect(pb([{ timestamp: { seconds: 1_767_225_600, nanos: 1e9 }, line: 'x' }])).rejects.toThrow(
@@ -249,9 +250,9 @@ describe('Loki push decoders', () => {
 
   it('refuse what decompresses past the limit, before decompressing', async () => {
     const body = compressSync(Buffer.alloc(5000, 1));
-    await expect(decodeLokiProtobuf(body, 4999)).rejects.toMatchObject({ status: 413 });
+    await expect(decodeLokiProtobuf(body, 4999, 100_000)).rejects.toMatchObject({ status: 413 });
     const framed = Buffer.from([0xff, 0x06, 0x00, 0x00, 0x73, 0x4e, 0x61, 0x50, 0x70, 0x59, 0x00]);
-    await expect(decodeLokiProtobuf(framed, LIMIT)).rejects.toThrow(/framed/);
+    await expect(decodeLokiProtobuf(framed, LIMIT, 100_000)).rejects.toThrow(/framed/);
   });
 
   it('refuse an entry the normaliser would refuse, rather than store the push in part', () => {

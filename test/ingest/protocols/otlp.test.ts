@@ -95,8 +95,8 @@ function protobufObject(json: typeof REQUEST): unknown {
 async function bothEncodings(json: object) {
   const { request } = await otlpTypes();
   const bytes = request.encode(request.fromObject(protobufObject(json as typeof REQUEST) as object)).finish();
-  const fromProto = otlpLogRecords(await decodeOtlpLogs(bytes, 'protobuf'));
-  const fromJson = otlpLogRecords(await decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json'));
+  const fromProto = otlpLogRecords(await decodeOtlpLogs(bytes, 'protobuf', 100_000));
+  const fromJson = otlpLogRecords(await decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json', 100_000));
   return { fromProto, fromJson };
 }
 
@@ -196,12 +196,12 @@ describe('OTLP logs → records', () => {
         },
       ],
     };
-    const records = otlpLogRecords(await decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json'));
+    const records = otlpLogRecords(await decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json', 100_000));
     expect(records).toEqual([{ ts: '1772366400000000000', message: 'snake' }]);
   });
 
   it('refuses malformed requests whole, naming where', async () => {
-    const decode = (json: unknown) => decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json');
+    const decode = (json: unknown) => decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json', 100_000);
     await expect(decode([1])).rejects.toThrow(OtlpRequestError);
     await expect(decode({ resourceLogs: {} })).rejects.toThrow(/resourceLogs must be an array/);
     const record = (lr: object) => ({ resourceLogs: [{ scopeLogs: [{ logRecords: [lr] }] }] });
@@ -209,8 +209,8 @@ describe('OTLP logs → records', () => {
     await expect(decode(record({ timeUnixNano: '-1' }))).rejects.toThrow(/non-negative integer/);
     await expect(decode(record({ body: { boolValue: 'yes' } }))).rejects.toThrow(/body\.boolValue/);
     await expect(decode(record({ severityNumber: 'LOUD' }))).rejects.toThrow(/severityNumber/);
-    await expect(decodeOtlpLogs(Buffer.from('{'), 'json')).rejects.toThrow(/not valid JSON/);
-    await expect(decodeOtlpLogs(Buffer.from([0x0a, 0x05, 0x01]), 'protobuf')).rejects.toThrow(
+    await expect(decodeOtlpLogs(Buffer.from('{'), 'json', 100_000)).rejects.toThrow(/not valid JSON/);
+    await expect(decodeOtlpLogs(Buffer.from([0x0a, 0x05, 0x01]), 'protobuf', 100_000)).rejects.toThrow(
       /not a protobuf ExportLogsServiceRequest/,
     );
   });
@@ -222,8 +222,8 @@ describe('OTLP logs → records', () => {
     const { request } = await otlpTypes();
     const bytes = request.encode(request.fromObject(json)).finish();
     const tooDeep = `nested deeper than ${MAX_VALUE_DEPTH}`;
-    await expect(decodeOtlpLogs(bytes, 'protobuf').then(otlpLogRecords)).rejects.toThrow(tooDeep);
-    await expect(decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json')).rejects.toThrow(tooDeep);
+    await expect(decodeOtlpLogs(bytes, 'protobuf', 100_000).then(otlpLogRecords)).rejects.toThrow(tooDeep);
+    await expect(decodeOtlpLogs(Buffer.from(JSON.stringify(json)), 'json', 100_000)).rejects.toThrow(tooDeep);
   });
 
   it('maps every severity number', () => {

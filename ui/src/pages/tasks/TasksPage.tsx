@@ -133,7 +133,7 @@ export function TasksPage() {
             {me && t.assigned_to !== me.id && (
               <SmallButton
                 disabled={act.busy}
-                aria-label={`Assign “${t.title}” to me`}
+                aria-label={`Assign to me: “${t.title}”`}
                 onClick={() => change(t, { assigned_to: me.id }, `Assigned “${t.title}” to you.`)}
               >
                 Assign to me
