@@ -1,7 +1,7 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import type { StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../core/filter-ast.js';
-import { AppError, fieldError, tooManyRequests } from '../errors/errors.js';
+import { AppError, fieldError, outOfMemory, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { QueryRow } from '../metadata/schema.js';
@@ -104,8 +104,8 @@ export class QueryRunner {
   /** Estimated bytes held by the results of the jobs in `jobs`. */
   private heldBytes = 0;
   private evictions = 0;
-  /** Queries a live subscription watches: never evicted, counted as live. */
-  private pinned: (id: string) => boolean = () => false;
+  /** Queries a live subscription on this node watches: never evicted, counted as live. */
+  private readonly pins = new Set<string>();
   private readonly listeners = new Set<JobListener>();
   private readonly offBus: Array<() => void> = [];
   private readonly renewer: NodeJS.Timeout | null;
@@ -213,7 +213,10 @@ export class QueryRunner {
    */
   async refresh(job: QueryJob, all = false): Promise<boolean> {
     if (!this.shares(job) || job.running) return false;
-    const stored = await this.jobStore.load(job.id, all ? -1 : job.version);
+    // In line behind this node's own pending writes: read before them, the store still
+    // held an earlier partial state of a job computed here, which then replaced the
+    // final results (a sliced query read right after SUCCESS lost its last slice).
+    const stored = await this.serially(job, () => this.jobStore.load(job.id, all ? -1 : job.version));
     // Gone from the shared store after it was there: removed on another node (whose
     // notice may not have arrived yet). The copy goes too; `peek` no longer finds it.
     if (!stored && job.version > 0 && !job.running) this.removedElsewhere(job);
@@ -239,9 +242,26 @@ export class QueryRunner {
     return job.running ?? Promise.resolve();
   }
 
-  /** Marks the queries live subscriptions watch (their results are never evicted). */
-  pinWhile(pinned: (id: string) => boolean): void {
-    this.pinned = pinned;
+  /**
+   * A live subscription starts watching the job: from now on it counts as one of its
+   * owner's live queries and its results are never evicted. Admitted like a start (see
+   * `admit`), in the same synchronous step that pins it, so simultaneous subscriptions
+   * cannot all pass one check. True when this call pinned it (false: it already was).
+   */
+  pin(job: QueryJob): boolean {
+    if (this.pins.has(job.id)) return false;
+    this.admit(job.ownerId, job);
+    this.pins.add(job.id);
+    return true;
+  }
+
+  /** Nobody on this node watches the query any more. */
+  unpin(id: string): void {
+    this.pins.delete(id);
+  }
+
+  private pinned(id: string): boolean {
+    return this.pins.has(id);
   }
 
   /** Memory held by results, for /metrics and tests. */
@@ -255,22 +275,40 @@ export class QueryRunner {
   }
 
   /**
-   * Refuses a new live query of a user who already has `maxLivePerUser` running or
-   * watched ones (429 with Retry-After). `except`: a job being restarted is not counted.
+   * The one admission of a query becoming live (computed, or watched): every start,
+   * recalculation, recomputation of dropped results and pin goes through it, in the same
+   * synchronous step that makes the job live. Refuses a user who already has
+   * `maxLivePerUser` running or watched queries (429), and anyone while the results of
+   * running and watched queries, which cannot be dropped, fill the results budget (503).
+   * `except`: the job itself (a restart or a pin), not counted.
    */
   admit(ownerId: number, except?: QueryJob): void {
-    const max = this.opts.maxLivePerUser;
-    if (max === undefined) return;
+    const refusal = this.refusal(ownerId, except);
+    if (refusal) throw refusal;
+  }
+
+  private refusal(ownerId: number, except?: QueryJob): AppError | null {
+    // Watching a query that already counts (running, or watched elsewhere) adds nothing.
+    if (except && (except.running || this.pinned(except.id))) return null;
+    const max = this.opts.maxLivePerUser ?? Number.POSITIVE_INFINITY;
+    const budget = this.opts.resultsBudgetBytes ?? Number.POSITIVE_INFINITY;
     let live = 0;
+    let kept = 0;
     for (const job of this.jobs.values()) {
-      if (job.ownerId !== ownerId || job.internal || job === except) continue;
-      if (job.running || this.pinned(job.id)) live++;
+      if (job === except || !(job.running || this.pinned(job.id))) continue;
+      kept += job.resultBytes;
+      if (job.ownerId === ownerId && !job.internal) live++;
     }
     if (live >= max)
-      throw tooManyRequests(
+      return tooManyRequests(
         2,
         `You have ${live} queries running or watched (at most ${max}); wait for one to finish, or stop or remove one.`,
       );
+    if (kept >= budget)
+      return outOfMemory(
+        'The results of running and watched queries fill the memory kept for query results; retry later, or stop or unsubscribe from some.',
+      );
+    return null;
   }
 
   /** Queries held in memory, by status, for /metrics. */
@@ -289,6 +327,8 @@ export class QueryRunner {
    * (computed only if its lease is still free when this node asks for it).
    */
   start(row: QueryRow, filter: FilterNode, opts: { internal?: boolean; adopt?: boolean } = {}): QueryJob {
+    // A report's or export's query, or a dead node's work taken over, is not a user's new live query.
+    if (!opts.internal && !opts.adopt) this.admit(row.owner_id);
     const job = this.make(row, filter, opts.internal ?? false);
     this.track(job);
     this.compute(job, false, !opts.adopt);
@@ -298,9 +338,10 @@ export class QueryRunner {
   /**
    * A job this process does not hold: its shared state where there is one (computed, or
    * being computed by a live node), otherwise computed here from its definition (the
-   * memory store after a restart; a cluster's query whose node died).
+   * memory store after a restart; a cluster's query whose node died). Computing it from
+   * its definition is admitted as a live query unless `admit` is false (see `revive`).
    */
-  async open(row: QueryRow, filter: FilterNode): Promise<QueryJob> {
+  async open(row: QueryRow, filter: FilterNode, admit = true): Promise<QueryJob> {
     const job = this.make(row, filter, false);
     if (this.shares(job)) {
       const stored = await this.jobStore.load(job.id, -1);
@@ -309,11 +350,13 @@ export class QueryRunner {
       if (stored?.state || stored?.leased) {
         this.track(job);
         if (stored.state) await this.refresh(job, true);
+        // Left unfinished by a node that died: taken over like `adopt`, not a new live query.
         if (stored.leased || !inProgress(job)) return job;
         this.compute(job, false, false);
         return job;
       }
     }
+    if (admit) this.admit(job.ownerId);
     this.track(job);
     this.compute(job, false, false);
     return job;
@@ -390,14 +433,18 @@ export class QueryRunner {
     clearTimeout(timer);
   }
 
-  /** A read: re-evaluates a relative-time query in the background when it is due. */
+  /**
+   * A read: re-evaluates a relative-time query in the background when it is due and its
+   * owner may have one more live query (else the read serves the last results).
+   */
   touch(job: QueryJob): void {
     if (
       isRelative(job.params.time_range) &&
       !job.stopped &&
       !job.running &&
       job.status === 'SUCCESS' &&
-      Date.now() - job.baseMs >= this.opts.refreshMs
+      Date.now() - job.baseMs >= this.opts.refreshMs &&
+      !this.refusal(job.ownerId, job)
     ) {
       this.compute(job, true, false);
     }
@@ -405,10 +452,12 @@ export class QueryRunner {
 
   /**
    * A read of a job whose results were evicted: computes them again from the definition
-   * (as after a restart). True when a computation started.
+   * (as after a restart). True when a computation started. Admitted as a live query
+   * unless `admit` is false (a stop or removal, which ends the computation at once).
    */
-  revive(job: QueryJob): boolean {
+  revive(job: QueryJob, admit = true): boolean {
     if (!job.evicted || job.running || !this.jobs.has(job.id)) return false;
+    if (admit) this.admit(job.ownerId, job);
     job.evicted = false;
     job.stopped = false;
     job.readAt = Date.now();
@@ -417,6 +466,7 @@ export class QueryRunner {
   }
 
   recalculate(job: QueryJob): void {
+    this.admit(job.ownerId, job);
     job.controller?.abort();
     // Whoever computes it elsewhere stops; this node takes the lease.
     if (this.shares(job) && !job.running && inProgress(job))
@@ -561,7 +611,7 @@ export class QueryRunner {
     try {
       const slices = await this.slices(job, window);
       for (let i = 0; i < slices.length; i++) {
-        let plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow);
+        let plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow, window);
         if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
         const part = await this.store.execute(plan, {
           signal: controller.signal,
@@ -755,10 +805,22 @@ export function estimateResultBytes(results: unknown): number {
   return 256 + 2 * (JSON.stringify(results)?.length ?? 0);
 }
 
-/** V8 object with ~22 slots plus its strings (header + one byte a character) and fields map. */
+/** V8 object with ~22 slots plus its strings and fields map. */
 function eventBytes(e: StoredEvent): number {
   let n = 360;
-  for (const v of Object.values(e)) if (typeof v === 'string') n += 20 + v.length;
-  for (const k in e.fields) n += 80 + k.length + (e.fields[k]?.length ?? 0);
+  for (const v of Object.values(e)) if (typeof v === 'string') n += stringBytes(v);
+  for (const k in e.fields) {
+    const v: unknown = e.fields[k];
+    n += 60 + stringBytes(k) + (typeof v === 'string' ? stringBytes(v) : 16);
+  }
   return n;
+}
+
+/**
+ * A string's header and characters: one byte a character when all are ASCII, else two
+ * (V8 keeps a string with any character past Latin-1 as UTF-16; counting one byte for
+ * them undercounted a Search of non-Latin text by nearly half).
+ */
+function stringBytes(v: string): number {
+  return 20 + (Buffer.byteLength(v) === v.length ? v.length : 2 * v.length);
 }

@@ -26,19 +26,37 @@ describe(`async queries: partial results, stop, recalculate on ${BACKEND}`, () =
       resolve = r;
     });
     let id: string | undefined;
-    const off = t.rt.services.runner.onChange((j) => {
-      if (id && j.id !== id) return;
-      seen.push({
-        status: j.status,
-        progress: j.progress,
-        total: (j.results as { total?: number } | null)?.total,
-      });
-      if (until(j)) {
+    // Changes before the query's id is known are kept by id and replayed (another job's
+    // change must not count as this one's).
+    const early: Array<{
+      id: string;
+      at: { status: string; progress: number; total?: number };
+      ok: boolean;
+    }> = [];
+    let finished = false;
+    const take = (at: { status: string; progress: number; total?: number }, ok: boolean) => {
+      if (finished) return;
+      seen.push(at);
+      if (ok) {
+        finished = true;
         off();
         resolve();
       }
+    };
+    const off = t.rt.services.runner.onChange((j) => {
+      const at = {
+        status: j.status,
+        progress: j.progress,
+        total: (j.results as { total?: number } | null)?.total,
+      };
+      if (id === undefined) early.push({ id: j.id, at, ok: until(j) });
+      else if (j.id === id) take(at, until(j));
     });
-    return { seen, done, setId: (q: string) => (id = q) };
+    const setId = (q: string) => {
+      id = q;
+      for (const e of early) if (e.id === q) take(e.at, e.ok);
+    };
+    return { seen, done, setId };
   }
 
   const post = (payload: object) => t.as(t.adminToken, { method: 'POST', url: '/api/query', payload });
@@ -66,6 +84,21 @@ describe(`async queries: partial results, stop, recalculate on ${BACKEND}`, () =
       'slow 7996',
       'slow 7995',
     ]);
+  });
+
+  it("merges a sliced auto Timeline exactly: every slice buckets at the whole range's interval", async () => {
+    // Each slice chose `auto` for its own shorter window (5s buckets in 1 h slices under
+    // the range's 30s), and the read kept only the buckets on 30s edges.
+    const done = watch((j) => j.status === 'SUCCESS');
+    const q = (await post({ type: 'Timeline', params: { time_range: RANGE, interval: 'auto' } })).json();
+    done.setId(q.query_id);
+    await done.done;
+    const r = (await t.as(t.adminToken, { method: 'GET', url: `/api/query/${q.query_id}` })).json();
+    expect(r.status).toBe('SUCCESS');
+    expect(r.results.interval).toBe('30s');
+    expect(r.results.buckets).toHaveLength(960);
+    const total = r.results.buckets.reduce((n: number, b: { count: number }) => n + b.count, 0);
+    expect(total).toBe(8000);
   });
 
   it('merges sliced timelines and summaries exactly', async () => {
