@@ -168,7 +168,7 @@ async function manySearches(ctx: AbuseContext, n: number): Promise<string> {
       body: JSON.stringify({
         type: 'Search',
         // Ordinary events, as in the issue's case: the 999-field records of the case
-        // before are left out (a page of those is its own problem, see the README).
+        // before are left out (a page of those is its own problem, see docs/api/resource-bounds.md).
         params: {
           time_range: { preset: 'last_24_hours' },
           query: `NOT message:wide NOT host:absent-${i}`,

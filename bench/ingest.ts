@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { demoGenerator } from '../src/cli/demo-generator.js';
+import { parseClickHouseUrl } from '../src/config/clickhouse-url.js';
 import type { NormalisedEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
 import { insertRow } from '../src/event-store/clickhouse/clickhouse-schema.js';
-import { parseClickHouseUrl } from '../src/event-store/clickhouse/clickhouse-url.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
 import {

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { prng } from '../src/cli/demo-generator.js';
 import type { NormalisedEvent, Severity, StoredEvent } from '../src/core/event.js';
-import { and } from '../src/core/filter-ast.js';
 import { newUlid } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
 import type { Compiled as ClickHouseCompiled } from '../src/event-store/clickhouse/clickhouse-plans.js';
@@ -18,8 +17,9 @@ import {
   topnSql,
 } from '../src/event-store/duckdb/duckdb-plans.js';
 import type { QueryPlan } from '../src/event-store/query-plan.js';
-import { parseFilter } from '../src/query/filter/parse-filter.js';
-import { parseQuery } from '../src/query/language/parse-query.js';
+import { and } from '../src/filter/ast.js';
+import { parseQuery } from '../src/filter/language/parse-query.js';
+import { parseFilter } from '../src/filter/parse-filter.js';
 import { resolveTimeRange } from '../src/query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
 import type { QueryTypeName } from '../src/query/types/query-type.js';

@@ -1,6 +1,6 @@
 import { createClient, type RedisClientType } from '@redis/client';
+import { parseBusUrl } from '../config/bus-url.js';
 import { type Bus, LocalSubscribers } from '../core/bus.js';
-import { parseBusUrl } from './bus-url.js';
 
 /** What crosses Redis: the sender (so a node skips its own) and the message. */
 interface Envelope {

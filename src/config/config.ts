@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
-import { parseBusUrl } from '../cluster/bus-url.js';
 import { PACKAGE_ROOT } from '../core/package-root.js';
-import { parseDenyCidrs } from '../domain/alerts/deny-cidrs.js';
-import { parseClickHouseUrl } from '../event-store/clickhouse/clickhouse-url.js';
+import { parseBusUrl } from './bus-url.js';
+import { parseClickHouseUrl } from './clickhouse-url.js';
+import { parseDenyCidrs } from './deny-cidrs.js';
 
 /**
  * The one configuration schema. Every setting has an environment variable
@@ -420,7 +420,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   return Object.freeze(config);
 }
 
-/** Describes every setting, for the CLI help and the README table. */
+/** Describes every setting, for the CLI help and the table in docs/configuration.md. */
 export function describeSettings(): Array<{
   key: string;
   env: string;

@@ -1,6 +1,6 @@
 /**
  * The event schema shared by ingest, the event stores and the query layer
- * ("Architecture" in the README). Times are Unix milliseconds inside the process;
+ * (docs/architecture.md). Times are Unix milliseconds inside the process;
  * representations turn them into Unix seconds with millisecond precision.
  */
 

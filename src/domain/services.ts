@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/config.js';
+import { parseDenyCidrs } from '../config/deny-cidrs.js';
 import { type Bus, type ClusterTopics, InProcessBus } from '../core/bus.js';
 import { ProblemLog } from '../core/problems.js';
 import type { GeoIpLookup } from '../enrich/geoip.js';
@@ -25,7 +26,6 @@ import type { AlertCounts } from './alerts/alert-engine.js';
 import { ChannelsService } from './alerts/channels-service.js';
 import { DeliveriesService } from './alerts/deliveries-service.js';
 import { DeliveryQueue } from './alerts/delivery-queue.js';
-import { parseDenyCidrs } from './alerts/deny-cidrs.js';
 import { Senders } from './alerts/senders.js';
 import type { Identity } from './auth/identity.js';
 import { DashboardsService } from './dashboards/dashboards-service.js';

@@ -156,7 +156,7 @@ export interface GeoIpOptions {
 export class GeoIp implements GeoIpLookup {
   private constructor(
     private readonly reader: Reader<Response>,
-    /** Which database answers, for logs and the README's "what you get". */
+    /** Which database answers, for logs and docs/api/geoip-actions.md. */
     readonly source: { kind: 'city' | 'country'; path: string; databaseType: string },
   ) {}
 

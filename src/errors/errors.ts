@@ -54,7 +54,7 @@ export const unavailable = (message: string, retryAfterSeconds?: number) =>
     retryAfterSeconds === undefined ? undefined : { 'Retry-After': String(retryAfterSeconds) },
   );
 
-/** A store (events, metadata) cannot be reached right now: 503, code store_unavailable (README, "Events on ClickHouse"). */
+/** A store (events, metadata) cannot be reached right now: 503, code store_unavailable (docs/operations/clickhouse.md). */
 export const storeUnavailable = (message: string) =>
   new AppError(503, 'store_unavailable', message, undefined, { 'Retry-After': '5' });
 

@@ -1,5 +1,8 @@
 import type { StoredEvent } from '../core/event.js';
-import type { FilterNode } from '../core/filter-ast.js';
+import type { FilterNode } from '../filter/ast.js';
+import type { SortTerm } from '../filter/sort.js';
+
+export type { SortTerm };
 
 /**
  * Dialect-neutral plans: what the query layer asks of an event store. Each backend
@@ -8,11 +11,6 @@ import type { FilterNode } from '../core/filter-ast.js';
 export interface TimeWindow {
   fromMs: number;
   toMs: number;
-}
-
-export interface SortTerm {
-  field: string;
-  desc: boolean;
 }
 
 interface Base {

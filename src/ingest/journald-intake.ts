@@ -1,5 +1,5 @@
-import { and, cond } from '../core/filter-ast.js';
 import type { EventStore } from '../event-store/event-store.js';
+import { and, cond } from '../filter/ast.js';
 import type { IngestService } from './ingest-service.js';
 import { PIECE_BYTES, PIECE_RECORDS } from './parsers/chunked.js';
 import type { ParsedEntry } from './parsers/ndjson.js';

@@ -3,7 +3,7 @@ import type { NormalisedEvent } from '../core/event.js';
 import type { Identity } from '../domain/auth/identity.js';
 import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
 import { AppError, badRequest, notFound } from '../errors/errors.js';
-import type { EventLike } from '../query/filter/evaluate.js';
+import type { EventLike } from '../filter/evaluate.js';
 import type { QueryJob, QueryRunner } from '../query/runner.js';
 import { isRelative } from '../query/time-range.js';
 import type { PresentOptions } from '../query/types/query-type.js';

@@ -1,9 +1,9 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
-import type { FilterNode } from '../core/filter-ast.js';
 import type { SearchResult } from '../event-store/query-plan.js';
-import { compilePredicate, type EventLike, type Predicate } from '../query/filter/evaluate.js';
+import type { FilterNode } from '../filter/ast.js';
+import { compilePredicate, type EventLike, type Predicate } from '../filter/evaluate.js';
+import { newestFirst } from '../filter/sort.js';
 import type { QueryJob } from '../query/runner.js';
-import { newestFirst } from '../query/sort.js';
 import { resolveTimeRange } from '../query/time-range.js';
 import type { SearchParams } from '../query/types/search.js';
 

@@ -1,10 +1,9 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import type { StoredEvent } from '../core/event.js';
-import type { FilterNode } from '../core/filter-ast.js';
 import { AppError, fieldError, outOfMemory, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
-import type { QueryRow } from '../metadata/schema.js';
+import type { FilterNode } from '../filter/ast.js';
 import type { JobState, JobStore, QueryStatus } from './job-store.js';
 import { isRelative, resolveTimeRange } from './time-range.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
@@ -48,6 +47,16 @@ export interface QueryJob {
   version: number;
   /** The job store's operations on this job, one after another (claims and saves in order). */
   serial: Promise<unknown>;
+}
+
+/** A query's stored definition, as the metadata store keeps it (its `queries` row). */
+export interface QueryRow {
+  query_id: string;
+  owner_id: number;
+  type: string;
+  /** JSON of the params with defaults filled in. */
+  params: string;
+  created_at: string;
 }
 
 export interface RunnerOptions {

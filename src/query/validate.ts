@@ -1,10 +1,10 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { and, type FilterNode } from '../core/filter-ast.js';
 import { MAX_JSON_DEPTH, tooDeep } from '../core/json-depth.js';
 import { AppError, fieldError, validationError } from '../errors/errors.js';
-import { parseFilter } from './filter/parse-filter.js';
-import { parseQuery } from './language/parse-query.js';
+import { and, type FilterNode } from '../filter/ast.js';
+import { parseQuery } from '../filter/language/parse-query.js';
+import { parseFilter } from '../filter/parse-filter.js';
 import { resolveTimeRange, validateTimeRange } from './time-range.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
 import { type CommonParamValues, QUERY_TYPES, type QueryTypeName } from './types/query-type.js';

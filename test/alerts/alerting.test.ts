@@ -282,7 +282,7 @@ describe('alerting', () => {
   });
 
   it('counts every match as one group without group_by, and keeps samples short', async () => {
-    // Issue 29: `group_by` was required; API.md §14 makes it optional (one count).
+    // Issue 29: `group_by` was required; the triggers contract makes it optional (one count).
     const r = await receiver();
     const channel = (
       await call('POST', '/api/channels', { name: 'one', type: 'webhook', config: { url: r.url } })

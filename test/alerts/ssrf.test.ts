@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isDenied, parseDenyCidrs } from '../../src/domain/alerts/deny-cidrs.js';
+import { isDenied, parseDenyCidrs } from '../../src/config/deny-cidrs.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 // Issue 29: any plain user could reach what webhookDenyCidrs forbids through webhook and

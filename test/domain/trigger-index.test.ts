@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { and, cond, type FilterNode, or, text } from '../../src/core/filter-ast.js';
 import { TriggerIndex } from '../../src/domain/triggers/trigger-index.js';
-import { compilePredicate } from '../../src/query/filter/evaluate.js';
+import { and, cond, type FilterNode, or, text } from '../../src/filter/ast.js';
+import { compilePredicate } from '../../src/filter/evaluate.js';
 import { event } from '../event-store/filter-store.js';
 import { condition, eventsArb, filter } from '../helpers/filter-arbitraries.js';
 

@@ -1,7 +1,6 @@
 import { DuckDBInstance, DuckDBListValue } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { and, cond, type FilterNode, not, or, parseNumeric, TRUE, text } from '../../src/core/filter-ast.js';
 import type { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import {
   compileFilter,
@@ -11,8 +10,9 @@ import {
 } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
 import { EVENT_COLUMN_SQL } from '../../src/event-store/duckdb/duckdb-schema.js';
 import { quoteIdent, SqlParams } from '../../src/event-store/sql/sql-params.js';
-import type { EventLike } from '../../src/query/filter/evaluate.js';
-import { checkRegex } from '../../src/query/filter/regex.js';
+import { and, cond, type FilterNode, not, or, parseNumeric, TRUE, text } from '../../src/filter/ast.js';
+import type { EventLike } from '../../src/filter/evaluate.js';
+import { checkRegex } from '../../src/filter/regex.js';
 import { appendEvents, event, jsSelects, openFilterStore, sqlSelects } from './filter-store.js';
 
 const TS = Date.UTC(2024, 4, 1, 10, 0, 0, 123);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cond, not } from '../../src/core/filter-ast.js';
-import { eventComparator } from '../../src/query/sort.js';
+import { cond, not } from '../../src/filter/ast.js';
+import { eventComparator } from '../../src/filter/sort.js';
 import { condition, eventsArb, filter, sortTerms } from '../helpers/filter-arbitraries.js';
 import { appendEvents, event, jsSelects } from './filter-store.js';
 import { STORES, type StoreUnderTest } from './stores.js';
@@ -49,7 +49,7 @@ describe.each(STORES.filter((s) => s.run))(
       );
     }, 120_000);
 
-    it('sorts exactly as the JavaScript comparator (query/sort.ts), on random sorts', async () => {
+    it('sorts exactly as the JavaScript comparator (filter/sort.ts), on random sorts', async () => {
       let run = 0;
       await fc.assert(
         fc.asyncProperty(

@@ -1,10 +1,10 @@
 import type { NormalisedEvent } from '../../src/core/event.js';
-import type { FilterNode } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { compileFilter } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
 import type { EventStore } from '../../src/event-store/event-store.js';
 import { SqlParams } from '../../src/event-store/sql/sql-params.js';
-import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
+import type { FilterNode } from '../../src/filter/ast.js';
+import { compilePredicate, type EventLike } from '../../src/filter/evaluate.js';
 
 /** An in-memory store; `open` registers the filter functions (registerFilterFunctions). */
 export function openFilterStore(): Promise<DuckDbEventStore> {

@@ -20,9 +20,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalisedEvent, StoredEvent } from '../../src/core/event.js';
-import { TRUE } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore as CurrentStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { SearchPlan } from '../../src/event-store/query-plan.js';
+import { TRUE } from '../../src/filter/ast.js';
 import { event, T0 } from '../helpers/seed.js';
 
 const SECONDS = Number(process.env.READ_INTEGRITY_SECONDS ?? 6);

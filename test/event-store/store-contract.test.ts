@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { ulid } from 'ulidx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalisedEvent, StoredEvent } from '../../src/core/event.js';
-import { cond, type FilterNode } from '../../src/core/filter-ast.js';
 import type { EventStore } from '../../src/event-store/event-store.js';
 import type {
   LastNPlan,
@@ -12,7 +11,8 @@ import type {
   TimelinePlan,
   TopNPlan,
 } from '../../src/event-store/query-plan.js';
-import { compilePredicate } from '../../src/query/filter/evaluate.js';
+import { cond, type FilterNode } from '../../src/filter/ast.js';
+import { compilePredicate } from '../../src/filter/evaluate.js';
 import { eventsArb, filter } from '../helpers/filter-arbitraries.js';
 import { event } from './filter-store.js';
 import { STORES, type StoreUnderTest } from './stores.js';

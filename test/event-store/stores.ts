@@ -1,4 +1,3 @@
-import type { FilterNode } from '../../src/core/filter-ast.js';
 import { ClickHouseEventStore } from '../../src/event-store/clickhouse/clickhouse-event-store.js';
 import {
   clickHouseBind,
@@ -6,6 +5,7 @@ import {
 } from '../../src/event-store/clickhouse/clickhouse-filter-compiler.js';
 import type { EventStore } from '../../src/event-store/event-store.js';
 import { SqlParams } from '../../src/event-store/sql/sql-params.js';
+import type { FilterNode } from '../../src/filter/ast.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '../helpers/clickhouse.js';
 import { openFilterStore, sqlSelects } from './filter-store.js';
 

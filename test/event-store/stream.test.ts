@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRUE } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { TRUE } from '../../src/filter/ast.js';
 import { event, T0 } from '../helpers/seed.js';
 
 describe('streaming a search (exports)', () => {

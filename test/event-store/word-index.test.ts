@@ -5,7 +5,6 @@ import { type DuckDBConnection, DuckDBInstance, DuckDBListValue } from '@duckdb/
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
-import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { searchCountSql } from '../../src/event-store/duckdb/duckdb-plans.js';
 import {
@@ -26,6 +25,7 @@ import {
   wordNeeds,
 } from '../../src/event-store/duckdb/word-index.js';
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
+import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
 import { event } from './filter-store.js';
 
 /**

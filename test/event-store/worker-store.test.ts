@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRUE } from '../../src/core/filter-ast.js';
 import { AppError, storageFull } from '../../src/errors/errors.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../../src/event-store/query-plan.js';
 import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
 import { WorkerEventStore } from '../../src/event-store/worker/worker-event-store.js';
-import { parseQuery } from '../../src/query/language/parse-query.js';
+import { TRUE } from '../../src/filter/ast.js';
+import { parseQuery } from '../../src/filter/language/parse-query.js';
 import { event, T0 } from '../helpers/seed.js';
 
 /**

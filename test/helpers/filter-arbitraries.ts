@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { type NormalisedEvent, SEVERITIES, type Severity } from '../../src/core/event.js';
+import type { SortTerm } from '../../src/event-store/query-plan.js';
 import {
   and,
   cond,
@@ -16,8 +17,7 @@ import {
   type Scalar,
   TRUE,
   text,
-} from '../../src/core/filter-ast.js';
-import type { SortTerm } from '../../src/event-store/query-plan.js';
+} from '../../src/filter/ast.js';
 import { event } from '../event-store/filter-store.js';
 
 const BASE_TS = Date.UTC(2024, 4, 1, 10);
@@ -353,7 +353,7 @@ export const condition: fc.Arbitrary<FilterNode> = fc.oneof(
   numericCondition,
 );
 
-/** Fields to sort by: every kind of sort (query/sort.ts), missing values included. */
+/** Fields to sort by: every kind of sort (filter/sort.ts), missing values included. */
 const SORT_FIELDS = [
   'ts',
   'received_at',

@@ -207,7 +207,7 @@ describe(`list and error conventions on ${BACKEND}`, () => {
     expect(res.json().code).toBe('not_found');
     const health = await t.app.inject({ method: 'GET', url: '/api/health' });
     expect(health.json()).toMatchObject({ status: 'ok' });
-    // API.md §16: each store named, with its kind and state.
+    // docs/api/service-endpoints.md: each store named, with its kind and state.
     expect(health.json().dependencies).toEqual({
       metadata: { kind: BACKEND, status: 'ok' },
       events: { kind: EVENT_STORE, status: 'ok' },

@@ -267,7 +267,7 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
         const key = `${op.method} ${op.path} ${contentType?.split(';')[0] ?? ''} ${res.statusCode}`;
         seen.add(`${op.method} ${op.path}`);
         if (res.statusCode >= 500) return fail(`${key} 5xx`, where);
-        // /api/health names each store's kind (API.md §16): that is not an engine's error text.
+        // /api/health names each store's kind (docs/api/service-endpoints.md): that is not an engine's error text.
         const text = res.body.replace(/"kind":"(sqlite|postgres|duckdb|clickhouse)"/g, '');
         if (ENGINE_TEXT.test(text)) return fail(`${key} engine text`, where);
         const type = String(res.headers['content-type'] ?? '');

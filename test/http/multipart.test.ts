@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 /**
- * multipart/form-data (API.md §1) within the body limit like any body (issue 12): 413 at
+ * multipart/form-data (docs/api/conventions.md) within the body limit like any body (issue 12): 413 at
  * the limit without reading the rest, file parts refused at once, malformed bodies 400.
  */
 const LIMIT = 256 * 1024;

@@ -8,7 +8,7 @@ import { startupMessage } from '../../src/errors/startup.js';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../helpers/app.js';
 
 /**
- * API.md §10 "Full disk", for real: the data dir is a tiny tmpfs (we run as root) that a
+ * Full disk (docs/api/resource-bounds.md), for real: the data dir is a tiny tmpfs (we run as root) that a
  * filler file fills up. Skipped where mounting is impossible; the error mapping is then
  * still checked with a real ENOSPC from /dev/full.
  */

@@ -153,7 +153,7 @@ describe('POST /api/pipelines/simulate', () => {
   });
 });
 
-describe('a json step keeps JSON types (API.md §10)', () => {
+describe('a json step keeps JSON types (docs/intake/http.md)', () => {
   it('stores 7 as the number 7, true as true, a list as a list; raw stays the line as sent', async () => {
     const t = await createTestApp({ LOGSCOPE_INGEST_BATCH_MS: '5' });
     try {

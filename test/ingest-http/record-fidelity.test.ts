@@ -8,7 +8,7 @@ import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event } from '../helpers/seed.js';
 
 /**
- * API.md §10: names a sender uses are kept, extra fields keep their JSON type, `raw` is
+ * docs/intake/http.md: names a sender uses are kept, extra fields keep their JSON type, `raw` is
  * the record as sent, and where the event came in is the column `intake`.
  */
 describe(`records kept as sent on ${BACKEND}`, () => {

@@ -670,7 +670,7 @@ describe('normaliseRecord: caps', () => {
 
 const toRawRecord = rebuildRecord;
 
-describe('raw: the record as sent (API.md §10)', () => {
+describe('raw: the record as sent (docs/intake/http.md)', () => {
   it('gives back key names, nesting and JSON types as sent', () => {
     const record = {
       '@timestamp': '2024-01-02T03:04:05.678+01:00',
@@ -762,7 +762,7 @@ describe('raw: the record as sent (API.md §10)', () => {
   });
 });
 
-describe('shipper layouts (API.md §10)', () => {
+describe('shipper layouts (docs/intake/http.md)', () => {
   it.each([
     [
       'syslog-ng',

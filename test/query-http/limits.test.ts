@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TRUE } from '../../src/core/filter-ast.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { QueryPlan } from '../../src/event-store/query-plan.js';
 import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
+import { TRUE } from '../../src/filter/ast.js';
 import { BACKEND, createTestApp, TEST_BUS_URL, type TestApp } from '../helpers/app.js';
 import { reportFileKept } from '../helpers/report-files.js';
 import { event, HOUR, seedWeb, T0 } from '../helpers/seed.js';

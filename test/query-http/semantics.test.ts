@@ -4,7 +4,7 @@ import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event, T0 } from '../helpers/seed.js';
 
 /**
- * Query semantics made precise (API.md §10): severity order, numbers in extra fields,
+ * Query semantics made precise (docs/intake/http.md): severity order, numbers in extra fields,
  * `message:word`, and invalid input refused at validation with the field named.
  */
 

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
-import { TRUE } from '../../src/core/filter-ast.js';
 import type { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { TimeWindow } from '../../src/event-store/query-plan.js';
-import type { EventLike } from '../../src/query/filter/evaluate.js';
+import { TRUE } from '../../src/filter/ast.js';
+import type { EventLike } from '../../src/filter/evaluate.js';
 import { QUERY_TYPE_DEFS } from '../../src/query/types/index.js';
 import type { CommonParamValues, QueryTypeDef } from '../../src/query/types/query-type.js';
 import { event, openFilterStore } from '../event-store/filter-store.js';

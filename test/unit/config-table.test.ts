@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BEGIN, configTable, END, README } from '../../scripts/config-table.js';
+import { BEGIN, CONFIG_DOC, configTable, END } from '../../scripts/config-table.js';
 import { describeSettings } from '../../src/config/config.js';
 
-describe('the README configuration table', () => {
+describe('the configuration table of docs/configuration.md', () => {
   it('is the one the config schema generates (npm run docs:config rewrites it)', () => {
-    const readme = readFileSync(README, 'utf8');
-    const shown = readme.slice(readme.indexOf(BEGIN) + BEGIN.length, readme.indexOf(END)).trim();
+    const page = readFileSync(CONFIG_DOC, 'utf8');
+    const shown = page.slice(page.indexOf(BEGIN) + BEGIN.length, page.indexOf(END)).trim();
     expect(shown).toBe(configTable());
   });
 

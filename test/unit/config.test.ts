@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseBusUrl } from '../../src/cluster/bus-url.js';
+import { parseBusUrl } from '../../src/config/bus-url.js';
+import { parseClickHouseUrl } from '../../src/config/clickhouse-url.js';
 import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config/config.js';
-import { parseClickHouseUrl } from '../../src/event-store/clickhouse/clickhouse-url.js';
 
 describe('config', () => {
   it('has defaults and is frozen', () => {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-/** Every runtime dependency has its line in the README's dependency table, and only those. */
-describe("README's dependency table", () => {
+/** Every runtime dependency has its line in CONTRIBUTING.md's dependency table, and only those. */
+describe("CONTRIBUTING.md's dependency table", () => {
   const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string> };
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync('CONTRIBUTING.md', 'utf8');
   const section = readme.slice(readme.indexOf('## Dependencies'));
   const rows = [...section.matchAll(/^\| ([^|]+) \| [^|]+ \|$/gm)]
     .map((m) => (m[1] as string).trim())

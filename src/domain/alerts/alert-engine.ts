@@ -1,6 +1,6 @@
 import type { ClusterTopics } from '../../core/bus.js';
 import type { NormalisedEvent } from '../../core/event.js';
-import { fieldValue } from '../../query/filter/evaluate.js';
+import { fieldValue } from '../../filter/evaluate.js';
 import type { Notification } from './notification.js';
 import { SAMPLES, type Sample, type ThresholdCondition, ThresholdWindows } from './threshold.js';
 

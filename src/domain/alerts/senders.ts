@@ -5,8 +5,8 @@ import https from 'node:https';
 import { type BlockList, isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { createTransport, type Transporter } from 'nodemailer';
+import { isDenied } from '../../config/deny-cidrs.js';
 import type { ChannelType } from '../../metadata/schema.js';
-import { isDenied } from './deny-cidrs.js';
 import { bodyText, headline, type Notification } from './notification.js';
 
 export interface WebhookConfig {

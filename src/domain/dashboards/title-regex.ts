@@ -1,5 +1,5 @@
 import { fieldError } from '../../errors/errors.js';
-import { checkRegex, compileRegex } from '../../query/filter/regex.js';
+import { checkRegex, compileRegex } from '../../filter/regex.js';
 
 /**
  * `title__iregex`: a case-insensitive RE2 search (unanchored, as Django's iregex),

@@ -380,7 +380,6 @@ export class ReportsService {
         type: valid.type,
         params: JSON.stringify(valid.params),
         created_at: now,
-        last_used_at: now,
       },
       valid.filter,
       { internal: true },

@@ -1,8 +1,8 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
-import type { CondNode, FilterNode } from '../../core/filter-ast.js';
-import { lowerCond, parseNumeric, scalarToString } from '../../core/filter-ast.js';
-import { fieldKind } from '../../query/filter/conditions.js';
-import { compilePredicate, type EventLike, lower, type Predicate } from '../../query/filter/evaluate.js';
+import type { CondNode, FilterNode } from '../../filter/ast.js';
+import { lowerCond, parseNumeric, scalarToString } from '../../filter/ast.js';
+import { fieldKind } from '../../filter/conditions.js';
+import { compilePredicate, type EventLike, lower, type Predicate } from '../../filter/evaluate.js';
 
 /** What the index needs of a trigger: its id and its filter AST. */
 export interface IndexedTrigger {
@@ -99,7 +99,7 @@ const escapeRegExp = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 
 /**
  * Matches events against many triggers at once. Each trigger's filter is compiled once
- * by the evaluator the query engine's semantics are defined by (query/filter/evaluate.ts:
+ * by the evaluator the query engine's semantics are defined by (filter/evaluate.ts:
  * RE2 regexes, the stores' comparisons). Triggers whose filter requires `field = value`
  * (a top-level `eq` or `in`) are bucketed by that value, so an event is evaluated only
  * against the triggers its own values can satisfy plus the few without such a key, the

@@ -1,14 +1,14 @@
 import type { NormalisedEvent } from '../../core/event.js';
-import { and, type FilterNode } from '../../core/filter-ast.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
+import { and, type FilterNode } from '../../filter/ast.js';
+import { checkFieldName } from '../../filter/conditions.js';
+import { parseQuery } from '../../filter/language/parse-query.js';
+import { parseFilter } from '../../filter/parse-filter.js';
 import type { LeasesRepository } from '../../metadata/leases-repository.js';
 import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
 import type { TriggersRepository } from '../../metadata/triggers-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
-import { checkFieldName } from '../../query/filter/conditions.js';
-import { parseFilter } from '../../query/filter/parse-filter.js';
-import { parseQuery } from '../../query/language/parse-query.js';
 import {
   type AlertCounts,
   AlertEngine,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { decodeTime } from 'ulidx';
+import { type ClickHouseTarget, parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { outOfMemory, storeUnavailable } from '../../errors/errors.js';
 import { NETWORK_UNREACHABLE, StartupError, UNREACHABLE_REASONS } from '../../errors/startup.js';
@@ -27,7 +28,6 @@ import {
   jsonEachRow,
   rowToEvent,
 } from './clickhouse-schema.js';
-import { type ClickHouseTarget, parseClickHouseUrl } from './clickhouse-url.js';
 
 const HOUR_MS = 3_600_000;
 

@@ -25,7 +25,7 @@
  *   address's 16 bytes (`IPv6StringToNum`, zone id dropped) compared with the block,
  *   IPv4 blocks as their IPv4-mapped IPv6 form, as `BlockList` matches them.
  */
-import type { Cidr } from '../../core/filter-ast.js';
+import type { Cidr } from '../../filter/ast.js';
 import { createFilterCompiler, type FilterDialect, ipv4ToInt, ipv6ToBigInt } from '../sql/filter-compiler.js';
 import { isSqlTime, type SqlValue } from '../sql/sql-params.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';

@@ -25,7 +25,7 @@ import {
   DuckDBScalarFunction,
   type DuckDBVector,
 } from '@duckdb/node-api';
-import { parseCidr } from '../../core/filter-ast.js';
+import { parseCidr } from '../../filter/ast.js';
 import { createFilterCompiler, type FilterDialect } from '../sql/filter-compiler.js';
 
 /** Names of the JavaScript scalar functions compiled filters call. */
@@ -86,7 +86,7 @@ export const { compileFilter, numericTextSql } = createFilterCompiler(duckDbFilt
 // ---------------------------------------------------------------------------------------
 // JavaScript functions
 
-/** The evaluator's cidr test (query/filter/evaluate.ts cidrMatcher), block by block. */
+/** The evaluator's cidr test (filter/evaluate.ts cidrMatcher), block by block. */
 const blockLists = new Map<string, BlockList | null>();
 
 function blockListFor(value: string): BlockList | null {

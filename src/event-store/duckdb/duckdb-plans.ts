@@ -113,7 +113,7 @@ export function lastnSql(plan: LastNPlan, words?: readonly WordRange[]): Compile
 /**
  * A field as numeric metrics read it: integer columns as they are, time columns as Unix
  * seconds (the API's unit), text (other columns, extra fields) when `parseNumeric`
- * reads a number from it (query/sort.ts: the same rule that sorts numbers first); any
+ * reads a number from it (filter/sort.ts: the same rule that sorts numbers first); any
  * other value is NULL, which the aggregates skip.
  */
 function metricValueSql(field: string, raw: string, params: SqlParams): string {

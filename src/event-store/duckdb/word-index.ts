@@ -24,7 +24,7 @@
  * only, so the building can run in a worker thread.
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import type { FilterNode } from '../../core/filter-ast.js';
+import type { FilterNode } from '../../filter/ast.js';
 import type { TimeWindow } from '../query-plan.js';
 import { containsMode } from './duckdb-filter-compiler.js';
 import { tsValue } from './duckdb-schema.js';

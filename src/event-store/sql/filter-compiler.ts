@@ -1,7 +1,7 @@
 /**
- * The one filter compiler: turns the filter AST (core/filter-ast.ts) into a SQL boolean
+ * The one filter compiler: turns the filter AST (filter/ast.ts) into a SQL boolean
  * expression over the `events` table that selects exactly the events the JavaScript
- * evaluator (query/filter/evaluate.ts, whose header defines the semantics) accepts. It
+ * evaluator (filter/evaluate.ts, whose header defines the semantics) accepts. It
  * owns the rules; a store's `FilterDialect` spells the few expressions its engine writes
  * its own way (ADR 0006). Every value is a bound parameter; the SQL text holds only
  * quoted column names, placeholders, keywords and function names.
@@ -23,7 +23,7 @@
  * - String, ip and map fields with a number (relational operators): the field must
  *   pass `parseNumeric`, reproduced as the same regular expression (RE2 full match)
  *   plus the dialect's checked cast to a double.
- * - Severity: every condition first goes through `lowerCond` (core/filter-ast.ts), which
+ * - Severity: every condition first goes through `lowerCond` (filter/ast.ts), which
  *   turns relations on `severity` into `in` lists of names (rank order) and canonicalises
  *   equality values, so the column is compared as plain text.
  * - contains / text: the needle is lower-cased here by JavaScript; the dialect tests it
@@ -36,7 +36,7 @@
  * - text operators on `bytes` beyond ±2^53: SQL prints the exact integer, JavaScript
  *   the shortest round-trip form of the double (2^60 is "1152921504606847000").
  * - regex: the engine runs RE2; the evaluator runs a JavaScript translation (see
- *   query/filter/regex.ts), which differs on e.g. `.` against \r, \u2028 and \u2029,
+ *   filter/regex.ts), which differs on e.g. `.` against \r, \u2028 and \u2029,
  *   Unicode `\s`, and scoped flag groups. A pattern RE2 rejects is a query error here,
  *   not "no match" (validation refuses such patterns before they reach an AST).
  */
@@ -58,7 +58,7 @@ import {
   type Scalar,
   scalarToString,
   toTimeMs,
-} from '../../core/filter-ast.js';
+} from '../../filter/ast.js';
 import { quoteIdent, type SqlParams, sqlTime } from './sql-params.js';
 
 /**
@@ -109,7 +109,7 @@ export interface FilterCompiler {
   numericTextSql(x: string, params: SqlParams): string;
 }
 
-/** Exactly the strings `parseNumeric` reads (filter-ast.ts NUMERIC), in RE2 syntax. */
+/** Exactly the strings `parseNumeric` reads (filter/ast.ts NUMERIC), in RE2 syntax. */
 const NUMERIC_RE2 = '[+-]?(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?';
 
 /** One IPv4 octet as Node's `isIPv4` accepts it: decimal, no leading zero. */

@@ -1,5 +1,5 @@
-import { SEVERITY_ORDER } from '../../core/filter-ast.js';
-import { type SortKind, sortKind, withTieBreak } from '../../query/sort.js';
+import { SEVERITY_ORDER } from '../../filter/ast.js';
+import { type SortKind, sortKind, withTieBreak } from '../../filter/sort.js';
 import type { SortTerm } from '../query-plan.js';
 import type { SqlParams } from './sql-params.js';
 
@@ -9,7 +9,7 @@ export interface OrderDialect {
   numericTextSql(x: string, params: SqlParams): string;
 }
 
-/** ORDER BY keys of one sort term, in the order query/sort.ts defines. */
+/** ORDER BY keys of one sort term, in the order filter/sort.ts defines. */
 function sortKeys(term: SortTerm, params: SqlParams, d: OrderDialect): string[] {
   const v = d.fieldSql(term.field, params);
   const dir = term.desc ? 'DESC' : 'ASC';
@@ -38,7 +38,7 @@ function sortKeys(term: SortTerm, params: SqlParams, d: OrderDialect): string[] 
   }
 }
 
-/** The ORDER BY list of a search: its terms, then `ev_id` (query/sort.ts). */
+/** The ORDER BY list of a search: its terms, then `ev_id` (filter/sort.ts). */
 export function orderSql(sort: readonly SortTerm[], params: SqlParams, d: OrderDialect): string {
   return withTieBreak(sort)
     .flatMap((term) => sortKeys(term, params, d))

@@ -11,7 +11,7 @@
  * stall ingest. (The built-ins once ran as JavaScript regular expressions, which capture
  * faster; one 64 KB record then held the event loop for seconds.)
  */
-import { compileRegex, requiredLiteral } from '../../query/filter/regex.js';
+import { compileRegex, requiredLiteral } from '../../filter/regex.js';
 import { GROK_LIBRARY } from './grok-library.js';
 
 /** A grok or regex pattern that cannot be compiled; `offset` is where, in the pattern as written. */

@@ -13,11 +13,11 @@
  * next pipeline unchanged.
  */
 import { COLUMN_KINDS, type NormalisedEvent } from '../../core/event.js';
-import type { FilterNode } from '../../core/filter-ast.js';
 import type { JsonType } from '../../core/record-shape.js';
 import type { FieldErrors } from '../../errors/errors.js';
-import { compilePredicate, type Predicate } from '../../query/filter/evaluate.js';
-import { parseQuery } from '../../query/language/parse-query.js';
+import type { FilterNode } from '../../filter/ast.js';
+import { compilePredicate, type Predicate } from '../../filter/evaluate.js';
+import { parseQuery } from '../../filter/language/parse-query.js';
 import { EventDoc, finishShape, RESERVED_NAMES, StepFailure } from './event-doc.js';
 import {
   compileTrustedPattern,

@@ -19,7 +19,7 @@
  * syslog times do.
  */
 import { checkedUtc, inferYear, parseIsoMs } from '../../core/time.js';
-import { compileRegex } from '../../query/filter/regex.js';
+import { compileRegex } from '../../filter/regex.js';
 
 /** Reads a time; `receivedAt` (Unix ms) stands in for the year when the text has none. */
 export type TimeParser = (text: string, receivedAt: number) => number | null;

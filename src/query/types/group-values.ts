@@ -1,6 +1,6 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
-import { parseNumeric } from '../../core/filter-ast.js';
-import { compareCodePoints, type EventLike, fieldValue } from '../filter/evaluate.js';
+import { parseNumeric } from '../../filter/ast.js';
+import { compareCodePoints, type EventLike, fieldValue } from '../../filter/evaluate.js';
 
 type GroupValue = string | number | null;
 

@@ -1,7 +1,7 @@
 import { type TObject, type TSchema, Type } from 'typebox';
-import type { FilterNode } from '../../core/filter-ast.js';
 import type { QueryPlan, TimeWindow } from '../../event-store/query-plan.js';
-import type { EventLike } from '../filter/evaluate.js';
+import type { FilterNode } from '../../filter/ast.js';
+import type { EventLike } from '../../filter/evaluate.js';
 import { type TimeRangeParam, TimeRangeSchema } from '../time-range.js';
 
 export const QUERY_TYPES = ['Search', 'TopN', 'LastN', 'Summary', 'Timeline'] as const;

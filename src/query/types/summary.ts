@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { METRIC_OPS, type Metric, type SummaryResult } from '../../event-store/query-plan.js';
-import type { EventLike } from '../filter/evaluate.js';
-import { fieldValue } from '../filter/evaluate.js';
+import type { EventLike } from '../../filter/evaluate.js';
+import { fieldValue } from '../../filter/evaluate.js';
 import { compareGroupValues, metricValue } from './group-values.js';
 import { type CommonParamValues, FieldName, type QueryTypeDef, withCommon } from './query-type.js';
 

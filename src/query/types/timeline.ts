@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { fieldError } from '../../errors/errors.js';
 import type { TimelineResult, TimeWindow } from '../../event-store/query-plan.js';
-import { fieldValue } from '../filter/evaluate.js';
+import { fieldValue } from '../../filter/evaluate.js';
 import { type CommonParamValues, FieldName, type QueryTypeDef, withCommon } from './query-type.js';
 
 export interface TimelineParams extends CommonParamValues {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { LastNResult, TopNResult } from '../../event-store/query-plan.js';
-import { fieldValue } from '../filter/evaluate.js';
+import { fieldValue } from '../../filter/evaluate.js';
 import { compareGroupValues } from './group-values.js';
 import { type CommonParamValues, FieldName, type QueryTypeDef, withCommon } from './query-type.js';
 

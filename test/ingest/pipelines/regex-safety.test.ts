@@ -129,7 +129,7 @@ describe('no pattern that meets data backtracks', () => {
  * The class, not the instance: a JavaScript regular expression built at run time (from a
  * user's pattern or from data) is how a backtracking stall gets in. Each such place in
  * src/ is named here with why it is linear; a new one fails until it uses RE2
- * (query/filter/regex.ts) or is added here with its reason.
+ * (filter/regex.ts) or is added here with its reason.
  */
 const AUDITED_DYNAMIC_REGEXPS: Record<string, string> = {
   'src/domain/triggers/trigger-index.ts':

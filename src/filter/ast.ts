@@ -10,8 +10,8 @@
  * use them instead of its own rules so that all of them match the same events.
  */
 import { isIP } from 'node:net';
-import { SEVERITIES, SEVERITY_ALIASES, type Severity } from './event.js';
-import { parseIsoMs } from './time.js';
+import { SEVERITIES, SEVERITY_ALIASES, type Severity } from '../core/event.js';
+import { parseIsoMs } from '../core/time.js';
 
 export type Scalar = string | number | boolean;
 
@@ -193,7 +193,7 @@ export function or(first: FilterNode, ...rest: readonly FilterNode[]): FilterNod
 }
 
 /**
- * Negation. Conditions are two-valued (never unknown, see query/filter/evaluate.ts), so
+ * Negation. Conditions are two-valued (never unknown, see filter/evaluate.ts), so
  * double negation cancels and `not eq` is `ne`.
  */
 export function not(item: FilterNode): FilterNode {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { and, cond, explain, type FilterNode, not, or, TRUE, text } from '../../src/core/filter-ast.js';
 import { AppError } from '../../src/errors/errors.js';
-import { MAX_QUERY_LENGTH, parseQuery, QuerySyntaxError } from '../../src/query/language/parse-query.js';
+import { and, cond, explain, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
+import { MAX_QUERY_LENGTH, parseQuery, QuerySyntaxError } from '../../src/filter/language/parse-query.js';
 
 const [a, b, c] = [text('a'), text('b'), text('c')];
 

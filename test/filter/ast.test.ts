@@ -13,7 +13,7 @@ import {
   TRUE,
   text,
   toTimeMs,
-} from '../../src/core/filter-ast.js';
+} from '../../src/filter/ast.js';
 
 describe('filter AST constructors', () => {
   it('freezes nodes and list values', () => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { and, cond, FILTER_OPS, not, or, TRUE } from '../../src/core/filter-ast.js';
 import { AppError } from '../../src/errors/errors.js';
-import { FilterValidationError, parseFilter } from '../../src/query/filter/parse-filter.js';
+import { and, cond, FILTER_OPS, not, or, TRUE } from '../../src/filter/ast.js';
+import { FilterValidationError, parseFilter } from '../../src/filter/parse-filter.js';
 
 /** The errors a filter raises, keyed by path. */
 function errorsOf(input: unknown): Record<string, string[]> {

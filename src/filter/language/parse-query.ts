@@ -32,6 +32,7 @@
 
 import { isIP } from 'node:net';
 import peggy from 'peggy';
+import { AppError } from '../../errors/errors.js';
 import {
   and,
   cond,
@@ -46,9 +47,8 @@ import {
   type Scalar,
   TRUE,
   text,
-} from '../../core/filter-ast.js';
-import { AppError } from '../../errors/errors.js';
-import { buildCondition, checkFieldName } from '../filter/conditions.js';
+} from '../ast.js';
+import { buildCondition, checkFieldName } from '../conditions.js';
 import { QUERY_GRAMMAR } from './grammar.js';
 
 /** Longest accepted query string. */

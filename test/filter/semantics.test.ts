@@ -9,13 +9,13 @@ import {
   SEVERITY_ORDER,
   severityRank,
   text,
-} from '../../src/core/filter-ast.js';
+} from '../../src/filter/ast.js';
+import { compilePredicate, type EventLike } from '../../src/filter/evaluate.js';
+import { parseQuery } from '../../src/filter/language/parse-query.js';
+import { parseFilter } from '../../src/filter/parse-filter.js';
+import { checkRegex } from '../../src/filter/regex.js';
+import { eventComparator } from '../../src/filter/sort.js';
 import { parseSeverity } from '../../src/ingest/normalise.js';
-import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
-import { parseFilter } from '../../src/query/filter/parse-filter.js';
-import { checkRegex } from '../../src/query/filter/regex.js';
-import { parseQuery } from '../../src/query/language/parse-query.js';
-import { eventComparator } from '../../src/query/sort.js';
 
 describe('severity', () => {
   it('ranks debug lowest and emergency highest', () => {

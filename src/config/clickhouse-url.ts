@@ -1,5 +1,5 @@
 /**
- * `eventStoreUrl` for ClickHouse (README, "Events on ClickHouse"):
+ * `eventStoreUrl` for ClickHouse (docs/operations/clickhouse.md):
  * `clickhouse://user:password@host:8123/db`, or for a sharded cluster every shard's HTTP
  * endpoint and the cluster's name, `clickhouse://user:password@h1:8123,h2:8123/db?cluster=name`.
  * `clickhouses://` speaks HTTPS. The database defaults to `logscope`, the port to 8123

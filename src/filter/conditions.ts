@@ -3,7 +3,7 @@
  * use it (JSON filters and the query language), so a condition is accepted by one
  * exactly when the other accepts it.
  */
-import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event.js';
+import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../core/event.js';
 import {
   type CondNode,
   cond,
@@ -18,7 +18,7 @@ import {
   SEVERITY_FIELD,
   SEVERITY_ORDER,
   toTimeMs,
-} from '../../core/filter-ast.js';
+} from './ast.js';
 import { checkRegex } from './regex.js';
 
 export const MAX_FIELD_LENGTH = 256;

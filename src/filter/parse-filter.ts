@@ -12,8 +12,8 @@
  * the array form, `filter[0].any[1].op` inside groups.
  */
 
-import { and, FILTER_LIMITS, FILTER_OPS, type FilterNode, not, or, TRUE } from '../../core/filter-ast.js';
-import { AppError, type FieldErrors } from '../../errors/errors.js';
+import { AppError, type FieldErrors } from '../errors/errors.js';
+import { and, FILTER_LIMITS, FILTER_OPS, type FilterNode, not, or, TRUE } from './ast.js';
 import { buildCondition, checkFieldName, isFilterOp } from './conditions.js';
 
 export interface FilterIssue {

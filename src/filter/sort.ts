@@ -6,7 +6,7 @@
  * in both directions. By field:
  * - time and integer columns: numerically.
  * - `severity`: by syslog rank, debug < info < notice < warning < error < critical <
- *   alert < emergency (core/filter-ast.ts `severityRank`); a stored value that is no
+ *   alert < emergency (filter/ast.ts `severityRank`); a stored value that is no
  *   severity sorts as missing.
  * - other columns (host, message, IP columns, ...): by Unicode code point (UTF-8 byte
  *   order, the stores' binary string order).
@@ -18,9 +18,14 @@
  * (descending when there is no term), so the order is total and pages never overlap.
  */
 import { COLUMN_KINDS, type EventColumn } from '../core/event.js';
-import { parseNumeric, SEVERITY_FIELD, severityRank } from '../core/filter-ast.js';
-import type { SortTerm } from '../event-store/query-plan.js';
-import { compareCodePoints, type EventLike } from './filter/evaluate.js';
+import { parseNumeric, SEVERITY_FIELD, severityRank } from './ast.js';
+import { compareCodePoints, type EventLike } from './evaluate.js';
+
+/** One sort key of a search: a column or field name, descending or not. */
+export interface SortTerm {
+  field: string;
+  desc: boolean;
+}
 
 /** How a field's values are ordered (see the header). */
 export type SortKind = 'number' | 'severity' | 'text' | 'mixed';

@@ -2,7 +2,7 @@
  * The JavaScript evaluator of the filter AST, for events in memory (trigger matching,
  * live tails, tests). These are THE semantics of a filter; the SQL compilers (DuckDB,
  * ClickHouse) must reproduce them exactly, and must get every value coercion from the
- * helpers in core/filter-ast.ts rather than from the engine.
+ * helpers in filter/ast.ts rather than from the engine.
  *
  * Fields. A known column (core/event.ts) is read from its property and compares by the
  * column's kind; any other name is read from `fields` (own keys only) as a string.
@@ -37,17 +37,17 @@
  *   decimal text (`String(n)`, SQL `CAST(x AS VARCHAR)`); on time columns they are false
  *   (so their negations are true). Validation refuses the time case anyway.
  * severity: before anything else each condition goes through `lowerCond`
- *   (core/filter-ast.ts), which every backend applies: relations (gt ... between)
+ *   (filter/ast.ts), which every backend applies: relations (gt ... between)
  *   compare by syslog rank, debug < info < notice < warning < error < critical < alert <
  *   emergency, as `in` the names that satisfy them; equality values that name a
- *   severity (`err`, `ERROR`, `3`) mean its canonical name. Sorting: query/sort.ts.
+ *   severity (`err`, `ERROR`, `3`) mean its canonical name. Sorting: filter/sort.ts.
  * cidr: the value must parse as an IPv4 or IPv6 address (else false) inside the block;
  *   an IPv4-mapped IPv6 address (`::ffff:10.1.2.3`) matches IPv4 blocks and vice versa.
  *   On integer and time columns: false.
  * exists: present. true: always. and / or / not: boolean.
  */
 import { BlockList, isIP } from 'node:net';
-import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event.js';
+import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../core/event.js';
 import {
   type CondNode,
   type FilterNode,
@@ -57,7 +57,7 @@ import {
   type Scalar,
   scalarToString,
   toTimeMs,
-} from '../../core/filter-ast.js';
+} from './ast.js';
 import { fieldKind } from './conditions.js';
 import { compileRegex, requiredLiteral } from './regex.js';
 

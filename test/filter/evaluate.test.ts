@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/core/filter-ast.js';
-import { compareCodePoints, compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
+import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
+import { compareCodePoints, compilePredicate, type EventLike } from '../../src/filter/evaluate.js';
 
 const TS = Date.UTC(2024, 4, 1, 10, 0, 0, 123);
 const TS_SECONDS = TS / 1000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkRegex, compileRegex, requiredLiteral } from '../../src/query/filter/regex.js';
+import { checkRegex, compileRegex, requiredLiteral } from '../../src/filter/regex.js';
 
 describe('requiredLiteral', () => {
   it.each([

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { and, cond, explain, type FilterNode, not, or, simplify, text } from '../../src/core/filter-ast.js';
-import { compilePredicate, type EventLike } from '../../src/query/filter/evaluate.js';
-import { parseQuery } from '../../src/query/language/parse-query.js';
+import { and, cond, explain, type FilterNode, not, or, simplify, text } from '../../src/filter/ast.js';
+import { compilePredicate, type EventLike } from '../../src/filter/evaluate.js';
+import { parseQuery } from '../../src/filter/language/parse-query.js';
 
 // Characters that exercise quoting and escaping in explain and the grammar.
 const tricky = fc.constantFrom(
