@@ -11,6 +11,7 @@
  */
 import { isIP } from 'node:net';
 import { SEVERITIES, SEVERITY_ALIASES, type Severity } from '../core/event.js';
+import { own } from '../core/own.js';
 import { parseIsoMs } from '../core/time.js';
 
 export type Scalar = string | number | boolean;
@@ -476,18 +477,28 @@ const SEVERITY_RANKS: ReadonlyMap<string, number> = new Map(SEVERITY_ORDER.map((
 export const severityRank = (stored: string | number | null | undefined): number | undefined =>
   typeof stored === 'string' ? SEVERITY_RANKS.get(stored) : undefined;
 
+/** Pino's (and bunyan's) numeric levels. */
+const PINO_LEVELS: Readonly<Record<string, Severity>> = {
+  10: 'debug',
+  20: 'debug',
+  30: 'info',
+  40: 'warning',
+  50: 'error',
+  60: 'critical',
+};
+
 /**
- * The severity a filter value names: a name or alias in any case (`err`, `WARN`), or a
- * syslog code 0–7 as a number or numeric text (3 is error); undefined otherwise.
+ * The one severity parser, for a record's level at intake and a filter's value alike: a
+ * name or alias in any case (`err`, `WARN`), a syslog code 0–7 (3 is error) or a pino
+ * level 10–60 (30 is info), as a number or numeric text; undefined otherwise.
  */
-export function parseSeverityValue(v: Scalar): Severity | undefined {
-  if (typeof v === 'boolean') return undefined;
+export function parseSeverityValue(v: unknown): Severity | undefined {
+  if (typeof v !== 'string' && typeof v !== 'number') return undefined;
   const key = String(v).trim().toLowerCase();
   if (Object.hasOwn(SEVERITY_ALIASES, key)) return SEVERITY_ALIASES[key];
-  const code = parseNumeric(v);
-  return code !== undefined && Number.isInteger(code) && code >= 0 && code <= 7
-    ? SEVERITIES[code]
-    : undefined;
+  const code = parseNumeric(typeof v === 'string' ? v.trim() : v);
+  if (code === undefined || !Number.isInteger(code)) return undefined;
+  return code >= 0 && code <= 7 ? SEVERITIES[code] : own(PINO_LEVELS, String(code));
 }
 
 /** The field whose values are severities. */

@@ -24,9 +24,10 @@
  *   take the types back and `raw` is rebuilt.
  */
 import { isIP } from 'node:net';
-import { type NormalisedEvent, SEVERITIES, SEVERITY_ALIASES, type Severity } from '../core/event.js';
+import type { NormalisedEvent, Severity } from '../core/event.js';
 import { encodeShape, type JsonType, type RecordShape, setOwn } from '../core/record-shape.js';
 import { parseIsoMs } from '../core/time.js';
+import { parseSeverityValue } from '../filter/ast.js';
 
 /** `message` longer than this many bytes of UTF-8 is truncated (and marked). */
 export const MAX_MESSAGE_BYTES = 65_536;
@@ -160,29 +161,9 @@ export const SYSLOG_FACILITIES = [
  * pino and bunyan write `level` as 10..60; those never collide with syslog's 0..7, and
  * Node services logging with pino are a large share of what arrives as JSON.
  */
-const PINO_LEVELS: Readonly<Record<number, Severity>> = {
-  10: 'debug',
-  20: 'debug',
-  30: 'info',
-  40: 'warning',
-  50: 'error',
-  60: 'critical',
-};
-
-/** Reads a severity name, alias, syslog code (0–7) or pino level; null when unknown. */
+/** A record's level as a severity (the filter's own parser: names, syslog codes, pino levels). */
 export function parseSeverity(value: unknown): Severity | null {
-  if (typeof value === 'string') {
-    const key = value.trim().toLowerCase();
-    if (Object.hasOwn(SEVERITY_ALIASES, key)) return SEVERITY_ALIASES[key]!;
-    return /^\d{1,2}$/.test(key) ? severityFromCode(Number(key)) : null;
-  }
-  if (typeof value === 'number') return severityFromCode(value);
-  return null;
-}
-
-function severityFromCode(code: number): Severity | null {
-  if (Number.isInteger(code) && code >= 0 && code <= 7) return SEVERITIES[code]!;
-  return PINO_LEVELS[code] ?? null;
+  return parseSeverityValue(value) ?? null;
 }
 
 // Epoch magnitude boundaries by count of integer digits: up to 11 digits are seconds (to

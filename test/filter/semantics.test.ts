@@ -35,7 +35,7 @@ describe('severity', () => {
     expect(severityRank(null)).toBeUndefined();
   });
 
-  it('reads the names, aliases and syslog codes ingest reads', () => {
+  it('is the parser ingest reads levels with: names, aliases, syslog codes, pino levels', () => {
     const words = ['emerg', 'panic', 'crit', 'fatal', 'err', 'warn', 'information', 'informational', 'trace'];
     for (const v of [...SEVERITIES, ...words, ...words.map((w) => w.toUpperCase()), ' Err ']) {
       expect(parseSeverityValue(v), v).toBe(parseSeverity(v));
@@ -44,8 +44,21 @@ describe('severity', () => {
       expect(parseSeverityValue(code)).toBe(parseSeverity(code));
       expect(parseSeverityValue(String(code))).toBe(parseSeverity(String(code)));
     }
-    // Pino levels are ingest's business; in a filter only syslog codes are numbers.
-    for (const v of [8, -1, 1.5, 30, 'bogus', '', true])
+    // A record's `level: 30` is stored as info, and a filter's `severity:30` names info too.
+    for (const [code, name] of [
+      [10, 'debug'],
+      [20, 'debug'],
+      [30, 'info'],
+      [40, 'warning'],
+      [50, 'error'],
+      [60, 'critical'],
+    ] as const) {
+      expect(parseSeverityValue(code)).toBe(name);
+      expect(parseSeverityValue(String(code))).toBe(name);
+      expect(parseSeverity(code)).toBe(name);
+    }
+    expect(lowerCond(cond('severity', 'eq', 30))).toEqual(lowerCond(cond('severity', 'eq', 'info')));
+    for (const v of [8, -1, 1.5, 35, 'bogus', '', true, null, ['info']])
       expect(parseSeverityValue(v), String(v)).toBeUndefined();
   });
 
