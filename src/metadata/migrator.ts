@@ -41,7 +41,19 @@ export async function runMigrations(db: Kysely<Database>, dialect: MetadataDiale
         Object.fromEntries(Object.entries(MIGRATIONS).map(([name, make]) => [name, make(dialect)])),
     },
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    // Kysely checks for its tables by reading every schema's catalog, calling functions
+    // by schema name: another schema dropped meanwhile (another application, a parallel
+    // test) fails that read with 3F000 naming it. Nothing was migrated; read again.
+    if (attempt < 10 && droppedMeanwhile(error, schema)) continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
+}
+
+/** PostgreSQL's "schema … does not exist" (3F000) for a schema that is not ours. */
+function droppedMeanwhile(error: unknown, ours: string | undefined): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  return e?.code === '3F000' && typeof e.message === 'string' && !e.message.includes(`"${ours}"`);
 }
