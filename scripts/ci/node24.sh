@@ -84,13 +84,12 @@ echo "metadata SQLite library on Node $(node -v): $driver"
 [ "$driver" = node:sqlite ] || { echo "node24: the metadata store chose $driver, not node:sqlite" >&2; exit 1; }
 
 # What differs between Node versions: the native modules (DuckDB, re2, node:sqlite), the
-# HTTP and socket stack, zlib, worker threads, the build and the process lifecycle. The
-# rest (query language, renderers, property tests of the stores, the browser) ran on
-# Node 20 and tests JavaScript that does not change with the runtime.
+# HTTP and socket stack, zlib, worker threads, the build and the process lifecycle: the
+# metadata, api and process kinds and the event stores (test/kinds.ts). The rest (the
+# query language, renderers, parsers, the browser) ran on Node 20 and tests JavaScript
+# that does not change with the runtime.
 start=$SECONDS
 status=0
-RUN_SUITE_ONLY="test/http test/cli test/ops test/unit test/domain test/alerts test/ingest-http test/live \
-  test/query-http test/reports test/event-store/store-contract.test.ts test/event-store/worker-store.test.ts" \
-  scripts/ci/run-suite.sh || status=$?
+scripts/ci/run-suite.sh --project metadata --project api --project process --project event-store || status=$?
 echo "npm test on Node $(node -v): $((SECONDS - start)) s, exit $status"
 exit "$status"

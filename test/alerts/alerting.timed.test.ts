@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_BUS_URL, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** A cluster node refuses threshold conditions (each node would count only its own events). */
 const CLUSTER = Boolean(TEST_BUS_URL);
@@ -40,19 +41,8 @@ async function receiver(status: () => number = () => 200) {
   return { got, url, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-async function until<T>(
-  what: string,
-  f: () => T | undefined | Promise<T | undefined>,
-  ms = 10_000,
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(what: string, f: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> =>
+  eventually(what, f, { withinMs: ms });
 
 describe('alerting', () => {
   let t: TestApp;

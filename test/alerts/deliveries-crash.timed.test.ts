@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 
 function serve(dataDir: string, port: number) {
   return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
@@ -26,15 +27,8 @@ function serve(dataDir: string, port: number) {
   });
 }
 
-async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = <T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> =>
+  eventually(what, f, { withinMs: ms, everyMs: 100, retryErrors: true });
 
 const freePort = () =>
   new Promise<number>((resolve) => {

@@ -3,6 +3,7 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'nod
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { eventually } from '../helpers/eventually.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -109,9 +110,5 @@ export function runCli(
 
 /** Polls `cond` every 50 ms until it holds; throws after `ms` with `what`. */
 export async function until(cond: () => boolean, what: () => string, ms = 10_000): Promise<void> {
-  const started = Date.now();
-  while (!cond()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(what, cond, { withinMs: ms });
 }

@@ -31,7 +31,7 @@ import {
 const EVENTS = 600;
 const USER = { username: 'recoverer', password: 'recoverer-password-1' };
 
-describeBrowser('test/e2e/recovery.test.ts', 'bad input and bad luck in Chromium', () => {
+describeBrowser('test/e2e/recovery.timed.test.ts', 'bad input and bad luck in Chromium', () => {
   let server: LiveApp;
   let base: string;
   let b: Browsing;

@@ -27,7 +27,7 @@ const EVENTS = 1000;
 const USERNAME = 'searcher';
 const PASSWORD = 'searcher-password-1';
 
-describeBrowser('test/e2e/search.test.ts', 'the search page in Chromium', () => {
+describeBrowser('test/e2e/search.timed.test.ts', 'the search page in Chromium', () => {
   let server: LiveApp;
   let t: LiveApp['t'];
   let base: string;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { TEST_DATABASE_URL } from './app.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from './clickhouse.js';
+import { eventually } from './eventually.js';
 
 /**
  * Cluster tests start real server processes (`logscope serve`) on loopback against the
@@ -53,19 +54,16 @@ export interface Cluster {
 }
 
 async function waitForHealth(node: Node, ms = 60_000) {
-  const started = Date.now();
-  for (;;) {
-    try {
-      if ((await fetch(`${node.url}/api/health`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    if (node.child.exitCode !== null)
-      throw new Error(`${node.name} exited: ${node.stderr.join('').slice(-500)}`);
-    if (Date.now() - started > ms)
-      throw new Error(`${node.name} did not start: ${node.stderr.join('').slice(-500)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually(
+    () => `${node.name} to start: ${node.stderr.join('').slice(-500)}`,
+    async () => {
+      if (node.child.exitCode !== null)
+        throw new Error(`${node.name} exited: ${node.stderr.join('').slice(-500)}`);
+      // Refused while it is not up yet.
+      return (await fetch(`${node.url}/api/health`).catch(() => null))?.ok;
+    },
+    { withinMs: ms, everyMs: 100 },
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { type GelfListener, startGelfListener } from '../../src/ingest/gelf-listener.js';
 import { type SyslogListener, startSyslogListener } from '../../src/ingest/syslog-listener.js';
 import { createTestApp, type TestApp } from './app.js';
+import { eventually } from './eventually.js';
 
 /**
  * Real log shippers (rsyslog, syslog-ng) run as private, unprivileged instances
@@ -186,14 +187,14 @@ export function privateDir(name: string): { dir: string; remove(): void } {
 }
 
 export async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000, daemon?: Daemon) {
-  const started = Date.now();
-  while (!check()) {
-    if (daemon?.exited()) throw new Error(`${what}: the daemon exited:\n${daemon.output()}`);
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`${what}: timed out after ${timeoutMs} ms\n${daemon?.output() ?? ''}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(
+    () => `${what}\n${daemon?.output() ?? ''}`,
+    () => {
+      if (daemon?.exited()) throw new Error(`${what}: the daemon exited:\n${daemon.output()}`);
+      return check();
+    },
+    { withinMs: timeoutMs },
+  );
 }
 
 // ---------------------------------------------------------------- rsyslog

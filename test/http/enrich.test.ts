@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cityDb } from '../enrich/mmdb-writer.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event, HOUR, T0 } from '../helpers/seed.js';
-import { cityDb } from './mmdb-writer.js';
 
 const US = { country_code: 'US', country: 'United States' };
 const AU = { country_code: 'AU', country: 'Australia' };

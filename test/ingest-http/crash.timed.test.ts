@@ -4,19 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { eventually } from '../helpers/eventually.js';
 
-async function waitForHealth(url: string) {
-  const started = Date.now();
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() - started > 30_000) throw new Error('server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitForHealth = (url: string) =>
+  eventually('the server to start', async () => (await fetch(`${url}/api/health`).catch(() => null))?.ok, {
+    withinMs: 30_000,
+    everyMs: 100,
+  });
 
 describe('durability', () => {
   it('keeps every acknowledged event across kill -9', async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GelfListener, startGelfListener } from '../../src/ingest/gelf-listener.js';
 import { BACKEND } from '../helpers/app.js';
 import { storedEvents } from '../helpers/events.js';
+import { eventually } from '../helpers/eventually.js';
 import {
   awaitEvents,
   type FoundEvent,
@@ -76,10 +77,8 @@ function expectOnceEach(events: FoundEvent[], marker: string, n: number) {
   expect(events).toHaveLength(n);
 }
 
-async function until(check: () => boolean, withinMs = 5000) {
-  const started = Date.now();
-  while (!check() && Date.now() - started < withinMs) await new Promise((r) => setTimeout(r, 20));
-}
+const until = (check: () => boolean, withinMs = 5000) =>
+  eventually('the listener to count it', check, { withinMs, everyMs: 20 });
 
 describe(`GELF intake on ${BACKEND}`, () => {
   let ls: Logscope;

@@ -7,17 +7,12 @@ import type { IngestService } from '../../src/ingest/ingest-service.js';
 import { type SyslogListener, startSyslogListener } from '../../src/ingest/syslog-listener.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { messageOf, storedEvents } from '../helpers/events.js';
+import { eventuallyAtLeast } from '../helpers/eventually.js';
 
 const run = promisify(execFile);
 
-async function eventually<T>(read: () => Promise<T[]>, n: number, withinMs = 5000): Promise<T[]> {
-  const started = Date.now();
-  for (;;) {
-    const rows = await read();
-    if (rows.length >= n || Date.now() - started > withinMs) return rows;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = <T>(read: () => Promise<T[]>, n: number, withinMs = 5000) =>
+  eventuallyAtLeast('stored events', read, n, withinMs);
 
 describe(`syslog listener on ${BACKEND}`, () => {
   let t: TestApp;
