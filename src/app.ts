@@ -219,7 +219,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     hub.close();
   });
   // Before the routes: its timing hook must see all of them.
-  await app.register(metricsRoutes, { services, hub });
+  await app.register(metricsRoutes, { sources: [...services.metricsSources, hub] });
 
   await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
   await app.register(authTokenRoutes, { tokens: services.tokens });

@@ -98,7 +98,7 @@ export async function serve(config: Config): Promise<void> {
         idleMs: config.intakeTcpIdleSeconds * 1000,
         log,
       });
-      app.watchSyslog(syslog);
+      app.watchMetrics(syslog);
       log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
     }
     if (config.gelfPort > 0) {
@@ -109,7 +109,7 @@ export async function serve(config: Config): Promise<void> {
         idleMs: config.intakeTcpIdleSeconds * 1000,
         log,
       });
-      app.watchGelf(gelf);
+      app.watchMetrics(gelf);
       log.info({ port: gelf.port }, 'GELF listening on UDP and TCP');
     }
     if (admin) {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Config } from '../config/config.js';
 import { parseDenyCidrs } from '../config/deny-cidrs.js';
 import { type Bus, type ClusterTopics, InProcessBus } from '../core/bus.js';
+import type { MetricsSource } from '../core/metrics.js';
 import { ProblemLog } from '../core/problems.js';
 import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
@@ -74,6 +75,8 @@ export interface Services extends MetaServices {
   reports: ReportsService;
   /** Where internal failures kept from clients are reported (main.ts connects the log). */
   problems: ProblemLog;
+  /** The services with figures for /metrics (each declares its own). */
+  metricsSources: readonly MetricsSource[];
 }
 
 export function createMetaServices(meta: MetadataDb, config: Config): MetaServices {
@@ -195,7 +198,7 @@ export function createServices(
   // Trigger data shows only the triggers the caller may see.
   const triggerMatches = (evIds: readonly string[], who: Identity) => triggers.matchesOf(evIds, who);
   const enricher = new ResultEnricher({ geoip: resources.geoip, triggerMatches });
-  return {
+  const services = {
     ...metaServices,
     events: new EventsService(events, enricher, triggerMatches),
     fields: new FieldsService(events),
@@ -250,5 +253,18 @@ export function createServices(
       enricher,
     }),
     problems,
+  };
+  return {
+    ...services,
+    metricsSources: [
+      batcher,
+      ingest,
+      pipelines,
+      runner,
+      triggers,
+      deliveryQueue,
+      services.events,
+      services.reports,
+    ],
   };
 }

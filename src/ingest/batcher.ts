@@ -1,4 +1,5 @@
 import type { NormalisedEvent } from '../core/event.js';
+import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import { unavailable } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 
@@ -68,9 +69,35 @@ export class Batcher {
     return this.queued;
   }
 
-  /** Totals since start, for /metrics. */
+  /** Totals since start. */
   stats() {
     return { queuedEvents: this.queued, ...this.counts };
+  }
+
+  metrics(): MetricDecl[] {
+    return [
+      counter(
+        'logscope_ingest_events_total',
+        'Events committed to the event store.',
+        () => this.counts.committedEvents,
+      ),
+      counter(
+        'logscope_ingest_commits_total',
+        'Group commits to the event store.',
+        () => this.counts.commits,
+      ),
+      counter(
+        'logscope_ingest_commit_seconds_total',
+        'Time spent in group commits.',
+        () => this.counts.commitSeconds,
+      ),
+      counter(
+        'logscope_ingest_failed_commits_total',
+        'Group commits that failed.',
+        () => this.counts.failedCommits,
+      ),
+      gauge('logscope_ingest_queued_events', 'Events waiting for a commit.', () => this.queued),
+    ];
   }
 
   /**

@@ -1,3 +1,4 @@
+import { counter, type MetricDecl } from '../core/metrics.js';
 import type { IngestService } from './ingest-service.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
 import {
@@ -58,7 +59,49 @@ export interface GelfListener {
   /** The TCP/UDP port actually bound (useful with port 0 in tests). */
   readonly port: number;
   stats(): GelfStats;
+  metrics(): MetricDecl[];
   close(): Promise<void>;
+}
+
+/** A GELF listener's figures for /metrics (summed over listeners by the route). */
+function gelfMetrics(stats: () => GelfStats): MetricDecl[] {
+  return [
+    counter(
+      'logscope_gelf_received_total',
+      'GELF input read by the listener: transport="udp" datagrams (a chunk counts as one), transport="tcp" frames.',
+      () => {
+        const s = stats();
+        return { udp: s.udpReceived, tcp: s.tcpReceived };
+      },
+      'transport',
+    ),
+    counter(
+      'logscope_gelf_dropped_total',
+      'GELF messages not stored: reason="malformed" (not GELF: bad chunk, corrupt compression, not JSON, no short_message), ' +
+        'reason="too_large" (decompressed or framed past 1 MiB), reason="incomplete" (chunks missing after 5 s, or evicted from a full reassembly buffer), ' +
+        'reason="refused" (shed by the listener or refused by ingest: queue full, store failing), reason="kernel" (datagrams dropped for a full socket receive buffer).',
+      () => {
+        const s = stats();
+        return {
+          malformed: s.malformed,
+          too_large: s.tooLarge,
+          incomplete: s.incomplete,
+          refused: s.refused,
+          kernel: s.udpKernelDrops,
+        };
+      },
+      'reason',
+    ),
+    counter(
+      'logscope_gelf_tcp_connections_closed_total',
+      'GELF TCP connections closed by the listener: reason="over_limit" (over intakeTcpMaxConnections, as they came), reason="idle" (intakeTcpIdleSeconds without data).',
+      () => {
+        const s = stats();
+        return { over_limit: s.tcpConnectionsRefused, idle: s.tcpIdleClosed };
+      },
+      'reason',
+    ),
+  ];
 }
 
 /**
@@ -160,16 +203,18 @@ export async function startGelfListener(
   }
   udp.checkReceiveBuffer(opts.log, 'GELF');
 
+  const stats = (): GelfStats => ({
+    ...counts,
+    ...tcpCounts,
+    udpReceived: udp.received,
+    refused: counts.refused + udp.shed,
+    incomplete: assembler.incomplete,
+    udpKernelDrops: udpSocketDrops(port),
+  });
   return {
     port,
-    stats: () => ({
-      ...counts,
-      ...tcpCounts,
-      udpReceived: udp.received,
-      refused: counts.refused + udp.shed,
-      incomplete: assembler.incomplete,
-      udpKernelDrops: udpSocketDrops(port),
-    }),
+    stats,
+    metrics: () => gelfMetrics(stats),
     async close() {
       clearInterval(sweeper);
       await udp.close();

@@ -1,5 +1,6 @@
 import type { NormalisedEvent } from '../core/event.js';
 import { newUlid } from '../core/ids.js';
+import { counter, type MetricDecl } from '../core/metrics.js';
 import type { Batcher } from './batcher.js';
 import { normaliseRecord } from './normalise.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
@@ -31,8 +32,18 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
  * once they are durable. A rejected record never stops the others.
  */
 export class IngestService {
-  /** Records refused (malformed, too many fields, ...) since start, for /metrics. */
+  /** Records refused (malformed, too many fields, ...) since start. */
   rejectedRecords = 0;
+
+  metrics(): MetricDecl[] {
+    return [
+      counter(
+        'logscope_ingest_rejected_total',
+        'Records refused at ingest (malformed or over limits).',
+        () => this.rejectedRecords,
+      ),
+    ];
+  }
 
   /**
    * `pipelines` gives the pipelines to run (read once per piece, so a change applies

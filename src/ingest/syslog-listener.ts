@@ -1,3 +1,4 @@
+import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import type { IngestService } from './ingest-service.js';
 import type { ParsedEntry } from './parsers/ndjson.js';
 import { DEFAULT_MAX_SYSLOG_MESSAGE_BYTES, parseSyslog, SyslogFrameSplitter } from './parsers/syslog.js';
@@ -43,7 +44,49 @@ export interface SyslogListener {
   /** Datagrams not stored by the listener's fault or the queue's (kernel drops excluded). */
   readonly dropped: number;
   stats(): SyslogStats;
+  metrics(): MetricDecl[];
   close(): Promise<void>;
+}
+
+/** A syslog listener's figures for /metrics (summed over listeners by the route). */
+function syslogMetrics(stats: () => SyslogStats): MetricDecl[] {
+  return [
+    counter(
+      'logscope_syslog_udp_received_total',
+      'Syslog datagrams read from the UDP socket.',
+      () => stats().udpReceived,
+    ),
+    counter(
+      'logscope_syslog_udp_dropped_total',
+      'Syslog datagrams lost: reason="kernel" dropped by the kernel for a full socket receive buffer ' +
+        '(raise syslogUdpReceiveBuffer and net.core.rmem_max), reason="refused" shed by the listener or refused by ingest (queue full, store failing).',
+      () => {
+        const s = stats();
+        return { kernel: s.udpKernelDrops, refused: s.udpRefused };
+      },
+      'reason',
+    ),
+    counter(
+      'logscope_syslog_tcp_refused_total',
+      'Syslog TCP messages refused by ingest (queue full, store failing).',
+      () => stats().tcpRefused,
+    ),
+    counter(
+      'logscope_syslog_tcp_connections_refused_total',
+      'Syslog TCP connections closed as they came, over intakeTcpMaxConnections.',
+      () => stats().tcpConnectionsRefused,
+    ),
+    counter(
+      'logscope_syslog_tcp_idle_closed_total',
+      'Syslog TCP connections closed after intakeTcpIdleSeconds without data.',
+      () => stats().tcpIdleClosed,
+    ),
+    gauge(
+      'logscope_syslog_udp_receive_buffer_bytes',
+      'Receive buffer the kernel granted the syslog UDP socket.',
+      () => stats().udpReceiveBufferBytes,
+    ),
+  ];
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -110,19 +153,21 @@ export async function startSyslogListener(
   const port = await listenOnOnePort(tcp, udp.socket, opts.port, opts.host);
   const granted = udp.checkReceiveBuffer(opts.log, 'syslog');
 
+  const stats = (): SyslogStats => ({
+    ...tcpCounts,
+    udpReceived: udp.received,
+    udpKernelDrops: udpSocketDrops(port),
+    udpRefused: udpRefused + udp.shed,
+    udpReceiveBufferBytes: granted,
+    tcpRefused,
+  });
   return {
     port,
     get dropped() {
       return udpRefused + udp.shed;
     },
-    stats: () => ({
-      ...tcpCounts,
-      udpReceived: udp.received,
-      udpKernelDrops: udpSocketDrops(port),
-      udpRefused: udpRefused + udp.shed,
-      udpReceiveBufferBytes: granted,
-      tcpRefused,
-    }),
+    stats,
+    metrics: () => syslogMetrics(stats),
     async close() {
       await udp.close();
       await closeTcp();

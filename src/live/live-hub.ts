@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { NormalisedEvent } from '../core/event.js';
+import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import type { Identity } from '../domain/auth/identity.js';
 import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
 import { AppError, badRequest, notFound } from '../errors/errors.js';
@@ -132,9 +133,30 @@ export class LiveHub {
     return this.registry.clients.size;
   }
 
-  /** Counts for /metrics. */
+  /** Counts since start. */
   stats() {
     return { ...this.registry.stats(), ...this.counts };
+  }
+
+  metrics(): MetricDecl[] {
+    return [
+      gauge(
+        'logscope_live_connections',
+        'Open /ws/live-updates connections.',
+        () => this.stats().connections,
+      ),
+      gauge(
+        'logscope_live_subscriptions',
+        'Subscriptions over all connections.',
+        () => this.stats().subscriptions,
+      ),
+      counter('logscope_live_messages_total', 'Websocket messages sent.', () => this.counts.messagesSent),
+      counter(
+        'logscope_live_slow_clients_closed_total',
+        'Clients closed with 1013 for not keeping up.',
+        () => this.counts.slowClientsClosed,
+      ),
+    ];
   }
 
   /** A new authenticated connection. */

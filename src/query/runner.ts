@@ -1,5 +1,6 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import type { StoredEvent } from '../core/event.js';
+import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import { AppError, fieldError, outOfMemory, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
@@ -320,11 +321,27 @@ export class QueryRunner {
     return null;
   }
 
-  /** Queries held in memory, by status, for /metrics. */
+  /** Queries held in memory, by status. */
   stats(): Record<string, number> {
     const byStatus: Record<string, number> = {};
     for (const job of this.jobs.values()) byStatus[job.status] = (byStatus[job.status] ?? 0) + 1;
     return byStatus;
+  }
+
+  metrics(): MetricDecl[] {
+    return [
+      gauge(
+        'logscope_query_results_bytes',
+        'Estimated memory held by query results (bounded by queryResultsMemoryMb).',
+        () => this.heldBytes,
+      ),
+      counter(
+        'logscope_query_results_evictions_total',
+        'Finished query results dropped to stay within the budget (recomputed on their next read).',
+        () => this.evictions,
+      ),
+      gauge('logscope_queries', 'Queries held in memory, by status.', () => this.stats(), 'status'),
+    ];
   }
 
   peek(id: string): QueryJob | undefined {

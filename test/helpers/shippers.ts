@@ -376,7 +376,7 @@ export async function startLogscope(): Promise<Logscope> {
       port: 0,
       log: { warn: () => undefined },
     });
-    t.app.watchGelf(gelf);
+    t.app.watchMetrics(gelf);
   } catch (err) {
     await syslog?.close();
     await t.close();

@@ -282,7 +282,7 @@ describe(`GELF intake on ${BACKEND}`, () => {
         chunkTimeoutMs: 200,
         log: { warn: () => undefined },
       });
-      const unwatch = ls.t.app.watchGelf(short);
+      const unwatch = ls.t.app.watchMetrics(short);
       try {
         const marker = `partial-${randomBytes(4).toString('hex')}`;
         const parts = chunks(deflateSync(gelfJson(marker, { _pad: randomBytes(3000).toString('hex') })), 3);

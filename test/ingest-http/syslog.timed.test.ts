@@ -176,14 +176,14 @@ describe(`syslog losses in /metrics on ${BACKEND}`, () => {
       udpReceiveBuffer: 1,
       log: { warn: (_o, msg) => warnings.push(msg) },
     });
-    const unwatch = t.app.watchSyslog(tiny);
+    const unwatch = t.app.watchMetrics(tiny);
     const refusing = { ingest: async () => Promise.reject(new Error('Ingest queue is full')) };
     const full = await startSyslogListener(refusing as unknown as IngestService, {
       host: '127.0.0.1',
       port: 0,
       log: { warn: () => undefined },
     });
-    const unwatchFull = t.app.watchSyslog(full);
+    const unwatchFull = t.app.watchMetrics(full);
     try {
       const sender = (port: number, n: number) => `
         const s = require('node:dgram').createSocket('udp4');

@@ -1,5 +1,6 @@
 import type { ClusterTopics } from '../../core/bus.js';
 import type { NormalisedEvent } from '../../core/event.js';
+import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
 import { fieldValue } from '../../filter/evaluate.js';
 import type { Notification } from './notification.js';
 import { SAMPLES, type Sample, type ThresholdCondition, ThresholdWindows } from './threshold.js';
@@ -224,6 +225,36 @@ export class AlertEngine {
   /** Whether this node sends what it evaluates (see `sends`). */
   sending(): boolean {
     return this.opts.sends?.() ?? true;
+  }
+
+  metrics(): MetricDecl[] {
+    return [
+      counter(
+        'logscope_alert_firings_total',
+        'Trigger conditions met and notified (threshold crossings, silences, match notifications).',
+        () => this.fired,
+      ),
+      counter(
+        'logscope_alert_suppressed_total',
+        'Threshold firings held back by the trigger’s cooldown.',
+        () => this.suppressed,
+      ),
+      gauge(
+        'logscope_alert_notifier',
+        'Whether this process sends the notifications (1; in a cluster, the holder of the alert-notifier lease).',
+        () => (this.sending() ? 1 : 0),
+      ),
+      gauge(
+        'logscope_alert_groups',
+        'Groups whose sliding windows are kept in memory, over every threshold trigger.',
+        () => this.stats().groups,
+      ),
+      counter(
+        'logscope_alert_groups_refused_total',
+        'Events of a new group not counted because their threshold trigger already keeps windows for 1,000 groups.',
+        () => this.stats().refusedGroups,
+      ),
+    ];
   }
 
   stats() {

@@ -1,3 +1,4 @@
+import { counter, type MetricDecl } from '../../core/metrics.js';
 import type { ChannelsRepository } from '../../metadata/channels-repository.js';
 import type { DeliveriesRepository } from '../../metadata/deliveries-repository.js';
 import type { DeliveryRow } from '../../metadata/schema.js';
@@ -41,6 +42,21 @@ export class DeliveryQueue {
   /** Attempts that failed (each is retried or given up). */
   failedAttempts = 0;
   sentCount = 0;
+
+  metrics(): MetricDecl[] {
+    return [
+      counter(
+        'logscope_deliveries_sent_total',
+        'Notifications delivered by this process.',
+        () => this.sentCount,
+      ),
+      counter(
+        'logscope_delivery_failed_attempts_total',
+        'Delivery attempts that failed (each is retried, or given up after 24 h).',
+        () => this.failedAttempts,
+      ),
+    ];
+  }
 
   constructor(
     private readonly repo: DeliveriesRepository,

@@ -1,4 +1,5 @@
 import type { StoredEvent } from '../../core/event.js';
+import { cachedFor, gauge, type MetricDecl, STORE_STATS_MS } from '../../core/metrics.js';
 import { presentEvent } from '../../core/present-event.js';
 import { rebuildRecord } from '../../core/record-shape.js';
 import { notFound } from '../../errors/errors.js';
@@ -24,9 +25,35 @@ export class EventsService {
     return e;
   }
 
-  /** Size and age of the event store (for /metrics). */
+  /** Size and age of the event store. */
   storeStats() {
     return this.store.stats();
+  }
+
+  /** The store is asked at most every 10 s, whatever the scrape rate (see cachedFor). */
+  private readonly cachedStats = cachedFor(STORE_STATS_MS, () => this.store.stats());
+
+  metrics(): MetricDecl[] {
+    return [
+      gauge(
+        'logscope_events_stored',
+        'Events in the event store.',
+        async () => (await this.cachedStats()).events,
+      ),
+      gauge(
+        'logscope_event_store_bytes',
+        'Bytes the event store occupies on disk (file and write-ahead log).',
+        async () => (await this.cachedStats()).bytesOnDisk,
+      ),
+      gauge(
+        'logscope_oldest_event_age_seconds',
+        'Age of the oldest stored event by its time (0 when the store is empty); watch it against retentionDays.',
+        async () => {
+          const { oldestTs } = await this.cachedStats();
+          return oldestTs === null ? 0 : Math.max(0, (Date.now() - oldestTs) / 1000);
+        },
+      ),
+    ];
   }
 
   /** The event with `raw`, plus what `opts` asks for (actions_hint, add_trigger_data). */

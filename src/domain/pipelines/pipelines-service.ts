@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { newUlid } from '../../core/ids.js';
 import type { Page, PageRequest } from '../../core/list.js';
+import { counter, type MetricDecl } from '../../core/metrics.js';
 import { presentEvent } from '../../core/present-event.js';
 import { conflict, notFound, permissionDenied, validationError } from '../../errors/errors.js';
 import { normaliseRecord } from '../../ingest/normalise.js';
@@ -285,12 +286,46 @@ export class PipelinesService {
     };
   }
 
-  /** Counts for /metrics, per running pipeline. */
+  /** Counts per running pipeline. */
   stats() {
     return {
       seconds: this.current.seconds,
       pipelines: this.current.pipelines.map((p) => ({ name: p.name, ...p.stats })),
     };
+  }
+
+  /**
+   * Per pipeline name, counters that only grow: a pipeline's counts go on across its
+   * changes, and start at zero for a new pipeline of a name seen before.
+   */
+  metrics(): MetricDecl[] {
+    const perPipeline = (kind: 'matched' | 'failed' | 'dropped') => () =>
+      Object.fromEntries(this.stats().pipelines.map((p) => [p.name, p[kind]]));
+    return [
+      counter(
+        'logscope_pipeline_matched_events_total',
+        'Events a pipeline applied to (its `when` selected them).',
+        perPipeline('matched'),
+        'pipeline',
+      ),
+      counter(
+        'logscope_pipeline_failed_events_total',
+        'Events on which a pipeline step failed; the pipeline was undone for them and they were stored unchanged.',
+        perPipeline('failed'),
+        'pipeline',
+      ),
+      counter(
+        'logscope_pipeline_dropped_events_total',
+        'Events a pipeline dropped (not stored).',
+        perPipeline('dropped'),
+        'pipeline',
+      ),
+      counter(
+        'logscope_pipeline_seconds_total',
+        'Time spent running pipelines at intake.',
+        () => this.current.seconds,
+      ),
+    ];
   }
 
   private allowed(who: Identity): void {

@@ -1,6 +1,7 @@
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Page, PageRequest } from '../../core/list.js';
+import { cachedFor, gauge, type MetricDecl, STORE_STATS_MS } from '../../core/metrics.js';
 import type { ProblemLog } from '../../core/problems.js';
 import { AppError, conflict, fieldError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
@@ -256,9 +257,22 @@ export class ReportsService {
     }
   }
 
-  /** Reports of each status, over all users (for /metrics). */
+  /** Reports of each status, over all users. */
   countByStatus() {
     return this.repo.countByStatus();
+  }
+
+  private readonly cachedCounts = cachedFor(STORE_STATS_MS, () => this.repo.countByStatus());
+
+  metrics(): MetricDecl[] {
+    return [
+      gauge(
+        'logscope_reports',
+        'Reports kept, by status (PENDING, READY, ERROR).',
+        () => this.cachedCounts(),
+        'status',
+      ),
+    ];
   }
 
   /**

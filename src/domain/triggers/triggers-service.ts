@@ -1,5 +1,6 @@
 import type { NormalisedEvent } from '../../core/event.js';
 import type { Page, PageRequest } from '../../core/list.js';
+import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
 import { and, type FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
@@ -453,7 +454,7 @@ export class TriggersService {
     });
   }
 
-  /** Counts for /metrics. */
+  /** Counts since start. */
   stats() {
     return {
       enabled: this.index.size,
@@ -461,6 +462,24 @@ export class TriggersService {
       pending: this.pending,
       dropped: this.dropped,
     };
+  }
+
+  metrics(): MetricDecl[] {
+    return [
+      gauge('logscope_triggers_enabled', 'Enabled triggers matched on ingest.', () => this.index.size),
+      counter('logscope_trigger_matches_total', 'Trigger matches recorded.', () => this.recorded),
+      counter(
+        'logscope_trigger_matches_dropped_total',
+        'Trigger matches dropped (recording fell behind).',
+        () => this.dropped,
+      ),
+      gauge(
+        'logscope_trigger_matches_pending',
+        'Trigger matches waiting to be recorded.',
+        () => this.pending,
+      ),
+      ...this.alerts.metrics(),
+    ];
   }
 
   /** Resolves once every queued match is recorded (tests, shutdown). */
