@@ -1,9 +1,9 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { ValidateFunction } from 'ajv';
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
-  type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
@@ -15,7 +15,7 @@ import { requestScope } from './errors/process-net.js';
 import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
-import { logRequest, redactUrl } from './http/request-log.js';
+import { logRequest, serializeRequest } from './http/request-log.js';
 import { authTokenRoutes } from './http/routes/authtokens.js';
 import { channelRoutes } from './http/routes/channels.js';
 import { dashboardRoutes } from './http/routes/dashboards.js';
@@ -58,7 +58,10 @@ export interface AppDeps {
   config: Config;
   services: Services;
   checks: HealthCheck[];
+  /** Options of a logger the app makes for itself (tests), or none. */
   logger?: FastifyServerOptions['logger'];
+  /** The serving process's logger (createServerLogger), the one its services were given too. */
+  loggerInstance?: FastifyBaseLogger;
 }
 
 /**
@@ -80,25 +83,6 @@ function lazySerializers(externalSchemas: unknown, options: unknown) {
 /** A Host header: a name or IPv4 address, or a bracketed IPv6 address, and an optional port. */
 const HOST = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
-/** Where clients reach the server: `publicUrl`, else the address it listens on. */
-function publicBaseUrl(app: FastifyInstance, config: Config): string {
-  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
-  const address = app.server.address();
-  const port = address && typeof address === 'object' ? address.port : config.port;
-  // A wildcard address is not one a client can reach: this machine by name then.
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/** Fastify's request log fields, with the URL redacted. */
-const serializeRequest = (request: FastifyRequest) => ({
-  method: request.method,
-  url: redactUrl(request.url),
-  host: request.host,
-  remoteAddress: request.ip,
-  remotePort: request.socket?.remotePort,
-});
-
 /** The logger options with the redacting request serializer (whatever else they say). */
 function withRedaction(logger: AppDeps['logger']): FastifyServerOptions['logger'] {
   if (!logger) return false;
@@ -110,7 +94,9 @@ function withRedaction(logger: AppDeps['logger']): FastifyServerOptions['logger'
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, services } = deps;
   const app = Fastify({
-    logger: withRedaction(deps.logger),
+    ...(deps.loggerInstance
+      ? { loggerInstance: deps.loggerInstance }
+      : { logger: withRedaction(deps.logger) }),
     bodyLimit: config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true },
     schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
@@ -148,8 +134,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return validate;
   });
   app.setErrorHandler(errorHandler);
-  app.decorate('publicBaseUrl', () => publicBaseUrl(app, config));
-  services.linkBase.get = () => publicBaseUrl(app, config);
+  app.decorate('publicBaseUrl', () => services.publicUrl.get());
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    if (address && typeof address === 'object') services.publicUrl.listening(address.port);
+  });
   // First of all: every callback and promise this request's handling starts knows the
   // request, so the process-wide net (errors/process-net.ts) can name it and answer it.
   app.addHook('onRequest', (request, reply, done) => {
@@ -173,8 +162,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) =>
     logRequest(request, reply.statusCode, reply.elapsedTime),
   );
-  services.triggers.warn = (message, detail) => app.log.warn(detail ?? {}, message);
-  services.pipelines.warn = (message, detail) => app.log.warn(detail ?? {}, message);
   app.setNotFoundHandler(notFoundHandler);
 
   await app.register(openapiPlugin, { version: VERSION });
@@ -212,7 +199,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const offElsewhere = services.bus.subscribe('events-committed', (commit, remote) => {
     if (remote) hub.committedElsewhere(commit);
   });
-  services.queries.keepWhile((id) => hub.watches(id));
   app.addHook('onClose', async () => {
     offEvents();
     offElsewhere();

@@ -1,6 +1,7 @@
 import type { buildApp } from './app.js';
 import type { Config } from './config/config.js';
 import { installProcessNet } from './errors/process-net.js';
+import { createServerLogger } from './http/request-log.js';
 import { type GelfListener, startGelfListener } from './ingest/gelf-listener.js';
 import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
 import { bootstrapAdmin, healthChecks, openRuntime } from './runtime.js';
@@ -23,7 +24,10 @@ export async function serve(config: Config): Promise<void> {
   // answers sooner); a failed start reports the runtime's error, not this one's.
   const appModule = import('./app.js');
   appModule.catch(() => undefined);
+  // One logger for the services and the HTTP layer, made before either.
+  const log = createServerLogger(config.logLevel);
   const rt = await openRuntime(config, {
+    log,
     onWait: (message) => console.error(`logscope: ${message}`),
     onBusState: (connected, where) => busLog?.(connected, where),
   });
@@ -71,9 +75,8 @@ export async function serve(config: Config): Promise<void> {
       config,
       services: rt.services,
       checks: healthChecks(rt),
-      logger: { level: config.logLevel },
+      loggerInstance: log,
     });
-    const log = app.log;
     for (const warning of rt.warnings) log.warn(warning);
     let busDown = false;
     busLog = (connected, where) => {
@@ -86,7 +89,6 @@ export async function serve(config: Config): Promise<void> {
           'bus to the other nodes is down: live updates from other nodes fall back to polling the shared store',
         );
     };
-    rt.services.problems.connect((err, context) => log.error({ err, ...context }, 'internal error'));
     offNet = installProcessNet(log);
     await app.listen({ port: config.port, host: config.host });
     if (config.syslogPort > 0) {

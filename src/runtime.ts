@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import type { Config } from './config/config.js';
 import type { Bus, ClusterTopics } from './core/bus.js';
+import type { Log } from './core/log.js';
 import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
 import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
@@ -32,6 +33,8 @@ export interface Runtime extends MetaRuntime {
 
 export interface RuntimeOptions {
   pgSchema?: string;
+  /** The server's logger, given to the services (silent without one). */
+  log?: Log;
   /** Told once when PostgreSQL does not answer and start-up waits for it. */
   onWait?: (message: string) => void;
   /** Told when the bus to the other nodes goes down or comes back (cluster mode). */
@@ -160,7 +163,13 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
         jobStore: new SqlJobStore(meta.db, { node, leaseMs: LEASE_MS }),
       }
     : null;
-  const services = createServices(meta, events, config, { geoip, node, leaseMs: LEASE_MS, ...cluster });
+  const services = createServices(meta, events, config, {
+    geoip,
+    node,
+    leaseMs: LEASE_MS,
+    ...(opts.log ? { log: opts.log } : {}),
+    ...cluster,
+  });
   await services.reports.recoverFromEarlierRun();
   await services.triggers.load();
   await services.pipelines.start();

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import type { Config } from '../config/config.js';
 import { parseDenyCidrs } from '../config/deny-cidrs.js';
+import { PublicUrl } from '../config/public-url.js';
 import { type Bus, type ClusterTopics, InProcessBus } from '../core/bus.js';
+import { type Log, silentLog } from '../core/log.js';
 import type { MetricsSource } from '../core/metrics.js';
-import { ProblemLog } from '../core/problems.js';
 import type { GeoIpLookup } from '../enrich/geoip.js';
 import type { EventStore } from '../event-store/event-store.js';
 import { Batcher } from '../ingest/batcher.js';
@@ -69,12 +70,12 @@ export interface Services extends MetaServices {
   /** The durable queue of notifications (started and closed by the runtime). */
   deliveryQueue: DeliveryQueue;
   senders: Senders;
-  /** The web UI's address for links in notifications; the app sets it once it listens. */
-  linkBase: { get: () => string };
+  /** Where clients reach the server: links in answers and notifications (told the port once it listens). */
+  publicUrl: PublicUrl;
   pipelines: PipelinesService;
   reports: ReportsService;
-  /** Where internal failures kept from clients are reported (main.ts connects the log). */
-  problems: ProblemLog;
+  /** The server's logger (silent unless the serving process gives one). */
+  log: Log;
   /** The services with figures for /metrics (each declares its own). */
   metricsSources: readonly MetricsSource[];
 }
@@ -98,6 +99,8 @@ export interface ServiceResources {
   node?: string;
   /** How long a node's lease on a query or report lasts without renewal (ms). */
   leaseMs?: number;
+  /** The server's logger: internal failures kept from clients are told here. */
+  log?: Log;
 }
 
 export function createServices(
@@ -111,7 +114,7 @@ export function createServices(
     maxBatchEvents: config.ingestBatchEvents,
     maxQueuedEvents: config.ingestQueueEvents,
   });
-  const problems = new ProblemLog();
+  const log = resources.log ?? silentLog;
   const bus = resources.bus ?? new InProcessBus<ClusterTopics>();
   batcher.onCommit((committed) => {
     if (!committed.length) return;
@@ -131,7 +134,7 @@ export function createServices(
     sliceEvents: config.querySliceEvents,
     maxSlices: 8,
     refreshMs: config.queryRefreshMs,
-    onError: (err, queryId) => problems.report(err, { query_id: queryId }),
+    onError: (err, queryId) => log.error({ err, query_id: queryId }, 'internal error'),
     resultsBudgetBytes: config.queryResultsMemoryMb * 1048576,
     maxLivePerUser: config.queryLivePerUser,
     ...(resources.leaseMs ? { leaseMs: resources.leaseMs } : {}),
@@ -146,10 +149,8 @@ export function createServices(
   const channelsRepo = new ChannelsRepository(meta.db);
   const channels = new ChannelsService(channelsRepo, senders);
   const deliveriesRepo = new DeliveriesRepository(meta.db);
-  const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, {
-    warn: (message, detail) => problems.report(new Error(message), detail ?? {}),
-  });
-  const linkBase = { get: () => config.publicUrl.replace(/\/+$/, '') || `http://localhost:${config.port}` };
+  const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, { log });
+  const publicUrl = new PublicUrl(config);
   const triggers = new TriggersService(
     new TriggersRepository(meta.db),
     new UsersRepository(meta.db),
@@ -158,6 +159,9 @@ export function createServices(
       taskWindowMs: config.triggerTaskWindowSeconds * 1000,
       maxPendingMatches: 1_000_000,
       maxPerUser: config.triggersPerUser,
+      log,
+      // What one node changes, every node learns (in one process this stays local).
+      onChanged: () => bus.publish('triggers-changed', {}),
       ...(config.busUrl
         ? {
             cluster: {
@@ -169,7 +173,7 @@ export function createServices(
           }
         : {}),
     },
-    { channels, queue: deliveryQueue, linkBase: () => linkBase.get() },
+    { channels, queue: deliveryQueue, linkBase: () => publicUrl.get() },
   );
   batcher.onCommit((committed) => triggers.matchCommitted(committed));
   const metaServices = createMetaServices(meta, config);
@@ -180,15 +184,16 @@ export function createServices(
   bus.subscribe('rights-changed', (m, remote) => {
     if (remote) metaServices.tokens.invalidate(m.keyId ?? undefined, true);
   });
-  triggers.onChanged = () => bus.publish('triggers-changed', {});
   bus.subscribe('triggers-changed', (_m, remote) => {
     if (remote) triggers.load().catch(() => undefined);
   });
   bus.subscribe('alert-counts', (m, remote) => {
     if (remote) triggers.alerts.receive(m);
   });
-  const pipelines = new PipelinesService(new PipelinesRepository(meta.db));
-  pipelines.onChanged = () => bus.publish('pipelines-changed', {});
+  const pipelines = new PipelinesService(new PipelinesRepository(meta.db), {
+    log,
+    onChanged: () => bus.publish('pipelines-changed', {}),
+  });
   bus.subscribe('pipelines-changed', (_m, remote) => {
     if (remote) pipelines.load().catch(() => undefined);
   });
@@ -208,7 +213,7 @@ export function createServices(
     deliveries: new DeliveriesService(deliveriesRepo),
     deliveryQueue,
     senders,
-    linkBase,
+    publicUrl,
     pipelines,
     batcher,
     bus,
@@ -249,10 +254,10 @@ export function createServices(
       maxPages: config.reportMaxPages,
       perUser: config.reportsPerUser,
       concurrent: config.reportsConcurrent,
-      problems,
+      log,
       enricher,
     }),
-    problems,
+    log,
   };
   return {
     ...services,

@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import { pino } from 'pino';
 
 /**
  * A token's secret anywhere in a URL: `ls<key id>_<secret>` (domain/tokens/secrets.ts),
@@ -51,4 +52,21 @@ export function logRequest(request: FastifyRequest, status: number, elapsedMs?: 
     { method: request.method, url, status, ms, remoteAddress: request.ip },
     `${request.method} ${url} ${status}${ms === undefined ? '' : ` ${ms} ms`}`,
   );
+}
+
+/** Fastify's request log fields, with the URL redacted. */
+export const serializeRequest = (request: FastifyRequest) => ({
+  method: request.method,
+  url: redactUrl(request.url),
+  host: request.host,
+  remoteAddress: request.ip,
+  remotePort: request.socket?.remotePort,
+});
+
+/**
+ * The serving process's one logger (JSON lines on stdout at `level`), made before the
+ * services so they and the HTTP layer write with the same one.
+ */
+export function createServerLogger(level: string): FastifyBaseLogger {
+  return pino({ level, serializers: { req: serializeRequest } });
 }

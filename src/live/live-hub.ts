@@ -521,11 +521,6 @@ export class LiveHub {
     this.scheduler.committedElsewhere(commit);
   }
 
-  /** Whether anyone watches a query (the TTL sweep keeps those). */
-  watches(queryId: string): boolean {
-    return this.registry.has(queryId);
-  }
-
   private ping() {
     // Watched queries stay in use for every node's TTL sweep.
     this.queries.watched([...this.registry.watched()]).catch(() => undefined);

@@ -270,7 +270,8 @@ export class QueryRunner {
     this.pins.delete(id);
   }
 
-  private pinned(id: string): boolean {
+  /** Whether a live subscription on this node watches the query (kept past its TTL). */
+  watched(id: string): boolean {
     return this.pins.has(id);
   }
 
@@ -299,13 +300,13 @@ export class QueryRunner {
 
   private refusal(ownerId: number, except?: QueryJob): AppError | null {
     // Watching a query that already counts (running, or watched elsewhere) adds nothing.
-    if (except && (except.running || this.pinned(except.id))) return null;
+    if (except && (except.running || this.watched(except.id))) return null;
     const max = this.opts.maxLivePerUser ?? Number.POSITIVE_INFINITY;
     const budget = this.opts.resultsBudgetBytes ?? Number.POSITIVE_INFINITY;
     let live = 0;
     let kept = 0;
     for (const job of this.jobs.values()) {
-      if (job === except || !(job.running || this.pinned(job.id))) continue;
+      if (job === except || !(job.running || this.watched(job.id))) continue;
       kept += job.resultBytes;
       if (job.ownerId === ownerId && !job.internal) live++;
     }
@@ -760,7 +761,7 @@ export class QueryRunner {
           j.results !== null &&
           !j.running &&
           (j.status === 'SUCCESS' || j.status === 'STOPPED') &&
-          !this.pinned(j.id),
+          !this.watched(j.id),
       )
       .sort((a, b) => a.readAt - b.readAt);
     for (const j of candidates) {

@@ -1,3 +1,4 @@
+import { type Log, silentLog } from '../../core/log.js';
 import { counter, type MetricDecl } from '../../core/metrics.js';
 import type { ChannelsRepository } from '../../metadata/channels-repository.js';
 import type { DeliveriesRepository } from '../../metadata/deliveries-repository.js';
@@ -19,7 +20,8 @@ export interface DeliveryQueueOptions {
   /** Most sends under way at once. */
   maxInFlight?: number;
   now?: () => number;
-  warn?: (message: string, detail?: Record<string, unknown>) => void;
+  /** Where a failing store is told (sending failures are the deliveries' own record). */
+  log?: Log;
 }
 
 /**
@@ -37,8 +39,8 @@ export class DeliveryQueue {
   private readonly inFlight = new Set<Promise<void>>();
   private again = false;
   private closed = false;
-  private readonly o: Required<Omit<DeliveryQueueOptions, 'warn'>>;
-  private readonly warn: NonNullable<DeliveryQueueOptions['warn']>;
+  private readonly o: Required<Omit<DeliveryQueueOptions, 'log'>>;
+  private readonly log: Log;
   /** Attempts that failed (each is retried or given up). */
   failedAttempts = 0;
   sentCount = 0;
@@ -73,7 +75,7 @@ export class DeliveryQueue {
       maxInFlight: opts.maxInFlight ?? 100,
       now: opts.now ?? Date.now,
     };
-    this.warn = opts.warn ?? (() => undefined);
+    this.log = opts.log ?? silentLog;
   }
 
   /**
@@ -121,7 +123,7 @@ export class DeliveryQueue {
       return;
     }
     this.running = this.pass()
-      .catch((err: unknown) => this.warn('deliveries not sent', { err: String(err) }))
+      .catch((err: unknown) => this.log.error({ err: String(err) }, 'deliveries not sent'))
       .finally(() => {
         this.running = null;
         if (this.again) {
@@ -140,7 +142,9 @@ export class DeliveryQueue {
       if (!rows.length) return;
       for (const row of rows) {
         const sending: Promise<void> = this.deliver(row)
-          .catch((err: unknown) => this.warn('delivery not recorded', { err: String(err), delivery: row.id }))
+          .catch((err: unknown) =>
+            this.log.error({ err: String(err), delivery: row.id }, 'delivery not recorded'),
+          )
           .finally(() => {
             this.inFlight.delete(sending);
             // Room for another: look again (a pass is cheap when nothing is due).

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { newUlid } from '../../core/ids.js';
 import type { Page, PageRequest } from '../../core/list.js';
+import type { Log } from '../../core/log.js';
 import { counter, type MetricDecl } from '../../core/metrics.js';
 import { presentEvent } from '../../core/present-event.js';
 import { conflict, notFound, permissionDenied, validationError } from '../../errors/errors.js';
@@ -67,8 +68,6 @@ export interface SimulatedEvent {
   failures: Array<{ pipeline: string; error: string }>;
 }
 
-export type Warn = (message: string, detail?: Record<string, unknown>) => void;
-
 const BUILTINS = new Map(BUILTIN_PIPELINES.map((b) => [b.key, b]));
 /** What a built-in row may change; the rest of a built-in is its code. */
 const BUILTIN_WRITABLE = new Set(['enabled', 'order']);
@@ -84,15 +83,17 @@ const BUILTIN_WRITABLE = new Set(['enabled', 'order']);
  */
 export class PipelinesService {
   current = new PipelineSet([]);
-  /** Told after this process changed pipelines (cluster: the other nodes reload theirs). */
-  onChanged: () => void = () => undefined;
-  /** Where a stored pipeline that no longer compiles is reported. */
-  warn: Warn = () => undefined;
   private compiled = new Map<number, { version: string; pipeline: CompiledPipeline }>();
   private loading: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly repo: PipelinesRepository,
+    private readonly opts: {
+      /** Where a stored pipeline that no longer compiles is told. */
+      log: Log;
+      /** Told after this process changed pipelines (cluster: the other nodes reload theirs). */
+      onChanged?: () => void;
+    },
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -163,7 +164,7 @@ export class PipelinesService {
       return pipeline;
     } catch (err) {
       // Stored pipelines were valid when written; a later, stricter compiler must not stop ingest.
-      this.warn('pipeline no longer valid; skipped', { pipeline_id: row.id, err: String(err) });
+      this.opts.log.warn({ pipeline_id: row.id, err: String(err) }, 'pipeline no longer valid; skipped');
       return null;
     }
   }
@@ -373,7 +374,7 @@ export class PipelinesService {
 
   private async reloadAfterChange(): Promise<void> {
     await this.load();
-    this.onChanged();
+    this.opts.onChanged?.();
   }
 }
 

@@ -64,13 +64,6 @@ export class QueriesService {
     return validateQuery(body);
   }
 
-  /** Queries the live hub watches: the TTL sweep leaves them alone. */
-  private inUse: (id: string) => boolean = () => false;
-
-  keepWhile(inUse: (id: string) => boolean): void {
-    this.inUse = inUse;
-  }
-
   /** Stores and starts a query without waiting (widget queries behind live subscriptions). */
   async start(who: Identity, valid: ValidQuery): Promise<QueryJob> {
     // Refused before anything is stored (429 past `queryLivePerUser`, 503 when results
@@ -229,7 +222,7 @@ export class QueriesService {
   async sweep(): Promise<number> {
     const ids = await this.repo.unusedSince(new Date(Date.now() - this.opts.ttlMs).toISOString());
     for (const id of ids) {
-      if (this.inUse(id)) {
+      if (this.runner.watched(id)) {
         await this.repo.touch(id, new Date().toISOString());
         continue;
       }
@@ -237,7 +230,7 @@ export class QueriesService {
       this.touchedAt.delete(id);
       await this.repo.delete(id);
     }
-    return ids.filter((id) => !this.inUse(id)).length;
+    return ids.filter((id) => !this.runner.watched(id)).length;
   }
 
   types() {

@@ -1,8 +1,8 @@
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Page, PageRequest } from '../../core/list.js';
+import type { Log } from '../../core/log.js';
 import { cachedFor, gauge, type MetricDecl, STORE_STATS_MS } from '../../core/metrics.js';
-import type { ProblemLog } from '../../core/problems.js';
 import { AppError, conflict, fieldError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { SearchResult } from '../../event-store/query-plan.js';
@@ -108,7 +108,8 @@ export interface ReportsOptions {
   perUser?: number;
   /** Reports generated at once over all users; more wait, PENDING, for a slot. */
   concurrent?: number;
-  problems?: ProblemLog;
+  /** Where a report's internal failure is told (its answer says only that it failed). */
+  log?: Log;
   /** Adds GeoIP data to a map widget's values, as GET /api/query does with add_geoip_data. */
   enricher?: ResultEnricher;
 }
@@ -326,7 +327,7 @@ export class ReportsService {
     } catch (err) {
       await sink?.abort().catch(() => undefined);
       // Our own errors speak to the user; anything else (engine text) goes to the log.
-      if (!(err instanceof AppError)) this.opts.problems?.report(err, { report_id: row.id });
+      if (!(err instanceof AppError)) this.opts.log?.error({ err, report_id: row.id }, 'internal error');
       const error =
         err instanceof AppError
           ? err.message

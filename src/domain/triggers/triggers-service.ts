@@ -1,5 +1,6 @@
 import type { NormalisedEvent } from '../../core/event.js';
 import type { Page, PageRequest } from '../../core/list.js';
+import type { Log } from '../../core/log.js';
 import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
 import { and, type FilterNode } from '../../filter/ast.js';
@@ -85,6 +86,10 @@ export interface TriggersServiceOptions {
   maxPendingMatches: number;
   /** Triggers one user may own. */
   maxPerUser: number;
+  /** Where recording failures, drops and skipped triggers are told. */
+  log: Log;
+  /** Told after this process changed triggers (cluster: the other nodes reload theirs). */
+  onChanged?: () => void;
   /**
    * Cluster mode: every node counts every node's matches (shared on the bus), and the
    * holder of the `alert-notifier` lease sends the notifications.
@@ -110,8 +115,6 @@ export interface Alerting {
   /** The web UI's address, for the Search link of a notification. */
   linkBase: () => string;
 }
-
-export type Warn = (message: string, detail?: Record<string, unknown>) => void;
 
 /** Seconds between two notifications of one trigger and group, unless told. */
 export const DEFAULT_COOLDOWN_SECONDS = 300;
@@ -180,8 +183,6 @@ export class TriggersService {
   /** Matches dropped because too many waited to be recorded. */
   dropped = 0;
   private recorded = 0;
-  /** Where recording failures and drops are reported: the server log, once the app exists. */
-  warn: Warn = () => undefined;
   /** Conditions and notifications of the enabled triggers. */
   readonly alerts: AlertEngine;
   private ticker: NodeJS.Timeout | undefined;
@@ -207,7 +208,9 @@ export class TriggersService {
           }
         : {}),
       onFiring: (f) => {
-        this.onFiring(f).catch((err: unknown) => this.warn('notification not queued', { err: String(err) }));
+        this.onFiring(f).catch((err: unknown) =>
+          this.opts.log.warn({ err: String(err) }, 'notification not queued'),
+        );
       },
     });
   }
@@ -260,7 +263,7 @@ export class TriggersService {
       this.notifierUntil = held ? now + c.leaseMs - 1000 : 0;
     } catch (err) {
       this.notifierUntil = 0;
-      this.warn('notifier lease not renewed', { err: String(err) });
+      this.opts.log.warn({ err: String(err) }, 'notifier lease not renewed');
     }
   }
 
@@ -300,12 +303,9 @@ export class TriggersService {
     return this.loading;
   }
 
-  /** Told after this process changed triggers (cluster: the other nodes reload theirs). */
-  onChanged: () => void = () => undefined;
-
   private async reloadAfterChange(): Promise<void> {
     await this.load();
-    this.onChanged();
+    this.opts.onChanged?.();
   }
 
   private async readIndex(): Promise<void> {
@@ -315,7 +315,7 @@ export class TriggersService {
         return [{ id: r.id, filter: compileTrigger(r.query, JSON.parse(r.filter) as unknown[]) }];
       } catch (err) {
         // Stored triggers were valid when written; a later, stricter parser must not stop ingest.
-        this.warn('trigger no longer valid; skipped', { trigger_id: r.id, err: String(err) });
+        this.opts.log.warn({ trigger_id: r.id, err: String(err) }, 'trigger no longer valid; skipped');
         return [];
       }
     });
@@ -443,7 +443,8 @@ export class TriggersService {
     if (watched.size > 0) this.alerts.observe(watched);
     if (size === 0) return;
     if (this.pending + size > this.opts.maxPendingMatches) {
-      if (this.dropped === 0) this.warn('trigger matches arrive faster than they are recorded; dropping');
+      if (this.dropped === 0)
+        this.opts.log.warn({}, 'trigger matches arrive faster than they are recorded; dropping');
       this.dropped += size;
       return;
     }
@@ -492,7 +493,7 @@ export class TriggersService {
       try {
         await this.record(batch);
       } catch (err) {
-        this.warn('trigger matches not recorded', { err: String(err), matches: batch.size });
+        this.opts.log.warn({ err: String(err), matches: batch.size }, 'trigger matches not recorded');
       } finally {
         this.pending -= batch.size;
       }
