@@ -5,7 +5,8 @@ import type { Identity } from '../domain/auth/identity.js';
 import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
 import { AppError, badRequest, notFound } from '../errors/errors.js';
 import type { EventLike } from '../filter/evaluate.js';
-import type { QueryJob, QueryRunner } from '../query/runner.js';
+import type { QueryJob } from '../query/job.js';
+import type { QueryRunner } from '../query/runner.js';
 import { isRelative } from '../query/time-range.js';
 import type { PresentOptions } from '../query/types/query-type.js';
 import {

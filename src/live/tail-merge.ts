@@ -3,7 +3,7 @@ import type { SearchResult } from '../event-store/query-plan.js';
 import type { FilterNode } from '../filter/ast.js';
 import { compilePredicate, type EventLike, type Predicate } from '../filter/evaluate.js';
 import { newestFirst } from '../filter/sort.js';
-import type { QueryJob } from '../query/runner.js';
+import type { QueryJob } from '../query/job.js';
 import { resolveTimeRange } from '../query/time-range.js';
 import type { SearchParams } from '../query/types/search.js';
 

@@ -3,7 +3,7 @@ import { presentEvent } from '../core/present-event.js';
 import { typedFields } from '../core/record-shape.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { ExportColumn, ExportTable } from '../export/renderer.js';
-import type { QueryJob } from './runner.js';
+import type { QueryJob } from './job.js';
 import { parseSort, type SearchParams } from './types/search.js';
 import type { SummaryParams } from './types/summary.js';
 

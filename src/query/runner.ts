@@ -1,64 +1,17 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
-import type { StoredEvent } from '../core/event.js';
 import { counter, gauge, type MetricDecl } from '../core/metrics.js';
-import { AppError, fieldError, outOfMemory, tooManyRequests } from '../errors/errors.js';
+import { type AppError, fieldError, outOfMemory, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { FilterNode } from '../filter/ast.js';
-import type { JobState, JobStore, QueryStatus } from './job-store.js';
+import { inProgress, type JobListener, publicMessage, type QueryJob, type QueryRow, stateOf } from './job.js';
+import type { JobStore } from './job-store.js';
+import { ResultsBudget } from './results-budget.js';
+import { pagedSearch, sliceWindow } from './slicing.js';
 import { isRelative, resolveTimeRange } from './time-range.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
-import type { CommonParamValues, PresentOptions, QueryTypeDef, QueryTypeName } from './types/query-type.js';
+import type { CommonParamValues, PresentOptions, QueryTypeName } from './types/query-type.js';
 import { Search, type SearchParams } from './types/search.js';
-
-export type { QueryStatus } from './job-store.js';
-
-/** A query's live state: its definition plus the latest computation. */
-export interface QueryJob {
-  readonly id: string;
-  readonly ownerId: number;
-  readonly type: QueryTypeName;
-  readonly def: QueryTypeDef;
-  readonly params: CommonParamValues;
-  readonly filter: FilterNode;
-  readonly createdAt: string;
-  status: QueryStatus;
-  /** The type's raw results (presented on read), null before the first slice. */
-  results: unknown;
-  progress: number;
-  error: string | null;
-  /** The evaluation time (ms) the window was resolved at. */
-  baseMs: number;
-  window: TimeWindow;
-  updatedAt: string;
-  /** Set while a computation runs. */
-  controller: AbortController | null;
-  running: Promise<void> | null;
-  /** Stopped by the user: no re-evaluation until recalculated. */
-  stopped: boolean;
-  /** Estimated bytes `results` holds (counted against the runner's results budget). */
-  resultBytes: number;
-  /** When the results were last read (ms): the least recently read are evicted first. */
-  readAt: number;
-  /** Results dropped to stay within the memory budget: recomputed on the next read. */
-  evicted: boolean;
-  /** A report's or export's own query: not counted as one of the owner's live queries, never shared. */
-  internal: boolean;
-  /** The version of the shared state this copy holds (cluster mode; 0 before the first). */
-  version: number;
-  /** The job store's operations on this job, one after another (claims and saves in order). */
-  serial: Promise<unknown>;
-}
-
-/** A query's stored definition, as the metadata store keeps it (its `queries` row). */
-export interface QueryRow {
-  query_id: string;
-  owner_id: number;
-  type: string;
-  /** JSON of the params with defaults filled in. */
-  params: string;
-  created_at: string;
-}
 
 export interface RunnerOptions {
   /** Events per slice above which a sliceable query is split (newest first). */
@@ -81,20 +34,7 @@ export interface RunnerOptions {
   remoteStopMs?: number;
 }
 
-const inProgress = (job: QueryJob) => job.status === 'PENDING' || job.status === 'IN_PROGRESS';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * What a failed computation shows as `error`: the message of an error the service made
- * for clients (AppError), never an engine's own text.
- */
-export function publicMessage(error: unknown): string {
-  return error instanceof AppError
-    ? error.message
-    : 'The query could not be computed because of an internal error in the event store.';
-}
-
-export type JobListener = (job: QueryJob) => void;
 
 /**
  * Runs queries on the event store: full computation or newest-first time slices with
@@ -112,8 +52,7 @@ export type JobListener = (job: QueryJob) => void;
 export class QueryRunner {
   private readonly jobs = new Map<string, QueryJob>();
   /** Estimated bytes held by the results of the jobs in `jobs`. */
-  private heldBytes = 0;
-  private evictions = 0;
+  private readonly budget: ResultsBudget;
   /** Queries a live subscription on this node watches: never evicted, counted as live. */
   private readonly pins = new Set<string>();
   private readonly listeners = new Set<JobListener>();
@@ -128,6 +67,7 @@ export class QueryRunner {
     private readonly jobStore: JobStore,
     private readonly opts: RunnerOptions,
   ) {
+    this.budget = new ResultsBudget(opts.resultsBudgetBytes);
     const leaseMs = opts.leaseMs ?? 3000;
     this.renewer = jobStore.shared
       ? setInterval(() => {
@@ -278,9 +218,9 @@ export class QueryRunner {
   /** Memory held by results, for /metrics and tests. */
   memory(): { heldBytes: number; budgetBytes: number; evictions: number; jobs: number } {
     return {
-      heldBytes: this.heldBytes,
+      heldBytes: this.budget.held,
       budgetBytes: this.opts.resultsBudgetBytes ?? Number.POSITIVE_INFINITY,
-      evictions: this.evictions,
+      evictions: this.budget.evictions,
       jobs: this.jobs.size,
     };
   }
@@ -334,12 +274,12 @@ export class QueryRunner {
       gauge(
         'logscope_query_results_bytes',
         'Estimated memory held by query results (bounded by queryResultsMemoryMb).',
-        () => this.heldBytes,
+        () => this.budget.held,
       ),
       counter(
         'logscope_query_results_evictions_total',
         'Finished query results dropped to stay within the budget (recomputed on their next read).',
-        () => this.evictions,
+        () => this.budget.evictions,
       ),
       gauge('logscope_queries', 'Queries held in memory, by status.', () => this.stats(), 'status'),
     ];
@@ -634,9 +574,9 @@ export class QueryRunner {
       this.emit(job);
     }
     let acc: unknown = null;
-    const paged = this.pagedSearch(job);
+    const paged = pagedSearch(job);
     try {
-      const slices = await this.slices(job, window);
+      const slices = this.slices(job, window);
       for (let i = 0; i < slices.length; i++) {
         let plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow, window);
         if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
@@ -701,23 +641,12 @@ export class QueryRunner {
   }
 
   /** Disjoint windows in the type's order, or the whole window when slicing does not pay. */
-  private async slices(job: QueryJob, w: TimeWindow): Promise<TimeWindow[]> {
+  private slices(job: QueryJob, w: TimeWindow): TimeWindow[] {
     const order = job.def.slicing(job.params);
     if (!order) return [w];
     const rows = this.store.estimateInRange(w.fromMs, w.toMs);
     const k = Math.min(this.opts.maxSlices, Math.ceil(rows / this.opts.sliceEvents));
-    if (k <= 1) return [w];
-    const align = job.def.align?.(job.params, w) ?? 1;
-    const step = Math.max(align, Math.ceil((w.toMs - w.fromMs) / k / align) * align);
-    const out: TimeWindow[] = [];
-    // Boundaries on multiples of `align` (bucket edges), counted back from the end.
-    let hi = w.toMs;
-    while (hi > w.fromMs) {
-      const lo = Math.max(w.fromMs, Math.floor((hi - step) / align) * align);
-      out.push({ fromMs: lo === hi ? w.fromMs : lo, toMs: hi });
-      hi = lo;
-    }
-    return order === 'newest-first' ? out : out.reverse();
+    return sliceWindow(w, order, k, job.def.align?.(job.params, w) ?? 1);
   }
 
   /** Stops renewing leases (the process is closing; what it computes is left to the others). */
@@ -737,117 +666,14 @@ export class QueryRunner {
   /** Takes a job out of the map and its results out of the budget. */
   private release(job: QueryJob): void {
     if (this.jobs.get(job.id) !== job) return;
-    this.heldBytes -= job.resultBytes;
+    this.budget.release(job);
     this.jobs.delete(job.id);
   }
 
-  /**
-   * Sets a job's results and accounts for them; over the budget, evicts the results of
-   * the least recently read finished jobs that nobody watches (never `job` itself).
-   */
+  /** Sets a job's results within the results budget (see ResultsBudget). */
   private hold(job: QueryJob, results: unknown): void {
-    const tracked = this.jobs.get(job.id) === job;
-    if (tracked) this.heldBytes -= job.resultBytes;
-    job.results = results;
-    job.resultBytes = results === null ? 0 : estimateResultBytes(results);
-    if (!tracked) return;
-    this.heldBytes += job.resultBytes;
-    const budget = this.opts.resultsBudgetBytes;
-    if (budget === undefined || this.heldBytes <= budget) return;
-    const candidates = [...this.jobs.values()]
-      .filter(
-        (j) =>
-          j !== job &&
-          j.results !== null &&
-          !j.running &&
-          (j.status === 'SUCCESS' || j.status === 'STOPPED') &&
-          !this.watched(j.id),
-      )
-      .sort((a, b) => a.readAt - b.readAt);
-    for (const j of candidates) {
-      if (this.heldBytes <= budget) break;
-      this.heldBytes -= j.resultBytes;
-      j.results = null;
-      j.resultBytes = 0;
-      j.evicted = true;
-      this.evictions++;
-    }
+    this.budget.hold(job, results, this.jobs.get(job.id) === job, this.jobs.values(), (id) =>
+      this.watched(id),
+    );
   }
-
-  /**
-   * A Search whose page lies beyond the first and whose earlier rows nobody needs: the
-   * store skips them (OFFSET) instead of fetching `page × page_size` rows. A relative
-   * newest-first Search keeps every row up to its page: the live hub tails it and shifts
-   * events from page to page as new ones arrive. Slices skip what the earlier slices
-   * counted, so the page is exact.
-   */
-  private pagedSearch(job: QueryJob) {
-    if (job.type !== 'Search') return null;
-    const p = job.params as SearchParams;
-    if (p.page <= 1) return null;
-    if (isRelative(p.time_range) && p.sort.length === 1 && p.sort[0] === '-ts') return null;
-    const offset = (p.page - 1) * p.page_size;
-    const pageSize = p.page_size;
-    return {
-      slice: (acc: SearchResult | null) => {
-        const skip = Math.max(0, offset - (acc?.total ?? 0));
-        const have = acc?.events.length ?? 0;
-        return { offset: skip, limit: Math.max(0, pageSize - have) };
-      },
-      merge: (acc: SearchResult | null, part: SearchResult): SearchResult => ({
-        total: (acc?.total ?? 0) + part.total,
-        events: acc ? [...acc.events, ...part.events].slice(0, pageSize) : part.events,
-        eventsOffset: offset,
-      }),
-    };
-  }
-}
-
-/** The part of a job every node reads. */
-function stateOf(job: QueryJob): JobState {
-  return {
-    status: job.status,
-    progress: job.progress,
-    error: job.error,
-    baseMs: job.baseMs,
-    window: job.window,
-    updatedAt: job.updatedAt,
-    stopped: job.stopped,
-    results: job.results,
-  };
-}
-
-/**
- * About how many bytes of memory a result holds, cheaply: a Search's events by a
- * per-event estimate (object, its strings and extra fields); other results (small
- * aggregates) by the length of their JSON.
- */
-export function estimateResultBytes(results: unknown): number {
-  const events = (results as { events?: unknown }).events;
-  if (Array.isArray(events)) {
-    let n = 256;
-    for (const e of events as StoredEvent[]) n += eventBytes(e);
-    return n;
-  }
-  return 256 + 2 * (JSON.stringify(results)?.length ?? 0);
-}
-
-/** V8 object with ~22 slots plus its strings and fields map. */
-function eventBytes(e: StoredEvent): number {
-  let n = 360;
-  for (const v of Object.values(e)) if (typeof v === 'string') n += stringBytes(v);
-  for (const k in e.fields) {
-    const v: unknown = e.fields[k];
-    n += 60 + stringBytes(k) + (typeof v === 'string' ? stringBytes(v) : 16);
-  }
-  return n;
-}
-
-/**
- * A string's header and characters: one byte a character when all are ASCII, else two
- * (V8 keeps a string with any character past Latin-1 as UTF-16; counting one byte for
- * them undercounted a Search of non-Latin text by nearly half).
- */
-function stringBytes(v: string): number {
-  return 20 + (Buffer.byteLength(v) === v.length ? v.length : 2 * v.length);
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { QueryJob } from '../../src/query/runner.js';
+import type { QueryJob } from '../../src/query/job.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event, T0 } from '../helpers/seed.js';
 

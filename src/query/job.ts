@@ -1,0 +1,82 @@
+import { AppError } from '../errors/errors.js';
+import type { TimeWindow } from '../event-store/query-plan.js';
+import type { FilterNode } from '../filter/ast.js';
+import type { JobState, QueryStatus } from './job-store.js';
+import type { CommonParamValues, QueryTypeDef, QueryTypeName } from './types/query-type.js';
+
+export type { QueryStatus } from './job-store.js';
+
+/** A query's live state: its definition plus the latest computation. */
+export interface QueryJob {
+  readonly id: string;
+  readonly ownerId: number;
+  readonly type: QueryTypeName;
+  readonly def: QueryTypeDef;
+  readonly params: CommonParamValues;
+  readonly filter: FilterNode;
+  readonly createdAt: string;
+  status: QueryStatus;
+  /** The type's raw results (presented on read), null before the first slice. */
+  results: unknown;
+  progress: number;
+  error: string | null;
+  /** The evaluation time (ms) the window was resolved at. */
+  baseMs: number;
+  window: TimeWindow;
+  updatedAt: string;
+  /** Set while a computation runs. */
+  controller: AbortController | null;
+  running: Promise<void> | null;
+  /** Stopped by the user: no re-evaluation until recalculated. */
+  stopped: boolean;
+  /** Estimated bytes `results` holds (counted against the runner's results budget). */
+  resultBytes: number;
+  /** When the results were last read (ms): the least recently read are evicted first. */
+  readAt: number;
+  /** Results dropped to stay within the memory budget: recomputed on the next read. */
+  evicted: boolean;
+  /** A report's or export's own query: not counted as one of the owner's live queries, never shared. */
+  internal: boolean;
+  /** The version of the shared state this copy holds (cluster mode; 0 before the first). */
+  version: number;
+  /** The job store's operations on this job, one after another (claims and saves in order). */
+  serial: Promise<unknown>;
+}
+
+/** A query's stored definition, as the metadata store keeps it (its `queries` row). */
+export interface QueryRow {
+  query_id: string;
+  owner_id: number;
+  type: string;
+  /** JSON of the params with defaults filled in. */
+  params: string;
+  created_at: string;
+}
+
+export const inProgress = (job: QueryJob) => job.status === 'PENDING' || job.status === 'IN_PROGRESS';
+
+/**
+ * What a failed computation shows as `error`: the message of an error the service made
+ * for clients (AppError), never an engine's own text.
+ */
+export function publicMessage(error: unknown): string {
+  return error instanceof AppError
+    ? error.message
+    : 'The query could not be computed because of an internal error in the event store.';
+}
+
+export type JobListener = (job: QueryJob) => void;
+
+/** The part of a job every node reads. */
+export function stateOf(job: QueryJob): JobState {
+  return {
+    status: job.status,
+    progress: job.progress,
+    error: job.error,
+    baseMs: job.baseMs,
+    window: job.window,
+    updatedAt: job.updatedAt,
+    stopped: job.stopped,
+    results: job.results,
+  };
+}
