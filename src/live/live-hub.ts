@@ -9,42 +9,16 @@ import type { QueryJob } from '../query/job.js';
 import type { QueryRunner } from '../query/runner.js';
 import { isRelative } from '../query/time-range.js';
 import type { PresentOptions } from '../query/types/query-type.js';
-import {
-  CLOSE_TOKEN_INVALID,
-  decode,
-  parseTarget,
-  type Target,
-  targetKey,
-  targetOrNull,
-  updateFrame,
-} from './protocol.js';
+import { IdentityRechecker } from './identity-recheck.js';
+import { Outbox } from './outbox.js';
+import { decode, parseTarget, type Target, targetKey, targetOrNull, updateFrame } from './protocol.js';
 import { ReevaluationScheduler } from './scheduler.js';
+import type { IdentitySource, WidgetSource } from './sources.js';
 import { type Client, SubscriptionRegistry, type Watch } from './subscriptions.js';
 import { TailMerge } from './tail-merge.js';
 
 export { CLOSE_TOKEN_INVALID, type Target } from './protocol.js';
-
-/** The widgets behind a widget or dashboard subscription (from the dashboards service). */
-export interface WidgetSource {
-  /** The caller's visible widgets of the target with their query ids, started if needed. */
-  resolve(
-    who: Identity,
-    target: { widget_id: number } | { dashboard_id: number },
-  ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean }>>;
-  /**
-   * Whether the caller may (still) see the target; false when it is gone or invisible.
-   * Throws when that cannot be told now (a store is down): the subscription then stays.
-   */
-  visible(who: Identity, target: { widget_id: number } | { dashboard_id: number }): Promise<boolean>;
-}
-
-/** Who a connection is, re-checked while it lives (the tokens service). */
-export interface IdentitySource {
-  /** The token's identity now; null once the token is deleted or expired or its user deleted. */
-  current(keyId: string): Promise<Identity | null>;
-  /** A hint that this process changed tokens or rights: re-check at once. Returns `off`. */
-  onInvalidate?(listener: () => void): () => void;
-}
+export type { IdentitySource, WidgetSource } from './sources.js';
 
 export interface LiveHubOptions {
   /** Bytes a connection may have waiting to be sent before it is closed with 1013. */
@@ -82,24 +56,21 @@ export interface LiveHubOptions {
 /**
  * The websocket hub, put together from its seams: the protocol (`protocol.ts`), the
  * subscription registry (`subscriptions.ts`), the tail merge of this node's commits
- * (`tail-merge.ts`) and the re-evaluation scheduler (`scheduler.ts`). The hub itself
- * handles connections: their messages, one serialisation per update shared by all
- * subscribers, bounded send buffers, pings, and re-checks of who a connection is.
+ * (`tail-merge.ts`), the re-evaluation scheduler (`scheduler.ts`), what is sent to each
+ * connection through its bounded send buffer (`outbox.ts`) and the re-checks of who a
+ * connection is (`identity-recheck.ts`). The hub itself handles connections: their
+ * messages, one serialisation per update shared by all subscribers, and pings.
  */
 export class LiveHub {
-  private readonly counts = { messagesSent: 0, slowClientsClosed: 0, updatesRefused: 0 };
   private readonly registry: SubscriptionRegistry;
+  private readonly out: Outbox;
   private readonly tails: TailMerge;
   private readonly scheduler: ReevaluationScheduler;
   /** Watched queries whose items a widget places by GeoIP (a map): sent with `geo`. */
   private readonly geoOf = new Set<string>();
   private readonly pinger: NodeJS.Timeout;
   private readonly offRunner: () => void;
-  private readonly rechecker: NodeJS.Timeout | null;
-  private readonly offIdentities: () => void;
-  private rechecking: Promise<void> | null = null;
-  private recheckAgain = false;
-  private recheckSoon: NodeJS.Timeout | null = null;
+  private readonly rechecks: IdentityRechecker;
 
   constructor(
     private readonly queries: QueriesService,
@@ -115,6 +86,7 @@ export class LiveHub {
       this.scheduler.forget(queryId);
       this.tails.drop(queryId);
     });
+    this.out = new Outbox(this.registry, opts.maxBufferedBytes);
     this.tails = new TailMerge(opts.tailMs, (job) => void this.publish(job));
     this.scheduler = new ReevaluationScheduler(runner, this.registry, {
       refreshMs: opts.refreshMs,
@@ -124,10 +96,7 @@ export class LiveHub {
     });
     this.offRunner = runner.onChange((job) => this.publish(job));
     this.pinger = setInterval(() => this.ping(), opts.pingMs).unref();
-    this.rechecker = opts.identities
-      ? setInterval(() => void this.recheck(), opts.recheckMs ?? 10_000).unref()
-      : null;
-    this.offIdentities = opts.identities?.onInvalidate?.(() => this.scheduleRecheck()) ?? (() => undefined);
+    this.rechecks = new IdentityRechecker(this.registry, widgets, this.out, opts.identities, opts.recheckMs);
   }
 
   get connectionCount(): number {
@@ -136,7 +105,7 @@ export class LiveHub {
 
   /** Counts since start. */
   stats() {
-    return { ...this.registry.stats(), ...this.counts };
+    return { ...this.registry.stats(), ...this.out.counts };
   }
 
   metrics(): MetricDecl[] {
@@ -151,11 +120,11 @@ export class LiveHub {
         'Subscriptions over all connections.',
         () => this.stats().subscriptions,
       ),
-      counter('logscope_live_messages_total', 'Websocket messages sent.', () => this.counts.messagesSent),
+      counter('logscope_live_messages_total', 'Websocket messages sent.', () => this.out.counts.messagesSent),
       counter(
         'logscope_live_slow_clients_closed_total',
         'Clients closed with 1013 for not keeping up.',
-        () => this.counts.slowClientsClosed,
+        () => this.out.counts.slowClientsClosed,
       ),
     ];
   }
@@ -174,43 +143,17 @@ export class LiveHub {
     socket.on('error', () => socket.terminate());
   }
 
-  /** A text frame; a Buffer is sent as it is (encoded once for all its subscribers). */
-  private send(client: Client, text: string | Buffer): void {
-    if (client.socket.readyState !== client.socket.OPEN) return;
-    // What is still waiting from earlier messages decides: a large update alone is fine.
-    if (client.socket.bufferedAmount > this.opts.maxBufferedBytes) {
-      // A client that cannot keep up is dropped; the others go on.
-      client.socket.close(1013, 'Too slow: send buffer full');
-      this.counts.slowClientsClosed++;
-      // A stalled peer may never answer the close handshake: cut it after a second.
-      const socket = client.socket;
-      setTimeout(() => socket.terminate(), 1000).unref();
-      this.registry.remove(client);
-      return;
-    }
-    client.socket.send(text, { binary: false });
-    this.counts.messagesSent++;
-  }
-
-  private reply(client: Client, command: string, params: unknown) {
-    this.send(client, JSON.stringify([command, params]));
-  }
-
-  private error(client: Client, detail: string, command: unknown) {
-    this.reply(client, 'error', { detail, command: command ?? null });
-  }
-
   private async onMessage(client: Client, data: Buffer, isBinary: boolean): Promise<void> {
     const msg = decode(data, isBinary, this.opts.maxMessageBytes);
     if ('error' in msg) {
-      this.error(client, msg.error, msg.command);
+      this.out.error(client, msg.error, msg.command);
       return;
     }
     const { command, params } = msg;
     try {
       switch (command) {
         case 'ping':
-          this.reply(client, 'pong', {});
+          this.out.reply(client, 'pong', {});
           return;
         case 'subscribe':
           await this.subscribe(client, parseTarget(params));
@@ -220,16 +163,16 @@ export class LiveHub {
           const key = targetKey(target);
           if (!client.watches.some((w) => w.key === key)) throw badRequest('Not subscribed to that target.');
           this.registry.unsubscribe(client, key);
-          this.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
+          this.out.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
           return;
         }
         case 'unsubscribe_all':
           for (const w of client.watches) this.registry.unwatch(client, w);
           client.watches = [];
-          this.reply(client, 'unsubscribed', { target: null, subscriptions: [] });
+          this.out.reply(client, 'unsubscribed', { target: null, subscriptions: [] });
           return;
         default:
-          this.error(
+          this.out.error(
             client,
             `Unknown command "${command}"; use subscribe, unsubscribe, unsubscribe_all or ping.`,
             command,
@@ -239,8 +182,8 @@ export class LiveHub {
       // A refused (un)subscription names its target, so a client with several knows which.
       const target = command === 'subscribe' || command === 'unsubscribe' ? targetOrNull(params) : null;
       const detail = this.detailOf(err, 'The command failed because of an internal error.');
-      if (target) this.reply(client, 'error', { detail, command, target });
-      else this.error(client, detail, command);
+      if (target) this.out.reply(client, 'error', { detail, command, target });
+      else this.out.error(client, detail, command);
     }
   }
 
@@ -254,7 +197,7 @@ export class LiveHub {
   private async subscribe(client: Client, target: Target): Promise<void> {
     const key = targetKey(target);
     if (client.watches.some((w) => w.key === key)) {
-      this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
+      this.out.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
       return;
     }
     let resolved: Array<{ job: QueryJob; widgetId: number | null; refreshMs: number | null; geo: boolean }>;
@@ -272,7 +215,7 @@ export class LiveHub {
     // Gone while its queries were looked up: a watch now would never end (nor its pin).
     if (!this.registry.clients.has(client)) return;
     if (client.watches.some((w) => w.key === key)) {
-      this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
+      this.out.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
       return;
     }
     // Admitted (queryLivePerUser, results memory) and watched in one synchronous step, so
@@ -296,7 +239,7 @@ export class LiveHub {
       queryId: r.job.id,
     }));
     this.registry.watch(client, watches);
-    this.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
+    this.out.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
     // The current state of each watched query, then whatever changes. One that cannot be
     // made ends that watch only, with an `error` naming its target.
     for (const w of watches) {
@@ -306,23 +249,15 @@ export class LiveHub {
           w,
           await this.queries.represent(this.tails.withTail(job), this.present(w.queryId)),
         );
-        if (typeof text === 'string') this.endWatch(client, w, text);
-        else this.send(client, text);
+        if (typeof text === 'string') this.out.endWatch(client, w, text);
+        else this.out.send(client, text);
       } catch (err) {
         const detail = this.detailOf(err, 'Its update could not be made; subscribe again to retry.', {
           queryId: w.queryId,
         });
-        this.endWatch(client, w, detail);
+        this.out.endWatch(client, w, detail);
       }
     }
-  }
-
-  private scheduleRecheck() {
-    if (this.recheckSoon) return;
-    this.recheckSoon = setTimeout(() => {
-      this.recheckSoon = null;
-      void this.recheck();
-    }, 20).unref();
   }
 
   /**
@@ -331,86 +266,7 @@ export class LiveHub {
    * named by an `error` message; the connection stays). One pass at a time.
    */
   recheck(): Promise<void> {
-    if (this.rechecking) {
-      this.recheckAgain = true;
-      return this.rechecking;
-    }
-    this.rechecking = this.recheckAll()
-      .catch(() => undefined)
-      .finally(() => {
-        this.rechecking = null;
-        if (this.recheckAgain) {
-          this.recheckAgain = false;
-          void this.recheck();
-        }
-      });
-    return this.rechecking;
-  }
-
-  private async recheckAll(): Promise<void> {
-    const identities = this.opts.identities;
-    if (!identities) return;
-    // Connections sharing a token (tabs) cost one lookup.
-    const byKey = new Map<string, Client[]>();
-    for (const c of this.registry.clients) {
-      const list = byKey.get(c.who.keyId);
-      if (list) list.push(c);
-      else byKey.set(c.who.keyId, [c]);
-    }
-    for (const [keyId, clients] of byKey) {
-      let who: Identity | null;
-      try {
-        who = await identities.current(keyId);
-      } catch {
-        // The store cannot tell now: keep the connections, ask again next time.
-        continue;
-      }
-      for (const client of clients) {
-        if (!this.registry.clients.has(client)) continue;
-        if (!who) {
-          this.revoke(client);
-          continue;
-        }
-        const changed = !sameRights(client.who, who);
-        client.who = who;
-        // Rights unchanged: what the client may see is unchanged too.
-        if (changed) await this.recheckWatches(client);
-      }
-    }
-  }
-
-  /** The token is no longer valid: close with 4401 (cut if the peer does not answer). */
-  private revoke(client: Client) {
-    const socket = client.socket;
-    socket.close(CLOSE_TOKEN_INVALID, 'Token is no longer valid.');
-    setTimeout(() => socket.terminate(), 1000).unref();
-    this.registry.remove(client);
-  }
-
-  /** Ends the widget and dashboard subscriptions the connection's user may no longer see. */
-  private async recheckWatches(client: Client) {
-    const widgets = this.widgets;
-    if (!widgets) return;
-    // Query subscriptions are the owner's own queries: a token's user never changes.
-    for (const target of this.registry.targets(client)) {
-      if ('query_id' in target) continue;
-      let ok: boolean;
-      try {
-        ok = await widgets.visible(client.who, target);
-      } catch {
-        continue;
-      }
-      const key = targetKey(target);
-      if (ok || !this.registry.clients.has(client) || !client.watches.some((w) => w.key === key)) continue;
-      this.registry.unsubscribe(client, key);
-      const what = 'widget_id' in target ? `widget ${target.widget_id}` : `dashboard ${target.dashboard_id}`;
-      this.reply(client, 'error', {
-        detail: `Subscription to ${what} ended: you may no longer see it.`,
-        command: 'subscribe',
-        target,
-      });
-      this.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
-    }
+    return this.rechecks.recheck();
   }
 
   /**
@@ -425,7 +281,8 @@ export class LiveHub {
       const detail = this.detailOf(err, 'Its update could not be made; subscribe again to retry.', {
         queryId: job.id,
       });
-      for (const { client, watch } of this.registry.watchersOf(job.id)) this.endWatch(client, watch, detail);
+      for (const { client, watch } of this.registry.watchersOf(job.id))
+        this.out.endWatch(client, watch, detail);
     }
   }
 
@@ -443,11 +300,11 @@ export class LiveHub {
         texts.set(k, text);
       }
       if (typeof text === 'string') {
-        this.endWatch(client, watch, text);
+        this.out.endWatch(client, watch, text);
         continue;
       }
-      this.send(client, text);
-      if (removed) this.endWatch(client, watch, null);
+      this.out.send(client, text);
+      if (removed) this.out.endWatch(client, watch, null);
     }
   }
 
@@ -461,28 +318,6 @@ export class LiveHub {
       updateFrame(watch, data, this.opts.maxUpdateBytes) ??
       `Its update is more than the ${this.opts.maxUpdateBytes} bytes an update may be: ask for fewer or smaller results (page_size, fields).`
     );
-  }
-
-  /**
-   * Ends one subscription: with an `error` naming why (`detail`), or silently when its
-   * query is gone; then `unsubscribed`, as when the client asks.
-   */
-  private endWatch(client: Client, watch: Watch, detail: string | null) {
-    if (!client.watches.includes(watch)) return;
-    client.watches = client.watches.filter((w) => w !== watch);
-    this.registry.unwatch(client, watch);
-    if (detail !== null) {
-      this.counts.updatesRefused++;
-      this.reply(client, 'error', {
-        detail: `Subscription ended. ${detail}`,
-        command: 'subscribe',
-        target: watch.target,
-      });
-    }
-    this.reply(client, 'unsubscribed', {
-      target: watch.target,
-      subscriptions: this.registry.targets(client),
-    });
   }
 
   /** Read-time options of a watched query's updates. */
@@ -538,23 +373,11 @@ export class LiveHub {
 
   close(): void {
     clearInterval(this.pinger);
-    if (this.rechecker) clearInterval(this.rechecker);
-    if (this.recheckSoon) clearTimeout(this.recheckSoon);
-    this.offIdentities();
+    this.rechecks.close();
     this.scheduler.close();
     this.tails.close();
     this.offRunner();
     // terminate, not close: a stalled client would hold a closing handshake open forever.
     for (const c of this.registry.clients) c.socket.terminate();
   }
-}
-
-/** Whether two identities of one token grant the same (rights may only have changed). */
-function sameRights(a: Identity, b: Identity): boolean {
-  return (
-    a.userId === b.userId &&
-    a.isAdmin === b.isAdmin &&
-    a.permissions.size === b.permissions.size &&
-    [...a.permissions].every((p) => b.permissions.has(p))
-  );
 }

@@ -1,29 +1,20 @@
 import type { NormalisedEvent } from '../../core/event.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { Log } from '../../core/log.js';
-import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
+import type { MetricDecl } from '../../core/metrics.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
-import { and, type FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
-import { parseQuery } from '../../filter/language/parse-query.js';
-import { parseFilter } from '../../filter/parse-filter.js';
-import type { LeasesRepository } from '../../metadata/leases-repository.js';
 import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
 import type { TriggersRepository } from '../../metadata/triggers-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
-import {
-  type AlertCounts,
-  AlertEngine,
-  type AlertTrigger,
-  type Condition,
-  type Firing,
-} from '../alerts/alert-engine.js';
-import type { ChannelsService } from '../alerts/channels-service.js';
-import type { DeliveryQueue } from '../alerts/delivery-queue.js';
+import type { AlertEngine, Condition } from '../alerts/alert-engine.js';
 import type { ThresholdCondition } from '../alerts/threshold.js';
 import { can, type Identity } from '../auth/identity.js';
 import type { TasksService } from '../tasks/tasks-service.js';
-import { TriggerIndex } from './trigger-index.js';
+import { type AlertCluster, type Alerting, AlertNotifier } from './alert-notifier.js';
+import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
+
+export type { Alerting } from './alert-notifier.js';
 
 /** Trigger representation. */
 export interface Trigger {
@@ -94,33 +85,11 @@ export interface TriggersServiceOptions {
    * Cluster mode: every node counts every node's matches (shared on the bus), and the
    * holder of the `alert-notifier` lease sends the notifications.
    */
-  cluster?: {
-    node: string;
-    leases: LeasesRepository;
-    /** How long the notifier's lease lasts without renewal (ms). */
-    leaseMs: number;
-    publish: (counts: AlertCounts) => void;
-  };
-}
-
-/** The lease of the node that sends a cluster's notifications. */
-const NOTIFIER_LEASE = 'alert-notifier';
-/** Cluster mode: how often matches are published and windows slide (ms). */
-const SHARE_EVERY_MS = 250;
-
-/** Where firings go: the channels, through the durable queue. */
-export interface Alerting {
-  channels: ChannelsService;
-  queue: DeliveryQueue;
-  /** The web UI's address, for the Search link of a notification. */
-  linkBase: () => string;
+  cluster?: AlertCluster;
 }
 
 /** Seconds between two notifications of one trigger and group, unless told. */
 export const DEFAULT_COOLDOWN_SECONDS = 300;
-
-/** A task lists at most this many event ids (the tasks API's own limit). */
-const TASK_EV_IDS_MAX = 1000;
 
 const withDefaults = (input: FullTriggerInput): Required<TriggerInput> => ({
   name: input.name,
@@ -154,65 +123,38 @@ const present = (row: TriggerRow): Trigger => ({
   updated_at: row.updated_at,
 });
 
-/** The filter a trigger's `query` and `filter` make together (both validated on write). */
-function compileTrigger(query: string, filter: unknown[]): FilterNode {
-  return and(parseFilter(filter, { path: 'filter' }), parseQuery(query, { path: 'query' }));
-}
-
-interface PendingBatch {
-  at: number;
-  /** Trigger id → the ids of the events it matched. */
-  hits: Map<number, string[]>;
-  size: number;
-}
-
 /**
  * Triggers: CRUD with the ownership rules of dashboards (owner; `manage_triggers` holders
- * and admins see and change all), and matching of every committed event against every
- * enabled trigger. Matching is synchronous and in memory (a TriggerIndex); recording the
- * matches and opening or extending tasks runs behind it, one batch at a time, so ingest
- * acknowledgements never wait for the metadata store.
+ * and admins see and change all). It composes the matching of every committed event
+ * against every enabled trigger, with the recording of matches and their tasks
+ * (`trigger-matcher.ts`), and the notifier that turns the alert engine's firings into
+ * deliveries (`alert-notifier.ts`).
  */
 export class TriggersService {
-  private index = new TriggerIndex([]);
-  private rows = new Map<number, TriggerRow>();
-  private queue: PendingBatch[] = [];
-  private pending = 0;
-  private draining: Promise<void> | null = null;
+  private readonly matcher: TriggerMatcher;
+  private readonly notifier: AlertNotifier;
   private loading: Promise<void> = Promise.resolve();
-  /** Matches dropped because too many waited to be recorded. */
-  dropped = 0;
-  private recorded = 0;
   /** Conditions and notifications of the enabled triggers. */
   readonly alerts: AlertEngine;
-  private ticker: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly repo: TriggersRepository,
     private readonly users: UsersRepository,
-    private readonly tasks: TasksService,
+    tasks: TasksService,
     private readonly opts: TriggersServiceOptions,
     private readonly alerting: Alerting,
     private readonly now: () => Date = () => new Date(),
   ) {
-    const cluster = opts.cluster;
-    this.alerts = new AlertEngine({
-      now: () => this.now().getTime(),
-      linkBase: () => alerting.linkBase(),
-      // A second is judged once every node's counts of it are in: they are published within
-      // SHARE_EVERY_MS of its end and cross the bus well within another SHARE_EVERY_MS.
-      ...(cluster
-        ? {
-            share: { publish: cluster.publish, lagMs: 1000 + 2 * SHARE_EVERY_MS },
-            sends: () => this.notifier,
-          }
-        : {}),
-      onFiring: (f) => {
-        this.onFiring(f).catch((err: unknown) =>
-          this.opts.log.warn({ err: String(err) }, 'notification not queued'),
-        );
-      },
-    });
+    this.notifier = new AlertNotifier(alerting, opts, now, (id, evIds, at) =>
+      this.matcher.taskOfFiring(id, evIds, at),
+    );
+    this.alerts = this.notifier.engine;
+    this.matcher = new TriggerMatcher(repo, tasks, this.alerts, opts, now);
+  }
+
+  /** Matches dropped because too many waited to be recorded. */
+  get dropped(): number {
+    return this.matcher.dropped;
   }
 
   /**
@@ -220,75 +162,12 @@ export class TriggersService {
    * cluster it also publishes this node's matches and keeps trying for (or renewing) the
    * notifier's lease, first before it returns, so a lone node sends from its start.
    */
-  async startAlerts(): Promise<void> {
-    const cluster = this.opts.cluster;
-    if (this.ticker) return;
-    if (!cluster) {
-      this.ticker = setInterval(() => this.alerts.tick(), 1000).unref();
-      return;
-    }
-    await this.holdNotifierLease();
-    let sinceLease = 0;
-    this.ticker = setInterval(() => {
-      this.alerts.flush();
-      this.alerts.tick();
-      sinceLease += SHARE_EVERY_MS;
-      if (sinceLease >= cluster.leaseMs / 3 && !this.renewing) {
-        sinceLease = 0;
-        this.renewing = this.holdNotifierLease().finally(() => {
-          this.renewing = null;
-        });
-      }
-    }, SHARE_EVERY_MS).unref();
+  startAlerts(): Promise<void> {
+    return this.notifier.start();
   }
 
-  /**
-   * Cluster mode: until when (this node's clock, ms) it holds the notifier's lease, a
-   * second short of the lease itself, so a renewal that hangs never lets two nodes send.
-   */
-  private notifierUntil = 0;
-  private renewing: Promise<void> | null = null;
-
-  /** Whether this node sends notifications (always, alone; the lease holder in a cluster). */
-  private get notifier(): boolean {
-    return !this.opts.cluster || this.now().getTime() < this.notifierUntil;
-  }
-
-  private async holdNotifierLease(): Promise<void> {
-    const c = this.opts.cluster;
-    if (!c) return;
-    try {
-      const now = this.now().getTime();
-      const held = await c.leases.hold(NOTIFIER_LEASE, c.node, now, c.leaseMs);
-      this.notifierUntil = held ? now + c.leaseMs - 1000 : 0;
-    } catch (err) {
-      this.notifierUntil = 0;
-      this.opts.log.warn({ err: String(err) }, 'notifier lease not renewed');
-    }
-  }
-
-  async stopAlerts(): Promise<void> {
-    clearInterval(this.ticker);
-    this.ticker = undefined;
-    const c = this.opts.cluster;
-    if (!c) return;
-    this.alerts.flush();
-    await this.renewing;
-    if (this.notifierUntil > 0) {
-      this.notifierUntil = 0;
-      // Another node takes over at once instead of after the lease runs out.
-      await c.leases.release(NOTIFIER_LEASE, c.node).catch(() => undefined);
-    }
-  }
-
-  /** A firing: a delivery per channel (durable), and with create_task a task of its samples. */
-  private async onFiring(f: Firing): Promise<void> {
-    const t = f.trigger;
-    await this.alerting.queue.enqueue(f.notification, t.id, t.notify);
-    if (t.create_task && t.condition.type === 'threshold' && f.notification.kind === 'fire') {
-      const row = this.rows.get(t.id);
-      if (row) await this.taskFor(row, f.evIds, this.now().getTime());
-    }
+  stopAlerts(): Promise<void> {
+    return this.notifier.stop();
   }
 
   /**
@@ -310,18 +189,8 @@ export class TriggersService {
 
   private async readIndex(): Promise<void> {
     const rows = await this.repo.enabled();
-    const compiled = rows.flatMap((r) => {
-      try {
-        return [{ id: r.id, filter: compileTrigger(r.query, JSON.parse(r.filter) as unknown[]) }];
-      } catch (err) {
-        // Stored triggers were valid when written; a later, stricter parser must not stop ingest.
-        this.opts.log.warn({ trigger_id: r.id, err: String(err) }, 'trigger no longer valid; skipped');
-        return [];
-      }
-    });
-    this.rows = new Map(rows.map((r) => [r.id, r]));
-    this.index = new TriggerIndex(compiled);
-    this.alerts.setTriggers(rows.map(alertTrigger));
+    this.matcher.setTriggers(rows);
+    this.notifier.setTriggers(rows);
   }
 
   async list(
@@ -421,127 +290,21 @@ export class TriggersService {
    * each durable commit) and queues what matched for recording.
    */
   matchCommitted(events: readonly NormalisedEvent[]): void {
-    if (this.index.size === 0) return;
-    const hits = new Map<number, string[]>();
-    const watched = new Map<number, NormalisedEvent[]>();
-    let size = 0;
-    for (const e of events) {
-      for (const id of this.index.match(e)) {
-        if (this.alerts.watches(id)) {
-          const list = watched.get(id);
-          if (list) list.push(e);
-          else watched.set(id, [e]);
-          // A threshold counts events; it records no match per event (its firing may open a task).
-          if (this.alerts.isThreshold(id)) continue;
-        }
-        const list = hits.get(id);
-        if (list) list.push(e.ev_id);
-        else hits.set(id, [e.ev_id]);
-        size++;
-      }
-    }
-    if (watched.size > 0) this.alerts.observe(watched);
-    if (size === 0) return;
-    if (this.pending + size > this.opts.maxPendingMatches) {
-      if (this.dropped === 0)
-        this.opts.log.warn({}, 'trigger matches arrive faster than they are recorded; dropping');
-      this.dropped += size;
-      return;
-    }
-    this.pending += size;
-    this.queue.push({ at: this.now().getTime(), hits, size });
-    this.draining ??= this.drain().finally(() => {
-      this.draining = null;
-    });
+    this.matcher.matchCommitted(events);
   }
 
   /** Counts since start. */
   stats() {
-    return {
-      enabled: this.index.size,
-      recorded: this.recorded,
-      pending: this.pending,
-      dropped: this.dropped,
-    };
+    return this.matcher.stats();
   }
 
   metrics(): MetricDecl[] {
-    return [
-      gauge('logscope_triggers_enabled', 'Enabled triggers matched on ingest.', () => this.index.size),
-      counter('logscope_trigger_matches_total', 'Trigger matches recorded.', () => this.recorded),
-      counter(
-        'logscope_trigger_matches_dropped_total',
-        'Trigger matches dropped (recording fell behind).',
-        () => this.dropped,
-      ),
-      gauge(
-        'logscope_trigger_matches_pending',
-        'Trigger matches waiting to be recorded.',
-        () => this.pending,
-      ),
-      ...this.alerts.metrics(),
-    ];
+    return [...this.matcher.metrics(), ...this.alerts.metrics()];
   }
 
   /** Resolves once every queued match is recorded (tests, shutdown). */
-  async idle(): Promise<void> {
-    while (this.draining) await this.draining;
-  }
-
-  private async drain(): Promise<void> {
-    for (let batch = this.queue.shift(); batch; batch = this.queue.shift()) {
-      try {
-        await this.record(batch);
-      } catch (err) {
-        this.opts.log.warn({ err: String(err), matches: batch.size }, 'trigger matches not recorded');
-      } finally {
-        this.pending -= batch.size;
-      }
-    }
-  }
-
-  private async record(batch: PendingBatch): Promise<void> {
-    const matchedAt = new Date(batch.at).toISOString();
-    const rows = [];
-    for (const [triggerId, evIds] of batch.hits) {
-      const trigger = this.rows.get(triggerId);
-      if (!trigger) continue; // deleted or disabled since it matched
-      const taskId = trigger.create_task === 1 ? await this.taskFor(trigger, evIds, batch.at) : null;
-      for (const ev_id of evIds)
-        rows.push({ trigger_id: triggerId, ev_id, matched_at: matchedAt, task_id: taskId });
-    }
-    await this.repo.insertMatches(rows);
-    this.recorded += rows.length;
-  }
-
-  /**
-   * The open task of this trigger that matched within the window gets the new event
-   * ids (up to the 1,000 a task lists); otherwise a new task is opened, owned by the
-   * trigger's owner and assigned to its `assign_to`.
-   */
-  private async taskFor(trigger: TriggerRow, evIds: string[], at: number): Promise<number> {
-    const since = new Date(at - this.opts.taskWindowMs).toISOString();
-    const open =
-      this.opts.taskWindowMs > 0 ? await this.tasks.openTaskOfTrigger(trigger.id, since) : undefined;
-    if (open) {
-      await this.tasks.addEvents(open, evIds, TASK_EV_IDS_MAX);
-      return open.id;
-    }
-    const query = [trigger.query, trigger.filter !== '[]' ? `filter ${trigger.filter}` : '']
-      .filter(Boolean)
-      .join('; ');
-    const task = await this.tasks.create(
-      trigger.owner_id,
-      {
-        title: `Trigger "${trigger.name}" matched`.slice(0, 200),
-        description: [trigger.description, `Matched by: ${query}`].filter(Boolean).join('\n\n'),
-        assigned_to: trigger.assign_to,
-        priority: trigger.severity,
-        ev_ids: evIds.slice(0, TASK_EV_IDS_MAX),
-      },
-      { triggerId: trigger.id },
-    );
-    return task.id;
+  idle(): Promise<void> {
+    return this.matcher.idle();
   }
 
   private async change(who: Identity, id: number, input: TriggerInput): Promise<Trigger> {
@@ -633,16 +396,3 @@ export class TriggersService {
     return errors;
   }
 }
-
-const alertTrigger = (row: TriggerRow): AlertTrigger => ({
-  id: row.id,
-  name: row.name,
-  severity: row.severity,
-  description: row.description,
-  query: row.query,
-  condition: JSON.parse(row.condition) as Condition,
-  notify: JSON.parse(row.notify) as number[],
-  cooldown_seconds: row.cooldown_seconds,
-  create_task: row.create_task === 1,
-  version: row.updated_at,
-});

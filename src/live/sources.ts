@@ -1,0 +1,23 @@
+import type { Identity } from '../domain/auth/identity.js';
+
+/** The widgets behind a widget or dashboard subscription (from the dashboards service). */
+export interface WidgetSource {
+  /** The caller's visible widgets of the target with their query ids, started if needed. */
+  resolve(
+    who: Identity,
+    target: { widget_id: number } | { dashboard_id: number },
+  ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean }>>;
+  /**
+   * Whether the caller may (still) see the target; false when it is gone or invisible.
+   * Throws when that cannot be told now (a store is down): the subscription then stays.
+   */
+  visible(who: Identity, target: { widget_id: number } | { dashboard_id: number }): Promise<boolean>;
+}
+
+/** Who a connection is, re-checked while it lives (the tokens service). */
+export interface IdentitySource {
+  /** The token's identity now; null once the token is deleted or expired or its user deleted. */
+  current(keyId: string): Promise<Identity | null>;
+  /** A hint that this process changed tokens or rights: re-check at once. Returns `off`. */
+  onInvalidate?(listener: () => void): () => void;
+}
