@@ -7,8 +7,7 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { Config } from './config/config.js';
-import type { Services } from './domain/services.js';
+import type { Root } from './components/root.js';
 import { errorHandler, notFoundHandler } from './errors/error-handler.js';
 import { badRequest } from './errors/errors.js';
 import { requestScope } from './errors/process-net.js';
@@ -16,47 +15,15 @@ import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';
 import { logRequest, serializeRequest } from './http/request-log.js';
-import { authTokenRoutes } from './http/routes/authtokens.js';
-import { channelRoutes } from './http/routes/channels.js';
-import { dashboardRoutes } from './http/routes/dashboards.js';
-import { esBulkRoutes } from './http/routes/es-bulk.js';
-import { eventRoutes } from './http/routes/events.js';
-import { fieldRoutes } from './http/routes/fields.js';
-import { gelfRoutes } from './http/routes/gelf.js';
 import { type HealthCheck, healthRoutes } from './http/routes/health.js';
-import { IngestResultSchema, ingestRoutes } from './http/routes/ingest.js';
-import { journaldRoutes } from './http/routes/journald.js';
-import { liveRoutes } from './http/routes/live.js';
-import { lokiRoutes } from './http/routes/loki.js';
 import { metricsRoutes } from './http/routes/metrics.js';
-import { otlpRoutes } from './http/routes/otlp.js';
-import { pipelineRoutes } from './http/routes/pipelines.js';
-import { GenericQuerySchema, queryRoutes } from './http/routes/queries.js';
-import { reportRoutes, ShortReportSchema } from './http/routes/reports.js';
-import { taskRoutes } from './http/routes/tasks.js';
-import { triggerRoutes } from './http/routes/triggers.js';
 import { uiRoutes } from './http/routes/ui.js';
-import { userRoutes } from './http/routes/users.js';
-import { widgetRoutes } from './http/routes/widgets.js';
-import { ChannelSchema, DeliverySchema } from './http/schemas/alerts.js';
-import {
-  DashboardExportSchema,
-  DashboardSchema,
-  WidgetExportSchema,
-  WidgetSchema,
-} from './http/schemas/dashboards.js';
-import { PipelineSchema } from './http/schemas/pipelines.js';
-import { TaskSchema } from './http/schemas/tasks.js';
-import { TriggerSchema } from './http/schemas/triggers.js';
-import { AuthTokenSchema, UserSchema } from './http/schemas/users.js';
 import { makeAjv } from './http/validator.js';
-import { LiveHub } from './live/live-hub.js';
-import { WidgetQueries } from './live/widget-queries.js';
 import { VERSION } from './version.js';
 
 export interface AppDeps {
-  config: Config;
-  services: Services;
+  /** The built components: their schemas, routes and figures, over their platform. */
+  root: Root;
   checks: HealthCheck[];
   /** Options of a logger the app makes for itself (tests), or none. */
   logger?: FastifyServerOptions['logger'];
@@ -92,7 +59,8 @@ function withRedaction(logger: AppDeps['logger']): FastifyServerOptions['logger'
 
 /** Builds the application with all plugins and routes. Never listens: main.ts does. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, services } = deps;
+  const { root } = deps;
+  const { config, publicUrl } = root.platform;
   const app = Fastify({
     ...(deps.loggerInstance
       ? { loggerInstance: deps.loggerInstance }
@@ -134,10 +102,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return validate;
   });
   app.setErrorHandler(errorHandler);
-  app.decorate('publicBaseUrl', () => services.publicUrl.get());
+  app.decorate('publicBaseUrl', () => publicUrl.get());
   app.addHook('onListen', async () => {
     const address = app.server.address();
-    if (address && typeof address === 'object') services.publicUrl.listening(address.port);
+    if (address && typeof address === 'object') publicUrl.listening(address.port);
   });
   // First of all: every callback and promise this request's handling starts knows the
   // request, so the process-wide net (errors/process-net.ts) can name it and answer it.
@@ -165,76 +133,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler(notFoundHandler);
 
   await app.register(openapiPlugin, { version: VERSION });
-  app.addSchema(UserSchema);
-  app.addSchema(AuthTokenSchema);
-  app.addSchema(IngestResultSchema);
-  app.addSchema(GenericQuerySchema);
-  app.addSchema(ShortReportSchema);
-  app.addSchema(TaskSchema);
-  app.addSchema(TriggerSchema);
-  app.addSchema(PipelineSchema);
-  app.addSchema(ChannelSchema);
-  app.addSchema(DeliverySchema);
-  app.addSchema(WidgetSchema);
-  app.addSchema(WidgetExportSchema);
-  app.addSchema(DashboardSchema);
-  app.addSchema(DashboardExportSchema);
+  for (const schema of root.schemas) app.addSchema(schema);
   await app.register(bodyPlugin);
-  await app.register(authPlugin, { tokens: services.tokens });
-  const widgetQueries = new WidgetQueries(services.dashboards, services.queries, services.runner);
-  const hub = new LiveHub(services.queries, services.runner, widgetQueries, {
-    maxBufferedBytes: config.liveBufferBytes,
-    maxMessageBytes: 64 * 1024,
-    maxUpdateBytes: config.liveUpdateMaxBytes,
-    log: app.log,
-    pingMs: 30_000,
-    tailMs: 250,
-    refreshMs: config.liveRefreshMs,
-    identities: services.tokens,
-    recheckMs: Math.max(1, config.tokenCacheSeconds) * 1000,
-    ...(services.bus.kind === 'in-process' ? {} : { busConnected: () => services.bus.connected }),
-  });
-  // This node's commits come with their events (tailed in memory); the other nodes' as a summary.
-  const offEvents = services.batcher.onCommit((events) => hub.eventsArrived(events));
-  const offElsewhere = services.bus.subscribe('events-committed', (commit, remote) => {
-    if (remote) hub.committedElsewhere(commit);
-  });
-  app.addHook('onClose', async () => {
-    offEvents();
-    offElsewhere();
-    hub.close();
-  });
+  await app.register(authPlugin, { tokens: root.services.tokens });
   // Before the routes: its timing hook must see all of them.
-  await app.register(metricsRoutes, { sources: [...services.metricsSources, hub] });
-
+  await app.register(metricsRoutes, { sources: root.metrics });
   await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
-  await app.register(authTokenRoutes, { tokens: services.tokens });
-  await app.register(userRoutes, {
-    users: services.users,
-    loginFailuresPerUsername: config.loginFailuresPerUsername,
-    loginFailuresPerAddress: config.loginFailuresPerAddress,
-    sessionHours: config.sessionHours,
-  });
-  await app.register(eventRoutes, { events: services.events });
-  await app.register(fieldRoutes, { fields: services.fields });
-  await app.register(queryRoutes, { queries: services.queries });
-  await app.register(reportRoutes, { reports: services.reports });
-  await app.register(liveRoutes, { hub });
-  await app.register(taskRoutes, { tasks: services.tasks });
-  await app.register(triggerRoutes, { triggers: services.triggers });
-  await app.register(pipelineRoutes, { pipelines: services.pipelines });
-  await app.register(channelRoutes, { channels: services.channels, deliveries: services.deliveries });
-  await app.register(dashboardRoutes, { dashboards: services.dashboards });
-  await app.register(widgetRoutes, { widgets: services.widgets });
-  // Every intake path: the same service and bounds.
-  const intake = {
-    ingest: services.ingest,
-    bodyLimit: config.ingestBodyLimit,
-    maxRecords: config.ingestMaxRecords,
-  };
-  for (const routes of [ingestRoutes, esBulkRoutes, gelfRoutes, lokiRoutes, otlpRoutes])
-    await app.register(routes, intake);
-  await app.register(journaldRoutes, { journald: services.journald });
+  await root.routes(app);
   await app.register(uiRoutes);
   return app;
 }

@@ -71,12 +71,7 @@ export async function serve(config: Config): Promise<void> {
   try {
     const admin = await bootstrapAdmin(rt);
     const { buildApp } = await appModule;
-    app = await buildApp({
-      config,
-      services: rt.services,
-      checks: healthChecks(rt),
-      loggerInstance: log,
-    });
+    app = await buildApp({ root: rt.root, checks: healthChecks(rt), loggerInstance: log });
     for (const warning of rt.warnings) log.warn(warning);
     let busDown = false;
     busLog = (connected, where) => {

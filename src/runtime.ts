@@ -3,10 +3,14 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'no
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import type { Platform, Services } from './components/component.js';
+import { identityServices } from './components/identity.js';
+import { COMPONENTS } from './components/index.js';
+import { createPlatform } from './components/platform.js';
+import { compose, migrationsOf, type Root } from './components/root.js';
 import type { Config } from './config/config.js';
 import type { Bus, ClusterTopics } from './core/bus.js';
 import type { Log } from './core/log.js';
-import { createMetaServices, createServices, type MetaServices, type Services } from './domain/services.js';
 import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
 import type { EventStore } from './event-store/event-store.js';
@@ -19,13 +23,17 @@ import { SqlJobStore } from './metadata/query-jobs-repository.js';
 export interface MetaRuntime {
   config: Config;
   meta: MetadataDb;
-  services: MetaServices;
+  services: Pick<Services, 'tokens' | 'users'>;
   close(): Promise<void>;
 }
 
 /** Everything a serving process opens. */
 export interface Runtime extends MetaRuntime {
   events: EventStore;
+  /** What every component stands on: stores, batcher, bus, logger. */
+  platform: Platform;
+  /** The built components (routes, metrics, start and stop). */
+  root: Root;
   services: Services;
   /** Problems found while opening that do not stop the server (e.g. an unreadable GeoIP file): log them once. */
   warnings: readonly string[];
@@ -43,8 +51,6 @@ export interface RuntimeOptions {
 
 /** How long a node's lease on a query or report lasts without renewal (ms). */
 export const LEASE_MS = 3000;
-/** How often a node looks for work left by a dead one (ms). */
-const ADOPT_EVERY_MS = 1000;
 
 /** This process's id among the nodes of a cluster: host, pid and a random part. */
 function nodeId(): string {
@@ -92,6 +98,7 @@ async function connectMeta(config: Config, opts: RuntimeOptions): Promise<Metada
     openMetadataDb({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      migrations: migrationsOf(COMPONENTS),
       ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}),
     });
   if (!config.databaseUrl) return open();
@@ -134,7 +141,7 @@ async function openMeta(config: Config, opts: RuntimeOptions): Promise<MetadataD
 
 export async function openMetaRuntime(config: Config, opts: RuntimeOptions = {}): Promise<MetaRuntime> {
   const meta = await openMeta(config, opts);
-  return { config, meta, services: createMetaServices(meta, config), close: () => meta.close() };
+  return { config, meta, services: identityServices(meta, config), close: () => meta.close() };
 }
 
 /** Opens both stores (the event store holds an exclusive lock on its file). */
@@ -163,68 +170,32 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
         jobStore: new SqlJobStore(meta.db, { node, leaseMs: LEASE_MS }),
       }
     : null;
-  const services = createServices(meta, events, config, {
+  const platform = createPlatform(meta, events, config, {
     geoip,
     node,
     leaseMs: LEASE_MS,
     ...(opts.log ? { log: opts.log } : {}),
-    ...cluster,
+    ...(cluster ? { cluster } : {}),
   });
-  await services.reports.recoverFromEarlierRun();
-  await services.triggers.load();
-  await services.pipelines.start();
-  // One server owns its deliveries: leases left by a killed run are let go at once.
-  await services.deliveryQueue.start(!cluster);
-  await services.triggers.startAlerts();
-  const retention = startRetention(events, config.retentionDays);
-  const sweep = setInterval(() => {
-    services.queries.sweep().catch(() => undefined);
-  }, 60_000).unref();
-  // Work a dead node left is taken over; triggers and pipelines changed while the bus was down are read.
-  const adopt = cluster
-    ? setInterval(() => {
-        services.queries.adopt().catch(() => undefined);
-        services.reports.adopt().catch(() => undefined);
-      }, ADOPT_EVERY_MS).unref()
-    : undefined;
-  const reloadRules = cluster
-    ? setInterval(() => {
-        if (services.bus.connected) return;
-        services.triggers.load().catch(() => undefined);
-        services.pipelines.load().catch(() => undefined);
-      }, 10_000).unref()
-    : undefined;
-  return {
-    config,
-    meta,
-    events,
-    services,
-    warnings,
-    async close() {
-      clearInterval(retention);
-      clearInterval(sweep);
-      clearInterval(adopt);
-      clearInterval(reloadRules);
-      services.runner.close();
-      await services.triggers.stopAlerts();
-      await services.deliveryQueue.close();
-      services.senders.close();
-      services.reports.close();
-      await services.reports.idle();
-      await services.batcher.close();
-      await services.triggers.idle();
-      // Matches of the last commits still reach the other nodes' windows.
-      services.triggers.alerts.flush();
-      await services.bus.close();
-      await events.close();
-      await meta.close();
-    },
+  const root = compose(platform, COMPONENTS);
+  const close = async () => {
+    await root.stop();
+    await platform.bus.close();
+    await events.close();
+    await meta.close();
   };
+  try {
+    await root.start();
+  } catch (err) {
+    await close().catch(() => undefined);
+    throw err;
+  }
+  return { config, meta, events, platform, root, services: root.services, warnings, close };
 }
 
 /** What /api/health checks: each store, with its kind (`dependencies` in its answer). */
-export function healthChecks(rt: Pick<Runtime, 'meta' | 'events' | 'services'>): HealthCheck[] {
-  const bus = rt.services.bus;
+export function healthChecks(rt: Pick<Runtime, 'meta' | 'events' | 'platform'>): HealthCheck[] {
+  const bus = rt.platform.bus;
   return [
     // Without the bus nodes poll the shared store instead: a warning, not a failure.
     { name: 'bus', kind: bus.kind, check: () => bus.check(), optional: true },
@@ -235,16 +206,6 @@ export function healthChecks(rt: Pick<Runtime, 'meta' | 'events' | 'services'>):
     },
     { name: 'events', kind: rt.events.kind, check: () => rt.events.ping() },
   ];
-}
-
-/** Deletes events past the retention period once at start and then hourly. */
-function startRetention(events: EventStore, days: number): NodeJS.Timeout | undefined {
-  if (days <= 0) return undefined;
-  const sweep = () => {
-    events.deleteOlderThan(Date.now() - days * 86_400_000).catch(() => undefined);
-  };
-  setTimeout(sweep, 5_000).unref();
-  return setInterval(sweep, 3_600_000).unref();
 }
 
 /**

@@ -87,7 +87,9 @@ program
   .action(() =>
     withRuntime(async (rt) => {
       const { runMigrations } = await import('../metadata/migrator.js');
-      const applied = await runMigrations(rt.meta.db, rt.meta.dialect);
+      const { COMPONENTS } = await import('../components/index.js');
+      const { migrationsOf } = await import('../components/root.js');
+      const applied = await runMigrations(rt.meta.db, rt.meta.dialect, migrationsOf(COMPONENTS));
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.');
     }),
   );

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import { runMigrations } from './migrator.js';
+import { type MigrationOf, runMigrations } from './migrator.js';
 import type { Database } from './schema.js';
 import { openSqliteDatabase, type SqliteDriverName } from './sqlite-driver.js';
 
@@ -21,6 +21,8 @@ export interface MetadataDbOptions {
   dataDir: string;
   /** PostgreSQL schema to use (tests isolate themselves with one each). */
   pgSchema?: string;
+  /** Migrations components declare beside the store's own (run in name order with them). */
+  migrations?: Readonly<Record<string, MigrationOf>>;
 }
 
 /** Opens the metadata store chosen by config and brings its schema up to date. */
@@ -29,7 +31,7 @@ export async function openMetadataDb(options: MetadataDbOptions): Promise<Metada
     ? await openPostgres(options.databaseUrl, options.pgSchema)
     : await openSqlite(options.dataDir);
   try {
-    await runMigrations(meta.db, meta.dialect);
+    await runMigrations(meta.db, meta.dialect, options.migrations);
   } catch (err) {
     await meta.close();
     throw err;

@@ -12,8 +12,11 @@ import { alerting } from './migrations/0009-alerting.js';
 import { leases } from './migrations/0010-leases.js';
 import type { Database } from './schema.js';
 
-/** Migrations in order; each gets the dialect for the few column types that differ. */
-const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
+/** A migration; it gets the dialect for the few column types that differ. */
+export type MigrationOf = (dialect: MetadataDialect) => Migration;
+
+/** The store's own migrations in order (components declare theirs: `Component.migrations`). */
+const MIGRATIONS: Readonly<Record<string, MigrationOf>> = {
   '0001-initial': initial,
   '0002-queries': queries,
   '0003-tasks': tasks,
@@ -26,7 +29,16 @@ const MIGRATIONS: Record<string, (dialect: MetadataDialect) => Migration> = {
   '0010-leases': leases,
 };
 
-export async function runMigrations(db: Kysely<Database>, dialect: MetadataDialect): Promise<string[]> {
+export async function runMigrations(
+  db: Kysely<Database>,
+  dialect: MetadataDialect,
+  more: Readonly<Record<string, MigrationOf>> = {},
+): Promise<string[]> {
+  const all = { ...MIGRATIONS };
+  for (const [name, make] of Object.entries(more)) {
+    if (all[name]) throw new Error(`migration ${name} is declared twice`);
+    all[name] = make;
+  }
   // Kysely looks for its migration tables in every schema unless told which one: another
   // schema's tables (another application, or a parallel test) would pass for ours.
   const schema =
@@ -38,7 +50,7 @@ export async function runMigrations(db: Kysely<Database>, dialect: MetadataDiale
     ...(schema ? { migrationTableSchema: schema } : {}),
     provider: {
       getMigrations: async () =>
-        Object.fromEntries(Object.entries(MIGRATIONS).map(([name, make]) => [name, make(dialect)])),
+        Object.fromEntries(Object.entries(all).map(([name, make]) => [name, make(dialect)])),
     },
   });
   for (let attempt = 1; ; attempt++) {

@@ -119,7 +119,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<LiveAp
       await current.close();
       await down?.();
       // The same runtime (stores, query runner, tokens): what a restarted process reads back.
-      current = await buildApp({ config: t.rt.config, services: t.rt.services, checks: [] });
+      current = await buildApp({ root: t.rt.root, checks: [] });
       track(current);
       await current.listen({ port, host: '127.0.0.1' });
     },

@@ -75,11 +75,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   });
   const rt = await openRuntime(config, pgSchema ? { pgSchema } : {});
   const adminToken = (await bootstrapAdmin(rt))?.token ?? '';
-  const app = await buildApp({
-    config,
-    services: rt.services,
-    checks: healthChecks(rt),
-  });
+  const app = await buildApp({ root: rt.root, checks: healthChecks(rt) });
   const as: TestApp['as'] = (token, opts) =>
     app.inject({
       ...opts,

@@ -230,8 +230,7 @@ describe('no token secret reaches the log', () => {
       },
     });
     const app = await buildApp({
-      config: t.rt.config,
-      services: t.rt.services,
+      root: t.rt.root,
       checks: [],
       logger: { level: 'info', stream },
     });

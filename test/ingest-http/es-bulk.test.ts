@@ -262,7 +262,7 @@ describe(`Elasticsearch intake limits on ${BACKEND}`, () => {
     });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toMatchObject({ status: 413, error: { type: 'content_too_long_exception' } });
-    await t.rt.services.batcher.close();
+    await t.rt.platform.batcher.close();
     const closed = await t.app.inject({
       method: 'PUT',
       url: '/api/ingest/es/logs/_doc/1',

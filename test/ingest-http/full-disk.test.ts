@@ -222,8 +222,7 @@ describe.skipIf(!mounted || EVENT_STORE !== 'duckdb')(`a full data disk (tmpfs) 
     reopened = rt2;
     const { buildApp } = await import('../../src/app.js');
     app = await buildApp({
-      config,
-      services: rt2.services,
+      root: rt2.root,
       checks: [{ name: 'events', kind: rt2.events.kind, check: () => rt2.events.ping() }],
     });
     expect((await ingest(10, 'reopened')).statusCode).toBe(200);

@@ -119,7 +119,7 @@ describe('POST /api/pipelines/simulate', () => {
     expect(bot).toMatchObject({ dropped: true, event: null });
     expect(other).toMatchObject({ applied: [], event: { user: null } });
     expect(bad).toMatchObject({ event: null, error: expect.stringContaining('JSON object') });
-    expect(t.rt.services.batcher.stats().committedEvents).toBe(0);
+    expect(t.rt.platform.batcher.stats().committedEvents).toBe(0);
   });
 
   it('runs the built-ins when no pipeline is given', async () => {

@@ -1,0 +1,55 @@
+/** Users and API tokens: who is asking, and what a token may do. */
+import type { Config } from '../config/config.js';
+import { TokensService } from '../domain/tokens/tokens-service.js';
+import { UsersService } from '../domain/users/users-service.js';
+import { authTokenRoutes } from '../http/routes/authtokens.js';
+import { userRoutes } from '../http/routes/users.js';
+import { AuthTokenSchema, UserSchema } from '../http/schemas/users.js';
+import type { MetadataDb } from '../metadata/database.js';
+import { TokensRepository } from '../metadata/tokens-repository.js';
+import { UsersRepository } from '../metadata/users-repository.js';
+import { component } from './component.js';
+
+declare module './component.js' {
+  interface Services {
+    tokens: TokensService;
+    users: UsersService;
+  }
+}
+
+/** The services over the metadata store alone: what the CLI's user and token commands use too. */
+export function identityServices(
+  meta: MetadataDb,
+  config: Config,
+): { tokens: TokensService; users: UsersService } {
+  const usersRepo = new UsersRepository(meta.db);
+  const tokens = new TokensService(new TokensRepository(meta.db), usersRepo, config.tokenCacheSeconds * 1000);
+  return { tokens, users: new UsersService(usersRepo, tokens) };
+}
+
+export const identity = component({
+  name: 'identity',
+  build({ meta, config, bus }) {
+    const { tokens, users } = identityServices(meta, config);
+    // What one node changes, every node learns (in one process these stay local).
+    tokens.onInvalidate((keyId, elsewhere) => {
+      if (!elsewhere) bus.publish('rights-changed', { keyId: keyId ?? null });
+    });
+    bus.subscribe('rights-changed', (m, remote) => {
+      if (remote) tokens.invalidate(m.keyId ?? undefined, true);
+    });
+    return {
+      provides: { tokens, users },
+      schemas: [UserSchema, AuthTokenSchema],
+      async routes(app) {
+        await app.register(authTokenRoutes, { tokens });
+        await app.register(userRoutes, {
+          users,
+          loginFailuresPerUsername: config.loginFailuresPerUsername,
+          loginFailuresPerAddress: config.loginFailuresPerAddress,
+          sessionHours: config.sessionHours,
+        });
+      },
+    };
+  },
+});

@@ -1,0 +1,44 @@
+/** The websocket: live queries and widgets, the tail of this node's commits. */
+import { liveRoutes } from '../http/routes/live.js';
+import { LiveHub } from '../live/live-hub.js';
+import { WidgetQueries } from '../live/widget-queries.js';
+import { component } from './component.js';
+
+export const live = component({
+  name: 'live',
+  build({ config, log, bus, batcher }, s) {
+    const { dashboards, queries, runner, tokens } = s;
+    return {
+      provides: {},
+      // One hub per app: an app's close closes its websockets (with 1001) and nothing else.
+      async routes(app) {
+        const widgetQueries = new WidgetQueries(dashboards, queries, runner);
+        const hub = new LiveHub(queries, runner, widgetQueries, {
+          maxBufferedBytes: config.liveBufferBytes,
+          maxMessageBytes: 64 * 1024,
+          maxUpdateBytes: config.liveUpdateMaxBytes,
+          log,
+          pingMs: 30_000,
+          tailMs: 250,
+          refreshMs: config.liveRefreshMs,
+          identities: tokens,
+          recheckMs: Math.max(1, config.tokenCacheSeconds) * 1000,
+          ...(bus.kind === 'in-process' ? {} : { busConnected: () => bus.connected }),
+        });
+        // This node's commits come with their events (tailed in memory); the other nodes' as a summary.
+        const offEvents = batcher.onCommit((events) => hub.eventsArrived(events));
+        const offElsewhere = bus.subscribe('events-committed', (commit, remote) => {
+          if (remote) hub.committedElsewhere(commit);
+        });
+        const offMetrics = app.watchMetrics(hub);
+        app.addHook('onClose', async () => {
+          offEvents();
+          offElsewhere();
+          offMetrics();
+          hub.close();
+        });
+        await app.register(liveRoutes, { hub });
+      },
+    };
+  },
+});

@@ -1,0 +1,25 @@
+/** Tasks: what users (and triggers) make of what they find. */
+import { TasksService } from '../domain/tasks/tasks-service.js';
+import { taskRoutes } from '../http/routes/tasks.js';
+import { TaskSchema } from '../http/schemas/tasks.js';
+import { TasksRepository } from '../metadata/tasks-repository.js';
+import { UsersRepository } from '../metadata/users-repository.js';
+import { component } from './component.js';
+
+declare module './component.js' {
+  interface Services {
+    tasks: TasksService;
+  }
+}
+
+export const tasks = component({
+  name: 'tasks',
+  build({ meta }) {
+    const tasks = new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db));
+    return {
+      provides: { tasks },
+      schemas: [TaskSchema],
+      routes: async (app) => void (await app.register(taskRoutes, { tasks })),
+    };
+  },
+});
