@@ -2,6 +2,8 @@ import { AppError } from '../errors/errors.js';
 import type { TimeWindow } from '../event-store/query-plan.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { JobState, QueryStatus } from './job-store.js';
+import { resolveTimeRange } from './time-range.js';
+import { QUERY_TYPE_DEFS } from './types/index.js';
 import type { CommonParamValues, QueryTypeDef, QueryTypeName } from './types/query-type.js';
 
 export type { QueryStatus } from './job-store.js';
@@ -78,5 +80,36 @@ export function stateOf(job: QueryJob): JobState {
     updatedAt: job.updatedAt,
     stopped: job.stopped,
     results: job.results,
+  };
+}
+
+/** A new job (PENDING, nothing computed) from a stored definition, its window resolved now. */
+export function newJob(row: QueryRow, filter: FilterNode, internal: boolean): QueryJob {
+  const params = JSON.parse(row.params) as CommonParamValues;
+  const now = Date.now();
+  return {
+    id: row.query_id,
+    ownerId: row.owner_id,
+    type: row.type as QueryTypeName,
+    def: QUERY_TYPE_DEFS[row.type as QueryTypeName],
+    params,
+    filter,
+    createdAt: row.created_at,
+    status: 'PENDING',
+    results: null,
+    progress: 0,
+    error: null,
+    baseMs: now,
+    window: resolveTimeRange(params.time_range, now),
+    updatedAt: new Date(now).toISOString(),
+    controller: null,
+    running: null,
+    stopped: false,
+    resultBytes: 0,
+    readAt: now,
+    evicted: false,
+    internal,
+    version: 0,
+    serial: Promise.resolve(),
   };
 }

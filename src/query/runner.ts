@@ -1,17 +1,17 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import { counter, gauge, type MetricDecl } from '../core/metrics.js';
-import { type AppError, fieldError, outOfMemory, tooManyRequests } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { FilterNode } from '../filter/ast.js';
-import { inProgress, type JobListener, publicMessage, type QueryJob, type QueryRow, stateOf } from './job.js';
+import { refusal } from './admission.js';
+import { inProgress, type JobListener, newJob, publicMessage, type QueryJob, type QueryRow } from './job.js';
 import type { JobStore } from './job-store.js';
+import { presentJob } from './present.js';
 import { ResultsBudget } from './results-budget.js';
-import { pagedSearch, sliceWindow } from './slicing.js';
+import { SharedJobs } from './shared-jobs.js';
+import { pagedSearch, slicesOf } from './slicing.js';
 import { isRelative, resolveTimeRange } from './time-range.js';
-import { QUERY_TYPE_DEFS } from './types/index.js';
-import type { CommonParamValues, PresentOptions, QueryTypeName } from './types/query-type.js';
-import { Search, type SearchParams } from './types/search.js';
+import type { PresentOptions } from './types/query-type.js';
 
 export interface RunnerOptions {
   /** Events per slice above which a sliceable query is split (newest first). */
@@ -34,8 +34,6 @@ export interface RunnerOptions {
   remoteStopMs?: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Runs queries on the event store: full computation or newest-first time slices with
  * partial results, stop (which interrupts the engine), recalculation, and re-evaluation of
@@ -47,7 +45,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * store (cluster) a node computes a query only under its lease, writes each state change
  * there and announces it on the bus (`query-changed` with the version); the other nodes
  * keep copies they refresh from the store, forward stops to it (`stop-query`), and take
- * the work over when its node dies (its lease expires: `adopt`).
+ * the work over when its node dies (its lease expires: `adopt`); that part is
+ * SharedJobs (shared-jobs.ts).
  */
 export class QueryRunner {
   private readonly jobs = new Map<string, QueryJob>();
@@ -56,34 +55,28 @@ export class QueryRunner {
   /** Queries a live subscription on this node watches: never evicted, counted as live. */
   private readonly pins = new Set<string>();
   private readonly listeners = new Set<JobListener>();
-  private readonly offBus: Array<() => void> = [];
-  private readonly renewer: NodeJS.Timeout | null;
-  /** Controllers aborted because another node took the lease: the job is refreshed, not STOPPED. */
-  private readonly lostLease = new WeakSet<AbortController>();
+  /** Writing, announcing, following and leasing jobs in a shared job store. */
+  private readonly shared: SharedJobs;
 
   constructor(
     private readonly store: EventStore,
-    private readonly bus: Bus<ClusterTopics>,
-    private readonly jobStore: JobStore,
+    bus: Bus<ClusterTopics>,
+    jobStore: JobStore,
     private readonly opts: RunnerOptions,
   ) {
     this.budget = new ResultsBudget(opts.resultsBudgetBytes);
-    const leaseMs = opts.leaseMs ?? 3000;
-    this.renewer = jobStore.shared
-      ? setInterval(() => {
-          const ids = [...this.jobs.values()].filter((j) => j.running && this.shares(j)).map((j) => j.id);
-          jobStore.renew(ids).catch(() => undefined);
-        }, leaseMs / 3).unref()
-      : null;
-    if (!jobStore.shared) return;
-    this.offBus.push(
-      bus.subscribe('query-changed', (m, remote) => {
-        if (remote) this.changedElsewhere(m.queryId, m.version, m.removed);
-      }),
-      bus.subscribe('stop-query', (m, remote) => {
-        const job = this.jobs.get(m.queryId);
-        if (remote && job?.running) void this.stop(job);
-      }),
+    this.shared = new SharedJobs(
+      jobStore,
+      bus,
+      {
+        peek: (id) => this.jobs.get(id),
+        jobs: () => this.jobs.values(),
+        emitLocal: (job) => this.emitLocal(job),
+        hold: (job, results) => this.hold(job, results),
+        release: (job) => this.release(job),
+        stop: (job) => this.stop(job),
+      },
+      opts,
     );
   }
 
@@ -97,63 +90,9 @@ export class QueryRunner {
     for (const l of this.listeners) l(job);
   }
 
-  /** A change computed here: told to this process, then written and announced (`final` ends the lease). */
-  private emit(job: QueryJob, final = false) {
-    this.emitLocal(job);
-    if (!this.shares(job)) return;
-    const state = stateOf(job);
-    const controller = job.controller;
-    void this.serially(job, async () => {
-      const version = await this.jobStore.save(job.id, state, final);
-      if (version === null) {
-        // Another node took the lease (this one was too slow to renew it): its result wins.
-        if (controller && !controller.signal.aborted) {
-          this.lostLease.add(controller);
-          controller.abort();
-        }
-        return;
-      }
-      job.version = Math.max(job.version, version);
-      this.bus.publish('query-changed', { queryId: job.id, version, removed: false });
-    }).catch((err: unknown) => this.opts.onError?.(err, job.id));
-  }
-
-  /** Whether the job's state is shared with other nodes. */
-  private shares(job: QueryJob): boolean {
-    return this.jobStore.shared && !job.internal;
-  }
-
-  /** Runs the job store's operations on one job in order. */
-  private serially<T>(job: QueryJob, op: () => Promise<T>): Promise<T> {
-    const next = job.serial.then(op, op);
-    job.serial = next.catch(() => undefined);
-    return next;
-  }
-
-  /** Another node changed or removed a query this process holds a copy of. */
-  private changedElsewhere(queryId: string, version: number, removed: boolean) {
-    const job = this.jobs.get(queryId);
-    if (!job) return;
-    if (removed) {
-      this.removedElsewhere(job);
-      return;
-    }
-    if (job.running || version <= job.version) return;
-    this.follow(job).catch(() => undefined);
-  }
-
-  /** The query was removed on another node: forgotten here, its watchers told one last time. */
-  private removedElsewhere(job: QueryJob) {
-    if (this.jobs.get(job.id) !== job) return;
-    this.release(job);
-    job.stopped = true;
-    job.controller?.abort();
-    this.emitLocal(job);
-  }
-
   /** Refreshes a copy from the shared state; this process's listeners hear of a change. */
-  async follow(job: QueryJob): Promise<void> {
-    if (await this.refresh(job)) this.emitLocal(job);
+  follow(job: QueryJob): Promise<void> {
+    return this.shared.follow(job);
   }
 
   /**
@@ -161,28 +100,8 @@ export class QueryRunner {
    * changed. `all`: read it even at the version held (results dropped here). A copy whose
    * query was removed elsewhere is forgotten (`peek` then finds nothing).
    */
-  async refresh(job: QueryJob, all = false): Promise<boolean> {
-    if (!this.shares(job) || job.running) return false;
-    // In line behind this node's own pending writes: read before them, the store still
-    // held an earlier partial state of a job computed here, which then replaced the
-    // final results (a sliced query read right after SUCCESS lost its last slice).
-    const stored = await this.serially(job, () => this.jobStore.load(job.id, all ? -1 : job.version));
-    // Gone from the shared store after it was there: removed on another node (whose
-    // notice may not have arrived yet). The copy goes too; `peek` no longer finds it.
-    if (!stored && job.version > 0 && !job.running) this.removedElsewhere(job);
-    if (!stored?.state || job.running) return false;
-    const s = stored.state;
-    job.version = stored.version;
-    job.status = s.status;
-    job.progress = s.progress;
-    job.error = s.error;
-    job.baseMs = s.baseMs;
-    job.window = s.window;
-    job.updatedAt = s.updatedAt;
-    job.stopped = s.stopped;
-    job.evicted = false;
-    this.hold(job, s.results);
-    return true;
+  refresh(job: QueryJob, all = false): Promise<boolean> {
+    return this.shared.refresh(job, all);
   }
 
   /** Re-evaluates a finished query now (live updates on new data); no-op while it runs or is stopped. */
@@ -228,38 +147,16 @@ export class QueryRunner {
   /**
    * The one admission of a query becoming live (computed, or watched): every start,
    * recalculation, recomputation of dropped results and pin goes through it, in the same
-   * synchronous step that makes the job live. Refuses a user who already has
-   * `maxLivePerUser` running or watched queries (429), and anyone while the results of
-   * running and watched queries, which cannot be dropped, fill the results budget (503).
-   * `except`: the job itself (a restart or a pin), not counted.
+   * synchronous step that makes the job live (see `refusal` in admission.ts). `except`:
+   * the job itself (a restart or a pin), not counted.
    */
   admit(ownerId: number, except?: QueryJob): void {
     const refusal = this.refusal(ownerId, except);
     if (refusal) throw refusal;
   }
 
-  private refusal(ownerId: number, except?: QueryJob): AppError | null {
-    // Watching a query that already counts (running, or watched elsewhere) adds nothing.
-    if (except && (except.running || this.watched(except.id))) return null;
-    const max = this.opts.maxLivePerUser ?? Number.POSITIVE_INFINITY;
-    const budget = this.opts.resultsBudgetBytes ?? Number.POSITIVE_INFINITY;
-    let live = 0;
-    let kept = 0;
-    for (const job of this.jobs.values()) {
-      if (job === except || !(job.running || this.watched(job.id))) continue;
-      kept += job.resultBytes;
-      if (job.ownerId === ownerId && !job.internal) live++;
-    }
-    if (live >= max)
-      return tooManyRequests(
-        2,
-        `You have ${live} queries running or watched (at most ${max}); wait for one to finish, or stop or remove one.`,
-      );
-    if (kept >= budget)
-      return outOfMemory(
-        'The results of running and watched queries fill the memory kept for query results; retry later, or stop or unsubscribe from some.',
-      );
-    return null;
+  private refusal(ownerId: number, except?: QueryJob) {
+    return refusal(this.jobs.values(), (id) => this.watched(id), this.opts, ownerId, except);
   }
 
   /** Queries held in memory, by status. */
@@ -296,7 +193,7 @@ export class QueryRunner {
   start(row: QueryRow, filter: FilterNode, opts: { internal?: boolean; adopt?: boolean } = {}): QueryJob {
     // A report's or export's query, or a dead node's work taken over, is not a user's new live query.
     if (!opts.internal && !opts.adopt) this.admit(row.owner_id);
-    const job = this.make(row, filter, opts.internal ?? false);
+    const job = newJob(row, filter, opts.internal ?? false);
     this.track(job);
     this.compute(job, false, !opts.adopt);
     return job;
@@ -309,9 +206,9 @@ export class QueryRunner {
    * its definition is admitted as a live query unless `admit` is false (see `revive`).
    */
   async open(row: QueryRow, filter: FilterNode, admit = true): Promise<QueryJob> {
-    const job = this.make(row, filter, false);
-    if (this.shares(job)) {
-      const stored = await this.jobStore.load(job.id, -1);
+    const job = newJob(row, filter, false);
+    if (this.shared.shares(job)) {
+      const stored = await this.shared.load(job.id);
       const held = this.jobs.get(job.id);
       if (held) return held;
       if (stored?.state || stored?.leased) {
@@ -333,16 +230,7 @@ export class QueryRunner {
   async adopt(
     definition: (id: string) => Promise<{ row: QueryRow; filter: FilterNode } | null>,
   ): Promise<number> {
-    if (!this.jobStore.shared) return 0;
-    let n = 0;
-    for (const id of await this.jobStore.orphans()) {
-      if (this.jobs.get(id)?.running) continue;
-      const def = await definition(id);
-      if (!def) continue;
-      this.start(def.row, def.filter, { adopt: true });
-      n++;
-    }
-    return n;
+    return this.shared.adopt(definition, (row, filter) => this.start(row, filter, { adopt: true }));
   }
 
   private track(job: QueryJob) {
@@ -351,48 +239,13 @@ export class QueryRunner {
     this.jobs.set(job.id, job);
   }
 
-  private make(row: QueryRow, filter: FilterNode, internal: boolean): QueryJob {
-    const def = QUERY_TYPE_DEFS[row.type as QueryTypeName];
-    const params = JSON.parse(row.params) as CommonParamValues;
-    const now = Date.now();
-    const job: QueryJob = {
-      id: row.query_id,
-      ownerId: row.owner_id,
-      type: row.type as QueryTypeName,
-      def,
-      params,
-      filter,
-      createdAt: row.created_at,
-      status: 'PENDING',
-      results: null,
-      progress: 0,
-      error: null,
-      baseMs: now,
-      window: resolveTimeRange(params.time_range, now),
-      updatedAt: new Date(now).toISOString(),
-      controller: null,
-      running: null,
-      stopped: false,
-      resultBytes: 0,
-      readAt: now,
-      evicted: false,
-      internal,
-      version: 0,
-      serial: Promise.resolve(),
-    };
-    return job;
-  }
-
   /**
    * Waits until the job settles or `ms` pass, whichever is first. A job another node
    * computes is followed through the shared store.
    */
   async settle(job: QueryJob, ms: number): Promise<void> {
     const deadline = Date.now() + ms;
-    while (!job.running && this.shares(job) && inProgress(job) && Date.now() < deadline) {
-      await sleep(Math.min(50, deadline - Date.now()));
-      await this.refresh(job).catch(() => undefined);
-    }
+    await this.shared.followUntil(job, deadline);
     if (!job.running) return;
     let timer: NodeJS.Timeout | undefined;
     const left = Math.max(0, deadline - Date.now());
@@ -435,9 +288,7 @@ export class QueryRunner {
   recalculate(job: QueryJob): void {
     this.admit(job.ownerId, job);
     job.controller?.abort();
-    // Whoever computes it elsewhere stops; this node takes the lease.
-    if (this.shares(job) && !job.running && inProgress(job))
-      this.bus.publish('stop-query', { queryId: job.id });
+    this.shared.recalculating(job);
     job.stopped = false;
     job.evicted = false;
     // The aborted run settles as STOPPED first; the fresh run starts after it.
@@ -461,23 +312,7 @@ export class QueryRunner {
       await job.running;
       return;
     }
-    if (!this.shares(job)) return;
-    if (inProgress(job)) {
-      await this.jobStore.requestStop(job.id);
-      this.bus.publish('stop-query', { queryId: job.id });
-      const deadline = Date.now() + (this.opts.remoteStopMs ?? 3000);
-      while (inProgress(job) && Date.now() < deadline) {
-        await sleep(50);
-        await this.refresh(job);
-      }
-      if (!inProgress(job)) return;
-      job.status = 'STOPPED';
-      job.updatedAt = new Date().toISOString();
-    }
-    job.stopped = true;
-    await this.serially(job, () => this.jobStore.claim(job.id, true));
-    this.emit(job, true);
-    await job.serial;
+    if (this.shared.shares(job)) await this.shared.stop(job);
   }
 
   /** Forgets a job, interrupting its work; listeners get it one last time with status unchanged. */
@@ -487,83 +322,22 @@ export class QueryRunner {
     job.controller?.abort();
     await job.running;
     this.emitLocal(job);
-    if (this.shares(job))
-      this.bus.publish('query-changed', { queryId: job.id, version: job.version, removed: true });
+    this.shared.removed(job);
   }
 
-  /**
-   * The results as the API shows them (PENDING: empty). A Search page beyond the rows the
-   * computation fetched runs only that page's rows, never the count again (
-   * re-paging does not recompute totals).
-   */
-  async present(job: QueryJob, opts: PresentOptions): Promise<unknown> {
-    const repage =
-      job.type === 'Search' &&
-      (opts.page !== undefined || opts.offset !== undefined || opts.pageSize !== undefined);
-    const params = job.params as SearchParams;
-    const pageSize = opts.pageSize ?? params.page_size;
-    const offset = opts.offset ?? ((opts.page ?? params.page) - 1) * pageSize;
-    // Positions are safe integers, which also keeps them in the engine's range.
-    if (repage && !Number.isSafeInteger(offset + pageSize)) {
-      const field = opts.offset !== undefined ? 'offset' : 'page';
-      throw fieldError(field, `${field} is too large: the position must stay below 2^53.`);
-    }
-    job.readAt = Date.now();
-    if (job.results === null) return {};
-    let results = job.results;
-    if (repage) {
-      const r = job.results as SearchResult;
-      const held = r.eventsOffset ?? 0;
-      const covered =
-        offset >= held && (offset + pageSize <= held + r.events.length || held + r.events.length >= r.total);
-      if (!covered && offset < r.total) {
-        const plan = Search.plan(params, job.filter, job.window);
-        if (plan.kind === 'search') {
-          const page = await this.store.execute({ ...plan, offset, limit: pageSize, count: false });
-          results = { total: r.total, events: page.events, eventsOffset: offset } satisfies SearchResult;
-        }
-      }
-    }
-    return job.def.present(results, job.params, { ...opts, window: job.window });
+  /** The results as the API shows them (PENDING: empty; re-paging a Search: see presentJob). */
+  present(job: QueryJob, opts: PresentOptions): Promise<unknown> {
+    return presentJob(this.store, job, opts);
   }
 
   private compute(job: QueryJob, reevaluation: boolean, force: boolean): void {
     job.running = this.run(job, reevaluation, force);
   }
 
-  /**
-   * Takes the job's lease (shared store): false when another node computes it (this copy
-   * is refreshed instead) or a stop was asked for while its node was away (recorded).
-   */
-  private async lease(job: QueryJob, controller: AbortController, force: boolean): Promise<boolean> {
-    let claim: { stopRequested: boolean } | null;
-    try {
-      claim = await this.serially(job, () => this.jobStore.claim(job.id, force));
-    } catch (err) {
-      // The store cannot tell now: compute here (the result is this node's to serve).
-      this.opts.onError?.(err, job.id);
-      return true;
-    }
-    if (claim && !claim.stopRequested) return true;
-    if (job.controller === controller) {
-      job.controller = null;
-      job.running = null;
-    }
-    if (!claim) {
-      await this.refresh(job, job.results === null).catch(() => undefined);
-      return false;
-    }
-    job.stopped = true;
-    if (inProgress(job)) job.status = 'STOPPED';
-    job.updatedAt = new Date().toISOString();
-    this.emit(job, true);
-    return false;
-  }
-
   private async run(job: QueryJob, reevaluation: boolean, force: boolean): Promise<void> {
     const controller = new AbortController();
     job.controller = controller;
-    if (this.shares(job) && !(await this.lease(job, controller, force))) return;
+    if (this.shared.shares(job) && !(await this.shared.lease(job, controller, force))) return;
     const baseMs = Date.now();
     const window = resolveTimeRange(job.params.time_range, baseMs);
     if (!reevaluation) {
@@ -571,12 +345,12 @@ export class QueryRunner {
       job.window = window;
       job.status = 'IN_PROGRESS';
       job.updatedAt = new Date().toISOString();
-      this.emit(job);
+      this.shared.emit(job);
     }
     let acc: unknown = null;
     const paged = pagedSearch(job);
     try {
-      const slices = this.slices(job, window);
+      const slices = slicesOf(this.store, job, window, this.opts);
       for (let i = 0; i < slices.length; i++) {
         let plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow, window);
         if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
@@ -595,7 +369,7 @@ export class QueryRunner {
           this.hold(job, acc);
           job.progress = (i + 1) / slices.length;
           job.updatedAt = new Date().toISOString();
-          this.emit(job);
+          this.shared.emit(job);
         }
       }
       const changed = reevaluation && JSON.stringify(acc) !== JSON.stringify(job.results);
@@ -606,11 +380,10 @@ export class QueryRunner {
       job.progress = 1;
       job.error = null;
       job.updatedAt = new Date().toISOString();
-      if (!reevaluation || changed) this.emit(job, true);
-      else if (this.shares(job))
-        void this.serially(job, () => this.jobStore.release(job.id)).catch(() => undefined);
+      if (!reevaluation || changed) this.shared.emit(job, true);
+      else this.shared.unchanged(job);
     } catch (err) {
-      if (this.lostLease.has(controller)) {
+      if (this.shared.lost(controller)) {
         // Another node computes it now: this copy follows the shared state.
         if (job.controller === controller) {
           job.controller = null;
@@ -631,7 +404,7 @@ export class QueryRunner {
         this.opts.onError?.(err, job.id);
       }
       job.updatedAt = new Date().toISOString();
-      this.emit(job, true);
+      this.shared.emit(job, true);
     } finally {
       if (job.controller === controller) {
         job.controller = null;
@@ -640,19 +413,9 @@ export class QueryRunner {
     }
   }
 
-  /** Disjoint windows in the type's order, or the whole window when slicing does not pay. */
-  private slices(job: QueryJob, w: TimeWindow): TimeWindow[] {
-    const order = job.def.slicing(job.params);
-    if (!order) return [w];
-    const rows = this.store.estimateInRange(w.fromMs, w.toMs);
-    const k = Math.min(this.opts.maxSlices, Math.ceil(rows / this.opts.sliceEvents));
-    return sliceWindow(w, order, k, job.def.align?.(job.params, w) ?? 1);
-  }
-
   /** Stops renewing leases (the process is closing; what it computes is left to the others). */
   close(): void {
-    if (this.renewer) clearInterval(this.renewer);
-    for (const off of this.offBus) off();
+    this.shared.close();
   }
 
   /** Drops a job from memory without touching its definition (TTL sweep). */

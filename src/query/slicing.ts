@@ -1,3 +1,4 @@
+import type { EventStore } from '../event-store/event-store.js';
 import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import type { QueryJob } from './job.js';
 import { isRelative } from './time-range.js';
@@ -23,6 +24,24 @@ export function sliceWindow(
     hi = lo;
   }
   return order === 'newest-first' ? out : out.reverse();
+}
+
+/**
+ * The windows a job computes `w` in: disjoint, in its type's order, as many as the events
+ * the store estimates in `w` ask for (`sliceEvents` each, at most `maxSlices`), or the
+ * whole window when slicing does not pay.
+ */
+export function slicesOf(
+  store: EventStore,
+  job: QueryJob,
+  w: TimeWindow,
+  opts: { sliceEvents: number; maxSlices: number },
+): TimeWindow[] {
+  const order = job.def.slicing(job.params);
+  if (!order) return [w];
+  const rows = store.estimateInRange(w.fromMs, w.toMs);
+  const k = Math.min(opts.maxSlices, Math.ceil(rows / opts.sliceEvents));
+  return sliceWindow(w, order, k, job.def.align?.(job.params, w) ?? 1);
 }
 
 /**
