@@ -10,11 +10,18 @@ import {
 
 /**
  * The one result shaper: every store's aggregation statements return rows of the same
- * names (topn: v, c, total; lastn: v, last_seen, first_seen, c; summary: total_row,
- * g0…, c, m0…; timeline: b, s, c), and these turn them into the plan's result. Values
- * may come as a driver gives them (bigints, numeric strings).
+ * names (topn: v, c; lastn: v, last_seen, first_seen, c; summary: g0…, c, m0…; timeline:
+ * b, s, c) and, for TopN and a grouped Summary, a grand-total row apart (plan-executor.ts),
+ * and these turn them into the plan's result. Values may come as a driver gives them
+ * (bigints, numeric strings).
  */
 export type ResultRow = Record<string, unknown>;
+
+/** What one statement returns, the same from every engine: its rows and its grand total, if it computes one. */
+export interface StatementRows {
+  rows: ResultRow[];
+  totals?: ResultRow;
+}
 
 /** A grouped value as the API returns it: text or a number (times as epoch ms). */
 function plain(v: unknown): string | number | null {
@@ -30,9 +37,9 @@ function numOrNull(v: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-export function shapeTopN(rows: readonly ResultRow[]): TopNResult {
+export function shapeTopN({ rows, totals }: StatementRows): TopNResult {
   return {
-    total: Number(rows[0]?.total ?? 0),
+    total: Number(totals?.c ?? 0),
     items: rows.map((r) => ({ value: plain(r.v) as string, count: Number(r.c) })),
   };
 }
@@ -48,20 +55,19 @@ export function shapeLastN(rows: readonly ResultRow[]): LastNResult {
   };
 }
 
-export function shapeSummary(plan: SummaryPlan, rows: readonly ResultRow[]): SummaryResult {
+export function shapeSummary(plan: SummaryPlan, { rows, totals }: StatementRows): SummaryResult {
   const metricsOf = (r: ResultRow) =>
     Object.fromEntries(plan.metrics.map((m, i) => [metricKey(m), numOrNull(r[`m${i}`])]));
-  const totalRow = plan.groupBy.length ? rows.find((r) => Number(r.total_row) === 1) : rows[0];
+  // Without groups the one row is the total; a total the engine left out counts nothing.
+  const totalRow = (plan.groupBy.length ? totals : rows[0]) ?? {};
   const details = plan.groupBy.length
-    ? rows
-        .filter((r) => Number(r.total_row) === 0)
-        .map((r) => ({
-          group: Object.fromEntries(plan.groupBy.map((f, i) => [f, plain(r[`g${i}`]) as string | null])),
-          metrics: { count: Number(r.c), ...metricsOf(r) },
-        }))
+    ? rows.map((r) => ({
+        group: Object.fromEntries(plan.groupBy.map((f, i) => [f, plain(r[`g${i}`]) as string | null])),
+        metrics: { count: Number(r.c), ...metricsOf(r) },
+      }))
     : [];
   return {
-    totals: { count: Number(totalRow?.c ?? 0), ...(totalRow ? metricsOf(totalRow) : {}) },
+    totals: { count: Number(totalRow.c ?? 0), ...metricsOf(totalRow) },
     details,
   };
 }

@@ -9,21 +9,21 @@ import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-stor
 import { searchCountSql } from '../../src/event-store/duckdb/duckdb-plans.js';
 import {
   BLOCK_EVENTS,
-  type BlockTest,
-  blockTest,
   bloomHas,
   bloomOf,
   buildWordBlocks,
+  probeOf,
+} from '../../src/event-store/duckdb/word-blocks.js';
+import { WordIndex } from '../../src/event-store/duckdb/word-index.js';
+import { type Lowering, loweringOf, readLowering } from '../../src/event-store/duckdb/word-lowering.js';
+import {
+  type BlockTest,
+  blockTest,
   candidateRanges,
   type IndexedBlock,
-  type Lowering,
-  loweringOf,
   needleTrigrams,
-  probeOf,
-  readLowering,
-  WordIndex,
   wordNeeds,
-} from '../../src/event-store/duckdb/word-index.js';
+} from '../../src/event-store/duckdb/word-queries.js';
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
 import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
 import { event } from './filter-store.js';

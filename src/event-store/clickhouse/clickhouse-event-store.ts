@@ -8,19 +8,12 @@ import { outOfMemory, storeUnavailable } from '../../errors/errors.js';
 import { NETWORK_UNREACHABLE, StartupError, UNREACHABLE_REASONS } from '../../errors/startup.js';
 import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
-import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, SearchResult } from '../query-plan.js';
-import { shapeLastN, shapeSummary, shapeTimeline, shapeTopN } from '../result-shaper.js';
+import { executePlan, type PlanDialect } from '../plan-executor.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import type { StatementRows } from '../result-shaper.js';
 import { quoteIdent } from '../sql/sql-params.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
-import {
-  type Compiled,
-  lastnSql,
-  searchCountSql,
-  searchRowsSql,
-  summarySql,
-  timelineSql,
-  topnSql,
-} from './clickhouse-plans.js';
+import { type Compiled, clickHouseDialect, searchRowsSql } from './clickhouse-plans.js';
 import {
   createDistributedTable,
   createLocalTable,
@@ -76,6 +69,7 @@ export class ClickHouseEventStore implements EventStore {
   private writing: Promise<void> | null = null;
   /** The table queries read and inserts write (the Distributed one on a cluster), quoted. */
   private readonly table: string;
+  private readonly dialect: PlanDialect<Compiled>;
   /** The MergeTree table on each server, quoted, and its bare name. */
   private readonly local: string;
   private readonly localName: string;
@@ -89,6 +83,7 @@ export class ClickHouseEventStore implements EventStore {
     const db = quoteIdent(target.database);
     this.localName = target.cluster ? 'events_local' : 'events';
     this.table = `${db}.${quoteIdent('events')}`;
+    this.dialect = clickHouseDialect(this.table);
     this.local = `${db}.${quoteIdent(this.localName)}`;
   }
 
@@ -218,10 +213,7 @@ export class ClickHouseEventStore implements EventStore {
    * Runs a statement on the next server; aborting `signal` ends the request and kills the
    * query on the server (`KILL QUERY`, which stops its work on every shard).
    */
-  private async rows(
-    q: Compiled,
-    opts: ExecOptions = {},
-  ): Promise<{ data: Record<string, unknown>[]; totals?: Record<string, unknown> }> {
+  private async rows(q: Compiled, opts: ExecOptions = {}): Promise<StatementRows> {
     if (opts.signal?.aborted) throw abortError();
     const client = this.client();
     const queryId = randomUUID();
@@ -239,12 +231,12 @@ export class ClickHouseEventStore implements EventStore {
           Record<string, unknown>
         >();
         return {
-          data: json.data,
+          rows: json.data,
           ...(json.totals ? { totals: json.totals as Record<string, unknown> } : {}),
         };
       }
       return {
-        data: await (await client.query({ ...params, format: 'JSONEachRow' })).json<
+        rows: await (await client.query({ ...params, format: 'JSONEachRow' })).json<
           Record<string, unknown>
         >(),
       };
@@ -289,40 +281,9 @@ export class ClickHouseEventStore implements EventStore {
       .catch(() => undefined);
   }
 
-  async execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
-    const table = this.table;
-    switch (plan.kind) {
-      case 'search': {
-        // Progress comes from the page when there is one (as on DuckDB).
-        const countOpts: ExecOptions = plan.limit > 0 ? (opts.signal ? { signal: opts.signal } : {}) : opts;
-        const [events, total] = await Promise.all([
-          plan.limit > 0
-            ? this.rows(searchRowsSql(table, plan), opts).then((r) => r.data.map(rowToEvent))
-            : [],
-          plan.count
-            ? this.rows(searchCountSql(table, plan), countOpts).then((r) => Number(r.data[0]?.n ?? 0))
-            : -1,
-        ]);
-        return { total, events } satisfies SearchResult as ResultOf<P>;
-      }
-      case 'topn': {
-        const r = await this.rows(topnSql(table, plan), opts);
-        return shapeTopN(r.data.map((row) => ({ ...row, total: r.totals?.c ?? 0 }))) as ResultOf<P>;
-      }
-      case 'lastn':
-        return shapeLastN((await this.rows(lastnSql(table, plan), opts)).data) as ResultOf<P>;
-      case 'summary': {
-        const r = await this.rows(summarySql(table, plan), opts);
-        const rows = plan.groupBy.length
-          ? [{ ...(r.totals ?? { c: 0 }), total_row: 1 }, ...r.data.map((row) => ({ ...row, total_row: 0 }))]
-          : r.data;
-        return shapeSummary(plan, rows) as ResultOf<P>;
-      }
-      case 'timeline':
-        return shapeTimeline(plan, (await this.rows(timelineSql(table, plan), opts)).data) as ResultOf<P>;
-      default:
-        return plan satisfies never;
-    }
+  /** Runs a plan (plan-executor.ts); each statement goes to the next server. */
+  execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
+    return executePlan(this.dialect, (q, o) => this.rows(q, o), plan, opts);
   }
 
   async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
@@ -371,10 +332,10 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   private async loadHistogram(): Promise<void> {
-    const { data } = await this.rows({
+    const { rows } = await this.rows({
       sql: `SELECT intDiv("ts", ${HOUR_MS}) AS h, count() AS n FROM ${this.table} GROUP BY h`,
     });
-    this.perHour.reset(data.map((r) => [Number(r.h) * HOUR_MS, Number(r.n)] as const));
+    this.perHour.reset(rows.map((r) => [Number(r.h) * HOUR_MS, Number(r.n)] as const));
   }
 
   async getById(evId: string): Promise<StoredEvent | null> {
@@ -384,10 +345,10 @@ export class ClickHouseEventStore implements EventStore {
     } catch {
       return null;
     }
-    const { data } = await this.rows({
+    const { rows } = await this.rows({
       sql: `SELECT * FROM ${this.table} WHERE "received_at" BETWEEN ${clickHouseLiteral(receivedAt - HOUR_MS)} AND ${clickHouseLiteral(receivedAt + 1000)} AND "ev_id" = ${clickHouseLiteral(evId)} LIMIT 1`,
     });
-    return data[0] ? rowToEvent(data[0]) : null;
+    return rows[0] ? rowToEvent(rows[0]) : null;
   }
 
   /**
@@ -418,10 +379,10 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async stats(): Promise<EventStoreStats> {
-    const { data } = await this.rows({
+    const { rows } = await this.rows({
       sql: `SELECT count() AS n, min("ts") AS lo, max("ts") AS hi FROM ${this.table}`,
     });
-    const row = data[0] ?? {};
+    const row = rows[0] ?? {};
     const n = Number(row.n ?? 0);
     let bytesOnDisk = 0;
     for (const c of this.clients) {
@@ -442,7 +403,7 @@ export class ClickHouseEventStore implements EventStore {
 
   /** Runs SQL on the next server and returns its rows. For benchmarks and tests; the API never passes user text here. */
   async runSql(sql: string, totals = false): Promise<Record<string, unknown>[]> {
-    return (await this.rows({ sql, totals })).data;
+    return (await this.rows({ sql, totals })).rows;
   }
 
   /** Fails while any listed server cannot answer. */

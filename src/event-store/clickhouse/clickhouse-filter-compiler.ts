@@ -26,7 +26,8 @@
  *   IPv4 blocks as their IPv4-mapped IPv6 form, as `BlockList` matches them.
  */
 import type { Cidr } from '../../filter/ast.js';
-import { createFilterCompiler, type FilterDialect, ipv4ToInt, ipv6ToBigInt } from '../sql/filter-compiler.js';
+import { ipv4ToInt, ipv6ToBigInt } from '../sql/cidr-sql.js';
+import { createFilterCompiler, type FilterDialect } from '../sql/filter-compiler.js';
 import { isSqlTime, type SqlValue } from '../sql/sql-params.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
 

@@ -1,4 +1,5 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import type { PlanDialect } from '../plan-executor.js';
 import type {
   LastNPlan,
   Metric,
@@ -16,6 +17,7 @@ import {
   compileFilter,
   numericTextSql,
 } from './clickhouse-filter-compiler.js';
+import { rowToEvent } from './clickhouse-schema.js';
 
 /**
  * The plans (query-plan.ts) in ClickHouse SQL, for every server from 18.16 on. Each
@@ -176,5 +178,18 @@ export function timelineSql(table: string, plan: TimelinePlan): Compiled {
   const top = `SELECT ${v} AS v ${scan} AND v IS NOT NULL GROUP BY v ORDER BY count() DESC, v LIMIT ${params.add(plan.series)}`;
   return {
     sql: `SELECT ${bucket} AS b, if(${v} GLOBAL IN (${top}), ${v}, NULL) AS s, count() AS c ${scan} GROUP BY b, s ORDER BY b`,
+  };
+}
+
+/** The plans as ClickHouse statements on `table` for the shared executor (plan-executor.ts). */
+export function clickHouseDialect(table: string): PlanDialect<Compiled> {
+  return {
+    searchRows: (plan) => searchRowsSql(table, plan),
+    searchCount: (plan) => searchCountSql(table, plan),
+    topn: (plan) => topnSql(table, plan),
+    lastn: (plan) => lastnSql(table, plan),
+    summary: (plan) => summarySql(table, plan),
+    timeline: (plan) => timelineSql(table, plan),
+    event: rowToEvent,
   };
 }

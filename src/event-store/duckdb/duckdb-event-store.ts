@@ -1,14 +1,10 @@
 import { mkdirSync, statfsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import {
   type DuckDBAppender,
   type DuckDBConnection,
   DuckDBDataChunk,
   DuckDBInstance,
-  type DuckDBPreparedStatement,
-  type DuckDBResult,
-  DuckDBResultReader,
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
@@ -23,73 +19,24 @@ import {
 } from '../../errors/errors.js';
 import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
-import type {
-  ExecOptions,
-  QueryPlan,
-  ResultOf,
-  SearchPlan,
-  SearchResult,
-  TimeWindow,
-} from '../query-plan.js';
-import { shapeLastN, shapeSummary, shapeTimeline, shapeTopN } from '../result-shaper.js';
-import { type SqlValue, sqlTime } from '../sql/sql-params.js';
+import { type Driver, executePlan } from '../plan-executor.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
+import { sqlTime } from '../sql/sql-params.js';
 import { registerFilterFunctions } from './duckdb-filter-compiler.js';
-import {
-  type Compiled,
-  lastnSql,
-  searchCountSql,
-  searchRowsSql,
-  summarySql,
-  timelineSql,
-  topnSql,
-} from './duckdb-plans.js';
+import { type Compiled, duckDbDialect, searchRowsSql } from './duckdb-plans.js';
 import {
   appendValues,
   CREATE_EVENTS,
-  duckDbValue,
   fromTs,
   rowToEvent,
   tableOrder,
   tsValue,
+  upgradeEventsTable,
 } from './duckdb-schema.js';
-import { buildWordBlocks, WordIndex, type WordRange } from './word-index.js';
-
-/**
- * node-api 1.5.5-r.5 decodes every VARCHAR it reads with `new TextDecoder()`, which drops
- * a leading U+FEFF: a message or field starting with a byte-order mark came back without
- * it (found by the cross-check with ClickHouse). Its decoder is a module binding that is
- * read on every call, so one that keeps the mark replaces it. The store contract test
- * reads such values back.
- */
-const accessors = createRequire(import.meta.url)('@duckdb/node-api/lib/vectors/dataAccessors.js') as {
-  textDecoder: InstanceType<typeof TextDecoder>;
-};
-if (!(accessors.textDecoder instanceof TextDecoder))
-  throw new Error('@duckdb/node-api changed: its VARCHAR decoder is not where the store expects it');
-accessors.textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
-
-/**
- * Tables made before `intake` and `shape` existed (where an event came
- * in from `source` to `intake`): the columns are added at the end, where the appender
- * expects them, and the old `source` values move to `intake`.
- */
-async function upgradeEventsTable(writer: DuckDBConnection): Promise<void> {
-  const reader = await writer.runAndReadAll(
-    `SELECT column_name FROM information_schema.columns WHERE table_name = 'events'`,
-  );
-  const columns = new Set(reader.getRowObjects().map((r) => String(r.column_name)));
-  if (columns.has('intake')) return;
-  await writer.run('BEGIN TRANSACTION');
-  try {
-    await writer.run('ALTER TABLE events ADD COLUMN intake VARCHAR');
-    await writer.run('ALTER TABLE events ADD COLUMN shape VARCHAR');
-    await writer.run('UPDATE events SET intake = source, source = NULL');
-    await writer.run('COMMIT');
-  } catch (err) {
-    await writer.run('ROLLBACK');
-    throw err;
-  }
-}
+import { type Bound, StatementGate } from './statement-gate.js';
+import { buildWordBlocks } from './word-blocks.js';
+import { WordIndex } from './word-index.js';
+import type { WordRange } from './word-queries.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -116,16 +63,6 @@ export interface DuckDbEventStoreOptions {
   wordIndex?: boolean;
 }
 
-/** A bound value: the query layer's, or (tests, benchmarks) one of DuckDB's own. */
-type Bound = SqlValue | DuckDBValue;
-
-/** SQL and values, or (word index) a function building them when the statement is planned. */
-type Statement = string | (() => Compiled);
-const lazy = (build: () => Compiled) => {
-  const q = build();
-  return { sql: q.sql, values: q.params.values };
-};
-
 export class DuckDbEventStore implements EventStore {
   readonly kind = 'duckdb' as const;
   readonly capabilities = { interrupt: true, re2: true };
@@ -134,30 +71,13 @@ export class DuckDbEventStore implements EventStore {
   private readonly perHour = new HourHistogram();
   /** Idle query connections; each running statement has its own so it can be interrupted. */
   private readonly idle: DuckDBConnection[] = [];
+  /** No write commits while a statement is planned (statement-gate.ts). */
+  private readonly gate = new StatementGate();
   /**
    * Set when a write failed for lack of space (with the free bytes then), cleared by the
    * next write that succeeds or once the file system has room again: /api/health says so.
    */
   private full: { freeBytes: number } | null = null;
-  /**
-   * Statements between prepare and start, and the write waiting for them (see `start`).
-   * DuckDB 1.5.5 (node-api 1.5.5-r.5) reads corrupt values from a statement prepared
-   * before a write to `events` committed and started after it (measured: a quarter of the
-   * rows of an ORDER BY over a young table, e.g. "tcp newline hello" as
-   * "tcp newline hel\u0011\u0000"; bench/read-integrity-gap.ts). Started, a statement keeps
-   * its snapshot and later commits are harmless; so no write commits while one is planned.
-   */
-  private planning = 0;
-  private planned: (() => void) | null = null;
-  /** Set while a write waits or runs: new statements wait for it (writes are not starved). */
-  private writing: Promise<void> | null = null;
-  private writeChain: Promise<unknown> = Promise.resolve();
-  /**
-   * The statement last started on each connection: a connection runs one at a time (a
-   * connection's pending statement is closed when it prepares the next one).
-   */
-  private readonly lastOn = new WeakMap<DuckDBConnection, Promise<unknown>>();
-
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
@@ -226,7 +146,7 @@ export class DuckDbEventStore implements EventStore {
 
   append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
     // One appender, one batch at a time: appends are serialised, not interleaved.
-    const run = this.appendQueue.then(() => this.write(() => this.appendNow(events)));
+    const run = this.appendQueue.then(() => this.gate.write(() => this.appendNow(events)));
     this.appendQueue = run.catch(() => undefined);
     return run;
   }
@@ -274,94 +194,6 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /**
-   * Runs a write to the table (append, delete, checkpoint) once no statement is being
-   * planned, one write at a time; statements wait to be planned until it is done.
-   */
-  private write<T>(fn: () => T | Promise<T>): Promise<T> {
-    const run = this.writeChain.then(async () => {
-      let done!: () => void;
-      this.writing = new Promise<void>((r) => {
-        done = r;
-      });
-      try {
-        while (this.planning > 0)
-          await new Promise<void>((r) => {
-            this.planned = r;
-          });
-        return await fn();
-      } finally {
-        this.writing = null;
-        done();
-      }
-    });
-    this.writeChain = run.catch(() => undefined);
-    return run;
-  }
-
-  /**
-   * Prepares, binds and starts a statement with no write committing in between (see
-   * `planning`), then runs it: a materialized result, or with `streaming` one read chunk
-   * by chunk. Every statement on `events` goes through here.
-   */
-  private start(
-    conn: DuckDBConnection,
-    sql: Statement,
-    values: readonly Bound[],
-    streaming = false,
-  ): Promise<DuckDBResult> {
-    const run = (this.lastOn.get(conn) ?? Promise.resolve()).then(() =>
-      this.startNow(conn, sql, values, streaming),
-    );
-    this.lastOn.set(
-      conn,
-      run.catch(() => undefined),
-    );
-    return run;
-  }
-
-  private async startNow(
-    conn: DuckDBConnection,
-    statement: Statement,
-    given: readonly Bound[],
-    streaming: boolean,
-  ): Promise<DuckDBResult> {
-    while (this.writing) await this.writing;
-    this.planning++;
-    let prepared: DuckDBPreparedStatement | undefined;
-    let pending: ReturnType<DuckDBPreparedStatement['start']>;
-    try {
-      // A statement built here (word index ranges) sees exactly the writes its snapshot sees.
-      const { sql, values } =
-        typeof statement === 'string' ? { sql: statement, values: given } : lazy(statement);
-      prepared = await conn.prepare(sql);
-      if (values.length) prepared.bind(values.map(duckDbValue));
-      pending = streaming ? prepared.startStream() : prepared.start();
-    } catch (err) {
-      prepared?.destroySync();
-      throw err;
-    } finally {
-      this.planning--;
-      if (this.planning === 0 && this.planned) {
-        const wake = this.planned;
-        this.planned = null;
-        wake();
-      }
-    }
-    try {
-      return await pending.getResult();
-    } finally {
-      prepared.destroySync();
-    }
-  }
-
-  /** `start`, every row read: what `runAndReadAll` does, without its gap between prepare and start. */
-  private async readAll(conn: DuckDBConnection, sql: Statement, values: readonly Bound[] = []) {
-    const reader = new DuckDBResultReader(await this.start(conn, sql, values));
-    await reader.readAll();
-    return reader;
-  }
-
-  /**
    * A write's failure as the API shows it: no space → 507 storage_full (and /api/health
    * answers 503 until there is room again), out of memory → 503; anything else unchanged.
    */
@@ -394,7 +226,7 @@ export class DuckDbEventStore implements EventStore {
     }
     // The ULID's time is the receive time (or, after a clock step back, a little later):
     // a narrow range on received_at lets DuckDB's zone maps skip almost every row group.
-    const reader = await this.readAll(
+    const reader = await this.gate.readAll(
       this.reader,
       `SELECT * FROM events WHERE received_at BETWEEN $1 AND $2 AND ev_id = $3 LIMIT 1`,
       [sqlTime(receivedAt - 3_600_000), sqlTime(receivedAt + 1000), evId],
@@ -428,59 +260,36 @@ export class DuckDbEventStore implements EventStore {
   }
 
   private async rows(conn: DuckDBConnection, q: () => Compiled): Promise<Record<string, DuckDBValue>[]> {
-    const reader = await this.readAll(conn, q);
+    const reader = await this.gate.readAll(conn, q);
     return reader.getRowObjects();
   }
 
   /**
    * Word index (ADR 0004): the time ranges that may hold the words the plan's filter
    * requires; undefined when it requires none (or the index is off). Called only while
-   * a statement is being planned (see `startNow`), so no write is half done.
+   * a statement is being planned (statement-gate.ts), so no write is half done.
    */
   private wordRanges(plan: QueryPlan): WordRange[] | undefined {
     return this.useWords ? this.words.ranges(plan.filter, plan.range) : undefined;
   }
 
-  /** Runs a plan on its own connection; aborting the signal interrupts the statement. */
-  async execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
-    if (plan.kind === 'search' && plan.count && plan.limit > 0) {
-      // A page and its total are independent: run them side by side on two connections.
-      const [page, count] = await Promise.all([
-        this.execute({ ...plan, count: false }, opts),
-        this.execute({ ...plan, limit: 0 }, { ...(opts.signal ? { signal: opts.signal } : {}) }),
-      ]);
-      return { total: (count as SearchResult).total, events: (page as SearchResult).events } as ResultOf<P>;
-    }
-    return this.withConnection(opts, async (conn) => {
-      const result = await this.executeOn(conn, plan);
-      return result as ResultOf<P>;
-    });
+  /** Runs a plan (plan-executor.ts): each statement on its own connection, interrupted by the signal. */
+  execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
+    return executePlan(this.dialect, this.driver, plan, opts);
   }
 
-  private async executeOn(conn: DuckDBConnection, plan: QueryPlan): Promise<ResultOf<QueryPlan>> {
-    switch (plan.kind) {
-      case 'search': {
-        const rows =
-          plan.limit > 0
-            ? (await this.rows(conn, () => searchRowsSql(plan, this.wordRanges(plan)))).map(rowToEvent)
-            : [];
-        const total = plan.count
-          ? Number((await this.rows(conn, () => searchCountSql(plan, this.wordRanges(plan))))[0]?.n ?? 0)
-          : -1;
-        return { total, events: rows } satisfies SearchResult;
-      }
-      case 'topn':
-        return shapeTopN(await this.rows(conn, () => topnSql(plan, this.wordRanges(plan))));
-      case 'lastn':
-        return shapeLastN(await this.rows(conn, () => lastnSql(plan, this.wordRanges(plan))));
-      case 'summary':
-        return shapeSummary(plan, await this.rows(conn, () => summarySql(plan, this.wordRanges(plan))));
-      case 'timeline':
-        return shapeTimeline(plan, await this.rows(conn, () => timelineSql(plan, this.wordRanges(plan))));
-      default:
-        return plan satisfies never;
-    }
-  }
+  private readonly dialect = duckDbDialect((plan) => this.wordRanges(plan));
+
+  private readonly driver: Driver<() => Compiled> = (build, opts) =>
+    this.withConnection(opts, async (conn) => {
+      const built: { statement?: Compiled } = {};
+      const rows = await this.rows(conn, () => {
+        const statement = build();
+        built.statement = statement;
+        return statement;
+      });
+      return built.statement?.read ? built.statement.read(rows) : { rows };
+    });
 
   /** The per-hour counts behind estimateInRange (hour start ms, events). */
   hourCounts(): Array<[number, number]> {
@@ -515,7 +324,12 @@ export class DuckDbEventStore implements EventStore {
       let remaining = plan.limit;
       for (const range of this.streamWindows(plan)) {
         const window: SearchPlan = { ...plan, range, limit: remaining, offset: 0 };
-        const result = await this.start(conn, () => searchRowsSql(window, this.wordRanges(window)), [], true);
+        const result = await this.gate.start(
+          conn,
+          () => searchRowsSql(window, this.wordRanges(window)),
+          [],
+          true,
+        );
         const names = result.columnNames();
         for (;;) {
           const chunk = await result.fetchChunk();
@@ -559,7 +373,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async deleteOlderThan(tsMs: number): Promise<number> {
-    const res = await this.write(async () => {
+    const res = await this.gate.write(async () => {
       const deleted = await this.writer.run('DELETE FROM events WHERE ts < $1', [tsValue(tsMs)]);
       // Word index: blocks whose events are all gone, after them (a crash leaves false candidates).
       await this.words.deleteOlderThan(this.writer, tsMs);
@@ -570,7 +384,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async stats(): Promise<EventStoreStats> {
-    const r = await this.readAll(
+    const r = await this.gate.readAll(
       this.reader,
       'SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events',
     );
@@ -598,13 +412,13 @@ export class DuckDbEventStore implements EventStore {
    * raw-engine side) and tests; the API never passes user text here.
    */
   async runSql(sql: string, params: readonly Bound[] = []): Promise<Record<string, unknown>[]> {
-    const reader = await this.readAll(this.reader, sql, params);
+    const reader = await this.gate.readAll(this.reader, sql, params);
     return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
 
   /** Writes the WAL into the main file (measurements of size; shutdown). */
   async checkpoint(): Promise<void> {
-    await this.write(() => this.writer.run('CHECKPOINT'));
+    await this.gate.write(() => this.writer.run('CHECKPOINT'));
   }
 
   /** Fails while the store cannot answer, or cannot write for lack of space. */

@@ -1,22 +1,29 @@
+import type { DuckDBValue } from '@duckdb/node-api';
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import type { PlanDialect } from '../plan-executor.js';
 import type {
   LastNPlan,
   Metric,
+  QueryPlan,
   SearchPlan,
   SummaryPlan,
   TimelinePlan,
   TimeWindow,
   TopNPlan,
 } from '../query-plan.js';
+import type { ResultRow, StatementRows } from '../result-shaper.js';
 import { type OrderDialect, orderSql } from '../sql/order-sql.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
 import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
-import type { WordRange } from './word-index.js';
+import { rowToEvent } from './duckdb-schema.js';
+import type { WordRange } from './word-queries.js';
 
 /** SQL text plus its bound values. */
 export interface Compiled {
   sql: string;
   params: SqlParams;
+  /** How the statement's rows read as neutral rows, when it returns its grand total among them. */
+  read?: (rows: ResultRow[]) => StatementRows;
 }
 
 const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
@@ -97,7 +104,7 @@ export function topnSql(plan: TopNPlan, words?: readonly WordRange[]): Compiled 
   const sql = `WITH g AS (
     SELECT ${v} AS v, count(*) AS c ${scan} AND ${v} IS NOT NULL GROUP BY ALL
   ) SELECT v, c, (SELECT sum(c) FROM g) AS total FROM g ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`;
-  return { sql, params };
+  return { sql, params, read: (rows) => ({ rows, totals: { c: rows[0]?.total ?? 0 } }) };
 }
 
 export function lastnSql(plan: LastNPlan, words?: readonly WordRange[]): Compiled {
@@ -180,7 +187,15 @@ export function summarySql(plan: SummaryPlan, words?: readonly WordRange[]): Com
     )
     QUALIFY total_row = 1 OR row_number() OVER (PARTITION BY total_row ORDER BY c DESC, ${keys}) <= ${params.add(plan.n)}
     ORDER BY total_row DESC, c DESC, ${keys}`;
-  return { sql, params };
+  const isTotal = (r: ResultRow) => Number(r.total_row) === 1;
+  return {
+    sql,
+    params,
+    read: (rows) => {
+      const totals = rows.find(isTotal);
+      return { rows: rows.filter((r) => !isTotal(r)), ...(totals ? { totals } : {}) };
+    },
+  };
 }
 
 export function timelineSql(plan: TimelinePlan, words?: readonly WordRange[]): Compiled {
@@ -202,4 +217,23 @@ export function timelineSql(plan: TimelinePlan, words?: readonly WordRange[]): C
     SELECT b, CASE WHEN v IN (SELECT v FROM top) THEN v ELSE NULL END AS s, count(*) AS c
     FROM base GROUP BY ALL ORDER BY b`;
   return { sql, params };
+}
+
+/**
+ * The plans as DuckDB statements for the shared executor (plan-executor.ts). A statement
+ * is built when it is planned (the store's `start`), so the word index's candidate ranges
+ * (`words`) are those of the snapshot it reads.
+ */
+export function duckDbDialect(
+  words: (plan: QueryPlan) => WordRange[] | undefined,
+): PlanDialect<() => Compiled> {
+  return {
+    searchRows: (plan) => () => searchRowsSql(plan, words(plan)),
+    searchCount: (plan) => () => searchCountSql(plan, words(plan)),
+    topn: (plan) => () => topnSql(plan, words(plan)),
+    lastn: (plan) => () => lastnSql(plan, words(plan)),
+    summary: (plan) => () => summarySql(plan, words(plan)),
+    timeline: (plan) => () => timelineSql(plan, words(plan)),
+    event: (row) => rowToEvent(row as Record<string, DuckDBValue>),
+  };
 }

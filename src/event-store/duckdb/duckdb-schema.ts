@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import {
   type DuckDBConnection,
   DuckDBMapValue,
@@ -13,6 +14,20 @@ import {
   type StoredType,
 } from '../../core/event.js';
 import { isSqlTime, quoteIdent, type SqlValue } from '../sql/sql-params.js';
+
+/**
+ * node-api 1.5.5-r.5 decodes every VARCHAR it reads with `new TextDecoder()`, which drops
+ * a leading U+FEFF: a message or field starting with a byte-order mark came back without
+ * it (found by the cross-check with ClickHouse). Its decoder is a module binding that is
+ * read on every call, so one that keeps the mark replaces it. The store contract test
+ * reads such values back.
+ */
+const accessors = createRequire(import.meta.url)('@duckdb/node-api/lib/vectors/dataAccessors.js') as {
+  textDecoder: InstanceType<typeof TextDecoder>;
+};
+if (!(accessors.textDecoder instanceof TextDecoder))
+  throw new Error('@duckdb/node-api changed: its VARCHAR decoder is not where the store expects it');
+accessors.textDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * The event schema (core/event.ts) in DuckDB's terms: the table, the column types the
@@ -151,4 +166,27 @@ export function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
     }
   }
   return event as unknown as StoredEvent;
+}
+
+/**
+ * Tables made before `intake` and `shape` existed (where an event came
+ * in from `source` to `intake`): the columns are added at the end, where the appender
+ * expects them, and the old `source` values move to `intake`.
+ */
+export async function upgradeEventsTable(writer: DuckDBConnection): Promise<void> {
+  const reader = await writer.runAndReadAll(
+    `SELECT column_name FROM information_schema.columns WHERE table_name = 'events'`,
+  );
+  const columns = new Set(reader.getRowObjects().map((r) => String(r.column_name)));
+  if (columns.has('intake')) return;
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    await writer.run('ALTER TABLE events ADD COLUMN intake VARCHAR');
+    await writer.run('ALTER TABLE events ADD COLUMN shape VARCHAR');
+    await writer.run('UPDATE events SET intake = source, source = NULL');
+    await writer.run('COMMIT');
+  } catch (err) {
+    await writer.run('ROLLBACK');
+    throw err;
+  }
 }

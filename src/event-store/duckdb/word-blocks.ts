@@ -1,0 +1,244 @@
+/** The word index's blocks: distinct byte trigrams, their bloom filters, blocks built from events (pure). */
+import {
+  encoder,
+  type Lookup,
+  type Lowering,
+  lookupOf,
+  out,
+  room,
+  sawDottedI,
+  utf8,
+} from './word-lowering.js';
+
+/** Events per block: a batch is cut into blocks of at least this many (unless smaller). */
+export const BLOCK_EVENTS = 8192;
+/** Bloom bits per distinct trigram and probes per trigram: about 1 % false positives. */
+export const BITS_PER_TRIGRAM = 10;
+export const PROBES = 7;
+
+// ---------------------------------------------------------------------------------------
+// Trigrams
+
+/**
+ * One bit per possible trigram (2^24, 2 MiB): dedupes a set's trigrams, cleared by
+ * `take`. Shared, so only one `TrigramSet` is filled at a time (nothing here awaits).
+ */
+let seen: Uint8Array | undefined;
+/** A set began filling `seen` and has not taken its trigrams (it threw): clear it all. */
+let seenDirty = false;
+
+function seenBits(): Uint8Array {
+  if (!seen) seen = new Uint8Array(1 << 21);
+  else if (seenDirty) seen.fill(0);
+  seenDirty = true;
+  return seen;
+}
+
+/** Distinct trigrams, collected through `seen`. */
+export class TrigramSet {
+  private list = new Uint32Array(4096);
+  size = 0;
+  private readonly bits = seenBits();
+
+  add(t: number): void {
+    const byte = t >>> 3;
+    const bit = 1 << (t & 7);
+    if ((this.bits[byte] as number) & bit) return;
+    this.bits[byte] = (this.bits[byte] as number) | bit;
+    this.push(t);
+  }
+
+  /** The bytes `out[0, n)`' trigrams. */
+  addBytes(n: number): void {
+    for (let i = 0; i + 2 < n; i++)
+      this.add(((out[i] as number) << 16) | ((out[i + 1] as number) << 8) | (out[i + 2] as number));
+  }
+
+  /**
+   * The trigrams of ASCII `text` lowered through `lower` (the fast path of nearly every
+   * log line); false, having added some of them, at the first byte that is not ASCII.
+   */
+  addAscii(text: string, lower: Uint8Array): boolean {
+    room(0, text.length * 3);
+    const o = out;
+    const n = encoder.encodeInto(text, o).written;
+    const bits = this.bits;
+    let t = 0;
+    for (let i = 0; i < n; i++) {
+      const b = o[i] as number;
+      if (b >= 0x80) return false;
+      t = ((t << 8) | (lower[b] as number)) & 0xffffff;
+      if (i < 2) continue;
+      const byte = t >>> 3;
+      const bit = 1 << (t & 7);
+      const had = bits[byte] as number;
+      if ((had & bit) === 0) {
+        bits[byte] = had | bit;
+        this.push(t);
+      }
+    }
+    return true;
+  }
+
+  private push(t: number): void {
+    if (this.size === this.list.length) {
+      const bigger = new Uint32Array(this.list.length * 2);
+      bigger.set(this.list);
+      this.list = bigger;
+    }
+    this.list[this.size++] = t;
+  }
+
+  /** The trigrams (sorted), clearing `seen` for the next set. */
+  take(): Uint32Array {
+    const result = this.list.slice(0, this.size);
+    for (const t of result) this.bits[t >>> 3] = 0;
+    seenDirty = false;
+    this.size = 0;
+    return result.sort();
+  }
+}
+
+/** The trigrams of messages as DuckDB lowers them (a message with U+0130 both ways). */
+function addMessage(set: TrigramSet, message: string, lk: Lookup): void {
+  // The ASCII prefix's trigrams, added on the fast path, come out the same below.
+  if (lk.asciiBytes && set.addAscii(message, lk.asciiBytes)) return;
+  set.addBytes(utf8(message, lk));
+  if (sawDottedI) set.addBytes(utf8(message, lk, true));
+}
+
+// ---------------------------------------------------------------------------------------
+// Bloom filters
+
+function mix(h: number): number {
+  let x = h;
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+/** The two base hashes of a trigram; probe i is at `(h1 + i * h2) mod bits`. */
+const hash1 = (t: number) => mix(t);
+const hash2 = (t: number) => mix(t ^ 0x9e3779b9) | 1;
+
+/** A bloom filter of `trigrams`, `BITS_PER_TRIGRAM` bits each (at least 64 bits). */
+export function bloomOf(trigrams: Uint32Array, probes = PROBES): Uint8Array {
+  const bytes = Math.max(8, Math.ceil((trigrams.length * BITS_PER_TRIGRAM) / 8));
+  const bloom = new Uint8Array(bytes);
+  const bits = bytes * 8;
+  for (const t of trigrams) {
+    const h1 = hash1(t);
+    const h2 = hash2(t);
+    for (let i = 0; i < probes; i++) {
+      const b = ((h1 + Math.imul(i, h2)) >>> 0) % bits;
+      bloom[b >>> 3] = (bloom[b >>> 3] as number) | (1 << (b & 7));
+    }
+  }
+  return bloom;
+}
+
+/** A needle's trigrams, hashed once for testing many blooms. */
+export interface Probe {
+  readonly h1: Uint32Array;
+  readonly h2: Uint32Array;
+}
+
+export function probeOf(trigrams: Uint32Array): Probe {
+  return { h1: trigrams.map(hash1), h2: trigrams.map(hash2) };
+}
+
+/** Whether the bloom may hold every trigram of the probe. */
+export function bloomHas(bloom: Uint8Array, probes: number, p: Probe): boolean {
+  const bits = bloom.length * 8;
+  for (let j = 0; j < p.h1.length; j++) {
+    const h1 = p.h1[j] as number;
+    const h2 = p.h2[j] as number;
+    for (let i = 0; i < probes; i++) {
+      const b = ((h1 + Math.imul(i, h2)) >>> 0) % bits;
+      if (((bloom[b >>> 3] as number) & (1 << (b & 7))) === 0) return false;
+    }
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Building blocks (pure: plain data in and out, for a worker thread too)
+
+/** What the index needs of an event. */
+export interface WordEvent {
+  readonly ts: number;
+  readonly message: string | null;
+}
+
+/** A block as built: its bloom, and its distinct trigrams (kept while it may be merged). */
+export interface BuiltBlock {
+  readonly minTs: number;
+  readonly maxTs: number;
+  readonly events: number;
+  readonly lowering: number;
+  readonly probes: number;
+  readonly bloom: Uint8Array;
+  readonly trigrams: Uint32Array;
+}
+
+function blockOf(events: readonly WordEvent[], from: number, to: number, l: Lowering): BuiltBlock {
+  const lk = lookupOf(l);
+  const set = new TrigramSet();
+  let minTs = Number.POSITIVE_INFINITY;
+  let maxTs = Number.NEGATIVE_INFINITY;
+  for (let i = from; i < to; i++) {
+    const e = events[i] as WordEvent;
+    // Stored as whole milliseconds (the store rounds the same way).
+    const t = Math.round(e.ts);
+    if (t < minTs) minTs = t;
+    if (t > maxTs) maxTs = t;
+    if (e.message !== null) addMessage(set, e.message, lk);
+  }
+  const trigrams = set.take();
+  return {
+    minTs,
+    maxTs,
+    events: to - from,
+    lowering: l.id,
+    probes: PROBES,
+    bloom: bloomOf(trigrams),
+    trigrams,
+  };
+}
+
+/**
+ * The blocks of one append batch, in order: `floor(n / BLOCK_EVENTS)` blocks of about
+ * equal size (one when the batch is smaller), so every block but a small batch's holds
+ * at least `BLOCK_EVENTS` events. The events should be in time order (tight ranges).
+ */
+export function buildWordBlocks(events: readonly WordEvent[], l: Lowering): BuiltBlock[] {
+  if (events.length === 0) return [];
+  const count = Math.max(1, Math.floor(events.length / BLOCK_EVENTS));
+  const blocks: BuiltBlock[] = [];
+  for (let k = 0; k < count; k++) {
+    const from = Math.floor((k * events.length) / count);
+    const to = Math.floor(((k + 1) * events.length) / count);
+    blocks.push(blockOf(events, from, to, l));
+  }
+  return blocks;
+}
+
+/** One block from several (their trigram sets joined): merging small blocks. */
+export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
+  const set = new TrigramSet();
+  for (const p of parts) for (const t of p.trigrams) set.add(t);
+  const trigrams = set.take();
+  const first = parts[0] as BuiltBlock;
+  return {
+    minTs: Math.min(...parts.map((p) => p.minTs)),
+    maxTs: Math.max(...parts.map((p) => p.maxTs)),
+    events: parts.reduce((n, p) => n + p.events, 0),
+    lowering: first.lowering,
+    probes: PROBES,
+    bloom: bloomOf(trigrams),
+    trigrams,
+  };
+}

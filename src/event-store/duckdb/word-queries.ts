@@ -1,0 +1,206 @@
+/** The word index's queries (pure): what a filter needs, which blocks may hold it, their time ranges. */
+import type { FilterNode } from '../../filter/ast.js';
+import type { TimeWindow } from '../query-plan.js';
+import { containsMode } from './duckdb-filter-compiler.js';
+
+import { BLOCK_EVENTS, bloomHas, probeOf, TrigramSet } from './word-blocks.js';
+import { type Lowering, utf8 } from './word-lowering.js';
+
+/**
+ * Joining ranges: each range is a scan of its own, about 2 ms whatever its width, while
+ * scanning ~10,000 more events costs about as much (measured at 1 M events). So
+ * candidates with at most `JOIN_EVENTS` events of other blocks between them become one
+ * range, and a query keeps at most `MAX_RANGES` (the closest joined).
+ */
+export const JOIN_EVENTS = BLOCK_EVENTS;
+export const MAX_RANGES = 16;
+
+// ---------------------------------------------------------------------------------------
+// Queries (pure)
+
+/**
+ * What a filter requires of `message` in substring terms: `word` (the message contains
+ * the value, case-insensitively, as `containsText` tests it), every one of `all`, or at
+ * least one of `any`; `undefined` requires nothing the index can use.
+ */
+export type WordNeed =
+  | { readonly kind: 'word'; readonly value: string }
+  | { readonly kind: 'all' | 'any'; readonly items: readonly WordNeed[] };
+
+/**
+ * The message substrings `filter` requires: bare words, phrases and `message:word`
+ * (text nodes and `message contains`), under ANDs, and under ORs whose every branch
+ * requires one. Negations and every other condition require nothing.
+ */
+export function wordNeeds(filter: FilterNode): WordNeed | undefined {
+  switch (filter.kind) {
+    case 'text':
+      return { kind: 'word', value: filter.value };
+    case 'cond':
+      return filter.field === 'message' && filter.op === 'contains'
+        ? { kind: 'word', value: filter.value }
+        : undefined;
+    case 'and': {
+      const items = filter.items.map(wordNeeds).filter((n): n is WordNeed => n !== undefined);
+      return items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'all', items };
+    }
+    case 'or': {
+      const items = filter.items.map(wordNeeds);
+      if (items.length === 0 || items.some((n) => n === undefined)) return undefined;
+      return items.length === 1 ? items[0] : { kind: 'any', items: items as WordNeed[] };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Per lowering: the code points that appear where `toLowerCase()` and DuckDB differ. */
+const jsOnly = new WeakMap<Lowering, Set<number>>();
+
+/**
+ * The characters JavaScript's lowering writes where DuckDB's writes something else
+ * (U+0130's "i\u0307", Unicode 16 capitals' small letters, ...) plus both small sigmas
+ * (`toLowerCase` picks the final form by context). Outside them, a stretch of
+ * `s.toLowerCase()` comes from code points both lower alike, so it is also in DuckDB's
+ * lowering. Computed once, on the first needle that needs it (a scan of every code point).
+ */
+function jsOnlyOf(l: Lowering): Set<number> {
+  let set = jsOnly.get(l);
+  if (!set) {
+    set = new Set([0x3c2, 0x3c3]);
+    const duck = new Map<number, string>();
+    l.from.forEach((cp, i) => {
+      duck.set(cp, l.to[i] ?? '');
+    });
+    for (let cp = 0; cp < 0x110000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      const js = c.toLowerCase();
+      if (js !== (duck.get(cp) ?? c)) for (const x of js) set.add(x.codePointAt(0) as number);
+    }
+    jsOnly.set(l, set);
+  }
+  return set;
+}
+
+/**
+ * The trigrams every message that contains `value` (as `containsText` tests it) holds in
+ * the index; empty when the needle is too short to require any.
+ */
+export function needleTrigrams(value: string, l: Lowering): Uint32Array {
+  const needle = value.toLowerCase();
+  const set = new TrigramSet();
+  if (containsMode(needle) === 'lower') {
+    // contains(lower(message), needle): the needle's bytes are in the lowered message
+    // (or, holding i or U+0307, in the lowered message with U+0130 replaced).
+    set.addBytes(utf8(needle, null));
+  } else {
+    // message.toLowerCase().includes(needle): only stretches both lowerings agree on.
+    const skip = jsOnlyOf(l);
+    let stretch = '';
+    for (const c of needle) {
+      if (skip.has(c.codePointAt(0) as number)) {
+        set.addBytes(utf8(stretch, null));
+        stretch = '';
+      } else stretch += c;
+    }
+    set.addBytes(utf8(stretch, null));
+  }
+  return set.take();
+}
+
+/** What the index knows of a block. `bloom` null: no bloom, always a candidate. */
+export interface IndexedBlock {
+  readonly id: bigint;
+  readonly minTs: number;
+  readonly maxTs: number;
+  readonly events: number;
+  readonly lowering: number;
+  readonly probes: number;
+  readonly bloom: Uint8Array | null;
+}
+
+/** Whether a block may hold an event meeting the need; `undefined`: every block may. */
+export type BlockTest = (b: IndexedBlock) => boolean;
+
+export function blockTest(need: WordNeed, l: Lowering): BlockTest | undefined {
+  switch (need.kind) {
+    case 'word': {
+      const trigrams = needleTrigrams(need.value, l);
+      if (trigrams.length === 0) return undefined;
+      const p = probeOf(trigrams);
+      return (b) => b.bloom === null || b.lowering !== l.id || bloomHas(b.bloom, b.probes, p);
+    }
+    case 'all': {
+      const tests = need.items.map((n) => blockTest(n, l)).filter((t): t is BlockTest => t !== undefined);
+      if (tests.length === 0) return undefined;
+      return (b) => tests.every((t) => t(b));
+    }
+    case 'any': {
+      const tests = need.items.map((n) => blockTest(n, l));
+      if (tests.some((t) => t === undefined)) return undefined;
+      return (b) => tests.some((t) => (t as BlockTest)(b));
+    }
+    default:
+      return need satisfies never;
+  }
+}
+
+/** An inclusive range of `ts` (whole ms) that may hold matching events. */
+export interface WordRange {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+/**
+ * The time ranges of the candidate blocks among `blocks` (sorted by `minTs`) that meet
+ * `range`: candidates with at most `joinEvents` events of other blocks between them
+ * joined, overlaps merged, and at most `maxRanges` (the smallest gaps closed). Joining
+ * only widens a range, so it never loses a match.
+ */
+export function candidateRanges(
+  blocks: readonly IndexedBlock[],
+  test: BlockTest,
+  range: TimeWindow,
+  { maxRanges = MAX_RANGES, joinEvents = JOIN_EVENTS } = {},
+): WordRange[] {
+  const runs: Array<{ fromMs: number; toMs: number }> = [];
+  let run: { fromMs: number; toMs: number } | null = null;
+  /** Events of the non-candidate blocks since the run's last candidate. */
+  let skipped = 0;
+  for (const b of blocks) {
+    if (b.maxTs < range.fromMs || b.minTs >= range.toMs) continue;
+    if (test(b)) {
+      if (run && skipped <= joinEvents) run.toMs = Math.max(run.toMs, b.maxTs);
+      else {
+        if (run) runs.push(run);
+        run = { fromMs: b.minTs, toMs: b.maxTs };
+      }
+      skipped = 0;
+    } else if (run) skipped += b.events;
+  }
+  if (run) runs.push(run);
+  runs.sort((a, b) => a.fromMs - b.fromMs);
+  const merged: Array<{ fromMs: number; toMs: number }> = [];
+  for (const r of runs) {
+    const last = merged[merged.length - 1];
+    if (last && r.fromMs <= last.toMs + 1) last.toMs = Math.max(last.toMs, r.toMs);
+    else merged.push({ ...r });
+  }
+  if (merged.length <= maxRanges) return merged;
+  // Keep the widest gaps as the cuts between ranges.
+  const gaps = merged
+    .slice(1)
+    .map((r, i) => ({ i: i + 1, gap: r.fromMs - (merged[i] as WordRange).toMs }))
+    .sort((a, b) => b.gap - a.gap || a.i - b.i)
+    .slice(0, Math.max(0, maxRanges - 1))
+    .map((g) => g.i)
+    .sort((a, b) => a - b);
+  const capped: WordRange[] = [];
+  let start = 0;
+  for (const cut of [...gaps, merged.length]) {
+    capped.push({ fromMs: (merged[start] as WordRange).fromMs, toMs: (merged[cut - 1] as WordRange).toMs });
+    start = cut;
+  }
+  return capped;
+}
