@@ -23,14 +23,30 @@
  *   nesting go to the event's shape (core/record-shape.ts), from which representations
  *   take the types back and `raw` is rebuilt.
  */
-import { isIP } from 'node:net';
-import type { NormalisedEvent, Severity } from '../core/event.js';
+import type { NormalisedEvent } from '../core/event.js';
 import { encodeShape, type JsonType, type RecordShape, setOwn } from '../core/record-shape.js';
-import { parseIsoMs } from '../core/time.js';
-import { parseSeverityValue } from '../filter/ast.js';
+import {
+  type Leaf,
+  MAX_MESSAGE_BYTES,
+  parseByteCount,
+  parseFacility,
+  parseInteger,
+  parseIp,
+  parsePort,
+  parseSeverity,
+  parseTimestamp,
+  scalarToString,
+  truncateUtf8,
+} from './column-values.js';
+import {
+  ALIAS_INDEX,
+  type AliasedColumn,
+  type Candidates,
+  COLUMN_ALIASES,
+  FIELD_RENAMES,
+  SYSLOG_TAG_RE,
+} from './record-aliases.js';
 
-/** `message` longer than this many bytes of UTF-8 is truncated (and marked). */
-export const MAX_MESSAGE_BYTES = 65_536;
 /** A record with more entries in `fields` than this is rejected. */
 export const MAX_FIELDS = 1000;
 /** A record with a flattened field name longer than this (UTF-16 code units) is rejected. */
@@ -40,189 +56,6 @@ export const MAX_FIELD_NAME_LENGTH = 256;
 export const TS_UNPARSED_FIELD = '_ts_unparsed';
 /** Names the column that was truncated (`message`). */
 export const TRUNCATED_FIELD = '_truncated';
-
-/**
- * Where each column is read from, in order of preference. The API's documented names first, then
- * the ECS names Beats and Elastic Agent send for the same thing (`service.name`,
- * `source.ip`, ...) and the common `client_ip`, then the stock layouts of the shippers
- * the API documents: syslog-ng (`MESSAGE HOST PROGRAM PRIORITY FACILITY ISODATE`), rsyslog
- * (`msg fromhost programname timereported syslogseverity-text syslogfacility-text`),
- * journald (`MESSAGE _HOSTNAME SYSLOG_IDENTIFIER PRIORITY SYSLOG_FACILITY
- * __REALTIME_TIMESTAMP`, and `_COMM` for the app of a process that set no identifier), GELF (`short_message host level timestamp`), Docker (`log
- * time`) and winston-elasticsearch's transformer, which puts a logger's meta under `fields`
- * (`fields.host`, `fields.service`, `fields.user`, ...: last, so a top-level name wins), so that
- * shippers work unchanged without the list turning into guesswork.
- */
-export const COLUMN_ALIASES = {
-  ts: ['@timestamp', 'timestamp', 'ts', 'time', 'ISODATE', 'timereported', '__REALTIME_TIMESTAMP'],
-  message: ['message', 'msg', 'log', 'MESSAGE', 'short_message'],
-  host: ['host', 'hostname', 'host.name', 'HOST', 'fromhost', '_HOSTNAME', 'fields.host'],
-  app: [
-    'app',
-    'service',
-    'program',
-    'appname',
-    'service.name',
-    'PROGRAM',
-    'programname',
-    'SYSLOG_IDENTIFIER',
-    '_COMM',
-    'fields.service',
-  ],
-  severity: [
-    'severity',
-    'level',
-    'log.level',
-    'PRIORITY',
-    'priority',
-    'syslogseverity-text',
-    'syslogseverity',
-  ],
-  facility: ['facility', 'FACILITY', 'syslogfacility-text', 'SYSLOG_FACILITY', 'syslogfacility'],
-  src_ip: ['src_ip', 'source.ip', 'client_ip', 'fields.src_ip'],
-  src_port: ['src_port', 'source.port', 'fields.src_port'],
-  dst_ip: ['dst_ip', 'destination.ip', 'fields.dst_ip'],
-  dst_port: ['dst_port', 'destination.port', 'fields.dst_port'],
-  user: ['user', 'user.name', 'fields.user'],
-  action: ['action', 'fields.action'],
-  status: ['status', 'fields.status'],
-  bytes: ['bytes', 'fields.bytes'],
-  source: ['source'],
-} as const satisfies Record<string, readonly string[]>;
-
-/**
- * Fields (not columns) that shippers name differently: stored under one name so that one
- * query finds them all. The syslog parser's `proc_id` is the name.
- */
-const FIELD_ALIASES: Readonly<Record<string, string>> = {
-  PID: 'proc_id',
-  _PID: 'proc_id',
-  procid: 'proc_id',
-};
-
-/**
- * Keys that name columns Logscope fills itself: a sender's value is kept
- * as field `orig.<name>`, and `raw` gives it back under its own name.
- */
-export const RESERVED_KEYS = ['ev_id', 'received_at', 'stored_at', 'intake'] as const;
-export const ORIGINAL_PREFIX = 'orig.';
-
-/** Every field stored under another name than it was sent with: one lookup per field. */
-const FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
-  ...RESERVED_KEYS.map((k) => [k, ORIGINAL_PREFIX + k] as const),
-  ...Object.entries(FIELD_ALIASES),
-]);
-
-/** rsyslog's `syslogtag`: `sshd[123]:`. */
-const SYSLOG_TAG_RE = /^([^\s[\]:]+)(?:\[(\d+)\])?:?$/;
-
-type AliasedColumn = keyof typeof COLUMN_ALIASES;
-
-/** Alias → column and rank, so a record's keys are looked up once instead of every alias. */
-const ALIAS_INDEX = new Map<string, { column: AliasedColumn; rank: number }>();
-for (const [column, aliases] of Object.entries(COLUMN_ALIASES) as [AliasedColumn, readonly string[]][]) {
-  aliases.forEach((alias, rank) => {
-    ALIAS_INDEX.set(alias, { column, rank });
-  });
-}
-
-/** For each column, the key of its best-ranked alias present in the flattened record. */
-type Candidates = Partial<Record<AliasedColumn, { key: string; rank: number }>>;
-
-/** Syslog facility names by code (RFC 5424 table 1; 12–15 as syslog-ng names them). */
-export const SYSLOG_FACILITIES = [
-  'kern',
-  'user',
-  'mail',
-  'daemon',
-  'auth',
-  'syslog',
-  'lpr',
-  'news',
-  'uucp',
-  'cron',
-  'authpriv',
-  'ftp',
-  'ntp',
-  'security',
-  'console',
-  'solaris-cron',
-  'local0',
-  'local1',
-  'local2',
-  'local3',
-  'local4',
-  'local5',
-  'local6',
-  'local7',
-] as const;
-
-/**
- * pino and bunyan write `level` as 10..60; those never collide with syslog's 0..7, and
- * Node services logging with pino are a large share of what arrives as JSON.
- */
-/** A record's level as a severity (the filter's own parser: names, syslog codes, pino levels). */
-export function parseSeverity(value: unknown): Severity | null {
-  return parseSeverityValue(value) ?? null;
-}
-
-// Epoch magnitude boundaries by count of integer digits: up to 11 digits are seconds (to
-// the year 5138), 12–14 ms, 15–17 µs, 18–20 ns. Milliseconds before March 1973 therefore
-// read as seconds; no real log stream sends those. `perMs` null marks seconds.
-const EPOCH_UNITS = [
-  { maxDigits: 11, perMs: null },
-  { maxDigits: 14, perMs: 1n },
-  { maxDigits: 17, perMs: 1000n },
-  { maxDigits: 20, perMs: 1_000_000n },
-] as const;
-
-const DECIMAL_RE = /^([+-]?)(\d+)(?:\.(\d+))?$/;
-/**
- * Reads an event time into Unix ms: an ISO 8601 date or date-time (no zone means UTC, not
- * the server's zone, so results do not depend on where the service runs), or an epoch in
- * s, ms, µs or ns (number or numeric string) told apart by magnitude. Null when it is none
- * of those, and for negative epochs. Sub-millisecond digits are truncated.
- */
-export function parseTimestamp(value: unknown): number | null {
-  if (typeof value === 'number') {
-    // The common case, without string or BigInt work; same boundaries as EPOCH_UNITS.
-    if (Number.isSafeInteger(value) && value >= 0) {
-      if (value === 0) return 0; // and not -0
-      if (value < 1e11) return value * 1000;
-      if (value < 1e14) return value;
-      return Math.floor(value / 1000);
-    }
-    if (!Number.isFinite(value)) return null;
-    const text = String(value);
-    // Exponent notation only appears for |value| < 1e-6 or >= 1e21: a fraction of a
-    // second after 1970, or too large for any unit.
-    if (!DECIMAL_RE.test(text)) return Math.abs(value) < 1 ? 0 : null;
-    return parseEpoch(text);
-  }
-  if (typeof value !== 'string') return null;
-  const text = value.trim();
-  if (DECIMAL_RE.test(text)) return parseEpoch(text);
-  return parseIsoMs(text);
-}
-
-function parseEpoch(text: string): number | null {
-  const m = DECIMAL_RE.exec(text)!;
-  const negative = m[1] === '-';
-  const intDigits = m[2]!.replace(/^0+(?=\d)/, '');
-  const unit = EPOCH_UNITS.find((u) => intDigits.length <= u.maxDigits);
-  if (!unit) return null;
-  let ms: bigint;
-  if (unit.perMs === null) {
-    // Exact decimal arithmetic: 1700000000.123 * 1000 in floating point is ...122.9999.
-    const frac = (m[3] ?? '').slice(0, 3).padEnd(3, '0');
-    ms = BigInt(intDigits) * 1000n + BigInt(frac);
-  } else {
-    ms = BigInt(intDigits) / unit.perMs;
-  }
-  // Epochs before 1970 are sentinels (-1) or garbage far more often than real times.
-  if (negative && ms !== 0n) return null;
-  return Number(ms);
-}
 
 export interface NormaliseContext {
   /** Receive time, Unix ms; also the event time when the record has none. */
@@ -238,9 +71,6 @@ export interface NormaliseContext {
 export type NormaliseResult =
   | { ok: true; event: NormalisedEvent; notes?: string[] }
   | { ok: false; detail: string };
-
-/** A flattened leaf: what JSON can hold below an object, minus null (which is dropped). */
-type Leaf = string | number | boolean | bigint | unknown[];
 
 /** What flattening keeps beside the leaves, for the record's shape. */
 interface Flattened {
@@ -571,94 +401,4 @@ function preview(value: Leaf): string {
     ? 'an array'
     : JSON.stringify(typeof value === 'bigint' ? String(value) : value);
   return clip(text);
-}
-
-function scalarToString(value: Leaf): string | null {
-  return Array.isArray(value) ? null : String(value);
-}
-
-function parseFacility(value: Leaf): string | null {
-  if (Array.isArray(value)) return null;
-  const text = String(value).trim();
-  if (/^\d{1,2}$/.test(text)) return SYSLOG_FACILITIES[Number(text)] ?? text;
-  return String(value);
-}
-
-/** Zone ids (`fe80::1%eth0`) are refused: they mean nothing off the sending host. */
-function parseIp(value: Leaf): string | null {
-  return typeof value === 'string' && isIP(value) !== 0 && !value.includes('%') ? value : null;
-}
-
-function parseInteger(value: Leaf): number | null {
-  let n: number;
-  if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) n = Number(value);
-  else return null;
-  if (!Number.isSafeInteger(n)) return null;
-  return n === 0 ? 0 : n; // no -0 from "-0"
-}
-
-function parsePort(value: Leaf): number | null {
-  const n = parseInteger(value);
-  return n !== null && n >= 0 && n <= 65_535 ? n : null;
-}
-
-function parseByteCount(value: Leaf): number | null {
-  const n = parseInteger(value);
-  return n !== null && n >= 0 ? n : null;
-}
-
-/** Cuts at a character boundary so the result is still valid UTF-8. */
-export function truncateUtf8(text: string, maxBytes: number): string {
-  // Every UTF-16 code unit is at most 3 bytes of UTF-8, so short strings skip the count.
-  if (text.length * 3 <= maxBytes) return text;
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  let cut = maxBytes;
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
-  return bytes.subarray(0, cut).toString('utf8');
-}
-
-/** Columns a pipeline step may write (besides `ts`, which the timestamp step sets). */
-export const WRITABLE_COLUMNS = [
-  'host',
-  'app',
-  'severity',
-  'facility',
-  'message',
-  'src_ip',
-  'src_port',
-  'dst_ip',
-  'dst_port',
-  'user',
-  'action',
-  'status',
-  'bytes',
-  'source',
-] as const;
-export type WritableColumn = (typeof WRITABLE_COLUMNS)[number];
-
-const COLUMN_PARSERS: Readonly<Record<WritableColumn, (value: string) => string | number | null>> = {
-  host: (v) => v,
-  app: (v) => v,
-  severity: parseSeverity,
-  facility: parseFacility,
-  message: (v) => truncateUtf8(v, MAX_MESSAGE_BYTES),
-  src_ip: parseIp,
-  src_port: parsePort,
-  dst_ip: parseIp,
-  dst_port: parsePort,
-  user: (v) => v,
-  action: (v) => v,
-  status: parseInteger,
-  bytes: parseByteCount,
-  source: (v) => v,
-};
-
-/**
- * A text value in a column's type, read as a record's value for that column is (a
- * severity name, an IP address, a port...); null when the column cannot take it.
- */
-export function columnValue(column: WritableColumn, text: string): string | number | null {
-  return COLUMN_PARSERS[column](text);
 }

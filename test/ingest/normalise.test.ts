@@ -4,18 +4,20 @@ import { SEVERITIES } from '../../src/core/event.js';
 import { presentEvent } from '../../src/core/present-event.js';
 import { rebuildRecord } from '../../src/core/record-shape.js';
 import {
-  COLUMN_ALIASES,
-  MAX_FIELD_NAME_LENGTH,
-  MAX_FIELDS,
   MAX_MESSAGE_BYTES,
-  type NormaliseContext,
-  normaliseRecord,
   parseSeverity,
   parseTimestamp,
+  truncateUtf8,
+} from '../../src/ingest/column-values.js';
+import {
+  MAX_FIELD_NAME_LENGTH,
+  MAX_FIELDS,
+  type NormaliseContext,
+  normaliseRecord,
   TRUNCATED_FIELD,
   TS_UNPARSED_FIELD,
-  truncateUtf8,
 } from '../../src/ingest/normalise.js';
+import { COLUMN_ALIASES } from '../../src/ingest/record-aliases.js';
 
 const RECEIVED = Date.UTC(2024, 0, 15, 12, 0, 0);
 

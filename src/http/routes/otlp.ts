@@ -11,11 +11,10 @@ import {
   encodeExportResponse,
   encodeStatus,
   grpcCodeOf,
-  OTLP_MEDIA_TYPES,
-  type OtlpEncoding,
   type OtlpPartialSuccess,
   otlpLogRecords,
 } from '../../ingest/protocols/otlp.js';
+import { OTLP_MEDIA_TYPES, type OtlpEncoding } from '../../ingest/protocols/otlp-model.js';
 import { ingestBodies } from '../ingest-body.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses } from '../schemas/common.js';

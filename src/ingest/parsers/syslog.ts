@@ -24,7 +24,7 @@
  */
 import { SEVERITIES, type Severity } from '../../core/event.js';
 import { checkedUtc, inferYear } from '../../core/time.js';
-import { SYSLOG_FACILITIES } from '../normalise.js';
+import { SYSLOG_FACILITIES } from '../column-values.js';
 
 /** A parsed message, shaped as a record for normaliseRecord. */
 export interface SyslogRecord {

@@ -17,13 +17,8 @@
  */
 import type { NormalisedEvent } from '../../core/event.js';
 import { decodeShape, encodeShape, type JsonType, type RecordShape } from '../../core/record-shape.js';
-import {
-  columnValue,
-  MAX_FIELDS,
-  parseTimestamp,
-  WRITABLE_COLUMNS,
-  type WritableColumn,
-} from '../normalise.js';
+import { columnValue, parseTimestamp, WRITABLE_COLUMNS, type WritableColumn } from '../column-values.js';
+import { MAX_FIELDS } from '../normalise.js';
 
 /** A step that could not do its work on this event (the event is left as it was). */
 export class StepFailure extends Error {}

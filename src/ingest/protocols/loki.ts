@@ -45,8 +45,9 @@ import protobuf from 'protobufjs';
 import { uncompress } from 'snappy';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { AppError } from '../../errors/errors.js';
-import { COLUMN_ALIASES, MAX_FIELD_NAME_LENGTH, MAX_FIELDS } from '../normalise.js';
+import { MAX_FIELD_NAME_LENGTH, MAX_FIELDS } from '../normalise.js';
 import { decodeUtf8Body } from '../parsers/ndjson.js';
+import { COLUMN_ALIASES } from '../record-aliases.js';
 import { checkProtobufBudget, MESSAGES_PER_RECORD } from './protobuf-budget.js';
 
 /** Label or metadata pairs in the order sent. */

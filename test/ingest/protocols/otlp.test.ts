@@ -2,12 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { normaliseRecord } from '../../../src/ingest/normalise.js';
 import {
   decodeOtlpLogs,
-  MAX_VALUE_DEPTH,
-  OtlpRequestError,
   otlpLogRecords,
   otlpTypes,
   severityOfNumber,
 } from '../../../src/ingest/protocols/otlp.js';
+import { MAX_VALUE_DEPTH, OtlpRequestError } from '../../../src/ingest/protocols/otlp-model.js';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 const SPAN = 'eee19b7ec3c1b174';
