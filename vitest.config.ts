@@ -1,7 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { TEST_KINDS } from './test/kinds.js';
 
 export default defineConfig({
+  // The web UI's alias for src/shared (ui/vite.config.ts), for tests that import UI modules.
+  resolve: { alias: { '@shared': fileURLToPath(new URL('./src/shared', import.meta.url)) } },
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,

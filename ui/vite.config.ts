@@ -12,6 +12,9 @@ export default defineConfig({
   base: '/',
   publicDir: false,
   plugins: [react()],
+  // What the web UI takes from the server's code: src/shared (chart colours, the country
+  // map, permission names), which imports nothing else.
+  resolve: { alias: { '@shared': fileURLToPath(new URL('../src/shared', import.meta.url)) } },
   build: {
     outDir: fileURLToPath(new URL('../dist/ui', import.meta.url)),
     emptyOutDir: true,

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { TAIL_WINDOW } from '../shared/time-presets.js';
 import { apiJson, CliError, type ServerTarget, tokenRefused, unreachable } from './api-client.js';
 import { formatEvent, oldestFirst, wantsColour } from './format.js';
 import type { GenericQuery } from './search.js';
@@ -7,7 +8,6 @@ import type { GenericQuery } from './search.js';
  * The window of the tailed Search: events stamped this long before now still show when
  * they arrive late. The server re-runs the Search over it every `liveRefreshMs`.
  */
-export const TAIL_WINDOW = 'last_15_minutes';
 /**
  * Events per update: new events beyond this many within one update (250 ms) are not
  * all shown. Every update carries the whole page, so a larger one costs every update.

@@ -1,7 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
-import { CATEGORY_PALETTE, fixedColors, PLAIN_COLOR } from '../core/chart-colors.js';
+import { CATEGORY_PALETTE, fixedColors, PLAIN_COLOR } from '../shared/chart-colors.js';
 import {
   COUNTRY_MAP_ASPECT,
   COUNTRY_MAP_BORDER,
@@ -9,9 +9,10 @@ import {
   COUNTRY_MAP_NO_DATA,
   COUNTRY_MAP_PROJECTION,
   type ScaleStep,
-} from '../core/country-map.js';
+} from '../shared/country-map.js';
 import { countText, percentText } from './cells.js';
 import { countryAtlas } from './country-atlas.js';
+import { REPORT_COLORS, REPORT_FONTS, REPORT_TYPE } from './report-style.js';
 import { zonedTime } from './time-format.js';
 
 /** One value of a chart: a category or a bucket start, its value, its series, its share. */
@@ -24,7 +25,7 @@ export interface ChartPoint {
   share?: number;
 }
 
-/** A map's countries (src/core/country-map.ts): each by its atlas id, with its step of the scale. */
+/** A map's countries (src/shared/country-map.ts): each by its atlas id, with its step of the scale. */
 export interface MapData {
   countries: Array<{ id: string; name: string; count: number; step: number }>;
   steps: ScaleStep[];
@@ -58,7 +59,7 @@ export interface Chart {
 
 const WIDTH = 640;
 const HEIGHT = 260;
-const FONT = 'DejaVu Sans';
+const FONT = REPORT_FONTS.chart;
 // Rendered at twice the display size, so that printed charts stay sharp.
 const ZOOM = 2;
 
@@ -203,8 +204,8 @@ function pieSpec(c: ChartData): object {
     layer: [
       { mark: { type: 'arc', outerRadius: 105, stroke: 'white', strokeWidth: 1 } },
       {
-        mark: { type: 'text', radius: 125, fontSize: 11 },
-        encoding: { text: { field: 'pct' }, color: { value: '#333333' } },
+        mark: { type: 'text', radius: 125, fontSize: REPORT_TYPE.chart.pieLabel },
+        encoding: { text: { field: 'pct' }, color: { value: REPORT_COLORS.chartText } },
       },
     ],
   };
@@ -237,13 +238,16 @@ function categorySpec(c: ChartData): object {
             : { value: PLAIN_COLOR },
         },
       },
-      { mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 }, encoding: { text: { field: 'label' } } },
+      {
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: REPORT_TYPE.chart.label },
+        encoding: { text: { field: 'label' } },
+      },
     ],
   };
 }
 
 /**
- * A map of countries as the web UI's map widget draws it (src/core/country-map.ts): the
+ * A map of countries as the web UI's map widget draws it (src/shared/country-map.ts): the
  * same atlas, projection and colour steps, in the light theme. The atlas goes inline as
  * TopoJSON; each country's step is looked up by its ISO 3166-1 numeric id.
  */
@@ -289,7 +293,11 @@ export function chartSpec(c: ChartData): vegaLite.TopLevelSpec {
       width: WIDTH,
       background: 'white',
       padding: 8,
-      config: { font: FONT, view: { stroke: null }, legend: { labelFontSize: 10, titleFontSize: 10 } },
+      config: {
+        font: FONT,
+        view: { stroke: null },
+        legend: { labelFontSize: REPORT_TYPE.chart.label, titleFontSize: REPORT_TYPE.chart.label },
+      },
       ...mapSpec(c),
     } as vegaLite.TopLevelSpec;
   const categories = c.temporal ? 0 : new Set(c.points.map((p) => String(p.x))).size;
@@ -305,8 +313,13 @@ export function chartSpec(c: ChartData): vegaLite.TopLevelSpec {
     config: {
       font: FONT,
       view: { stroke: null },
-      axis: { labelFontSize: 10, titleFontSize: 10, titleFontWeight: 'normal', labelColor: '#333333' },
-      legend: { labelFontSize: 10 },
+      axis: {
+        labelFontSize: REPORT_TYPE.chart.label,
+        titleFontSize: REPORT_TYPE.chart.label,
+        titleFontWeight: 'normal',
+        labelColor: REPORT_COLORS.chartText,
+      },
+      legend: { labelFontSize: REPORT_TYPE.chart.label },
     },
     ...body,
   } as vegaLite.TopLevelSpec;

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { alpha2ToNumeric } from 'i18n-iso-countries/index.js';
-import { type AtlasGeometry, atlasId, COUNTRY_MAP_LEFT_OUT } from '../core/country-map.js';
+import { type AtlasGeometry, atlasId, COUNTRY_MAP_LEFT_OUT } from '../shared/country-map.js';
 
 /**
  * The atlas the report's map draws (world-atlas countries-110m, the web UI's too), read on

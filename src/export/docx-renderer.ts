@@ -24,6 +24,7 @@ import type {
   ExportTable,
   Renderer,
 } from './renderer.js';
+import { docxColor, REPORT_COLORS, REPORT_TYPE } from './report-style.js';
 import { formatTime } from './time-format.js';
 import { readZipEntry } from './zip-entry.js';
 
@@ -40,8 +41,10 @@ const TWIPS_PER_PX = 15;
 // Room kept under a picture's title on the page.
 const IMAGE_TITLE_ALLOWANCE = 1_200;
 
-const TABLE_FONT_SIZE = 16; // half-points: 8 pt
-const NOTE_COLOR = '595959';
+// DOCX sizes are in half-points.
+const TABLE_FONT_SIZE = 2 * REPORT_TYPE.docx.cell;
+const CAPTION_SIZE = 2 * REPORT_TYPE.docx.caption;
+const NOTE_COLOR = docxColor(REPORT_COLORS.note);
 // A cell of a whole log payload would fill pages; the file says where it was cut.
 const MAX_CELL_CHARS = 4_000;
 // Widths follow the longest line of a column, counted up to this many characters, at
@@ -281,10 +284,10 @@ function footer(title: string): Footer {
       new Paragraph({
         tabStops: [{ type: TabStopType.RIGHT, position: CONTENT_WIDTH }],
         children: [
-          new TextRun({ text: xmlSafe(truncateText(title, 120)), size: 16, color: NOTE_COLOR }),
+          new TextRun({ text: xmlSafe(truncateText(title, 120)), size: CAPTION_SIZE, color: NOTE_COLOR }),
           new TextRun({
             children: ['\tPage ', PageNumber.CURRENT, ' of ', PageNumber.TOTAL_PAGES],
-            size: 16,
+            size: CAPTION_SIZE,
             color: NOTE_COLOR,
           }),
         ],

@@ -4,9 +4,10 @@
  * spliced into the document it writes instead; everything else stays the library's.
  */
 import { xmlSafe } from './cells.js';
+import { docxColor, REPORT_COLORS } from './report-style.js';
 
-const BORDER = 'w:val="single" w:sz="4" w:space="0" w:color="BFBFBF"';
-const HEADER_FILL = 'E7E6E6';
+const BORDER = `w:val="single" w:sz="4" w:space="0" w:color="${docxColor(REPORT_COLORS.border)}"`;
+const HEADER_FILL = docxColor(REPORT_COLORS.headerFill);
 /** Left and right padding of every cell, in twips (1 mm). */
 export const CELL_MARGIN = 57;
 

@@ -11,6 +11,7 @@ import type {
   ExportTable,
   Renderer,
 } from './renderer.js';
+import { REPORT_COLORS, REPORT_FONTS, REPORT_TYPE, xlsxColor } from './report-style.js';
 import { formatTime, zonedTime } from './time-format.js';
 import { canAnchorPictures, PictureAnchors } from './xlsx-drawing.js';
 
@@ -44,13 +45,22 @@ const PAGE_SETUP: Partial<ExcelJS.PageSetup> = {
 const HEADER_FOOTER: Partial<ExcelJS.HeaderFooter> = { oddFooter: '&L&A&RPage &P of &N' };
 const PACE_EVERY_ROWS = 1_000;
 // Named, as the cells' own font is: without a name a reader falls back to its own default (a serif).
-const FONT = 'Calibri';
-const TITLE_FONT: Partial<ExcelJS.Font> = { name: FONT, bold: true, size: 14 };
-const NOTE_FONT: Partial<ExcelJS.Font> = { name: FONT, size: 11, italic: true, color: { argb: 'FF595959' } };
-const HEADER_FONT: Partial<ExcelJS.Font> = { name: FONT, size: 11, bold: true };
+const FONT = REPORT_FONTS.xlsx;
+const TITLE_FONT: Partial<ExcelJS.Font> = { name: FONT, bold: true, size: REPORT_TYPE.xlsx.title };
+const NOTE_FONT: Partial<ExcelJS.Font> = {
+  name: FONT,
+  size: REPORT_TYPE.xlsx.note,
+  italic: true,
+  color: { argb: xlsxColor(REPORT_COLORS.note) },
+};
+const HEADER_FONT: Partial<ExcelJS.Font> = { name: FONT, size: REPORT_TYPE.xlsx.header, bold: true };
 // Times read from the left like the text around them (dates are right-aligned by default).
 const TIME_ALIGNMENT: Partial<ExcelJS.Alignment> = { horizontal: 'left' };
-const HEADER_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFE7E6E6' } };
+const HEADER_FILL: ExcelJS.Fill = {
+  type: 'pattern',
+  pattern: 'solid',
+  fgColor: { argb: xlsxColor(REPORT_COLORS.headerFill) },
+};
 
 /** `s` cut to `max` UTF-16 units without splitting a surrogate pair. */
 function cut(s: string, max: number): string {

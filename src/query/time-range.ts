@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { own } from '../core/own.js';
 import { fieldError } from '../errors/errors.js';
 import type { TimeWindow } from '../event-store/query-plan.js';
+import { DEFAULT_PRESET, TIME_PRESETS } from '../shared/time-presets.js';
 
 /** `{ts_from, ts_to}` (Unix s, [from, to)) or `{preset}`. */
 export type TimeRangeParam = { ts_from: number; ts_to: number } | { preset: string };
@@ -18,26 +19,20 @@ export const TimeRangeSchema = Type.Union(
     Type.Object(
       {
         preset: Type.String({
-          description:
-            'last_5_minutes, last_15_minutes, last_hour, last_4_hours, last_24_hours, last_7_days, last_30_days, today, yesterday, or last_<n>_<minutes|hours|days>',
+          description: `${TIME_PRESETS.map((p) => p.value).join(', ')}, or last_<n>_<minutes|hours|days>`,
         }),
       },
       { additionalProperties: false },
     ),
   ],
-  { default: { preset: 'last_hour' } },
+  { default: { preset: DEFAULT_PRESET } },
 );
 
 const UNIT_MS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
-const NAMED: Record<string, number> = {
-  last_5_minutes: 5 * 60_000,
-  last_15_minutes: 15 * 60_000,
-  last_hour: 3_600_000,
-  last_4_hours: 4 * 3_600_000,
-  last_24_hours: 86_400_000,
-  last_7_days: 7 * 86_400_000,
-  last_30_days: 30 * 86_400_000,
-};
+/** The spans of the named `last_*` presets (shared/time-presets.ts). */
+const NAMED: Record<string, number> = Object.fromEntries(
+  TIME_PRESETS.filter((p) => p.ms > 0).map((p) => [p.value, p.ms]),
+);
 /** Ten years: beyond it a preset is more likely a typo than a wish. */
 const MAX_RANGE_MS = 3650 * 86_400_000;
 

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/config/config.js';
-import { TIME_PRESETS } from '../../ui/src/format.js';
+import { TIME_PRESETS } from '../../src/shared/time-presets.js';
 import {
   ARTIFACTS,
   type AxeFinding,

@@ -1,7 +1,7 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { COUNTRY_MAP_COLORS, COUNTRY_MAP_NO_DATA, COUNTRY_MAP_STEPS } from '../../src/core/country-map.js';
+import { COUNTRY_MAP_COLORS, COUNTRY_MAP_NO_DATA, COUNTRY_MAP_STEPS } from '../../src/shared/country-map.js';
 import {
   axe,
   type Browsing,

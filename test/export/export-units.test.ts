@@ -4,7 +4,7 @@ import { cellText, jsonText, truncateText, xmlSafe } from '../../src/export/cell
 import { fitColumns } from '../../src/export/column-widths.js';
 import { inertCell } from '../../src/export/csv-renderer.js';
 import { EXPORT_FORMATS, parseExportFormat } from '../../src/export/export-format.js';
-import { winAnsiText } from '../../src/export/pdf-renderer.js';
+import { winAnsiText } from '../../src/export/pdf-text.js';
 import { sheetName } from '../../src/export/xlsx-renderer.js';
 import { readZipEntry } from '../../src/export/zip-entry.js';
 

@@ -1,6 +1,5 @@
 import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
-import { fixedColors, SEVERITY_COLORS } from '../../src/core/chart-colors.js';
 import { percentText } from '../../src/export/cells.js';
 import { type ChartData, chartSpec, chartSvg } from '../../src/export/charts.js';
 import { createDocxRenderer } from '../../src/export/docx-renderer.js';
@@ -8,6 +7,7 @@ import { createPdfRenderer } from '../../src/export/pdf-renderer.js';
 import type { ExportColumn, ExportDocument, ExportTable } from '../../src/export/renderer.js';
 import { RENDERERS } from '../../src/export/renderers.js';
 import { sheetName } from '../../src/export/xlsx-renderer.js';
+import { fixedColors, SEVERITY_COLORS } from '../../src/shared/chart-colors.js';
 import { docxParagraphs, docxTableRows, loadXlsx, makePng, readPdf, Sink } from './export-fixtures.js';
 
 /** How often `needle` occurs in `hay`. */

@@ -15,7 +15,7 @@ import { parseQuery } from '../../src/filter/language/parse-query.js';
 import { parseFilter } from '../../src/filter/parse-filter.js';
 import { checkRegex } from '../../src/filter/regex.js';
 import { eventComparator } from '../../src/filter/sort.js';
-import { parseSeverity } from '../../src/ingest/normalise.js';
+import { parseSeverity } from '../../src/ingest/column-values.js';
 
 describe('severity', () => {
   it('ranks debug lowest and emergency highest', () => {

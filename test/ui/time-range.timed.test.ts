@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveTimeRange } from '../../src/query/time-range.js';
-import { DEFAULT_PRESET, isPreset, pinPreset, TIME_PRESETS } from '../../ui/src/format.js';
+import { DEFAULT_PRESET, TIME_PRESETS } from '../../src/shared/time-presets.js';
+import { isPreset, pinPreset } from '../../ui/src/format.js';
 import {
   bucketToTime,
   DEFAULT_RANGE,

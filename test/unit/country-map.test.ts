@@ -4,6 +4,10 @@ import type { FeatureCollection } from 'geojson';
 import { feature } from 'topojson-client';
 import type { GeometryCollection, Topology } from 'topojson-specification';
 import { describe, expect, it } from 'vitest';
+import { chartFor, mapChart, noMapNotes } from '../../src/domain/reports/report-charts.js';
+import { widgetTable } from '../../src/domain/reports/report-widgets.js';
+import { chartSpec, chartSvg } from '../../src/export/charts.js';
+import { countryAtlas, numericCountryCode } from '../../src/export/country-atlas.js';
 import {
   atlasId,
   COUNTRY_MAP_ASPECT,
@@ -16,13 +20,9 @@ import {
   countryScale,
   countryTitle,
   layoutCountryMap,
-} from '../../src/core/country-map.js';
-import { chartFor, mapChart, noMapNotes } from '../../src/domain/reports/report-charts.js';
-import { widgetTable } from '../../src/domain/reports/report-widgets.js';
-import { chartSpec, chartSvg } from '../../src/export/charts.js';
-import { countryAtlas, numericCountryCode } from '../../src/export/country-atlas.js';
+} from '../../src/shared/country-map.js';
 
-// The map visualization's one definition (src/core/country-map.ts), shared by the web
+// The map visualization's one definition (src/shared/country-map.ts), shared by the web
 // UI's map and the report's: per-country events from GeoIP'd items, the colour steps, the
 // join with the atlas, and the report's vega-lite map built from them.
 

@@ -1,4 +1,5 @@
 /** Formatting and time ranges shared by the pages. */
+import { TIME_PRESETS } from '@shared/time-presets';
 
 const numberFormat = new Intl.NumberFormat('en-US');
 export const formatCount = (n: number) => numberFormat.format(n);
@@ -22,20 +23,6 @@ export function formatIso(iso: string | null | undefined): string {
   if (Number.isNaN(d.getTime())) return iso;
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
-
-export const TIME_PRESETS = [
-  { value: 'last_5_minutes', label: 'Last 5 minutes', ms: 5 * 60_000 },
-  { value: 'last_15_minutes', label: 'Last 15 minutes', ms: 15 * 60_000 },
-  { value: 'last_hour', label: 'Last hour', ms: 3_600_000 },
-  { value: 'last_4_hours', label: 'Last 4 hours', ms: 4 * 3_600_000 },
-  { value: 'last_24_hours', label: 'Last 24 hours', ms: 86_400_000 },
-  { value: 'last_7_days', label: 'Last 7 days', ms: 7 * 86_400_000 },
-  { value: 'last_30_days', label: 'Last 30 days', ms: 30 * 86_400_000 },
-  { value: 'today', label: 'Today (UTC)', ms: 0 },
-  { value: 'yesterday', label: 'Yesterday (UTC)', ms: 0 },
-] as const;
-
-export const DEFAULT_PRESET = 'last_hour';
 
 export const isPreset = (v: string | null): v is string => TIME_PRESETS.some((p) => p.value === v);
 

@@ -1,13 +1,4 @@
-/** What a user may hold besides admin. The web UI's Settings imports this list: keep this file free of imports. */
-export const PERMISSIONS = [
-  'manage_dashboards',
-  'manage_widgets',
-  'manage_tasks',
-  'manage_tokens',
-  'manage_triggers',
-  'manage_pipelines',
-] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+import type { Permission } from '../../shared/permissions.js';
 
 export type TokenType = 'USER' | 'INGEST';
 export const TOKEN_TYPES: readonly TokenType[] = ['USER', 'INGEST'];

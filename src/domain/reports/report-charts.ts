@@ -1,12 +1,12 @@
+import type { ChartData, ChartPoint } from '../../export/charts.js';
+import { countryAtlas, numericCountryCode } from '../../export/country-atlas.js';
+import { zonedTime } from '../../export/time-format.js';
 import {
   COUNTRY_MAP_NO_GEO,
   countryMapData,
   countryMapNotes,
   layoutCountryMap,
-} from '../../core/country-map.js';
-import type { ChartData, ChartPoint } from '../../export/charts.js';
-import { countryAtlas, numericCountryCode } from '../../export/country-atlas.js';
-import { zonedTime } from '../../export/time-format.js';
+} from '../../shared/country-map.js';
 
 type Kind = ChartData['kind'];
 const CHART_KINDS = new Set<string>(['bar', 'line', 'area', 'pie']);
@@ -144,7 +144,7 @@ export function timelineChart(
 }
 
 /**
- * A map widget's map (src/core/country-map.ts): the countries its TopN or LastN values
+ * A map widget's map (src/shared/country-map.ts): the countries its TopN or LastN values
  * are placed in by GeoIP, coloured as the web UI colours them, and notes on what the map
  * cannot show. Null when no value carries GeoIP data (a field that holds no addresses):
  * the table then stands alone, as the dashboard shows it.

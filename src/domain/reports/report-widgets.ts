@@ -5,11 +5,11 @@
  * reports-service.ts); everything here is pure, so it is tested without a store.
  */
 
-import { own } from '../../core/own.js';
 import { metricKey } from '../../event-store/query-plan.js';
 import { countText, jsonText, percentText } from '../../export/cells.js';
 import type { ExportColumn } from '../../export/renderer.js';
 import { zonedTime } from '../../export/time-format.js';
+import { presetNamed } from '../../shared/time-presets.js';
 import { intervalSeconds, stepText } from './report-charts.js';
 
 /** A time range as a query's params hold it. */
@@ -66,15 +66,6 @@ export function timeRangeText(range: TimeRange | undefined, w: Window, tz: strin
 }
 
 const UNIT_LETTER: Record<string, string> = { minutes: 'm', hours: 'h', days: 'd' };
-const NAMED_PERIODS: Record<string, string> = {
-  last_hour: '1h',
-  last_5_minutes: '5m',
-  last_15_minutes: '15m',
-  last_4_hours: '4h',
-  last_24_hours: '24h',
-  last_7_days: '7d',
-  last_30_days: '30d',
-};
 
 /**
  * A few characters naming the time range, for xlsx sheet names (no `:` there): "24h",
@@ -82,8 +73,8 @@ const NAMED_PERIODS: Record<string, string> = {
  */
 export function periodLabel(range: TimeRange | undefined, w: Window, tz: string): string {
   if (range && 'preset' in range) {
-    const named = own(NAMED_PERIODS, range.preset);
-    if (named) return named;
+    const named = presetNamed(range.preset);
+    if (named) return named.short;
     const m = /^last_(\d+)_(minutes|hours|days)$/.exec(range.preset);
     if (m) return `${m[1]}${UNIT_LETTER[m[2] as string]}`;
     return presetWords(range.preset);

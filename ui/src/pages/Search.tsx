@@ -1,7 +1,8 @@
+import { DEFAULT_PRESET, TAIL_WINDOW } from '@shared/time-presets';
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { LogEvent, TimeRange } from '../api';
 import { ConnectionLost } from '../components/feedback';
-import { DEFAULT_PRESET, formatCount } from '../format';
+import { formatCount } from '../format';
 import { navigate } from '../router';
 import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
@@ -13,7 +14,7 @@ import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
 import { addTerm, errorContext, errorPosition } from './search/query';
 import { CustomRangeForm, TimeRangeSelect, useTimePicker } from './search/TimePicker';
 import { type RangeSel, rangeFromParams, rangeToParams, windowOf, zoomOut } from './search/time-range';
-import { MAX_LIVE_ROWS, TAIL_WINDOW, useLiveTail } from './search/useLiveTail';
+import { MAX_LIVE_ROWS, useLiveTail } from './search/useLiveTail';
 import { Timeline } from './Timeline';
 import { PAGE_SIZE, useSearch } from './useSearch';
 

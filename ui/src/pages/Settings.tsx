@@ -1,6 +1,6 @@
-import { type ReactNode, useId, useState } from 'react';
 // The permissions a user can hold besides admin: the server's own list (no imports there).
-import { PERMISSIONS } from '../../../src/domain/auth/identity';
+import { PERMISSIONS } from '@shared/permissions';
+import { type ReactNode, useId, useState } from 'react';
 import { type AuthToken, api, getToken, type User } from '../api';
 import { Dialog } from '../components/Dialog';
 import { Check, Field, Form, FormActions, Select } from '../components/Field';

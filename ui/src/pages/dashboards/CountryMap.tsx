@@ -1,14 +1,9 @@
 /**
- * The `map` visualization: countries coloured by their events, as src/core/country-map.ts
+ * The `map` visualization: countries coloured by their events, as src/shared/country-map.ts
  * defines it for this map and the report's. Loaded on demand (charts.tsx imports it
  * lazily): the atlas and d3-geo stay out of the initial JavaScript.
  */
-import { geoEqualEarth, geoPath } from 'd3-geo';
-import type { Feature, FeatureCollection, Geometry } from 'geojson';
-import { alpha2ToNumeric } from 'i18n-iso-countries/index.js';
-import { useSyncExternalStore } from 'react';
-import { feature } from 'topojson-client';
-import atlas from 'world-atlas/countries-110m.json';
+
 import {
   atlasId,
   COUNTRY_MAP_BORDER,
@@ -21,7 +16,13 @@ import {
   countryMapSummary,
   countryTitle,
   layoutCountryMap,
-} from '../../../../src/core/country-map';
+} from '@shared/country-map';
+import { geoEqualEarth, geoPath } from 'd3-geo';
+import type { Feature, FeatureCollection, Geometry } from 'geojson';
+import { alpha2ToNumeric } from 'i18n-iso-countries/index.js';
+import { useSyncExternalStore } from 'react';
+import { feature } from 'topojson-client';
+import atlas from 'world-atlas/countries-110m.json';
 import { formatCount } from '../../format';
 
 /** Width of the map's coordinate space; the SVG scales to its widget (its height follows the projection). */

@@ -1,49 +1,24 @@
-import {
-  type CSSProperties,
-  type FormEvent,
-  type KeyboardEvent,
-  type PointerEvent,
-  useEffect,
-  useMemo,
-  useRef,
-  useState,
-} from 'react';
+import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorText, getToken } from '../../api';
 import { ConnectionLost } from '../../components/feedback';
 import { type LiveState, openLive } from '../../live';
 import { Link } from '../../router';
 import { useApi } from '../../useApi';
-import { type QueryData, Visualization } from './charts';
+import type { QueryData } from './charts';
 import './dashboards.css';
-
-export const GRID_COLUMNS = 12;
-
-export interface Position {
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-}
-
-export interface Widget {
-  id: number;
-  title: string;
-  description: string;
-  query: { type: string; params: Record<string, unknown> };
-  visualization: { kind: string; options: Record<string, unknown> };
-  position: Position;
-  read_only: boolean;
-}
-
-export interface Dashboard {
-  id: number;
-  title: string;
-  description: string;
-  widgets: Widget[];
-  updated_at: string;
-}
-
-type Direction = 'left' | 'right' | 'up' | 'down';
+import {
+  byPlace,
+  type Direction,
+  GRID_COLUMNS,
+  moved,
+  type Position,
+  placed,
+  resized,
+  samePlace,
+  type Widget,
+} from './grid';
+import { SaveTemplate } from './SaveTemplate';
+import { WidgetCard } from './WidgetCard';
 
 const STATE_TEXT: Record<LiveState, string> = {
   connecting: 'Connecting…',
@@ -52,75 +27,13 @@ const STATE_TEXT: Record<LiveState, string> = {
   closed: 'Offline',
 };
 
-/** The position one step in a direction, kept inside the 12 columns; null when it cannot move. */
-export function moved(p: Position, d: Direction): Position | null {
-  const w = Math.min(p.w, GRID_COLUMNS);
-  const next = { ...p };
-  if (d === 'left') next.x = Math.max(0, p.x - 1);
-  if (d === 'right') next.x = Math.min(GRID_COLUMNS - w, p.x + 1);
-  if (d === 'up') next.y = Math.max(0, p.y - 1);
-  if (d === 'down') next.y = p.y + 1;
-  return next.x === p.x && next.y === p.y ? null : next;
+export interface Dashboard {
+  id: number;
+  title: string;
+  description: string;
+  widgets: Widget[];
+  updated_at: string;
 }
-
-const byPlace = (a: Widget, b: Widget) => a.position.y - b.position.y || a.position.x - b.position.x;
-
-const samePlace = (a: Position, b: Position) => a.x === b.x && a.y === b.y && a.w === b.w && a.h === b.h;
-
-export const overlaps = (a: Position, b: Position) =>
-  a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
-
-/**
- * The layout with widget `id` at `pos`, and every widget it would overlap pushed down
- * until nothing overlaps (simple vertical compaction: widgets only ever move down, in
- * layout order; read-only widgets cannot be saved, so they stay and what meets them goes
- * below them, the placed widget included).
- */
-export function placed(widgets: readonly Widget[], id: number, pos: Position): Widget[] {
-  const done: Widget[] = widgets.filter((w) => w.read_only && w.id !== id);
-  const settle = (w: Widget) => {
-    let p = w.position;
-    for (
-      let hit = done.find((d) => overlaps(d.position, p));
-      hit;
-      hit = done.find((d) => overlaps(d.position, p))
-    )
-      p = { ...p, y: hit.position.y + hit.position.h };
-    done.push(p === w.position ? w : { ...w, position: p });
-  };
-  const self = widgets.find((w) => w.id === id);
-  if (self) settle({ ...self, position: pos });
-  for (const w of [...widgets].sort(byPlace)) if (!w.read_only && w.id !== id) settle(w);
-  const byId = new Map(done.map((w) => [w.id, w]));
-  return widgets.map((w) => byId.get(w.id) ?? w);
-}
-
-/** A size one step bigger or smaller, kept inside the 12 columns; null when it cannot change. */
-export function resized(p: Position, d: Direction): Position | null {
-  const next = { ...p };
-  if (d === 'left') next.w = Math.max(1, p.w - 1);
-  if (d === 'right') next.w = Math.min(GRID_COLUMNS - p.x, p.w + 1);
-  if (d === 'up') next.h = Math.max(1, p.h - 1);
-  if (d === 'down') next.h = p.h + 1;
-  return next.w === p.w && next.h === p.h ? null : next;
-}
-
-const KEY_DIRECTION: Record<string, Direction> = {
-  ArrowLeft: 'left',
-  ArrowRight: 'right',
-  ArrowUp: 'up',
-  ArrowDown: 'down',
-};
-
-/** A template path from a title: `saved/` and the title's letters and digits. */
-const templatePathFor = (title: string) =>
-  `saved/${
-    title
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 100) || 'dashboard'
-  }`;
 
 interface Drag {
   id: number;
@@ -383,187 +296,5 @@ function DashboardView({ id }: { id: number }) {
         })}
       </div>
     </div>
-  );
-}
-
-const ARROWS: Record<Direction, string> = { left: '←', right: '→', up: '↑', down: '↓' };
-
-/** Saves the dashboard as a template at a path (POST /api/dashboards/:id/templates). */
-function SaveTemplate(props: {
-  id: number;
-  title: string;
-  onSaved: (path: string) => void;
-  onCancel: () => void;
-}) {
-  const [path, setPath] = useState(() => templatePathFor(props.title));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const inputRef = useRef<HTMLInputElement>(null);
-  useEffect(() => inputRef.current?.focus(), []);
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const saved = await api<{ path: string }>(`/api/dashboards/${props.id}/templates`, { body: { path } });
-      props.onSaved(saved.path);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <form
-      id="dash-template-form"
-      className="dash-template"
-      aria-label="Save as template"
-      onSubmit={(e) => void submit(e)}
-    >
-      <div className="field">
-        <label htmlFor="dash-template-path">Template path</label>
-        <input
-          id="dash-template-path"
-          ref={inputRef}
-          value={path}
-          onChange={(e) => setPath(e.target.value)}
-          required
-          maxLength={200}
-          pattern="[A-Za-z0-9_.\/\-]+"
-          aria-describedby="dash-template-hint"
-          aria-invalid={error ? true : undefined}
-        />
-        <span id="dash-template-hint" className="muted">
-          Letters, digits and _-./, e.g. team/overview. Every user can create dashboards from it.
-        </span>
-      </div>
-      <button type="submit" disabled={busy}>
-        Save template
-      </button>
-      <button type="button" className="secondary" onClick={props.onCancel}>
-        Cancel
-      </button>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-    </form>
-  );
-}
-
-function WidgetCard(props: {
-  widget: Widget;
-  data: QueryData | undefined;
-  dragging: boolean;
-  onMove: (w: Widget, d: Direction, buttonId: string) => void;
-  onResize: (w: Widget, d: Direction, handleId: string) => void;
-  drag: {
-    start: (mode: 'move' | 'resize', e: PointerEvent<HTMLElement>) => void;
-    move: (e: PointerEvent<HTMLElement>) => void;
-    end: (e: PointerEvent<HTMLElement>, cancelled: boolean) => void;
-  };
-}) {
-  const { widget: w, data, drag } = props;
-  const p = w.position;
-  const wCols = Math.max(1, Math.min(p.w, GRID_COLUMNS));
-  const style = {
-    '--x': Math.min(p.x, GRID_COLUMNS - wCols) + 1,
-    '--y': p.y + 1,
-    '--w': wCols,
-    '--h': Math.max(1, p.h),
-  } as CSSProperties;
-  const headingId = `widget-${w.id}-title`;
-  const resizeId = `widget-${w.id}-resize`;
-  const pointer = (mode: 'move' | 'resize') => ({
-    onPointerDown: (e: PointerEvent<HTMLElement>) => drag.start(mode, e),
-    onPointerMove: drag.move,
-    onPointerUp: (e: PointerEvent<HTMLElement>) => drag.end(e, false),
-    onPointerCancel: (e: PointerEvent<HTMLElement>) => drag.end(e, true),
-  });
-  const onResizeKey = (e: KeyboardEvent<HTMLButtonElement>) => {
-    const d = KEY_DIRECTION[e.key];
-    if (!d || e.altKey || e.ctrlKey || e.metaKey) return;
-    e.preventDefault();
-    props.onResize(w, d, resizeId);
-  };
-  const classes = ['dash-widget', w.read_only ? '' : 'dash-movable', props.dragging ? 'dash-dragging' : '']
-    .filter(Boolean)
-    .join(' ');
-  return (
-    <section
-      aria-labelledby={headingId}
-      className={classes}
-      style={style}
-      data-widget-id={w.id}
-      data-position={`${p.x},${p.y},${p.w},${p.h}`}
-    >
-      <header
-        className="dash-widget-head"
-        title={w.read_only ? undefined : 'Drag to move'}
-        {...(w.read_only ? {} : pointer('move'))}
-      >
-        {!w.read_only && (
-          <span className="dash-grip" aria-hidden="true">
-            ⠿
-          </span>
-        )}
-        <h2 id={headingId}>{w.title}</h2>
-        {w.read_only && <span className="badge dash-readonly">read-only</span>}
-        {!w.read_only && (
-          // biome-ignore lint/a11y/useSemanticElements: a group of buttons, not a form's fieldset
-          <div className="dash-move" role="group" aria-label={`Move ${w.title}`}>
-            {(['left', 'right', 'up', 'down'] as const).map((d) => {
-              const id = `widget-${w.id}-move-${d}`;
-              const can = moved(p, d) !== null;
-              return (
-                <button
-                  key={d}
-                  id={id}
-                  type="button"
-                  className="secondary small"
-                  aria-label={`Move ${w.title} ${d}`}
-                  title={`Move ${d}`}
-                  aria-disabled={!can}
-                  onClick={() => can && props.onMove(w, d, id)}
-                >
-                  <span aria-hidden="true">{ARROWS[d]}</span>
-                </button>
-              );
-            })}
-          </div>
-        )}
-      </header>
-      {/* Scrolls when its content is taller than the widget: focusable, so keys scroll it. */}
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container must take the focus */}
-      <div className="dash-widget-body" tabIndex={0}>
-        {!data && <p className="muted">Loading…</p>}
-        {data?.status === 'ERROR' && (
-          <p role="alert" className="error">
-            {data.error ?? 'The query failed.'}
-          </p>
-        )}
-        {data && data.status !== 'ERROR' && (
-          <Visualization
-            kind={w.visualization.kind}
-            options={w.visualization.options ?? {}}
-            data={data}
-            title={w.title}
-            fields={w.query.params.fields}
-          />
-        )}
-      </div>
-      {!w.read_only && (
-        <button
-          id={resizeId}
-          type="button"
-          className="dash-resize"
-          aria-label={`Resize ${w.title}`}
-          title="Drag to resize (or use the arrow keys)"
-          onKeyDown={onResizeKey}
-          {...pointer('resize')}
-        />
-      )}
-    </section>
   );
 }

@@ -2,9 +2,10 @@
  * Widget visualizations drawn without a chart library: a widget's query result
  * (GenericQuery of Search, TopN, LastN, Timeline or Summary) shown as its kind says.
  */
+
+import { CATEGORY_PALETTE, colorsFor, fixedColors, PLAIN_COLOR } from '@shared/chart-colors';
+import { COUNTRY_MAP_NO_GEO, type CountryMapData, countryMapData } from '@shared/country-map';
 import { type CSSProperties, lazy, type ReactNode, Suspense } from 'react';
-import { CATEGORY_PALETTE, colorsFor, fixedColors, PLAIN_COLOR } from '../../../../src/core/chart-colors';
-import { COUNTRY_MAP_NO_GEO, type CountryMapData, countryMapData } from '../../../../src/core/country-map';
 import { formatCount, formatTs } from '../../format';
 
 export type VisualizationKind = 'table' | 'bar' | 'line' | 'area' | 'pie' | 'number' | 'map' | 'list';

@@ -1,3 +1,4 @@
+import { DEFAULT_PRESET, TIME_PRESETS } from '@shared/time-presets';
 import { type ChangeEvent, useEffect } from 'react';
 import { api, type Paginated } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
@@ -6,7 +7,7 @@ import { type Column, ListTable } from '../../components/ListTable';
 import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
-import { DEFAULT_PRESET, formatIso, TIME_PRESETS } from '../../format';
+import { formatIso } from '../../format';
 import { useApi } from '../../useApi';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import '../tasks/work.css';

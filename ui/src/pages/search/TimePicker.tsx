@@ -1,5 +1,5 @@
+import { TIME_PRESETS } from '@shared/time-presets';
 import { type FormEvent, useState } from 'react';
-import { TIME_PRESETS } from '../../format';
 import { parseCustomRange, type RangeSel, toDatetimeLocal, type Window, windowOf } from './time-range';
 
 /**

@@ -3,7 +3,8 @@
  * the address (`range=<preset>` or `from=`/`to=` Unix seconds), edited as `datetime-local`
  * values in the browser's zone, and zoomed on the timeline (bucket index ↔ time).
  */
-import { DEFAULT_PRESET, isPreset, pinPreset } from '../../format.js';
+import { DEFAULT_PRESET } from '@shared/time-presets';
+import { isPreset, pinPreset } from '../../format.js';
 
 export interface Window {
   ts_from: number;

@@ -1,3 +1,4 @@
+import { TAIL_WINDOW } from '@shared/time-presets';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, errorText, type GenericQuery, getToken, type LogEvent, type SearchResults } from '../../api';
 import { type LiveState, openLive } from '../../live';
@@ -6,7 +7,6 @@ import { type LiveState, openLive } from '../../live';
  * The window of the tailed Search (as the CLI's `tail`, src/cli/tail.ts): events stamped
  * this long before now still show when they arrive late.
  */
-export const TAIL_WINDOW = 'last_15_minutes';
 /** Events per update (the server sends the whole page each time). */
 export const TAIL_PAGE = 500;
 /** Rows kept: the oldest fall off the end. */
