@@ -1,14 +1,15 @@
 /** Users and API tokens: who is asking, and what a token may do. */
 import type { Config } from '../config/config.js';
 import { TokensService } from '../domain/tokens/tokens-service.js';
+import { AuthTokenSchema, UserSchema } from '../domain/users/user-schema.js';
 import { UsersService } from '../domain/users/users-service.js';
 import { authTokenRoutes } from '../http/routes/authtokens.js';
 import { userRoutes } from '../http/routes/users.js';
-import { AuthTokenSchema, UserSchema } from '../http/schemas/users.js';
 import type { MetadataDb } from '../metadata/database.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { component } from './component.js';
+import { TeamsRepository } from './teams/teams-repository.js';
 
 declare module './component.js' {
   interface Services {
@@ -24,7 +25,7 @@ export function identityServices(
 ): { tokens: TokensService; users: UsersService } {
   const usersRepo = new UsersRepository(meta.db);
   const tokens = new TokensService(new TokensRepository(meta.db), usersRepo, config.tokenCacheSeconds * 1000);
-  return { tokens, users: new UsersService(usersRepo, tokens) };
+  return { tokens, users: new UsersService(usersRepo, tokens, new TeamsRepository(meta.db)) };
 }
 
 export const identity = component({

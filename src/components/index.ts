@@ -12,11 +12,15 @@ import { ingest } from './ingest.js';
 import { live } from './live.js';
 import { queries } from './queries.js';
 import { reports } from './reports.js';
+import { streams } from './streams/index.js';
 import { tasks } from './tasks.js';
+import { teams } from './teams/index.js';
 import { triggers } from './triggers.js';
 
 export const COMPONENTS: readonly Component[] = [
   identity,
+  teams,
+  streams,
   tasks,
   alerting,
   triggers,

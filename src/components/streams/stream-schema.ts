@@ -1,0 +1,65 @@
+import { type Static, Type } from 'typebox';
+import { IsoDateTime } from '../../core/resource-schema.js';
+
+const Ids = (what: string) =>
+  Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 1000, description: `Ids of existing ${what}.` });
+
+export const ReadersSchema = Type.Object(
+  { teams: Ids('teams'), users: Ids('users') },
+  { additionalProperties: false, description: 'Who may read the stream (admins always may).' },
+);
+
+/** A stream as the API shows it: the one declaration of its shape. */
+export const StreamSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    title: Type.String(),
+    description: Type.String(),
+    rule: Type.Union([Type.String(), Type.Null()], {
+      description: 'Query-language text selecting its events; null for the built-in Default.',
+    }),
+    readers: Type.Object({ teams: Type.Array(Type.Integer()), users: Type.Array(Type.Integer()) }),
+    retention_days: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Days its events are kept (0: forever); null follows the retentionDays setting.',
+    }),
+    owner: Type.Union([Type.Integer(), Type.Null()]),
+    builtin: Type.Boolean({ description: 'The Default stream: what no other stream claims.' }),
+    created_at: IsoDateTime(),
+    updated_at: IsoDateTime(),
+    event_count: Type.Optional(
+      Type.Integer({ description: 'Its events of the last 24 h (`?counts=true`).' }),
+    ),
+  },
+  { $id: 'Stream' },
+);
+export type Stream = Static<typeof StreamSchema>;
+
+const writable = {
+  title: Type.String({ minLength: 1, maxLength: 200, description: 'Unique ignoring case; not blank.' }),
+  description: Type.Optional(Type.String({ maxLength: 10_000, description: 'Default "".' })),
+  rule: Type.Optional(
+    Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()], {
+      description: 'Required and not blank, except on the Default stream, which has none.',
+    }),
+  ),
+  readers: Type.Optional(
+    Type.Object(
+      { teams: Type.Optional(Ids('teams')), users: Type.Optional(Ids('users')) },
+      { additionalProperties: false, description: 'Default: nobody but admins.' },
+    ),
+  ),
+  retention_days: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 0, maximum: 36_500 }), Type.Null()], {
+      description: 'Default null (the retentionDays setting).',
+    }),
+  ),
+};
+
+export const StreamCreateSchema = Type.Object(writable, { additionalProperties: false });
+export type StreamInput = Static<typeof StreamCreateSchema>;
+
+export const StreamPatchSchema = Type.Object(
+  { ...writable, title: Type.Optional(writable.title) },
+  { additionalProperties: false },
+);
+export type StreamPatch = Static<typeof StreamPatchSchema>;

@@ -1,0 +1,210 @@
+import { can, type Identity } from '../../domain/auth/identity.js';
+import {
+  conflict,
+  type FieldErrors,
+  notFound,
+  permissionDenied,
+  validationError,
+} from '../../errors/errors.js';
+import type { EventStore } from '../../event-store/event-store.js';
+import { parseQuery } from '../../filter/language/parse-query.js';
+import type { TeamsService } from '../teams/teams-service.js';
+import { membership } from './membership.js';
+import type { Stream, StreamInput, StreamPatch } from './stream-schema.js';
+import type { Readers, StreamRow, StreamsRepository } from './streams-repository.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Streams: named rules over events and who may read them. Admins and `manage_streams`
+ * holders manage them (and see them all); everyone else sees the streams they may read.
+ * The built-in Default holds what no other stream claims: it cannot be deleted and has no
+ * rule; its readers, retention and description can change.
+ */
+export class StreamsService {
+  constructor(
+    private readonly streams: StreamsRepository,
+    private readonly teams: TeamsService,
+    private readonly events: EventStore,
+  ) {}
+
+  async list(who: Identity, opts: { counts?: boolean } = {}): Promise<Stream[]> {
+    const rows = await this.streams.all();
+    const readers = await this.streams.readers();
+    const visible = await this.visibleTo(who, rows, readers);
+    return this.present(visible, readers, opts.counts ? rows : undefined);
+  }
+
+  async get(who: Identity, id: number, opts: { counts?: boolean } = {}): Promise<Stream> {
+    const rows = await this.streams.all();
+    const readers = await this.streams.readers();
+    const row = (await this.visibleTo(who, rows, readers)).find((r) => r.id === id);
+    if (!row) throw notFound();
+    return (await this.present([row], readers, opts.counts ? rows : undefined))[0] as Stream;
+  }
+
+  async create(who: Identity, input: StreamInput): Promise<Stream> {
+    requireManager(who);
+    const title = await this.checkTitle(input.title);
+    const rule = checkRule(input.rule);
+    const readers = await this.checkReaders(input.readers ?? {});
+    const now = new Date().toISOString();
+    const row = await this.streams.insert(
+      {
+        title,
+        description: input.description ?? '',
+        rule,
+        retention_days: input.retention_days ?? null,
+        owner: who.userId,
+        builtin: 0,
+        created_at: now,
+        updated_at: now,
+      },
+      readers,
+    );
+    return this.get(who, row.id);
+  }
+
+  /** PATCH: what is given changes; PUT (`replace`): what is left out returns to its default. */
+  async update(who: Identity, id: number, patch: StreamPatch, replace = false): Promise<Stream> {
+    requireManager(who);
+    const row = await this.streams.byId(id);
+    if (!row) throw notFound();
+    const errors: FieldErrors = {};
+    if (row.builtin) {
+      if (patch.rule !== undefined && patch.rule !== null)
+        errors.rule = ['The Default stream has no rule: it holds the events no other stream claims.'];
+      if (patch.title !== undefined && patch.title.trim() !== row.title)
+        errors.title = [`The Default stream keeps its title "${row.title}".`];
+      if (Object.keys(errors).length) throw validationError(errors);
+    }
+    const title =
+      patch.title === undefined || row.builtin ? undefined : await this.checkTitle(patch.title, id);
+    const rule = row.builtin
+      ? undefined
+      : patch.rule !== undefined || replace
+        ? checkRule(patch.rule)
+        : undefined;
+    const given = patch.readers ?? (replace ? {} : undefined);
+    const readers = given === undefined ? undefined : await this.checkReaders(given);
+    const description = patch.description ?? (replace ? '' : undefined);
+    const retention = patch.retention_days !== undefined ? patch.retention_days : replace ? null : undefined;
+    const updated = await this.streams.update(
+      id,
+      {
+        ...(title !== undefined ? { title } : {}),
+        ...(rule !== undefined ? { rule } : {}),
+        ...(description !== undefined ? { description } : {}),
+        ...(retention !== undefined ? { retention_days: retention } : {}),
+        updated_at: new Date().toISOString(),
+      },
+      readers,
+    );
+    if (!updated) throw notFound();
+    return this.get(who, id);
+  }
+
+  async delete(who: Identity, id: number): Promise<void> {
+    requireManager(who);
+    const row = await this.streams.byId(id);
+    if (!row) throw notFound();
+    if (row.builtin) throw conflict('The Default stream cannot be deleted.');
+    if (!(await this.streams.delete(id))) throw notFound();
+  }
+
+  /** Admins and managers see every stream; anyone else those whose readers name them or a team of theirs. */
+  private async visibleTo(
+    who: Identity,
+    rows: readonly StreamRow[],
+    readers: ReadonlyMap<number, Readers>,
+  ): Promise<StreamRow[]> {
+    if (can(who, 'manage_streams')) return [...rows];
+    const teams = new Set(await this.teams.teamsOf(who.userId));
+    return rows.filter((r) => {
+      const named = readers.get(r.id);
+      return !!named && (named.users.includes(who.userId) || named.teams.some((t) => teams.has(t)));
+    });
+  }
+
+  /** Representations; with `all` (every stream), each with its events of the last 24 h. */
+  private async present(
+    rows: readonly StreamRow[],
+    readers: ReadonlyMap<number, Readers>,
+    all?: readonly StreamRow[],
+  ): Promise<Stream[]> {
+    const counts = all ? await this.counts(rows, all) : undefined;
+    return rows.map((r) => ({
+      id: r.id,
+      title: r.title,
+      description: r.description,
+      rule: r.rule,
+      readers: readers.get(r.id) ?? { teams: [], users: [] },
+      retention_days: r.retention_days,
+      owner: r.owner,
+      builtin: r.builtin === 1,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      ...(counts ? { event_count: counts.get(r.id) ?? 0 } : {}),
+    }));
+  }
+
+  private async counts(rows: readonly StreamRow[], all: readonly StreamRow[]): Promise<Map<number, number>> {
+    const filters = membership(all);
+    const now = Date.now();
+    const range = { fromMs: now - DAY_MS, toMs: now + 1 };
+    const out = new Map<number, number>();
+    for (const r of rows) {
+      const filter = filters.get(r.id);
+      if (!filter) continue;
+      const res = await this.events.execute({
+        kind: 'search',
+        filter,
+        range,
+        sort: [],
+        limit: 0,
+        offset: 0,
+        count: true,
+      });
+      out.set(r.id, res.total);
+    }
+    return out;
+  }
+
+  private async checkTitle(raw: string, self?: number): Promise<string> {
+    const title = raw.trim();
+    if (!title) throw validationError({ title: ['Must not be blank.'] });
+    const other = await this.streams.byTitle(title);
+    if (other && other.id !== self) throw conflict(`Stream "${other.title}" already exists.`);
+    return title;
+  }
+
+  private async checkReaders(given: { teams?: number[]; users?: number[] }): Promise<Readers> {
+    const readers: Readers = {
+      teams: [...new Set(given.teams ?? [])].sort((a, b) => a - b),
+      users: [...new Set(given.users ?? [])].sort((a, b) => a - b),
+    };
+    const found = await this.streams.existing(readers);
+    const errors: FieldErrors = {};
+    const missingTeams = readers.teams.filter((id) => !found.teams.has(id));
+    const missingUsers = readers.users.filter((id) => !found.users.has(id));
+    if (missingTeams.length)
+      errors['readers.teams'] = [`No team has the id ${missingTeams.slice(0, 20).join(', ')}.`];
+    if (missingUsers.length)
+      errors['readers.users'] = [`No user has the id ${missingUsers.slice(0, 20).join(', ')}.`];
+    if (Object.keys(errors).length) throw validationError(errors);
+    return readers;
+  }
+}
+
+/** A rule as stored: required, not blank, and parsed (a syntax error is a 400 on `rule`). */
+function checkRule(rule: string | null | undefined): string {
+  if (rule === undefined || rule === null || !rule.trim())
+    throw validationError({ rule: ['Required: a query-language rule selecting the stream’s events.'] });
+  parseQuery(rule, { path: 'rule' });
+  return rule;
+}
+
+function requireManager(who: Identity): void {
+  if (!can(who, 'manage_streams'))
+    throw permissionDenied('Only administrators and manage_streams holders manage streams.');
+}

@@ -1,0 +1,26 @@
+/** Teams: groups of users, which streams name as their readers (`/api/teams`). */
+import { component } from '../component.js';
+import { TeamSchema } from './team-schema.js';
+import { TeamsRepository } from './teams-repository.js';
+import { teamRoutes } from './teams-routes.js';
+import { TeamsService } from './teams-service.js';
+import { teamsMigration } from './teams-table.js';
+
+declare module '../component.js' {
+  interface Services {
+    teams: TeamsService;
+  }
+}
+
+export const teams = component({
+  name: 'teams',
+  migrations: { '0011-teams': teamsMigration },
+  build({ meta }) {
+    const teams = new TeamsService(new TeamsRepository(meta.db));
+    return {
+      provides: { teams },
+      schemas: [TeamSchema],
+      routes: async (app) => void (await app.register(teamRoutes, { teams })),
+    };
+  },
+});
