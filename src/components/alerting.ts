@@ -1,11 +1,11 @@
 /** Notification channels, the durable delivery queue and its history. */
 import { parseDenyCidrs } from '../config/deny-cidrs.js';
+import { ChannelSchema, DeliverySchema } from '../domain/alerts/alert-schema.js';
 import { ChannelsService } from '../domain/alerts/channels-service.js';
 import { DeliveriesService } from '../domain/alerts/deliveries-service.js';
 import { DeliveryQueue } from '../domain/alerts/delivery-queue.js';
 import { Senders } from '../domain/alerts/senders.js';
 import { channelRoutes } from '../http/routes/channels.js';
-import { ChannelSchema, DeliverySchema } from '../http/schemas/alerts.js';
 import { ChannelsRepository } from '../metadata/channels-repository.js';
 import { DeliveriesRepository } from '../metadata/deliveries-repository.js';
 import { component } from './component.js';

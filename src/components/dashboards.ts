@@ -1,14 +1,15 @@
 /** Dashboards and their widgets, with the built-in templates. */
-import { DashboardsService } from '../domain/dashboards/dashboards-service.js';
-import { WidgetsService } from '../domain/dashboards/widgets-service.js';
-import { dashboardRoutes } from '../http/routes/dashboards.js';
-import { widgetRoutes } from '../http/routes/widgets.js';
+
 import {
   DashboardExportSchema,
   DashboardSchema,
   WidgetExportSchema,
   WidgetSchema,
-} from '../http/schemas/dashboards.js';
+} from '../domain/dashboards/dashboard-schema.js';
+import { DashboardsService } from '../domain/dashboards/dashboards-service.js';
+import { WidgetsService } from '../domain/dashboards/widgets-service.js';
+import { dashboardRoutes } from '../http/routes/dashboards.js';
+import { widgetRoutes } from '../http/routes/widgets.js';
 import { DashboardRepositories } from '../metadata/dashboards-repository.js';
 import { component } from './component.js';
 

@@ -1,4 +1,6 @@
 /** Intake: every protocol's routes, pipelines and the service that hands events to the batcher. */
+
+import { PipelineSchema } from '../domain/pipelines/pipeline-schema.js';
 import { PipelinesService } from '../domain/pipelines/pipelines-service.js';
 import { esBulkRoutes } from '../http/routes/es-bulk.js';
 import { gelfRoutes } from '../http/routes/gelf.js';
@@ -7,7 +9,6 @@ import { journaldRoutes } from '../http/routes/journald.js';
 import { lokiRoutes } from '../http/routes/loki.js';
 import { otlpRoutes } from '../http/routes/otlp.js';
 import { pipelineRoutes } from '../http/routes/pipelines.js';
-import { PipelineSchema } from '../http/schemas/pipelines.js';
 import { IngestService } from '../ingest/ingest-service.js';
 import { JournaldIntake } from '../ingest/journald-intake.js';
 import { PipelinesRepository } from '../metadata/pipelines-repository.js';

@@ -1,7 +1,8 @@
 /** Tasks: what users (and triggers) make of what they find. */
+
+import { TaskSchema } from '../domain/tasks/task-schema.js';
 import { TasksService } from '../domain/tasks/tasks-service.js';
 import { taskRoutes } from '../http/routes/tasks.js';
-import { TaskSchema } from '../http/schemas/tasks.js';
 import { TasksRepository } from '../metadata/tasks-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { component } from './component.js';

@@ -1,8 +1,8 @@
 /** Triggers: saved filters matched against every commit, making tasks and alerts. */
 import type { AlertCounts } from '../domain/alerts/alert-engine.js';
+import { TriggerSchema } from '../domain/triggers/trigger-schema.js';
 import { TriggersService } from '../domain/triggers/triggers-service.js';
 import { triggerRoutes } from '../http/routes/triggers.js';
-import { TriggerSchema } from '../http/schemas/triggers.js';
 import { LeasesRepository } from '../metadata/leases-repository.js';
 import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';

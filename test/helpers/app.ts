@@ -5,8 +5,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
-import type { Permission } from '../../src/domain/auth/identity.js';
 import { bootstrapAdmin, healthChecks, openRuntime, type Runtime } from '../../src/runtime.js';
+import type { Permission } from '../../src/shared/permissions.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from './clickhouse.js';
 
 /**

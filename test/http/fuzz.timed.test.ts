@@ -161,6 +161,21 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
       if (inFlight) stalledMs = Math.max(stalledMs, now - tick - 10);
       tick = now;
     }, 10);
+    // How long a request just sent held the loop. A stall is the request's when it comes
+    // back each time the same request is sent again; once alone is also a garbage
+    // collection of the fuzzer's own heap (CI saw 591 ms on a 400 that takes 7 ms).
+    const stallOf = async (send: () => Promise<unknown>) => {
+      let held = stalledMs;
+      for (let again = 0; again < 2 && held > STALL_MS; again++) {
+        stalledMs = 0;
+        inFlight = true;
+        await send();
+        inFlight = false;
+        held = Math.min(held, stalledMs);
+      }
+      stalledMs = 0;
+      return held;
+    };
     const seen = new Set<string>();
     // Every distinct failure (operation, encoding, status, reason), not just the first.
     const failures = new Map<string, string>();
@@ -244,26 +259,28 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
           }
         }
         const target = qs.size > 0 ? `${url}?${qs}` : url;
+        const send = () =>
+          t.as(token, {
+            method: op.method as 'GET',
+            url: target,
+            ...(payload !== undefined ? { payload } : {}),
+            ...(contentType ? { headers: { 'content-type': contentType } } : {}),
+          });
         const started = performance.now();
         inFlight = true;
-        const res = await t.as(token, {
-          method: op.method as 'GET',
-          url: target,
-          ...(payload !== undefined ? { payload } : {}),
-          ...(contentType ? { headers: { 'content-type': contentType } } : {}),
-        });
+        const res = await send();
         inFlight = false;
+        const took = performance.now() - started;
         const where = `${op.method} ${target.slice(0, 200)} (${contentType ?? 'no body'}) → ${res.statusCode} ${res.body.slice(0, 300)}`;
         // The event loop watched: no request may hold it (so /api/health) past 250 ms.
-        if (stalledMs > STALL_MS) {
+        const held = await stallOf(send);
+        if (held > STALL_MS) {
           fail(
             `${op.method} ${op.path} ${r.body} stalled`,
-            `${where}\n  held the event loop ${stalledMs.toFixed(0)} ms`,
+            `${where}\n  held the event loop ${held.toFixed(0)} ms, each of three times`,
           );
         }
-        stalledMs = 0;
-        if (performance.now() - started > 5000)
-          fail(`${op.method} ${op.path} slow`, `${where}\n  took over 5 s`);
+        if (took > 5000) fail(`${op.method} ${op.path} slow`, `${where}\n  took over 5 s`);
         const key = `${op.method} ${op.path} ${contentType?.split(';')[0] ?? ''} ${res.statusCode}`;
         seen.add(`${op.method} ${op.path}`);
         if (res.statusCode >= 500) return fail(`${key} 5xx`, where);
@@ -333,14 +350,15 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
       ['/loki/api/v1/push', 'huge protobuf', { 'content-type': 'application/x-protobuf' }, loki],
     ];
     for (const [url, what, headers, payload] of hostile) {
+      const send = () => t.as(token, { method: 'POST', url, headers, payload });
       inFlight = true;
-      const res = await t.as(token, { method: 'POST', url, headers, payload });
+      const res = await send();
       inFlight = false;
       const where = `POST ${url} (${what}) → ${res.statusCode} ${res.body.slice(0, 200)}`;
       if (res.statusCode >= 500 || res.statusCode < 400) fail(`${url} ${what} status`, where);
-      if (stalledMs > STALL_MS)
-        fail(`${url} ${what} stalled`, `${where}\n  held the event loop ${stalledMs.toFixed(0)} ms`);
-      stalledMs = 0;
+      const held = await stallOf(send);
+      if (held > STALL_MS)
+        fail(`${url} ${what} stalled`, `${where}\n  held the event loop ${held.toFixed(0)} ms`);
     }
     clearInterval(watch);
     expect([...failures.values()]).toEqual([]);

@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERMISSIONS, type Permission } from '../../src/domain/auth/identity.js';
+import { PERMISSIONS, type Permission } from '../../src/shared/permissions.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 /**

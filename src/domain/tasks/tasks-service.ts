@@ -1,9 +1,11 @@
+import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
 import { type FieldErrors, notFound, permissionDenied, validationError } from '../../errors/errors.js';
 import type { TaskPriority, TaskRow, TaskUpdate } from '../../metadata/schema.js';
 import type { TaskFilter, TasksRepository } from '../../metadata/tasks-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
 import { can, type Identity } from '../auth/identity.js';
+import type { TaskSchema } from './task-schema.js';
 
 export type { TaskPriority };
 export const TASK_PRIORITIES = [
@@ -14,22 +16,7 @@ export const TASK_PRIORITIES = [
 ] as const satisfies readonly TaskPriority[];
 
 /** Task representation. */
-export interface Task {
-  id: number;
-  title: string;
-  description: string;
-  owner: number;
-  assigned_to: number | null;
-  is_open: boolean;
-  due_date: string | null;
-  is_overdue: boolean;
-  priority: TaskPriority;
-  ev_ids: string[];
-  trigger_id: number | null;
-  created_at: string;
-  updated_at: string;
-  closed_at: string | null;
-}
+export type Task = Static<typeof TaskSchema>;
 
 /** The writable fields of a task, as a body gives them (all optional for PATCH). */
 export interface TaskInput {

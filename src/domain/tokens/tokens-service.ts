@@ -4,7 +4,8 @@ import { authenticationFailed, fieldError, notFound, permissionDenied } from '..
 import type { TokenRow, UserRow } from '../../metadata/schema.js';
 import type { TokensRepository } from '../../metadata/tokens-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
-import { can, type Identity, type Permission, type TokenType } from '../auth/identity.js';
+import type { Permission } from '../../shared/permissions.js';
+import { can, type Identity, type TokenType } from '../auth/identity.js';
 import { hashSecret, keyIdOf, maskKey, newSecretKey } from './secrets.js';
 
 /** AuthToken representation. */

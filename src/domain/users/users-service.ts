@@ -1,19 +1,21 @@
 import { randomBytes } from 'node:crypto';
+import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
 import { authenticationFailed, conflict, notFound, permissionDenied } from '../../errors/errors.js';
 import type { UserRow } from '../../metadata/schema.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
-import { type Identity, PERMISSIONS, type Permission } from '../auth/identity.js';
+import { PERMISSIONS, type Permission } from '../../shared/permissions.js';
+import type { Identity } from '../auth/identity.js';
 import { hashPassword, verifyPassword } from '../auth/passwords.js';
 import type { AuthToken, TokensService } from '../tokens/tokens-service.js';
+import type { UserSchema } from './user-schema.js';
 
 /** User representation. */
-export interface User {
-  id: number;
-  username: string;
-  is_admin: boolean;
-  permissions: Permission[];
-  created_at: string;
+export type User = Static<typeof UserSchema>;
+
+/** The teams each user is in (`everyone` included), by user id: the teams component answers. */
+export interface TeamMembership {
+  teamsOfUsers(ids: readonly number[]): Promise<Map<number, number[]>>;
 }
 
 export interface UserInput {
@@ -23,11 +25,12 @@ export interface UserInput {
   permissions?: Permission[] | undefined;
 }
 
-export const presentUser = (row: UserRow): User => ({
+const presentUser = (row: UserRow, teams: number[]): User => ({
   id: row.id,
   username: row.username,
   is_admin: row.is_admin === 1,
   permissions: JSON.parse(row.permissions) as Permission[],
+  teams,
   created_at: row.created_at,
 });
 
@@ -37,7 +40,17 @@ export class UsersService {
   constructor(
     private readonly users: UsersRepository,
     private readonly tokens: TokensService,
+    private readonly membership: TeamMembership,
   ) {}
+
+  private async present(row: UserRow): Promise<User> {
+    return (await this.presentAll([row]))[0] as User;
+  }
+
+  private async presentAll(rows: readonly UserRow[]): Promise<User[]> {
+    const teams = await this.membership.teamsOfUsers(rows.map((r) => r.id));
+    return rows.map((r) => presentUser(r, teams.get(r.id) ?? []));
+  }
 
   private requireAdmin(who: Identity) {
     if (!who.isAdmin) throw permissionDenied('Only administrators manage users.');
@@ -46,20 +59,20 @@ export class UsersService {
   async me(who: Identity): Promise<User> {
     const row = await this.users.byId(who.userId);
     if (!row) throw notFound();
-    return presentUser(row);
+    return this.present(row);
   }
 
   async list(who: Identity, page: PageRequest): Promise<Page<User>> {
     this.requireAdmin(who);
     const res = await this.users.list(page);
-    return { count: res.count, rows: res.rows.map(presentUser) };
+    return { count: res.count, rows: await this.presentAll(res.rows) };
   }
 
   async get(who: Identity, id: number): Promise<User> {
     this.requireAdmin(who);
     const row = await this.users.byId(id);
     if (!row) throw notFound('No such user.');
-    return presentUser(row);
+    return this.present(row);
   }
 
   /** Creates a user; used by the API (admins) and the CLI (no caller). */
@@ -74,7 +87,7 @@ export class UsersService {
       permissions: JSON.stringify(canonicalPermissions(input.permissions ?? [])),
       created_at: new Date().toISOString(),
     });
-    return presentUser(row);
+    return this.present(row);
   }
 
   async update(who: Identity, id: number, input: UserInput): Promise<User> {
@@ -99,11 +112,11 @@ export class UsersService {
         : {}),
     };
     // An empty PATCH changes nothing and answers the user as it is (like the other resources).
-    if (Object.keys(patch).length === 0) return presentUser(current);
+    if (Object.keys(patch).length === 0) return this.present(current);
     const row = await this.users.update(id, patch);
     if (!row) throw notFound('No such user.');
     this.tokens.invalidate();
-    return presentUser(row);
+    return this.present(row);
   }
 
   async delete(who: Identity, id: number): Promise<void> {

@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TokenType } from '../../domain/auth/identity.js';
 import type { TokensService } from '../../domain/tokens/tokens-service.js';
+import { AuthTokenCreateSchema } from '../../domain/users/user-schema.js';
 import { fieldError } from '../../errors/errors.js';
 import { envelope, planList, splitList } from '../list.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated, parseBoolean, ShowAllQuery } from '../schemas/common.js';
-import { AuthTokenCreateSchema } from '../schemas/users.js';
 
 const ORDERABLE = ['id', 'created_at', 'name', 'token_type', 'expires_at', 'last_used_at', 'key_id'] as const;
 const KeyParam = Type.Object({ secret_key: Type.String({ minLength: 1, maxLength: 200 }) });

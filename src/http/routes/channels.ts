@@ -1,16 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ChannelsService } from '../../domain/alerts/channels-service.js';
-import type { DeliveriesService } from '../../domain/alerts/deliveries-service.js';
-import { envelope, planList } from '../list.js';
-import { caller } from '../plugins/auth.js';
 import {
   ChannelCreateSchema,
   ChannelPatchSchema,
   ChannelTypeSchema,
   DeliveryStatusSchema,
-} from '../schemas/alerts.js';
+} from '../../domain/alerts/alert-schema.js';
+import type { ChannelsService } from '../../domain/alerts/channels-service.js';
+import type { DeliveriesService } from '../../domain/alerts/deliveries-service.js';
+import { envelope, planList } from '../list.js';
+import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated, parseBoolean, ShowAllQuery } from '../schemas/common.js';
 
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });

@@ -1,6 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import {
+  DashboardCreateSchema,
+  DashboardPatchSchema,
+  DashboardPutSchema,
+  Id,
+  MAX_ID,
+  TemplateInfoSchema,
+  TemplatePathSchema,
+  WidgetBodySchema,
+} from '../../domain/dashboards/dashboard-schema.js';
 import type { DashboardsService } from '../../domain/dashboards/dashboards-service.js';
 import { fieldError } from '../../errors/errors.js';
 import { envelope, planList, splitIntList } from '../list.js';
@@ -14,16 +24,6 @@ import {
   QueryBoolean,
   ShowAllQuery,
 } from '../schemas/common.js';
-import {
-  DashboardCreateSchema,
-  DashboardPatchSchema,
-  DashboardPutSchema,
-  Id,
-  MAX_ID,
-  TemplateInfoSchema,
-  TemplatePathSchema,
-  WidgetBodySchema,
-} from '../schemas/dashboards.js';
 
 const MAX_LISTED_IDS = 1000;
 

@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { PipelineCreateSchema, PipelinePatchSchema } from '../../domain/pipelines/pipeline-schema.js';
 import { type PipelinesService, SIMULATE_MAX_EVENTS } from '../../domain/pipelines/pipelines-service.js';
 import { envelope, planList } from '../list.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated, parseBoolean, QueryBoolean } from '../schemas/common.js';
-import { PipelineCreateSchema, PipelinePatchSchema } from '../schemas/pipelines.js';
 
 const ORDERABLE = ['id', 'name', 'order', 'created_at', 'updated_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });

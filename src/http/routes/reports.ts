@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { IsoDateTime } from '../../core/resource-schema.js';
 import type { ReportsService } from '../../domain/reports/reports-service.js';
 import { envelope, planList } from '../list.js';
 import { caller } from '../plugins/auth.js';
-import { errorResponses, IsoDateTime, ListQuery, Paginated } from '../schemas/common.js';
+import { errorResponses, ListQuery, Paginated } from '../schemas/common.js';
 
 const tags = ['reports'];
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });

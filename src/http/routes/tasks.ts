@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { TaskCreateSchema, TaskPatchSchema } from '../../domain/tasks/task-schema.js';
 import type { TasksService } from '../../domain/tasks/tasks-service.js';
 import { envelope, planList, splitIntList, splitList } from '../list.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated, parseBoolean, QueryBoolean } from '../schemas/common.js';
-import { TaskCreateSchema, TaskPatchSchema } from '../schemas/tasks.js';
 
 const ORDERABLE = ['id', 'title', 'priority', 'due_date', 'created_at', 'updated_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });

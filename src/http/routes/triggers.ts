@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { TriggerCreateSchema, TriggerPatchSchema } from '../../domain/triggers/trigger-schema.js';
 import type { TriggersService } from '../../domain/triggers/triggers-service.js';
 import { envelope, planList, splitIntList } from '../list.js';
 import { caller } from '../plugins/auth.js';
@@ -12,7 +13,6 @@ import {
   QueryBoolean,
   ShowAllQuery,
 } from '../schemas/common.js';
-import { TriggerCreateSchema, TriggerPatchSchema } from '../schemas/triggers.js';
 
 const ORDERABLE = ['id', 'name', 'severity', 'owner', 'created_at', 'updated_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });

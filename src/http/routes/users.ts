@@ -2,12 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { LoginThrottle, PasswordWork } from '../../domain/auth/login-throttle.js';
+import { LoginSchema, UserCreateSchema, UserPatchSchema } from '../../domain/users/user-schema.js';
 import type { UsersService } from '../../domain/users/users-service.js';
 import { AppError, tooManyRequests } from '../../errors/errors.js';
 import { envelope, planList } from '../list.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, ListQuery, Paginated } from '../schemas/common.js';
-import { LoginSchema, UserCreateSchema, UserPatchSchema } from '../schemas/users.js';
 
 const ORDERABLE = ['id', 'username', 'created_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { Id, WidgetBodySchema, WidgetPatchSchema } from '../../domain/dashboards/dashboard-schema.js';
 import type { WidgetsService } from '../../domain/dashboards/widgets-service.js';
 import { envelope, planList } from '../list.js';
 import { caller } from '../plugins/auth.js';
@@ -12,7 +13,6 @@ import {
   parseBoolean,
   ShowAllQuery,
 } from '../schemas/common.js';
-import { Id, WidgetBodySchema, WidgetPatchSchema } from '../schemas/dashboards.js';
 
 const ORDERABLE = ['id', 'title', 'owner', 'created_at', 'updated_at'] as const;
 const IdParam = Type.Object({ id: Id() });

@@ -59,6 +59,3 @@ export const Paginated = <T extends TSchema>(name: string, item: T) =>
     },
     { title: `Paginated${name}List` },
   );
-
-export const IsoDateTime = (description?: string) =>
-  Type.String({ format: 'date-time', ...(description ? { description } : {}) });

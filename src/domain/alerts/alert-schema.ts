@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { IsoDateTime } from './common.js';
+import { IsoDateTime } from '../../core/resource-schema.js';
 
 export const ChannelTypeSchema = Type.Union([
   Type.Literal('webhook'),

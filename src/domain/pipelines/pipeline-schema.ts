@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { IsoDateTime } from './common.js';
+import { IsoDateTime } from '../../core/resource-schema.js';
 
 const Steps = (description: string) => Type.Array(Type.Unknown(), { maxItems: 100, description });
 

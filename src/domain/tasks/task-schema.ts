@@ -1,13 +1,10 @@
-import { type TSchema, Type } from 'typebox';
-import { TASK_PRIORITIES } from '../../domain/tasks/tasks-service.js';
-import { IsoDateTime } from './common.js';
+import { Type } from 'typebox';
+import { IsoDateTime, Nullable, OneOf } from '../../core/resource-schema.js';
+import { TASK_PRIORITIES } from './tasks-service.js';
 
-export const PrioritySchema = Type.Union(
-  TASK_PRIORITIES.map((p) => Type.Literal(p)),
-  { description: 'low, medium (the default), high or critical.' },
-);
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const PrioritySchema = OneOf(TASK_PRIORITIES, {
+  description: 'low, medium (the default), high or critical.',
+});
 
 export const TaskSchema = Type.Object(
   {

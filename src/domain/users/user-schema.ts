@@ -1,11 +1,9 @@
 import { Type } from 'typebox';
-import { PERMISSIONS, TOKEN_TYPES } from '../../domain/auth/identity.js';
-import { IsoDateTime } from './common.js';
+import { IsoDateTime, OneOf } from '../../core/resource-schema.js';
+import { PERMISSIONS } from '../../shared/permissions.js';
+import { TOKEN_TYPES } from '../auth/identity.js';
 
-export const PermissionSchema = Type.Union(
-  PERMISSIONS.map((p) => Type.Literal(p)),
-  { description: 'A permission name.' },
-);
+export const PermissionSchema = OneOf(PERMISSIONS, { description: 'A permission name.' });
 
 export const UserSchema = Type.Object(
   {
@@ -13,6 +11,9 @@ export const UserSchema = Type.Object(
     username: Type.String(),
     is_admin: Type.Boolean(),
     permissions: Type.Array(PermissionSchema),
+    teams: Type.Array(Type.Integer(), {
+      description: 'Ids of the teams the user is in, `everyone` included.',
+    }),
     created_at: IsoDateTime(),
   },
   { $id: 'User' },
@@ -44,10 +45,9 @@ export const LoginSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const TokenTypeSchema = Type.Union(
-  TOKEN_TYPES.map((t) => Type.Literal(t)),
-  { description: 'USER acts as its user; INGEST may only send events.' },
-);
+export const TokenTypeSchema = OneOf(TOKEN_TYPES, {
+  description: 'USER acts as its user; INGEST may only send events.',
+});
 
 export const AuthTokenSchema = Type.Object(
   {

@@ -1,8 +1,6 @@
-import { type TSchema, Type } from 'typebox';
-import { IsoDateTime } from './common.js';
-import { PrioritySchema } from './tasks.js';
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+import { Type } from 'typebox';
+import { IsoDateTime, Nullable } from '../../core/resource-schema.js';
+import { PrioritySchema } from '../tasks/task-schema.js';
 
 export const ConditionSchema = Type.Union(
   [

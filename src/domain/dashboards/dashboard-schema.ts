@@ -1,12 +1,7 @@
 import { Type } from 'typebox';
-import {
-  MAX_DESCRIPTION_LENGTH,
-  MAX_TITLE_LENGTH,
-  MAX_WIDGETS,
-  VISUALIZATION_KINDS,
-} from '../../domain/dashboards/model.js';
-import { MAX_TEMPLATE_PATH_LENGTH } from '../../domain/dashboards/templates.js';
-import { IsoDateTime } from './common.js';
+import { IsoDateTime, OneOf } from '../../core/resource-schema.js';
+import { MAX_DESCRIPTION_LENGTH, MAX_TITLE_LENGTH, MAX_WIDGETS, VISUALIZATION_KINDS } from './model.js';
+import { MAX_TEMPLATE_PATH_LENGTH } from './templates.js';
 
 /** Ids are 32-bit integers in both stores; larger ones are refused before they reach SQL. */
 export const MAX_ID = 2_147_483_647;
@@ -29,10 +24,7 @@ export const WidgetQuerySchema = Type.Object(
 
 export const VisualizationSchema = Type.Object(
   {
-    kind: Type.Union(
-      VISUALIZATION_KINDS.map((k) => Type.Literal(k)),
-      { description: 'How the results are drawn.' },
-    ),
+    kind: OneOf(VISUALIZATION_KINDS, { description: 'How the results are drawn.' }),
     options: Type.Optional(FreeObject('Options of the visualization, kept as given.')),
   },
   { additionalProperties: false },
@@ -70,7 +62,7 @@ const portableWidget = {
   description: Type.String(),
   query: Type.Object({ type: Type.String(), params: FreeObject('With defaults filled in.') }),
   visualization: Type.Object({
-    kind: Type.Union(VISUALIZATION_KINDS.map((k) => Type.Literal(k))),
+    kind: OneOf(VISUALIZATION_KINDS),
     options: FreeObject('Visualization options.'),
   }),
   position: Type.Object({ x: Type.Integer(), y: Type.Integer(), w: Type.Integer(), h: Type.Integer() }),
