@@ -1,23 +1,17 @@
+import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
 import { type FieldErrors, notFound, validationError } from '../../errors/errors.js';
 import type { ChannelsRepository } from '../../metadata/channels-repository.js';
 import type { ChannelRow, ChannelType } from '../../metadata/schema.js';
 import { can, type Identity } from '../auth/identity.js';
+import type { ChannelSchema } from './alert-schema.js';
 import type { Notification } from './notification.js';
 import { type ChannelConfig, SendError, type Senders } from './senders.js';
 
 /** How a secret is shown: it is write-only; sending this back keeps the stored one. */
 export const SECRET_MASK = '********';
 
-export interface Channel {
-  id: number;
-  name: string;
-  type: ChannelType;
-  config: Record<string, unknown>;
-  owner: number;
-  created_at: string;
-  updated_at: string;
-}
+export type Channel = Static<typeof ChannelSchema>;
 
 export interface ChannelInput {
   name?: string | undefined;

@@ -1,20 +1,11 @@
+import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { DeliveriesRepository } from '../../metadata/deliveries-repository.js';
 import type { DeliveryRow, DeliveryStatus } from '../../metadata/schema.js';
 import { can, type Identity } from '../auth/identity.js';
+import type { DeliverySchema } from './alert-schema.js';
 
-export interface Delivery {
-  id: number;
-  trigger_id: number | null;
-  channel_id: number;
-  status: DeliveryStatus;
-  attempts: number;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-  next_attempt_at: string | null;
-  payload: Record<string, unknown>;
-}
+export type Delivery = Static<typeof DeliverySchema>;
 
 const present = (row: DeliveryRow): Delivery => ({
   id: row.id,

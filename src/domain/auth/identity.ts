@@ -1,7 +1,7 @@
 import type { Permission } from '../../shared/permissions.js';
 
-export type TokenType = 'USER' | 'INGEST';
-export const TOKEN_TYPES: readonly TokenType[] = ['USER', 'INGEST'];
+export const TOKEN_TYPES = ['USER', 'INGEST'] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
 
 /** Who is calling: resolved from the token on every request. */
 export interface Identity {

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { Static } from 'typebox';
 import { newUlid } from '../../core/ids.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { Log } from '../../core/log.js';
@@ -17,6 +18,7 @@ import {
 import type { PipelinesRepository } from '../../metadata/pipelines-repository.js';
 import type { PipelineRow } from '../../metadata/schema.js';
 import { can, type Identity } from '../auth/identity.js';
+import type { PipelineSchema } from './pipeline-schema.js';
 
 /** At most this many events per simulate request. */
 export const SIMULATE_MAX_EVENTS = 100;
@@ -24,19 +26,7 @@ export const SIMULATE_MAX_EVENTS = 100;
 export const DEFAULT_ORDER = 200;
 
 /** A pipeline as the API shows it. */
-export interface Pipeline {
-  id: number;
-  name: string;
-  description: string;
-  enabled: boolean;
-  order: number;
-  when: string;
-  steps: unknown[];
-  owner: number | null;
-  builtin: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export type Pipeline = Static<typeof PipelineSchema>;
 
 export interface PipelineInput {
   name?: string | undefined;

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
 import { authenticationFailed, fieldError, notFound, permissionDenied } from '../../errors/errors.js';
 import type { TokenRow, UserRow } from '../../metadata/schema.js';
@@ -6,19 +7,11 @@ import type { TokensRepository } from '../../metadata/tokens-repository.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
 import type { Permission } from '../../shared/permissions.js';
 import { can, type Identity, type TokenType } from '../auth/identity.js';
+import type { AuthTokenSchema } from '../users/user-schema.js';
 import { hashSecret, keyIdOf, maskKey, newSecretKey } from './secrets.js';
 
 /** AuthToken representation. */
-export interface AuthToken {
-  secret_key: string;
-  key_id: string;
-  token_type: TokenType;
-  name: string;
-  owner_id: number;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-}
+export type AuthToken = Static<typeof AuthTokenSchema>;
 
 export interface NewToken {
   token_type: TokenType;

@@ -1,3 +1,4 @@
+import type { Static } from 'typebox';
 import type { NormalisedEvent } from '../../core/event.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { Log } from '../../core/log.js';
@@ -14,28 +15,12 @@ import type { TasksService } from '../tasks/tasks-service.js';
 import { type AlertCluster, type Alerting, AlertNotifier } from './alert-notifier.js';
 import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
 
+import type { TriggerSchema } from './trigger-schema.js';
+
 export type { Alerting } from './alert-notifier.js';
 
 /** Trigger representation. */
-export interface Trigger {
-  id: number;
-  name: string;
-  description: string;
-  severity: TaskPriority;
-  query: string;
-  filter: unknown[];
-  enabled: boolean;
-  create_task: boolean;
-  assign_to: number | null;
-  /** Every matching event (`match`), or a threshold over a sliding window. */
-  condition: Condition;
-  /** Channel ids told when it fires. */
-  notify: number[];
-  cooldown_seconds: number;
-  owner: number;
-  created_at: string;
-  updated_at: string;
-}
+export type Trigger = Static<typeof TriggerSchema>;
 
 /** The writable fields (all optional for PATCH; PUT resets omitted ones to defaults). */
 export interface TriggerInput {
