@@ -9,6 +9,7 @@ import type { NormalisedEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
 import { topnSql } from '../src/event-store/clickhouse/clickhouse-plans.js';
+import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
 import { resolveTimeRange } from '../src/query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
@@ -431,7 +432,7 @@ async function rawTopN(ch: BenchClickHouse, query: Heavy['query'], runs: number)
     resolveTimeRange(v.params.time_range, Date.now()),
   );
   if (plan.kind !== 'topn') throw new Error(`expected a TopN plan, got ${plan.kind}`);
-  const { sql, totals } = topnSql(`"${ch.database}"."events"`, plan);
+  const { sql, totals } = topnSql(`"${ch.database}"."events"`, { ...plan, scope: SYSTEM_SCOPE });
   const store = await ClickHouseEventStore.open({ url: ch.url });
   try {
     const times: number[] = [];

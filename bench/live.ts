@@ -7,6 +7,8 @@ import WebSocket from 'ws';
 import type { NormalisedEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
+import type { QueryPlan } from '../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
 import { and } from '../src/filter/ast.js';
 import { parseQuery } from '../src/filter/language/parse-query.js';
 import { parseFilter } from '../src/filter/parse-filter.js';
@@ -597,9 +599,10 @@ async function rawReplay(o: {
   const sqlAt = (i: number, baseMs: number) => {
     const v = valid[i] as (typeof valid)[number];
     const filter = and(parseFilter(v.params.filter, {}), parseQuery(v.params.query, {}));
-    return sqlFor(
-      QUERY_TYPE_DEFS[v.type].plan(v.params, filter, resolveTimeRange(v.params.time_range, baseMs)),
-    );
+    return sqlFor({
+      ...QUERY_TYPE_DEFS[v.type].plan(v.params, filter, resolveTimeRange(v.params.time_range, baseMs)),
+      scope: SYSTEM_SCOPE,
+    } as QueryPlan);
   };
   const cpuOf = async (fn: () => Promise<unknown>) => {
     const c0 = process.cpuUsage();

@@ -17,6 +17,7 @@ import {
   topnSql,
 } from '../src/event-store/duckdb/duckdb-plans.js';
 import type { QueryPlan } from '../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
 import { and } from '../src/filter/ast.js';
 import { parseQuery } from '../src/filter/language/parse-query.js';
 import { parseFilter } from '../src/filter/parse-filter.js';
@@ -153,11 +154,10 @@ export function planFor(c: QueryCase, baseMs: number): QueryPlan {
   const params = { ...c.params, time_range: rangeOf(baseMs) };
   const valid = validateQuery({ type: c.type, params });
   const filter = and(parseFilter(valid.params.filter, {}), parseQuery(valid.params.query, {}));
-  return QUERY_TYPE_DEFS[c.type].plan(
-    valid.params,
-    filter,
-    resolveTimeRange(valid.params.time_range, baseMs),
-  );
+  return {
+    ...QUERY_TYPE_DEFS[c.type].plan(valid.params, filter, resolveTimeRange(valid.params.time_range, baseMs)),
+    scope: SYSTEM_SCOPE,
+  } as QueryPlan;
 }
 
 export function sqlFor(plan: QueryPlan): Compiled[] {
@@ -297,6 +297,7 @@ async function clickHouseSide(
     let done = 0;
     for await (const e of duck.stream({
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: { kind: 'true' },
       range: { fromMs: -8.64e15, toMs: 8.64e15 },
       sort: [{ field: 'ts', desc: false }],

@@ -23,8 +23,8 @@ export const events = component({
     const triggers = s.triggers;
     const triggerMatches = (evIds: readonly string[], who: Identity) => triggers.matchesOf(evIds, who);
     const enricher = new ResultEnricher({ geoip, triggerMatches });
-    const events = new EventsService(store, enricher, triggerMatches);
-    const fields = new FieldsService(store);
+    const events = new EventsService(store, enricher, triggerMatches, s.readScopes);
+    const fields = new FieldsService(store, s.readScopes);
     let retention: NodeJS.Timeout | undefined;
     let first: NodeJS.Timeout | undefined;
     return {

@@ -37,6 +37,7 @@ export const queries = component({
         ttlMs: config.queryTtlSeconds * 1000,
       },
       s.enricher,
+      s.readScopes,
     );
     const timers: NodeJS.Timeout[] = [];
     return {

@@ -42,6 +42,7 @@ export const reports = component({
       concurrent: config.reportsConcurrent,
       log,
       enricher: s.enricher,
+      scopes: s.readScopes,
     });
     let adopt: NodeJS.Timeout | undefined;
     return {

@@ -28,6 +28,7 @@ export const triggers = component({
         log,
         // What one node changes, every node learns (in one process this stays local).
         onChanged: () => bus.publish('triggers-changed', {}),
+        scopes: s.readScopes,
         ...(cluster
           ? {
               cluster: {
@@ -45,6 +46,8 @@ export const triggers = component({
     bus.subscribe('triggers-changed', (_m, remote) => {
       if (remote) triggers.load().catch(() => undefined);
     });
+    // Who may read what changed (here or on another node): owners' scopes are read again.
+    bus.subscribe('rights-changed', () => triggers.load().catch(() => undefined));
     bus.subscribe('alert-counts', (m, remote) => {
       if (remote) triggers.alerts.receive(m);
     });

@@ -1,5 +1,6 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from './query-plan.js';
+import type { ReadScope } from './read-scope.js';
 
 /** What a backend can do, so callers choose a strategy without knowing the engine. */
 export interface EventStoreCapabilities {
@@ -30,9 +31,12 @@ export interface EventStore {
    * `stored_at` it gave every event of the batch.
    */
   append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }>;
-  /** Runs a query plan; aborting `opts.signal` interrupts the engine's work. */
+  /**
+   * Runs a query plan within its scope (`plan.scope`, ANDed into its filter by
+   * plan-executor.ts); aborting `opts.signal` interrupts the engine's work.
+   */
   execute<P extends QueryPlan>(plan: P, opts?: ExecOptions): Promise<ResultOf<P>>;
-  /** Every event a search matches, in order, streamed (exports). */
+  /** Every event a search matches within its scope, in order, streamed (exports). */
   stream(plan: SearchPlan, opts?: ExecOptions): AsyncGenerator<StoredEvent>;
   /**
    * About how many events lie in a time range, ignoring filters, from an in-memory
@@ -44,8 +48,8 @@ export interface EventStore {
    * (a cluster node's commit): counted in the histogram behind `estimateInRange`.
    */
   appendedElsewhere(count: number, fromMs: number, toMs: number): void;
-  /** One event by id, or null. */
-  getById(evId: string): Promise<StoredEvent | null>;
+  /** One event by id, or null, as well when it lies outside `scope`. */
+  getById(evId: string, scope: ReadScope): Promise<StoredEvent | null>;
   /** Deletes events whose `ts` is older than the cut-off; returns how many. */
   deleteOlderThan(tsMs: number): Promise<number>;
   stats(): Promise<EventStoreStats>;

@@ -10,6 +10,7 @@ import type {
   TimelinePlan,
   TopNPlan,
 } from './query-plan.js';
+import { scopedPlan } from './read-scope.js';
 import {
   type ResultRow,
   type StatementRows,
@@ -54,7 +55,8 @@ export async function executePlan<S, P extends QueryPlan>(
   plan: P,
   opts: ExecOptions = {},
 ): Promise<ResultOf<P>> {
-  return (await executeAny(dialect, run, plan, opts)) as ResultOf<P>;
+  // The one place a plan's scope meets its filter, for every engine (ADR 0013).
+  return (await executeAny(dialect, run, scopedPlan(plan), opts)) as ResultOf<P>;
 }
 
 async function executeAny<S>(

@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { SortTerm } from '../filter/sort.js';
+import type { ReadScope } from './read-scope.js';
 
 export type { SortTerm };
 
@@ -16,6 +17,8 @@ export interface TimeWindow {
 interface Base {
   filter: FilterNode;
   range: TimeWindow;
+  /** The events this read may see: ANDed into `filter` by the store (read-scope.ts). */
+  scope: ReadScope;
 }
 
 export interface SearchPlan extends Base {
@@ -76,6 +79,13 @@ export interface TimelinePlan extends Base {
 }
 
 export type QueryPlan = SearchPlan | TopNPlan | LastNPlan | SummaryPlan | TimelinePlan;
+
+/** A plan before its scope is given (what a query type builds; the runner adds its job's scope). */
+export type UnscopedPlan = QueryPlan extends infer P
+  ? P extends QueryPlan
+    ? Omit<P, 'scope'>
+    : never
+  : never;
 
 export interface SearchResult {
   total: number;

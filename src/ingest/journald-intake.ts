@@ -1,4 +1,5 @@
 import type { EventStore } from '../event-store/event-store.js';
+import { SYSTEM_SCOPE } from '../event-store/read-scope.js';
 import { and, cond } from '../filter/ast.js';
 import type { IngestService } from './ingest-service.js';
 import { PIECE_BYTES, PIECE_RECORDS } from './parsers/chunked.js';
@@ -113,8 +114,10 @@ export class JournaldIntake {
       toMs = Math.max(toMs, ms + 1);
     }
     if (cursors.length === 0) return new Set();
+    // The intake's own duplicate check: for no user, over every event.
     const found = await this.store.execute({
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: and(cond('__CURSOR', 'in', cursors)),
       range: { fromMs, toMs },
       sort: [],

@@ -1,6 +1,6 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { SearchResult } from '../event-store/query-plan.js';
-import type { FilterNode } from '../filter/ast.js';
+import { scopedFilter } from '../event-store/read-scope.js';
 import { compilePredicate, type EventLike, type Predicate } from '../filter/evaluate.js';
 import { newestFirst } from '../filter/sort.js';
 import type { QueryJob } from '../query/job.js';
@@ -43,7 +43,7 @@ const FOLD_MAX = 50_000;
  */
 export class TailMerge {
   private readonly tails = new Map<string, Tail>();
-  private readonly predicates = new WeakMap<FilterNode, Predicate>();
+  private readonly predicates = new WeakMap<QueryJob, Predicate>();
 
   constructor(
     private readonly tailMs: number,
@@ -51,11 +51,12 @@ export class TailMerge {
     private readonly publish: (job: QueryJob) => void,
   ) {}
 
+  /** Whether a committed event belongs to the job: its filter within its owner's read scope. */
   predicate(job: QueryJob): Predicate {
-    let p = this.predicates.get(job.filter);
+    let p = this.predicates.get(job);
     if (!p) {
-      p = compilePredicate(job.filter);
-      this.predicates.set(job.filter, p);
+      p = compilePredicate(scopedFilter(job.scope, job.filter));
+      this.predicates.set(job, p);
     }
     return p;
   }

@@ -72,6 +72,7 @@ export function exportTable(
         store.stream({
           kind: 'search',
           filter: job.filter,
+          scope: job.scope,
           range: job.window,
           sort: parseSort(p.sort),
           limit: maxRows,

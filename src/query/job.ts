@@ -1,5 +1,6 @@
 import { AppError } from '../errors/errors.js';
 import type { TimeWindow } from '../event-store/query-plan.js';
+import type { ReadScope } from '../event-store/read-scope.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { JobState, QueryStatus } from './job-store.js';
 import { resolveTimeRange } from './time-range.js';
@@ -16,6 +17,8 @@ export interface QueryJob {
   readonly def: QueryTypeDef;
   readonly params: CommonParamValues;
   readonly filter: FilterNode;
+  /** The events its owner may read (ADR 0013): every plan of the job carries it. */
+  readonly scope: ReadScope;
   readonly createdAt: string;
   status: QueryStatus;
   /** The type's raw results (presented on read), null before the first slice. */
@@ -43,6 +46,13 @@ export interface QueryJob {
   version: number;
   /** The job store's operations on this job, one after another (claims and saves in order). */
   serial: Promise<unknown>;
+}
+
+/** What a job is made from: its stored definition, its parsed filter and its owner's scope. */
+export interface JobDefinition {
+  row: QueryRow;
+  filter: FilterNode;
+  scope: ReadScope;
 }
 
 /** A query's stored definition, as the metadata store keeps it (its `queries` row). */
@@ -84,7 +94,7 @@ export function stateOf(job: QueryJob): JobState {
 }
 
 /** A new job (PENDING, nothing computed) from a stored definition, its window resolved now. */
-export function newJob(row: QueryRow, filter: FilterNode, internal: boolean): QueryJob {
+export function newJob(row: QueryRow, filter: FilterNode, scope: ReadScope, internal: boolean): QueryJob {
   const params = JSON.parse(row.params) as CommonParamValues;
   const now = Date.now();
   return {
@@ -94,6 +104,7 @@ export function newJob(row: QueryRow, filter: FilterNode, internal: boolean): Qu
     def: QUERY_TYPE_DEFS[row.type as QueryTypeName],
     params,
     filter,
+    scope,
     createdAt: row.created_at,
     status: 'PENDING',
     results: null,

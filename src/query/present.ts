@@ -33,7 +33,13 @@ export async function presentJob(store: EventStore, job: QueryJob, opts: Present
     if (!covered && offset < r.total) {
       const plan = Search.plan(params, job.filter, job.window);
       if (plan.kind === 'search') {
-        const page = await store.execute({ ...plan, offset, limit: pageSize, count: false });
+        const page = await store.execute({
+          ...plan,
+          scope: job.scope,
+          offset,
+          limit: pageSize,
+          count: false,
+        });
         results = { total: r.total, events: page.events, eventsOffset: offset } satisfies SearchResult;
       }
     }

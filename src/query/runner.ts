@@ -1,10 +1,19 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import type { EventStore } from '../event-store/event-store.js';
-import type { SearchResult, TimeWindow } from '../event-store/query-plan.js';
+import type { QueryPlan, SearchResult, TimeWindow } from '../event-store/query-plan.js';
+import type { ReadScope } from '../event-store/read-scope.js';
 import type { FilterNode } from '../filter/ast.js';
 import { refusal } from './admission.js';
-import { inProgress, type JobListener, newJob, publicMessage, type QueryJob, type QueryRow } from './job.js';
+import {
+  inProgress,
+  type JobDefinition,
+  type JobListener,
+  newJob,
+  publicMessage,
+  type QueryJob,
+  type QueryRow,
+} from './job.js';
 import type { JobStore } from './job-store.js';
 import { presentJob } from './present.js';
 import { ResultsBudget } from './results-budget.js';
@@ -190,10 +199,15 @@ export class QueryRunner {
    * Makes a job from a stored definition and starts it. `adopt`: a job another node left
    * (computed only if its lease is still free when this node asks for it).
    */
-  start(row: QueryRow, filter: FilterNode, opts: { internal?: boolean; adopt?: boolean } = {}): QueryJob {
+  start(
+    row: QueryRow,
+    filter: FilterNode,
+    scope: ReadScope,
+    opts: { internal?: boolean; adopt?: boolean } = {},
+  ): QueryJob {
     // A report's or export's query, or a dead node's work taken over, is not a user's new live query.
     if (!opts.internal && !opts.adopt) this.admit(row.owner_id);
-    const job = newJob(row, filter, opts.internal ?? false);
+    const job = newJob(row, filter, scope, opts.internal ?? false);
     this.track(job);
     this.compute(job, false, !opts.adopt);
     return job;
@@ -205,8 +219,8 @@ export class QueryRunner {
    * memory store after a restart; a cluster's query whose node died). Computing it from
    * its definition is admitted as a live query unless `admit` is false (see `revive`).
    */
-  async open(row: QueryRow, filter: FilterNode, admit = true): Promise<QueryJob> {
-    const job = newJob(row, filter, false);
+  async open(row: QueryRow, filter: FilterNode, scope: ReadScope, admit = true): Promise<QueryJob> {
+    const job = newJob(row, filter, scope, false);
     if (this.shared.shares(job)) {
       const stored = await this.shared.load(job.id);
       const held = this.jobs.get(job.id);
@@ -227,10 +241,8 @@ export class QueryRunner {
   }
 
   /** Adopts the queries whose node died mid-computation; returns how many it started. */
-  async adopt(
-    definition: (id: string) => Promise<{ row: QueryRow; filter: FilterNode } | null>,
-  ): Promise<number> {
-    return this.shared.adopt(definition, (row, filter) => this.start(row, filter, { adopt: true }));
+  async adopt(definition: (id: string) => Promise<JobDefinition | null>): Promise<number> {
+    return this.shared.adopt(definition, (d) => this.start(d.row, d.filter, d.scope, { adopt: true }));
   }
 
   private track(job: QueryJob) {
@@ -352,7 +364,10 @@ export class QueryRunner {
     try {
       const slices = slicesOf(this.store, job, window, this.opts);
       for (let i = 0; i < slices.length; i++) {
-        let plan = job.def.plan(job.params, job.filter, slices[i] as TimeWindow, window);
+        let plan = {
+          ...job.def.plan(job.params, job.filter, slices[i] as TimeWindow, window),
+          scope: job.scope,
+        } as QueryPlan;
         if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
         const part = await this.store.execute(plan, {
           signal: controller.signal,

@@ -1,6 +1,5 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
-import type { FilterNode } from '../filter/ast.js';
-import { inProgress, type QueryJob, type QueryRow, stateOf } from './job.js';
+import { inProgress, type JobDefinition, type QueryJob, stateOf } from './job.js';
 import type { JobStore, StoredJob } from './job-store.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,8 +168,8 @@ export class SharedJobs {
    * `definition` finds; returns how many.
    */
   async adopt(
-    definition: (id: string) => Promise<{ row: QueryRow; filter: FilterNode } | null>,
-    start: (row: QueryRow, filter: FilterNode) => void,
+    definition: (id: string) => Promise<JobDefinition | null>,
+    start: (definition: JobDefinition) => void,
   ): Promise<number> {
     if (!this.jobStore.shared) return 0;
     let n = 0;
@@ -178,7 +177,7 @@ export class SharedJobs {
       if (this.host.peek(id)?.running) continue;
       const def = await definition(id);
       if (!def) continue;
-      start(def.row, def.filter);
+      start(def);
       n++;
     }
     return n;

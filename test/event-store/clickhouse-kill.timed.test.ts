@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouseEventStore } from '../../src/event-store/clickhouse/clickhouse-event-store.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import {
   clickHouseHttp,
   clickHouseTest,
@@ -50,7 +51,10 @@ describe.skipIf(!clickHouseTest.run)('stopping a ClickHouse statement while it r
       range: { fromMs: -1e15, toMs: 1e15 },
     };
     const progress: number[] = [];
-    const result = store.execute(plan, { signal: abort.signal, onProgress: (f) => progress.push(f) });
+    const result = store.execute(
+      { ...plan, scope: SYSTEM_SCOPE },
+      { signal: abort.signal, onProgress: (f) => progress.push(f) },
+    );
     // The server's process list tells how far it got (polled every 200 ms).
     const until = Date.now() + 3_000;
     while (!progress.some((f) => f > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { cond, not } from '../../src/filter/ast.js';
 import { eventComparator } from '../../src/filter/sort.js';
 import { condition, eventsArb, filter, sortTerms } from '../helpers/filter-arbitraries.js';
@@ -64,6 +65,7 @@ describe.each(STORES.filter((s) => s.run))(
             for (const sort of sorts) {
               const result = await t.store.execute({
                 kind: 'search',
+                scope: SYSTEM_SCOPE,
                 filter: cond('ev_id', 'startswith', prefix),
                 range: { fromMs: -1e15, toMs: 1e15 },
                 sort,

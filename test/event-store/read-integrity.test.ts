@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalisedEvent, StoredEvent } from '../../src/core/event.js';
 import { DuckDbEventStore as CurrentStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { SearchPlan } from '../../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { TRUE } from '../../src/filter/ast.js';
 import { event, T0 } from '../helpers/seed.js';
 
@@ -150,6 +151,7 @@ describe('read integrity on young stores: one event per append, reads polling (t
             } else if (i % 3 === 1) {
               const plan: SearchPlan = {
                 kind: 'search',
+                scope: SYSTEM_SCOPE,
                 filter: TRUE,
                 range,
                 sort: [{ field: 'message', desc: false }],
@@ -162,6 +164,7 @@ describe('read integrity on young stores: one event per append, reads polling (t
               const out: StoredEvent[] = [];
               const plan: SearchPlan = {
                 kind: 'search',
+                scope: SYSTEM_SCOPE,
                 filter: TRUE,
                 range,
                 sort: [{ field: 'host', desc: false }],
@@ -222,6 +225,7 @@ describe('read integrity under concurrent appends (DuckDB)', () => {
 
   const searchPlan = (limit: number, offset = 0): SearchPlan => ({
     kind: 'search',
+    scope: SYSTEM_SCOPE,
     filter: TRUE,
     range: { fromMs: T0, toMs: T0 + 10 * 10_000_000 },
     sort: [{ field: 'ts', desc: true }],
@@ -265,7 +269,7 @@ describe('read integrity under concurrent appends (DuckDB)', () => {
       case 4: {
         const n = Math.floor(Math.random() * Math.max(1, next - 1));
         const id = ids.get(n);
-        const e = id ? await store.getById(id) : null;
+        const e = id ? await store.getById(id, SYSTEM_SCOPE) : null;
         record('getById', e ? [e] : []);
         break;
       }

@@ -11,6 +11,7 @@ import type {
   TimelinePlan,
   TopNPlan,
 } from '../../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { cond, type FilterNode } from '../../src/filter/ast.js';
 import { compilePredicate } from '../../src/filter/evaluate.js';
 import { eventsArb, filter } from '../helpers/filter-arbitraries.js';
@@ -91,20 +92,21 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
 
   it('reads every event back as it was appended, with its stored_at', async () => {
     for (const e of EVENTS) {
-      const got = (await store.getById(e.ev_id)) as StoredEvent;
+      const got = (await store.getById(e.ev_id, SYSTEM_SCOPE)) as StoredEvent;
       expect(got).not.toBeNull();
       const { stored_at, ...rest } = got;
       expect(rest).toEqual(e);
       expect(stored_at).toBeGreaterThan(0);
       expect(stored_at).toBeLessThanOrEqual(storedAt);
     }
-    expect(await store.getById('01HZZZZZZZZZZZZZZZZZZZZZZZ')).toBeNull();
-    expect(await store.getById('not a ulid')).toBeNull();
+    expect(await store.getById('01HZZZZZZZZZZZZZZZZZZZZZZZ', SYSTEM_SCOPE)).toBeNull();
+    expect(await store.getById('not a ulid', SYSTEM_SCOPE)).toBeNull();
   });
 
   it('searches: range, filter, sort, pages and the total', async () => {
     const plan: SearchPlan = {
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: cond('status', 'eq', 404),
       range: { fromMs: T0, toMs: T0 + 2 * DAY },
       sort: [{ field: 'ts', desc: true }],
@@ -135,7 +137,14 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
 
   it('counts the top values of a column and of an extra field, with the total that has them', async () => {
     for (const field of ['host', 'k', 'status']) {
-      const plan: TopNPlan = { kind: 'topn', field, n: 2, filter: { kind: 'true' }, range: ALL };
+      const plan: TopNPlan = {
+        kind: 'topn',
+        scope: SYSTEM_SCOPE,
+        field,
+        n: 2,
+        filter: { kind: 'true' },
+        range: ALL,
+      };
       const groups = [...countBy(EVENTS, field)].sort((a, b) => b[1].length - a[1].length || cmp(a[0], b[0]));
       const r = await store.execute(plan);
       expect(r.total, field).toBe(groups.reduce((s, [, es]) => s + es.length, 0));
@@ -144,7 +153,14 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
   });
 
   it('lists the values seen last, with first and last seen', async () => {
-    const plan: LastNPlan = { kind: 'lastn', field: 'app', n: 3, filter: cond('host', 'exists'), range: ALL };
+    const plan: LastNPlan = {
+      kind: 'lastn',
+      scope: SYSTEM_SCOPE,
+      field: 'app',
+      n: 3,
+      filter: cond('host', 'exists'),
+      range: ALL,
+    };
     const matching = EVENTS.filter((e) => e.host !== null);
     const r = await store.execute(plan);
     const expected = [...countBy(matching, 'app')]
@@ -161,6 +177,7 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
   it('summarises groups with every metric, and the totals over all groups', async () => {
     const plan: SummaryPlan = {
       kind: 'summary',
+      scope: SYSTEM_SCOPE,
       groupBy: ['app'],
       metrics: [
         { op: 'count' },
@@ -209,6 +226,7 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
   it('draws a timeline, split by a field into its top series and other', async () => {
     const plan: TimelinePlan = {
       kind: 'timeline',
+      scope: SYSTEM_SCOPE,
       intervalMs: DAY,
       splitBy: 'host',
       series: 2,
@@ -236,6 +254,7 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
   it('streams every match in order', async () => {
     const plan: SearchPlan = {
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: cond('message', 'contains', 'ok'),
       range: ALL,
       sort: [{ field: 'ts', desc: false }],
@@ -252,7 +271,14 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
   });
 
   it('refuses a plan whose signal was aborted, as an AbortError', async () => {
-    const plan: QueryPlan = { kind: 'topn', field: 'host', n: 5, filter: { kind: 'true' }, range: ALL };
+    const plan: QueryPlan = {
+      kind: 'topn',
+      scope: SYSTEM_SCOPE,
+      field: 'host',
+      n: 5,
+      filter: { kind: 'true' },
+      range: ALL,
+    };
     await expect(store.execute(plan, { signal: AbortSignal.abort() })).rejects.toMatchObject({
       name: 'AbortError',
     });
@@ -266,8 +292,8 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
     // A cut-off on a day boundary: whole days go on every store.
     expect(await store.deleteOlderThan(T0 + DAY)).toBe(20);
     expect((await store.stats()).events).toBe(40);
-    expect(await store.getById(EVENTS[0]?.ev_id as string)).toBeNull();
-    expect(await store.getById(EVENTS[20]?.ev_id as string)).not.toBeNull();
+    expect(await store.getById(EVENTS[0]?.ev_id as string, SYSTEM_SCOPE)).toBeNull();
+    expect(await store.getById(EVENTS[20]?.ev_id as string, SYSTEM_SCOPE)).not.toBeNull();
     await store.ping();
   });
 });
@@ -314,15 +340,24 @@ describe.each(others)('$name answers as DuckDB does', (kind) => {
     const scoped: FilterNode = { kind: 'and', items: [cond('ev_id', 'startswith', prefix), f] };
     const base = { filter: scoped, range: ALL };
     return [
-      { ...base, kind: 'search', sort: [{ field: 'ts', desc: true }], limit: 50, offset: 0, count: true },
-      { ...base, kind: 'topn', field: 'host', n: 3 },
-      { ...base, kind: 'topn', field: 'k', n: 3 },
-      { ...base, kind: 'topn', field: 'bytes', n: 3 },
-      { ...base, kind: 'lastn', field: 'ts', n: 2 },
-      { ...base, kind: 'lastn', field: 'severity', n: 3 },
+      {
+        ...base,
+        kind: 'search',
+        scope: SYSTEM_SCOPE,
+        sort: [{ field: 'ts', desc: true }],
+        limit: 50,
+        offset: 0,
+        count: true,
+      },
+      { ...base, kind: 'topn', scope: SYSTEM_SCOPE, field: 'host', n: 3 },
+      { ...base, kind: 'topn', scope: SYSTEM_SCOPE, field: 'k', n: 3 },
+      { ...base, kind: 'topn', scope: SYSTEM_SCOPE, field: 'bytes', n: 3 },
+      { ...base, kind: 'lastn', scope: SYSTEM_SCOPE, field: 'ts', n: 2 },
+      { ...base, kind: 'lastn', scope: SYSTEM_SCOPE, field: 'severity', n: 3 },
       {
         ...base,
         kind: 'summary',
+        scope: SYSTEM_SCOPE,
         groupBy: ['host', 'k', 'status'],
         metrics: [
           { op: 'count' },
@@ -334,8 +369,8 @@ describe.each(others)('$name answers as DuckDB does', (kind) => {
         ],
         n: 4,
       },
-      { ...base, kind: 'timeline', intervalMs: 3_600_000, series: 5 },
-      { ...base, kind: 'timeline', intervalMs: 60_000, splitBy: 'status', series: 2 },
+      { ...base, kind: 'timeline', scope: SYSTEM_SCOPE, intervalMs: 3_600_000, series: 5 },
+      { ...base, kind: 'timeline', scope: SYSTEM_SCOPE, intervalMs: 60_000, splitBy: 'status', series: 2 },
     ];
   };
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { TRUE } from '../../src/filter/ast.js';
 import { event, T0 } from '../helpers/seed.js';
 
@@ -22,6 +23,7 @@ describe('streaming a search (exports)', () => {
     const range = { fromMs: T0, toMs: T0 + 10_000_000 };
     for await (const e of store.stream({
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: TRUE,
       range,
       sort,

@@ -25,6 +25,7 @@ import {
   wordNeeds,
 } from '../../src/event-store/duckdb/word-queries.js';
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
 import { event } from './filter-store.js';
 
@@ -385,9 +386,19 @@ const filterArb = (needle: fc.Arbitrary<string>): fc.Arbitrary<FilterNode> =>
 /** Every kind of plan over `range` with `filter`. */
 function plans(filter: FilterNode, range: TimeWindow): QueryPlan[] {
   return [
-    { kind: 'search', filter, range, sort: [{ field: 'ts', desc: true }], limit: 0, offset: 0, count: true },
     {
       kind: 'search',
+      scope: SYSTEM_SCOPE,
+      filter,
+      range,
+      sort: [{ field: 'ts', desc: true }],
+      limit: 0,
+      offset: 0,
+      count: true,
+    },
+    {
+      kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter,
       range,
       sort: [{ field: 'ts', desc: false }],
@@ -395,18 +406,19 @@ function plans(filter: FilterNode, range: TimeWindow): QueryPlan[] {
       offset: 1,
       count: false,
     },
-    { kind: 'topn', filter, range, field: 'host', n: 3 },
-    { kind: 'lastn', filter, range, field: 'host', n: 3 },
+    { kind: 'topn', scope: SYSTEM_SCOPE, filter, range, field: 'host', n: 3 },
+    { kind: 'lastn', scope: SYSTEM_SCOPE, filter, range, field: 'host', n: 3 },
     {
       kind: 'summary',
+      scope: SYSTEM_SCOPE,
       filter,
       range,
       groupBy: ['host'],
       metrics: [{ op: 'count' }, { op: 'sum', field: 'bytes' }],
       n: 5,
     },
-    { kind: 'timeline', filter, range, intervalMs: 60_000, series: 3 },
-    { kind: 'timeline', filter, range, intervalMs: 600_000, splitBy: 'host', series: 1 },
+    { kind: 'timeline', scope: SYSTEM_SCOPE, filter, range, intervalMs: 60_000, series: 3 },
+    { kind: 'timeline', scope: SYSTEM_SCOPE, filter, range, intervalMs: 600_000, splitBy: 'host', series: 1 },
   ];
 }
 
@@ -429,7 +441,18 @@ const count = async (
   filter: FilterNode,
   range: TimeWindow = { fromMs: 0, toMs: 4e12 },
 ) =>
-  (await store.execute({ kind: 'search', filter, range, sort: [], limit: 0, offset: 0, count: true })).total;
+  (
+    await store.execute({
+      kind: 'search',
+      scope: SYSTEM_SCOPE,
+      filter,
+      range,
+      sort: [],
+      limit: 0,
+      offset: 0,
+      count: true,
+    })
+  ).total;
 
 const timed = (i: number, message: string | null, extra: Partial<NormalisedEvent> = {}) =>
   event(`w${String(i).padStart(7, '0')}`, {
@@ -507,6 +530,7 @@ describe('a store answers the same with and without the word index', () => {
       const out: string[] = [];
       const plan = {
         kind: 'search',
+        scope: SYSTEM_SCOPE,
         filter,
         range,
         sort: [{ field: 'ts', desc: true }],
@@ -525,6 +549,7 @@ describe('a store answers the same with and without the word index', () => {
     // The SQL is narrowed: the always-false condition for a word that no block holds.
     const plan = {
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: text('absent-word'),
       range,
       sort: [],

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, storageFull } from '../../src/errors/errors.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
 import { WorkerEventStore } from '../../src/event-store/worker/worker-event-store.js';
 import { TRUE } from '../../src/filter/ast.js';
@@ -48,18 +49,36 @@ describe('the event store in a worker thread', () => {
 
   const filter = parseQuery('needle OR host:web-3');
   const plans: QueryPlan[] = [
-    { kind: 'search', filter, range, sort: [{ field: 'ts', desc: true }], limit: 50, offset: 5, count: true },
-    { kind: 'topn', filter: TRUE, range, field: 'http.path', n: 5 },
-    { kind: 'lastn', filter, range, field: 'host', n: 3 },
+    {
+      kind: 'search',
+      scope: SYSTEM_SCOPE,
+      filter,
+      range,
+      sort: [{ field: 'ts', desc: true }],
+      limit: 50,
+      offset: 5,
+      count: true,
+    },
+    { kind: 'topn', scope: SYSTEM_SCOPE, filter: TRUE, range, field: 'http.path', n: 5 },
+    { kind: 'lastn', scope: SYSTEM_SCOPE, filter, range, field: 'host', n: 3 },
     {
       kind: 'summary',
+      scope: SYSTEM_SCOPE,
       filter: TRUE,
       range,
       groupBy: ['host'],
       metrics: [{ op: 'count' }, { op: 'avg', field: 'bytes' }, { op: 'p90', field: 'bytes' }],
       n: 10,
     },
-    { kind: 'timeline', filter, range, intervalMs: 3_600_000, splitBy: 'host', series: 3 },
+    {
+      kind: 'timeline',
+      scope: SYSTEM_SCOPE,
+      filter,
+      range,
+      intervalMs: 3_600_000,
+      splitBy: 'host',
+      series: 3,
+    },
   ];
 
   it.each(plans.map((p) => [p.kind, p] as const))(
@@ -73,6 +92,7 @@ describe('the event store in a worker thread', () => {
   it('streams more events than one message holds, in order, and stops early without leaking', async () => {
     const plan: SearchPlan = {
       kind: 'search',
+      scope: SYSTEM_SCOPE,
       filter: TRUE,
       range,
       sort: [{ field: 'ts', desc: false }],
@@ -90,7 +110,9 @@ describe('the event store in a worker thread', () => {
     }
     expect(firstFew).toEqual([0, 1, 2]);
     const id = events[42]?.ev_id as string;
-    expect(unstamped(await worker.getById(id))).toEqual(unstamped(await inline.getById(id)));
+    expect(unstamped(await worker.getById(id, SYSTEM_SCOPE))).toEqual(
+      unstamped(await inline.getById(id, SYSTEM_SCOPE)),
+    );
   });
 
   it('keeps the per-hour histogram in step with appends and deletes', async () => {

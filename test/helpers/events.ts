@@ -1,4 +1,5 @@
 import type { StoredEvent } from '../../src/core/event.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import type { TestApp } from './app.js';
 
 /**
@@ -12,6 +13,7 @@ export async function storedEvents(
   const events: StoredEvent[] = [];
   for await (const e of t.rt.events.stream({
     kind: 'search',
+    scope: SYSTEM_SCOPE,
     filter: { kind: 'true' },
     range: { fromMs: -8.64e15, toMs: 8.64e15 },
     sort: [{ field: 'ev_id', desc: false }],

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { QueryPlan } from '../../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
 import { TRUE } from '../../src/filter/ast.js';
 import { BACKEND, createTestApp, TEST_BUS_URL, type TestApp } from '../helpers/app.js';
@@ -171,6 +172,7 @@ describe(`bounded queries and reports on ${BACKEND}`, () => {
     vi.spyOn(engine as unknown as { rows: () => Promise<never> }, 'rows').mockImplementation(oom);
     const plan: QueryPlan = {
       kind: 'topn',
+      scope: SYSTEM_SCOPE,
       field: 'host',
       n: 10,
       filter: TRUE,

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
 import type { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
-import type { TimeWindow } from '../../src/event-store/query-plan.js';
+import type { QueryPlan, TimeWindow } from '../../src/event-store/query-plan.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { TRUE } from '../../src/filter/ast.js';
 import type { EventLike } from '../../src/filter/evaluate.js';
 import { QUERY_TYPE_DEFS } from '../../src/query/types/index.js';
@@ -92,7 +93,7 @@ function paramsOf(c: Case): CommonParamValues {
 }
 
 async function evaluate(s: DuckDbEventStore, def: QueryTypeDef, params: CommonParamValues) {
-  return s.execute(def.plan(params, TRUE, WINDOW));
+  return s.execute({ ...def.plan(params, TRUE, WINDOW), scope: SYSTEM_SCOPE } as QueryPlan);
 }
 
 /** Summary sums may differ in the last bits by addition order. */

@@ -6,10 +6,10 @@ import { type ClusterTopics, InProcessBus } from '../../src/core/bus.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { EventStore } from '../../src/event-store/event-store.js';
 import type { SearchResult } from '../../src/event-store/query-plan.js';
-import type { FilterNode } from '../../src/filter/ast.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { type MetadataDb, openMetadataDb } from '../../src/metadata/database.js';
 import { SqlJobStore } from '../../src/metadata/query-jobs-repository.js';
-import type { QueryRow } from '../../src/query/job.js';
+import type { JobDefinition } from '../../src/query/job.js';
 import { MemoryJobStore } from '../../src/query/job-store.js';
 import { QueryRunner } from '../../src/query/runner.js';
 import { validateQuery } from '../../src/query/validate.js';
@@ -26,7 +26,7 @@ const FAKE: Parameters<typeof vi.useFakeTimers>[0] = {
 };
 const OPTS = { sliceEvents: 1_000_000, maxSlices: 1, refreshMs: 10_000 };
 
-function searchRow(id: string, ownerId: number, timeRange: object): { row: QueryRow; filter: FilterNode } {
+function searchRow(id: string, ownerId: number, timeRange: object): JobDefinition {
   const q = validateQuery({ type: 'Search', params: { time_range: timeRange } });
   const row = {
     query_id: id,
@@ -35,7 +35,7 @@ function searchRow(id: string, ownerId: number, timeRange: object): { row: Query
     params: JSON.stringify(q.params),
     created_at: new Date().toISOString(),
   };
-  return { row, filter: q.filter };
+  return { row, filter: q.filter, scope: SYSTEM_SCOPE };
 }
 
 const totalOf = (results: unknown) => (results as SearchResult).total;
@@ -68,7 +68,7 @@ describe('query runner: re-evaluation of relative queries every refreshMs', () =
     runner.onChange((j) => {
       if (j.id === 'q-live' && j.status === 'SUCCESS') changes.push(totalOf(j.results));
     });
-    const job = runner.start(row, filter);
+    const job = runner.start(row, filter, SYSTEM_SCOPE);
     await job.running;
     expect(job.status).toBe('SUCCESS');
     expect(totalOf(job.results)).toBe(2);
@@ -102,8 +102,8 @@ describe('query runner: re-evaluation of relative queries every refreshMs', () =
   it('never re-evaluates an absolute range or a stopped query, however long ago', async () => {
     const absolute = searchRow('q-abs', 1, { ts_from: (T0 - 3_600_000) / 1000, ts_to: T0 / 1000 });
     const relative = searchRow('q-stopped', 1, { preset: 'last_hour' });
-    const a = runner.start(absolute.row, absolute.filter);
-    const r = runner.start(relative.row, relative.filter);
+    const a = runner.start(absolute.row, absolute.filter, SYSTEM_SCOPE);
+    const r = runner.start(relative.row, relative.filter, SYSTEM_SCOPE);
     await Promise.all([a.running, r.running]);
     await runner.stop(r);
     await vi.advanceTimersByTimeAsync(60_000);
@@ -211,7 +211,7 @@ describe('query runner: leases in a shared job store', () => {
     const a = node('a', slow);
     const b = node('b');
     const definition = async (id: string) => (id === 'q-long' ? q : null);
-    const job = a.runner.start(q.row, q.filter);
+    const job = a.runner.start(q.row, q.filter, SYSTEM_SCOPE);
     await reached;
     expect(job.status).toBe('IN_PROGRESS');
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterTopics, InProcessBus } from '../../src/core/bus.js';
+import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { SqlJobStore } from '../../src/metadata/query-jobs-repository.js';
 import type { JobStore } from '../../src/query/job-store.js';
 import { QueryRunner } from '../../src/query/runner.js';
@@ -60,7 +61,7 @@ describe("shared job store: a read behind this node's own pending writes", () =>
         last_used_at: now,
       };
       await t.rt.meta.db.insertInto('queries').values(row).execute();
-      const job = runner.start(row, { kind: 'true' });
+      const job = runner.start(row, { kind: 'true' }, SYSTEM_SCOPE);
       await job.running;
       expect(job.status).toBe('SUCCESS');
       expect((await lagging.load(row.query_id, -1))?.version).toBeGreaterThan(0);

@@ -7,6 +7,7 @@ import {
   validationError,
 } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
+import { SYSTEM_SCOPE } from '../../event-store/read-scope.js';
 import { parseQuery } from '../../filter/language/parse-query.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import { membership } from './membership.js';
@@ -26,6 +27,8 @@ export class StreamsService {
     private readonly streams: StreamsRepository,
     private readonly teams: TeamsService,
     private readonly events: EventStore,
+    /** Told after streams change: who may read what changed. */
+    private readonly onChanged: () => void = () => undefined,
   ) {}
 
   async list(who: Identity, opts: { counts?: boolean } = {}): Promise<Stream[]> {
@@ -62,6 +65,7 @@ export class StreamsService {
       },
       readers,
     );
+    this.onChanged();
     return this.get(who, row.id);
   }
 
@@ -101,6 +105,7 @@ export class StreamsService {
       readers,
     );
     if (!updated) throw notFound();
+    this.onChanged();
     return this.get(who, id);
   }
 
@@ -110,6 +115,7 @@ export class StreamsService {
     if (!row) throw notFound();
     if (row.builtin) throw conflict('The Default stream cannot be deleted.');
     if (!(await this.streams.delete(id))) throw notFound();
+    this.onChanged();
   }
 
   /** Admins and managers see every stream; anyone else those whose readers name them or a team of theirs. */
@@ -156,8 +162,10 @@ export class StreamsService {
     for (const r of rows) {
       const filter = filters.get(r.id);
       if (!filter) continue;
+      // Shown only for streams the caller may read: the stream's own events, all of them.
       const res = await this.events.execute({
         kind: 'search',
+        scope: SYSTEM_SCOPE,
         filter,
         range,
         sort: [],

@@ -15,8 +15,11 @@ declare module '../component.js' {
 export const teams = component({
   name: 'teams',
   migrations: { '0011-teams': teamsMigration },
-  build({ meta }) {
-    const teams = new TeamsService(new TeamsRepository(meta.db));
+  build({ meta, bus }) {
+    // Every node's read scopes are computed again (streams/read-scopes.ts).
+    const teams = new TeamsService(new TeamsRepository(meta.db), () =>
+      bus.publish('rights-changed', { keyId: null }),
+    );
     return {
       provides: { teams },
       schemas: [TeamSchema],

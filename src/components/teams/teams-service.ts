@@ -15,7 +15,11 @@ import type { TeamRow, TeamsRepository } from './teams-repository.js';
  * list them. The built-in `everyone` holds every user, always, and cannot be changed.
  */
 export class TeamsService {
-  constructor(private readonly teams: TeamsRepository) {}
+  constructor(
+    private readonly teams: TeamsRepository,
+    /** Told after teams or their members change: who may read which stream changed. */
+    private readonly onChanged: () => void = () => undefined,
+  ) {}
 
   async list(page: PageRequest): Promise<Page<Team>> {
     const res = await this.teams.list(page);
@@ -38,6 +42,7 @@ export class TeamsService {
     const name = await this.checkName(input.name);
     const members = await this.checkMembers(input.members ?? []);
     const row = await this.teams.insert({ name, builtin: 0, created_at: new Date().toISOString() }, members);
+    this.onChanged();
     return this.get(row.id);
   }
 
@@ -52,6 +57,7 @@ export class TeamsService {
     const given = patch.members ?? (replace ? [] : undefined);
     const members = given === undefined ? undefined : await this.checkMembers(given);
     if (!(await this.teams.update(id, name, members))) throw notFound();
+    this.onChanged();
     return this.get(id);
   }
 
@@ -61,6 +67,7 @@ export class TeamsService {
     if (!row) throw notFound();
     if (row.builtin) throw conflict(`The built-in team "${row.name}" cannot be deleted.`);
     if (!(await this.teams.delete(id))) throw notFound();
+    this.onChanged();
   }
 
   private async present(rows: readonly TeamRow[]): Promise<Team[]> {

@@ -5,6 +5,7 @@ import { rebuildRecord } from '../../core/record-shape.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { Identity } from '../auth/identity.js';
+import type { ReadScopes } from '../auth/read-scopes.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
 
 const seconds = (ms: number) => ms / 1000;
@@ -17,10 +18,12 @@ export class EventsService {
     private readonly store: EventStore,
     private readonly enricher: ResultEnricher,
     private readonly triggerMatches: ResultEnricherDeps['triggerMatches'],
+    private readonly scopes: ReadScopes,
   ) {}
 
-  private async load(evId: string): Promise<StoredEvent> {
-    const e = await this.store.getById(evId);
+  /** The event, if `who` may read it: 404 otherwise, as for one that does not exist. */
+  private async load(who: Identity, evId: string): Promise<StoredEvent> {
+    const e = await this.store.getById(evId, await this.scopes.of(who));
     if (!e) throw notFound('No such event.');
     return e;
   }
@@ -58,11 +61,11 @@ export class EventsService {
 
   /** The event with `raw`, plus what `opts` asks for (actions_hint, add_trigger_data). */
   async get(who: Identity, evId: string, opts: EnrichOptions = {}) {
-    return this.enricher.event(presentEventWithRaw(await this.load(evId)), { ...opts, who });
+    return this.enricher.event(presentEventWithRaw(await this.load(who, evId)), { ...opts, who });
   }
 
-  async timestamps(evId: string) {
-    const e = await this.load(evId);
+  async timestamps(who: Identity, evId: string) {
+    const e = await this.load(who, evId);
     return {
       ev_id: e.ev_id,
       event_time: seconds(e.ts),
@@ -73,7 +76,7 @@ export class EventsService {
 
   /** The triggers the event matched, oldest match first. */
   async triggers(who: Identity, evId: string) {
-    const e = await this.load(evId);
+    const e = await this.load(who, evId);
     return {
       ev_id: e.ev_id,
       triggers: [...((await this.triggerMatches([e.ev_id], who)).get(e.ev_id) ?? [])],

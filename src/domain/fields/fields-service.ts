@@ -4,6 +4,8 @@ import type { EventStore } from '../../event-store/event-store.js';
 import { resolveTimeRange } from '../../query/time-range.js';
 import { Search, type SearchParams } from '../../query/types/search.js';
 import { validateQuery } from '../../query/validate.js';
+import type { Identity } from '../auth/identity.js';
+import type { ReadScopes } from '../auth/read-scopes.js';
 
 /** Events a field list is computed from: the newest this many matches. */
 export const FIELDS_SAMPLE = 10_000;
@@ -67,9 +69,13 @@ interface Tally {
  * each with its type and top values.
  */
 export class FieldsService {
-  constructor(private readonly store: EventStore) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly scopes: ReadScopes,
+  ) {}
 
-  async fields(input: { query?: string; time_range?: unknown }): Promise<FieldsResult> {
+  /** The fields of the events `who` may read that the query matches. */
+  async fields(who: Identity, input: { query?: string; time_range?: unknown }): Promise<FieldsResult> {
     const valid = validateQuery({
       type: 'Search',
       params: {
@@ -81,9 +87,9 @@ export class FieldsService {
     });
     const params = valid.params as SearchParams;
     const window = resolveTimeRange(params.time_range, Date.now());
-    const plan = Search.plan(params, valid.filter, window);
+    const plan = Search.plan(params, await this.scopes.narrow(who.userId, valid.filter, undefined), window);
     if (plan.kind !== 'search') throw new Error('a Search plans a search');
-    const result = await this.store.execute(plan);
+    const result = await this.store.execute({ ...plan, scope: await this.scopes.of(who) });
     const tallies = new Map<string, Tally>();
     for (const stored of result.events) {
       const event = presentEvent(stored);

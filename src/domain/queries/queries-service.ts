@@ -5,15 +5,17 @@ import { EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js
 import type { ExportDocument, Renderer } from '../../export/renderer.js';
 import { RENDERERS } from '../../export/renderers.js';
 import { isValidTimeZone } from '../../export/time-format.js';
+import type { FilterNode } from '../../filter/ast.js';
 import type { QueriesRepository } from '../../metadata/queries-repository.js';
 import type { QueryRow } from '../../metadata/schema.js';
 import { exportTable } from '../../query/export-tables.js';
-import type { QueryJob } from '../../query/job.js';
+import type { JobDefinition, QueryJob } from '../../query/job.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
-import { type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
+import { type CommonParamValues, type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
 import { type ValidQuery, validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
+import type { ReadScopes } from '../auth/read-scopes.js';
 import type { ResultEnricher } from './result-enricher.js';
 
 /** GenericQuery (the seed's representation plus error, progress and timestamps). */
@@ -59,6 +61,8 @@ export class QueriesService {
     private readonly opts: QueriesServiceOptions,
     /** The read-time step after `runner.present` (actions, GeoIP, trigger data). */
     private readonly enricher: ResultEnricher,
+    /** What each query's owner may read (ADR 0013). */
+    private readonly scopes: ReadScopes,
   ) {}
 
   validate(body: { type: unknown; params: unknown }): ValidQuery {
@@ -79,9 +83,11 @@ export class QueriesService {
       created_at: now,
       last_used_at: now,
     };
+    // Narrowed to `streams` before anything is stored: an unreadable stream is a 400.
+    const def = await this.definition(row, valid.filter);
     await this.repo.insert(row);
     try {
-      return this.runner.start(row, valid.filter);
+      return this.runner.start(def.row, def.filter, def.scope);
     } catch (err) {
       // Another start took the last place while the row was written.
       await this.repo.delete(row.query_id);
@@ -112,7 +118,8 @@ export class QueriesService {
       const row = await this.repo.byId(id);
       if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) throw notFound('No such query.');
       if (row.owner_id !== who.userId) throw notFound('No such query.');
-      job = await this.runner.open(row, this.filterOf(row), live);
+      const def = await this.definition(row, this.filterOf(row));
+      job = await this.runner.open(def.row, def.filter, def.scope, live);
     } else if (job.ownerId === who.userId) {
       // Cluster: the copy follows what the node computing it wrote (no-op in one process),
       // and is gone when another node removed the query.
@@ -197,6 +204,19 @@ export class QueriesService {
     };
   }
 
+  /**
+   * What a query's job is made from: its filter narrowed to the streams it names, and its
+   * owner's read scope, resolved now (rights may have changed since it was stored).
+   */
+  private async definition(row: QueryRow, filter: FilterNode): Promise<JobDefinition> {
+    const params = JSON.parse(row.params) as CommonParamValues;
+    const [scope, narrowed] = await Promise.all([
+      this.scopes.ofUser(row.owner_id),
+      this.scopes.narrow(row.owner_id, filter, params.streams),
+    ]);
+    return { row, filter: narrowed, scope };
+  }
+
   private filterOf(row: QueryRow) {
     return validateQuery({ type: row.type, params: JSON.parse(row.params) }).filter;
   }
@@ -206,7 +226,7 @@ export class QueriesService {
     return this.runner.adopt(async (id) => {
       const row = await this.repo.byId(id);
       if (!row || !Object.hasOwn(QUERY_TYPE_DEFS, row.type)) return null;
-      return { row, filter: this.filterOf(row) };
+      return this.definition(row, this.filterOf(row));
     });
   }
 

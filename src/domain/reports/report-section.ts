@@ -7,6 +7,7 @@ import { exportTable } from '../../query/export-tables.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
+import type { ReadScopes } from '../auth/read-scopes.js';
 import type { ResultEnricher } from '../queries/result-enricher.js';
 import { chartFor, noMapNotes } from './report-charts.js';
 import { periodLabel, type ReportParams, widgetNotes, widgetTable } from './report-widgets.js';
@@ -18,6 +19,8 @@ const DOCUMENT_FORMATS: ReadonlySet<string> = new Set(['pdf', 'docx']);
 export interface SectionDeps {
   runner: QueryRunner;
   store: EventStore;
+  /** What the report's owner may read. */
+  scopes: ReadScopes;
   /** Most rows a report's table holds; beyond it the table is cut and says so in a note. */
   maxRows: number;
   /** Adds GeoIP data to a map widget's values. */
@@ -44,6 +47,11 @@ export async function reportSection(
   const valid = validateQuery({ type: query.type, params: query.params ?? {} });
   const id = `report-${report.id}-${Math.random().toString(36).slice(2)}`;
   const now = new Date().toISOString();
+  // As its owner: their read scope, and `streams` among the streams they may read.
+  const [scope, filter] = await Promise.all([
+    deps.scopes.ofUser(who.userId),
+    deps.scopes.narrow(who.userId, valid.filter, valid.params.streams),
+  ]);
   const job = deps.runner.start(
     {
       query_id: id,
@@ -52,7 +60,8 @@ export async function reportSection(
       params: JSON.stringify(valid.params),
       created_at: now,
     },
-    valid.filter,
+    filter,
+    scope,
     { internal: true },
   );
   try {

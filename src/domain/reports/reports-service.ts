@@ -14,6 +14,7 @@ import type { ReportRow } from '../../metadata/schema.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
 import type { Identity } from '../auth/identity.js';
+import type { ReadScopes } from '../auth/read-scopes.js';
 import type { ResultEnricher } from '../queries/result-enricher.js';
 import type { ReportFiles, ReportSink } from './report-files.js';
 import { reportSection, type SectionDeps } from './report-section.js';
@@ -80,6 +81,8 @@ const present = (r: ReportRow): ShortReport => ({
 });
 
 export interface ReportsOptions {
+  /** Reports read what their owner may read. */
+  scopes: ReadScopes;
   /** Where the files go (the data dir, or the shared store of a cluster). */
   files: ReportFiles;
   /**
@@ -145,8 +148,8 @@ export class ReportsService {
   private readonly renewer: NodeJS.Timeout | null;
 
   private get sectionDeps(): SectionDeps {
-    const { maxRows, enricher } = this.opts;
-    return { runner: this.runner, store: this.store, maxRows, enricher };
+    const { maxRows, enricher, scopes } = this.opts;
+    return { runner: this.runner, store: this.store, scopes, maxRows, enricher };
   }
 
   /** Stops renewing this node's leases (closing: what it had not finished goes to the others). */

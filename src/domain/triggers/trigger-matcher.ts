@@ -58,11 +58,14 @@ export class TriggerMatcher {
     private readonly now: () => Date,
   ) {}
 
-  /** The enabled triggers, as read from the store; one that no longer parses is skipped. */
-  setTriggers(rows: readonly TriggerRow[]): void {
+  /**
+   * The enabled triggers, as read from the store, each with the filter it matches by:
+   * `filterOf` its own within what its owner may read. One that no longer parses is skipped.
+   */
+  setTriggers(rows: readonly TriggerRow[], filterOf: (row: TriggerRow) => FilterNode): void {
     const compiled = rows.flatMap((r) => {
       try {
-        return [{ id: r.id, filter: compileTrigger(r.query, JSON.parse(r.filter) as unknown[]) }];
+        return [{ id: r.id, filter: filterOf(r) }];
       } catch (err) {
         // Stored triggers were valid when written; a later, stricter parser must not stop ingest.
         this.opts.log.warn({ trigger_id: r.id, err: String(err) }, 'trigger no longer valid; skipped');

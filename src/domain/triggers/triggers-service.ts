@@ -4,6 +4,8 @@ import type { Page, PageRequest } from '../../core/list.js';
 import type { Log } from '../../core/log.js';
 import type { MetricDecl } from '../../core/metrics.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
+import { scopedFilter } from '../../event-store/read-scope.js';
+import type { FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
 import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
 import type { TriggersRepository } from '../../metadata/triggers-repository.js';
@@ -11,6 +13,7 @@ import type { UsersRepository } from '../../metadata/users-repository.js';
 import type { AlertEngine, Condition } from '../alerts/alert-engine.js';
 import type { ThresholdCondition } from '../alerts/threshold.js';
 import { can, type Identity } from '../auth/identity.js';
+import type { ReadScopes } from '../auth/read-scopes.js';
 import type { TasksService } from '../tasks/tasks-service.js';
 import { type AlertCluster, type Alerting, AlertNotifier } from './alert-notifier.js';
 import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
@@ -66,6 +69,8 @@ export interface TriggersServiceOptions {
   log: Log;
   /** Told after this process changed triggers (cluster: the other nodes reload theirs). */
   onChanged?: () => void;
+  /** What each trigger's owner may read: a trigger matches nothing else. */
+  scopes: ReadScopes;
   /**
    * Cluster mode: every node counts every node's matches (shared on the bus), and the
    * holder of the `alert-notifier` lease sends the notifications.
@@ -174,7 +179,26 @@ export class TriggersService {
 
   private async readIndex(): Promise<void> {
     const rows = await this.repo.enabled();
-    this.matcher.setTriggers(rows);
+    // A trigger matches only what its owner may read (ADR 0013): its filter, its `stream:`
+    // conditions resolved, within the owner's scope. Read again when rights change.
+    const filters = new Map<number, FilterNode | Error>();
+    for (const r of rows) {
+      try {
+        const own = compileTrigger(r.query, JSON.parse(r.filter) as unknown[]);
+        const [scope, narrowed] = await Promise.all([
+          this.opts.scopes.ofUser(r.owner_id),
+          this.opts.scopes.narrow(r.owner_id, own, undefined, { streams: 'streams', query: 'query' }),
+        ]);
+        filters.set(r.id, scopedFilter(scope, narrowed));
+      } catch (err) {
+        filters.set(r.id, err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    this.matcher.setTriggers(rows, (r) => {
+      const f = filters.get(r.id);
+      if (!f || f instanceof Error) throw f ?? new Error('no filter');
+      return f;
+    });
     this.notifier.setTriggers(rows);
   }
 

@@ -10,6 +10,7 @@ import { abortError, type EventStore, type EventStoreStats } from '../event-stor
 import { HourHistogram } from '../hour-histogram.js';
 import { executePlan, type PlanDialect } from '../plan-executor.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import { inScope, type ReadScope, scopedPlan } from '../read-scope.js';
 import type { StatementRows } from '../result-shaper.js';
 import { quoteIdent } from '../sql/sql-params.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
@@ -286,8 +287,9 @@ export class ClickHouseEventStore implements EventStore {
     return executePlan(this.dialect, (q, o) => this.rows(q, o), plan, opts);
   }
 
-  async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+  async *stream(unscoped: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
     if (opts.signal?.aborted) throw abortError();
+    const plan = scopedPlan(unscoped);
     const client = this.client();
     const queryId = randomUUID();
     const controller = new AbortController();
@@ -338,7 +340,7 @@ export class ClickHouseEventStore implements EventStore {
     this.perHour.reset(rows.map((r) => [Number(r.h) * HOUR_MS, Number(r.n)] as const));
   }
 
-  async getById(evId: string): Promise<StoredEvent | null> {
+  async getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
     let receivedAt: number;
     try {
       receivedAt = decodeTime(evId);
@@ -348,7 +350,8 @@ export class ClickHouseEventStore implements EventStore {
     const { rows } = await this.rows({
       sql: `SELECT * FROM ${this.table} WHERE "received_at" BETWEEN ${clickHouseLiteral(receivedAt - HOUR_MS)} AND ${clickHouseLiteral(receivedAt + 1000)} AND "ev_id" = ${clickHouseLiteral(evId)} LIMIT 1`,
     });
-    return rows[0] ? rowToEvent(rows[0]) : null;
+    const event = rows[0] ? rowToEvent(rows[0]) : null;
+    return event && inScope(scope, event) ? event : null;
   }
 
   /**

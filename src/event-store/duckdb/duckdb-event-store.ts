@@ -21,6 +21,7 @@ import { abortError, type EventStore, type EventStoreStats } from '../event-stor
 import { HourHistogram } from '../hour-histogram.js';
 import { type Driver, executePlan } from '../plan-executor.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
+import { inScope, type ReadScope, scopedPlan } from '../read-scope.js';
 import { sqlTime } from '../sql/sql-params.js';
 import { registerFilterFunctions } from './duckdb-filter-compiler.js';
 import { type Compiled, duckDbDialect, searchRowsSql } from './duckdb-plans.js';
@@ -217,7 +218,7 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  async getById(evId: string): Promise<StoredEvent | null> {
+  async getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
     let receivedAt: number;
     try {
       receivedAt = decodeTime(evId);
@@ -232,7 +233,8 @@ export class DuckDbEventStore implements EventStore {
       [sqlTime(receivedAt - 3_600_000), sqlTime(receivedAt + 1000), evId],
     );
     const row = reader.getRowObjects()[0];
-    return row ? rowToEvent(row) : null;
+    const event = row ? rowToEvent(row) : null;
+    return event && inScope(scope, event) ? event : null;
   }
 
   private async withConnection<T>(opts: ExecOptions, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
@@ -316,7 +318,8 @@ export class DuckDbEventStore implements EventStore {
    * Streams every event a search matches, in its order, a chunk at a time, so an export
    * of a million rows never holds them all in memory.
    */
-  async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+  async *stream(unscoped: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+    const plan = scopedPlan(unscoped);
     const conn = await this.instance.connect();
     const onAbort = () => conn.interrupt();
     opts.signal?.addEventListener('abort', onAbort, { once: true });

@@ -2,6 +2,7 @@ import { AppError, type FieldErrors } from '../../errors/errors.js';
 import { StartupError } from '../../errors/startup.js';
 import type { ClickHouseEventStoreOptions } from '../clickhouse/clickhouse-event-store.js';
 import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
+import type { ReadScope } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 
 /**
@@ -22,7 +23,7 @@ export type StoreRequest =
   | { id: number; op: 'streamOpen'; plan: unknown }
   | { id: number; op: 'streamNext'; stream: number; max: number }
   | { id: number; op: 'streamClose'; stream: number }
-  | { id: number; op: 'getById'; evId: string }
+  | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number }
   | { id: number; op: 'hourCounts' }
   | { id: number; op: 'stats' }

@@ -102,7 +102,7 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       running.get(req.target)?.abort();
       return null;
     case 'getById':
-      return store.getById(req.evId);
+      return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':
       return store.deleteOlderThan(req.tsMs);
     case 'hourCounts':

@@ -9,6 +9,7 @@ import {
 } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import type { ReadScope } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import { fromWire, type StoreRequest, type StoreResponse, type WorkerStoreConfig } from './protocol.js';
 
@@ -204,8 +205,8 @@ export class WorkerEventStore implements EventStore {
     this.hours.addSpread(count, fromMs, toMs);
   }
 
-  getById(evId: string): Promise<StoredEvent | null> {
-    return this.call({ op: 'getById', evId });
+  getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
+    return this.call({ op: 'getById', evId, scope });
   }
 
   async deleteOlderThan(tsMs: number): Promise<number> {

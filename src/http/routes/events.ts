@@ -54,7 +54,7 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         },
       },
     },
-    async (request) => events.timestamps(request.params.ev_id),
+    async (request) => events.timestamps(caller(request), request.params.ev_id),
   );
 
   app.get(

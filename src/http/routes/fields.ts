@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { FIELDS_SAMPLE, FIELDS_TOP, type FieldsService } from '../../domain/fields/fields-service.js';
 import { fieldError } from '../../errors/errors.js';
+import { caller } from '../plugins/auth.js';
 import { errorResponses } from '../schemas/common.js';
 
 const FieldSchema = Type.Object({
@@ -66,7 +67,7 @@ export async function fieldRoutes(fastify: FastifyInstance, opts: { fields: Fiel
           throw fieldError('time_range', 'Must be JSON: {"ts_from": …, "ts_to": …} or {"preset": …}.');
         }
       } else if (q.preset !== undefined) timeRange = { preset: q.preset };
-      return opts.fields.fields({
+      return opts.fields.fields(caller(request), {
         ...(q.query !== undefined ? { query: q.query } : {}),
         ...(timeRange !== undefined ? { time_range: timeRange } : {}),
       });

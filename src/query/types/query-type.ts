@@ -1,5 +1,5 @@
 import { type TObject, type TSchema, Type } from 'typebox';
-import type { QueryPlan, TimeWindow } from '../../event-store/query-plan.js';
+import type { TimeWindow, UnscopedPlan } from '../../event-store/query-plan.js';
 import type { FilterNode } from '../../filter/ast.js';
 import type { EventLike } from '../../filter/evaluate.js';
 import { type TimeRangeParam, TimeRangeSchema } from '../time-range.js';
@@ -16,12 +16,20 @@ export const CommonParams = {
     maxLength: 10_000,
     description: 'Query-language string, AND-ed with filter.',
   }),
+  streams: Type.Optional(
+    Type.Array(Type.Integer({ minimum: 1 }), {
+      maxItems: 1000,
+      description:
+        'Only the events of these streams (ids); default: every stream the caller may read. An unknown or unreadable stream is a 400.',
+    }),
+  ),
 };
 
 export interface CommonParamValues {
   time_range: TimeRangeParam;
   filter: unknown[];
   query: string;
+  streams?: number[];
 }
 
 /** Field names in params: letters, digits, `_ . - @` (as in filters). */
@@ -52,7 +60,7 @@ export interface QueryTypeDef<P extends CommonParamValues = CommonParamValues, R
    * The store plan for `window`; `whole`: the evaluation's window when `window` is one of
    * its slices (what depends on the whole range, such as a timeline's `auto` interval).
    */
-  plan(params: P, filter: FilterNode, window: TimeWindow, whole?: TimeWindow): QueryPlan;
+  plan(params: P, filter: FilterNode, window: TimeWindow, whole?: TimeWindow): UnscopedPlan;
   /** Slice order when the type can be sliced for these params, else null (one statement). */
   slicing(params: P): 'newest-first' | 'oldest-first' | null;
   merge(acc: R, part: R, params: P): R;
