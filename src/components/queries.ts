@@ -39,6 +39,8 @@ export const queries = component({
       s.enricher,
       s.readScopes,
     );
+    // Who may read what changed (here or on another node): held queries read anew.
+    bus.subscribe('rights-changed', () => void queries.rescope().catch(() => undefined));
     const timers: NodeJS.Timeout[] = [];
     return {
       provides: { runner, queries },

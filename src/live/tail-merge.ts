@@ -43,7 +43,7 @@ const FOLD_MAX = 50_000;
  */
 export class TailMerge {
   private readonly tails = new Map<string, Tail>();
-  private readonly predicates = new WeakMap<QueryJob, Predicate>();
+  private readonly predicates = new WeakMap<QueryJob, { of: unknown[]; p: Predicate }>();
 
   constructor(
     private readonly tailMs: number,
@@ -53,11 +53,11 @@ export class TailMerge {
 
   /** Whether a committed event belongs to the job: its filter within its owner's read scope. */
   predicate(job: QueryJob): Predicate {
-    let p = this.predicates.get(job);
-    if (!p) {
-      p = compilePredicate(scopedFilter(job.scope, job.filter));
-      this.predicates.set(job, p);
-    }
+    const known = this.predicates.get(job);
+    // Compiled again when rights changed the job's scope or filter.
+    if (known && known.of[0] === job.scope && known.of[1] === job.filter) return known.p;
+    const p = compilePredicate(scopedFilter(job.scope, job.filter));
+    this.predicates.set(job, { of: [job.scope, job.filter], p });
     return p;
   }
 

@@ -16,9 +16,10 @@ export interface QueryJob {
   readonly type: QueryTypeName;
   readonly def: QueryTypeDef;
   readonly params: CommonParamValues;
-  readonly filter: FilterNode;
+  /** Its filter, `stream:` and `params.streams` resolved (given again when rights change). */
+  filter: FilterNode;
   /** The events its owner may read (ADR 0013): every plan of the job carries it. */
-  readonly scope: ReadScope;
+  scope: ReadScope;
   readonly createdAt: string;
   status: QueryStatus;
   /** The type's raw results (presented on read), null before the first slice. */

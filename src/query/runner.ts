@@ -2,7 +2,7 @@ import type { Bus, ClusterTopics } from '../core/bus.js';
 import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { QueryPlan, SearchResult, TimeWindow } from '../event-store/query-plan.js';
-import type { ReadScope } from '../event-store/read-scope.js';
+import { NO_EVENT, type ReadScope } from '../event-store/read-scope.js';
 import type { FilterNode } from '../filter/ast.js';
 import { refusal } from './admission.js';
 import {
@@ -238,6 +238,34 @@ export class QueryRunner {
     this.track(job);
     this.compute(job, false, false);
     return job;
+  }
+
+  /**
+   * Rights changed: each job held here gets its owner's read again (`definition`; null
+   * when it cannot be resolved any more: it then reads nothing). A job whose read changed
+   * is computed again at once, so no result or live update keeps what its owner may no
+   * longer read. Returns how many changed.
+   */
+  async rescope(
+    definition: (job: QueryJob) => Promise<{ filter: FilterNode; scope: ReadScope } | null>,
+  ): Promise<number> {
+    let changed = 0;
+    for (const job of [...this.jobs.values()]) {
+      const def = (await definition(job).catch(() => null)) ?? { filter: job.filter, scope: NO_EVENT };
+      if (def.scope.key === job.scope.key && JSON.stringify(def.filter) === JSON.stringify(job.filter))
+        continue;
+      job.scope = def.scope;
+      job.filter = def.filter;
+      changed++;
+      if (job.stopped || this.jobs.get(job.id) !== job) continue;
+      try {
+        this.recalculate(job);
+      } catch {
+        // Not admitted again (results memory full): dropped here, computed on its next read.
+        this.forget(job.id);
+      }
+    }
+    return changed;
   }
 
   /** Adopts the queries whose node died mid-computation; returns how many it started. */

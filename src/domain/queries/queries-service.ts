@@ -221,6 +221,21 @@ export class QueriesService {
     return validateQuery({ type: row.type, params: JSON.parse(row.params) }).filter;
   }
 
+  /** Rights changed: the queries held here read as their owners may now (QueryRunner.rescope). */
+  rescope(): Promise<number> {
+    return this.runner.rescope((job) => {
+      const row: QueryRow = {
+        query_id: job.id,
+        owner_id: job.ownerId,
+        type: job.type,
+        params: JSON.stringify(job.params),
+        created_at: job.createdAt,
+        last_used_at: job.createdAt,
+      };
+      return this.definition(row, this.filterOf(row));
+    });
+  }
+
   /** Cluster: computes the queries whose node died mid-computation (see QueryRunner.adopt). */
   adopt(): Promise<number> {
     return this.runner.adopt(async (id) => {
