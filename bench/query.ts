@@ -18,7 +18,7 @@ import {
 } from '../src/event-store/duckdb/duckdb-plans.js';
 import type { QueryPlan } from '../src/event-store/query-plan.js';
 import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
-import { and } from '../src/filter/ast.js';
+import { and, cond, type FilterNode, or, TRUE } from '../src/filter/ast.js';
 import { parseQuery } from '../src/filter/language/parse-query.js';
 import { parseFilter } from '../src/filter/parse-filter.js';
 import { resolveTimeRange } from '../src/query/time-range.js';
@@ -34,6 +34,14 @@ import {
   percentile,
   startServer,
 } from './lib.js';
+import { READABLE, restrictedServer, STREAMS } from './restricted.js';
+
+/** The restricted user's read scope, as the server makes it from their three streams. */
+const RESTRICTED_SCOPE = or(
+  cond('host', 'eq', 'web-1'),
+  cond('host', 'eq', 'web-2'),
+  cond('host', 'eq', 'web-3'),
+);
 
 /**
  * Query latency: each query type through the API (HTTP, validation, JSON) beside the same
@@ -150,10 +158,11 @@ export const rangeOf = (windowEnd: number) => ({
   ts_to: Math.ceil(windowEnd / 1000) + 1,
 });
 
-export function planFor(c: QueryCase, baseMs: number): QueryPlan {
+/** The plan of a case; `scope`: a read scope's filter ANDed in, as the store does for a user. */
+export function planFor(c: QueryCase, baseMs: number, scope: FilterNode = TRUE): QueryPlan {
   const params = { ...c.params, time_range: rangeOf(baseMs) };
   const valid = validateQuery({ type: c.type, params });
-  const filter = and(parseFilter(valid.params.filter, {}), parseQuery(valid.params.query, {}));
+  const filter = and(scope, parseFilter(valid.params.filter, {}), parseQuery(valid.params.query, {}));
   return {
     ...QUERY_TYPE_DEFS[c.type].plan(valid.params, filter, resolveTimeRange(valid.params.time_range, baseMs)),
     scope: SYSTEM_SCOPE,
@@ -197,10 +206,11 @@ export async function timeRaw(
   cases: QueryCase[],
   windowEnd: number,
   runs: number,
+  scope: FilterNode = TRUE,
 ): Promise<Record<string, number[]>> {
   const raw: Record<string, number[]> = {};
   for (const c of cases) {
-    const queries = sqlFor(planFor(c, windowEnd));
+    const queries = sqlFor(planFor(c, windowEnd, scope));
     const times: number[] = [];
     for (let i = 0; i < runs + 2; i++) {
       const t0 = performance.now();
@@ -385,6 +395,8 @@ export async function main(argv: string[]) {
 
   // --- raw engine: the same SQL the API compiles, straight on DuckDB
   const raw: Record<string, number[]> = {};
+  // The same SQL with the restricted user's read scope in it (three host rules).
+  const rawScoped: Record<string, number[]> = {};
   let disk = { total: 0, index: 0, blocks: 0, events: 0 };
   {
     const store = await DuckDbEventStore.open({
@@ -393,6 +405,7 @@ export async function main(argv: string[]) {
       checkpointThreshold: '256MB',
     });
     Object.assign(raw, await timeRaw(store, CASES, windowEnd, runs));
+    Object.assign(rawScoped, await timeRaw(store, CASES, windowEnd, runs, RESTRICTED_SCOPE));
     disk = await diskFigures(store);
     await store.close();
   }
@@ -405,6 +418,8 @@ export async function main(argv: string[]) {
   });
   const answers: Record<string, unknown> = {};
   const api = await timeApi(server, CASES, windowEnd, runs, answers);
+  // --- the reading rule: the same cases by a user who reads 3 streams of 20
+  const restricted = await timeApi(await restrictedServer(server), CASES, windowEnd, runs);
 
   // --- export of up to 1M rows to CSV: server memory while streaming
   const rssBefore = server.rss();
@@ -442,6 +457,23 @@ export async function main(argv: string[]) {
       `${c.name.padEnd(32)} ${fmt(a.p50, 1).padStart(8)} ${fmt(a.p99, 1).padStart(9)} ${fmt(r.p50, 1).padStart(9)} ${fmt(r.p99, 1).padStart(9)} ${fmt(a.p50 / r.p50, 2).padStart(12)}   ≤ ${c.goalMs}`,
     );
   }
+  console.log('');
+  console.log(
+    `the same cases by a user who reads ${READABLE} streams of ${STREAMS} (rules host:web-N), beside the admin (ms)`,
+  );
+  console.log(
+    'case                            admin p50   user p50   user/admin (≤ 1.15)   raw p50   raw+scope p50   user/raw+scope',
+  );
+  for (const c of CASES) {
+    const a = stats(api[c.name] ?? []).p50;
+    const u = stats(restricted[c.name] ?? []).p50;
+    const r = stats(raw[c.name] ?? []).p50;
+    const rs = stats(rawScoped[c.name] ?? []).p50;
+    console.log(
+      `${c.name.padEnd(32)} ${fmt(a, 1).padStart(8)} ${fmt(u, 1).padStart(10)} ${fmt(u / a, 2).padStart(21)} ${fmt(r, 1).padStart(9)} ${fmt(rs, 1).padStart(15)} ${fmt(u / rs, 2).padStart(16)}`,
+    );
+  }
+  console.log('');
   console.log(
     `disk: ${fmt(disk.total / disk.events, 1)} B/event, of which the word index ${fmt(disk.index / disk.events, 2)} B/event (${fmt(disk.blocks)} blocks; without it ${fmt((disk.total - disk.index) / disk.events, 1)} B/event)`,
   );

@@ -18,15 +18,13 @@ declare module './component.js' {
 
 export const events = component({
   name: 'events',
-  build({ events: store, geoip, config }, s) {
+  build({ events: store, geoip }, s) {
     // Trigger data shows only the triggers the caller may see.
     const triggers = s.triggers;
     const triggerMatches = (evIds: readonly string[], who: Identity) => triggers.matchesOf(evIds, who);
     const enricher = new ResultEnricher({ geoip, triggerMatches });
     const events = new EventsService(store, enricher, triggerMatches, s.readScopes);
     const fields = new FieldsService(store, s.readScopes);
-    let retention: NodeJS.Timeout | undefined;
-    let first: NodeJS.Timeout | undefined;
     return {
       provides: { events, fields, enricher },
       async routes(app) {
@@ -34,20 +32,6 @@ export const events = component({
         await app.register(fieldRoutes, { fields });
       },
       metrics: [events],
-      async start() {
-        // Events past the retention period go once soon after start, then hourly.
-        const days = config.retentionDays;
-        if (days <= 0) return;
-        const sweep = () => {
-          store.deleteOlderThan(Date.now() - days * 86_400_000).catch(() => undefined);
-        };
-        first = setTimeout(sweep, 5_000).unref();
-        retention = setInterval(sweep, 3_600_000).unref();
-      },
-      async stop() {
-        clearTimeout(first);
-        clearInterval(retention);
-      },
     };
   },
 });

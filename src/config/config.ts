@@ -88,7 +88,20 @@ export const ConfigSchema = Type.Object(
     retentionDays: Type.Integer({
       minimum: 0,
       default: 0,
-      description: 'Delete events older than this many days, hourly in the background (0 keeps all)',
+      description:
+        'Delete events older than this many days, in the background (0 keeps all); a stream with its own retention_days keeps its events that long instead',
+    }),
+    retentionIntervalSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 86_400,
+      default: 3600,
+      description: 'How often retention runs (after a first run shortly after start)',
+    }),
+    retentionMaxBytes: Type.Integer({
+      minimum: 0,
+      default: 0,
+      description:
+        'When the event store holds more than this many bytes, retention deletes the oldest events until it fits (0: off)',
     }),
     ingestBatchMs: Type.Integer({
       minimum: 1,

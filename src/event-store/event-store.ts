@@ -1,4 +1,5 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
+import type { FilterNode } from '../filter/ast.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from './query-plan.js';
 import type { ReadScope } from './read-scope.js';
 
@@ -14,6 +15,11 @@ export interface EventStoreStats {
   events: number;
   /** Bytes the store occupies on disk (0 when unknown). */
   bytesOnDisk: number;
+  /**
+   * Bytes its events take: without the free space deletes left in the file (DuckDB keeps
+   * and reuses it). What `retentionMaxBytes` is compared with.
+   */
+  dataBytes: number;
   oldestTs: number | null;
   newestTs: number | null;
 }
@@ -50,8 +56,11 @@ export interface EventStore {
   appendedElsewhere(count: number, fromMs: number, toMs: number): void;
   /** One event by id, or null, as well when it lies outside `scope`. */
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null>;
-  /** Deletes events whose `ts` is older than the cut-off; returns how many. */
-  deleteOlderThan(tsMs: number): Promise<number>;
+  /**
+   * Deletes events whose `ts` is older than the cut-off, except those `keep` matches (the
+   * events of streams kept longer: retention per stream); returns how many.
+   */
+  deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number>;
   stats(): Promise<EventStoreStats>;
   /** Fails when the store cannot answer (for /api/health). */
   ping(): Promise<void>;

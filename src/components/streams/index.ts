@@ -3,6 +3,7 @@ import type { ReadScopes } from '../../domain/auth/read-scopes.js';
 import { UsersRepository } from '../../metadata/users-repository.js';
 import { component } from '../component.js';
 import { StreamReadScopes } from './read-scopes.js';
+import { StreamRetention } from './retention.js';
 import { StreamSchema } from './stream-schema.js';
 import { StreamsRepository } from './streams-repository.js';
 import { streamRoutes } from './streams-routes.js';
@@ -13,13 +14,14 @@ declare module '../component.js' {
   interface Services {
     streams: StreamsService;
     readScopes: ReadScopes;
+    retention: StreamRetention;
   }
 }
 
 export const streams = component({
   name: 'streams',
   migrations: { '0012-streams': streamsMigration },
-  build({ meta, events, bus }, { teams }) {
+  build({ meta, events, bus, config }, { teams }) {
     const repository = new StreamsRepository(meta.db);
     const streams = new StreamsService(repository, teams, events, () =>
       bus.publish('rights-changed', { keyId: null }),
@@ -27,8 +29,24 @@ export const streams = component({
     const readScopes = new StreamReadScopes(repository, teams, new UsersRepository(meta.db));
     // Streams, teams, users or tokens changed here or on another node.
     bus.subscribe('rights-changed', () => readScopes.forget());
+    const retention = new StreamRetention(events, repository, {
+      retentionDays: config.retentionDays,
+      retentionMaxBytes: config.retentionMaxBytes,
+    });
+    const timers: NodeJS.Timeout[] = [];
     return {
-      provides: { streams, readScopes },
+      provides: { streams, readScopes, retention },
+      metrics: [retention],
+      // Retention runs soon after start, then every retentionIntervalSeconds (each node:
+      // a run that finds nothing to delete costs one read of the streams and a count).
+      async start() {
+        const sweep = () => void retention.run().catch(() => undefined);
+        timers.push(setTimeout(sweep, 5_000).unref());
+        timers.push(setInterval(sweep, config.retentionIntervalSeconds * 1000).unref());
+      },
+      async stop() {
+        for (const t of timers) clearTimeout(t);
+      },
       schemas: [StreamSchema],
       routes: async (app) => void (await app.register(streamRoutes, { streams })),
     };

@@ -6,13 +6,15 @@ import { type ClickHouseTarget, parseClickHouseUrl } from '../../config/clickhou
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { outOfMemory, storeUnavailable } from '../../errors/errors.js';
 import { NETWORK_UNREACHABLE, StartupError, UNREACHABLE_REASONS } from '../../errors/startup.js';
+import type { FilterNode } from '../../filter/ast.js';
 import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import { executePlan, type PlanDialect } from '../plan-executor.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
 import { inScope, type ReadScope, scopedPlan } from '../read-scope.js';
 import type { StatementRows } from '../result-shaper.js';
-import { quoteIdent } from '../sql/sql-params.js';
+import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
+import { clickHouseBind, compileFilter } from './clickhouse-filter-compiler.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
 import { type Compiled, clickHouseDialect, searchRowsSql } from './clickhouse-plans.js';
 import {
@@ -358,7 +360,8 @@ export class ClickHouseEventStore implements EventStore {
    * Retention by whole days: drops, on every server, the day partitions that end before
    * the cut-off. Events of the cut-off's own day stay until that day is past.
    */
-  async deleteOlderThan(tsMs: number): Promise<number> {
+  async deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number> {
+    if (keep) return this.deleteSome(tsMs, keep);
     const lastDay = Math.floor(tsMs / DAY_MS); // partitions below this end at or before the cut-off
     let deleted = 0;
     try {
@@ -381,6 +384,45 @@ export class ClickHouseEventStore implements EventStore {
     return deleted;
   }
 
+  /**
+   * Retention per stream: the events older than the cut-off that `keep` does not match,
+   * by a mutation on every server (waited for), counted first. Whole days past every
+   * stream's retention go by partition drops (`deleteOlderThan` without `keep`).
+   */
+  private async deleteSome(tsMs: number, keep: FilterNode): Promise<number> {
+    const params = new SqlParams(clickHouseBind);
+    const where = `"ts" < ${params.add(sqlTime(tsMs))} AND NOT (${compileFilter(keep, params)})`;
+    try {
+      const { rows } = await this.rows({ sql: `SELECT count() AS n FROM ${this.table} WHERE ${where}` });
+      const n = Number(rows[0]?.n ?? 0);
+      if (n === 0) return 0;
+      for (const c of this.clients)
+        await c.command({ query: `ALTER TABLE ${this.local} DELETE WHERE ${where}` });
+      await this.mutationsDone();
+      await this.loadHistogram();
+      return n;
+    } catch (err) {
+      throw this.error(err);
+    }
+  }
+
+  /** Waits until every server finished its mutations of the events table (at most a minute). */
+  private async mutationsDone(): Promise<void> {
+    const until = Date.now() + 60_000;
+    for (const c of this.clients) {
+      for (;;) {
+        const pending = Number(
+          await firstValue(
+            c,
+            `SELECT count() AS v FROM system.mutations WHERE database = ${clickHouseLiteral(this.target.database)} AND table = ${clickHouseLiteral(this.localName)} AND is_done = 0`,
+          ),
+        );
+        if (pending === 0 || Date.now() > until) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
   async stats(): Promise<EventStoreStats> {
     const { rows } = await this.rows({
       sql: `SELECT count() AS n, min("ts") AS lo, max("ts") AS hi FROM ${this.table}`,
@@ -399,6 +441,7 @@ export class ClickHouseEventStore implements EventStore {
     return {
       events: n,
       bytesOnDisk,
+      dataBytes: bytesOnDisk,
       oldestTs: n > 0 ? Number(row.lo) : null,
       newestTs: n > 0 ? Number(row.hi) : null,
     };

@@ -17,17 +17,19 @@ import {
   storageFull,
   unavailable,
 } from '../../errors/errors.js';
+import type { FilterNode } from '../../filter/ast.js';
 import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import { type Driver, executePlan } from '../plan-executor.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import { inScope, type ReadScope, scopedPlan } from '../read-scope.js';
-import { sqlTime } from '../sql/sql-params.js';
-import { registerFilterFunctions } from './duckdb-filter-compiler.js';
+import { SqlParams, sqlTime } from '../sql/sql-params.js';
+import { compileFilter, registerFilterFunctions } from './duckdb-filter-compiler.js';
 import { type Compiled, duckDbDialect, searchRowsSql } from './duckdb-plans.js';
 import {
   appendValues,
   CREATE_EVENTS,
+  duckDbValue,
   fromTs,
   rowToEvent,
   tableOrder,
@@ -375,13 +377,27 @@ export class DuckDbEventStore implements EventStore {
     return only.desc ? windows.reverse() : windows;
   }
 
-  async deleteOlderThan(tsMs: number): Promise<number> {
+  async deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number> {
     const res = await this.gate.write(async () => {
+      if (keep) {
+        // Some older events stay: their word blocks stay too (a block only prunes, so the
+        // blocks of deleted events are false candidates at worst, as after a crash).
+        const params = new SqlParams();
+        const cut = params.add(sqlTime(tsMs));
+        const kept = compileFilter(keep, params);
+        return this.writer.run(
+          `DELETE FROM events WHERE ts < ${cut} AND NOT (${kept})`,
+          params.values.map(duckDbValue),
+        );
+      }
       const deleted = await this.writer.run('DELETE FROM events WHERE ts < $1', [tsValue(tsMs)]);
       // Word index: blocks whose events are all gone, after them (a crash leaves false candidates).
       await this.words.deleteOlderThan(this.writer, tsMs);
       return deleted;
     });
+    // A checkpoint gives the deleted rows' blocks back (dataBytes drops: retentionMaxBytes
+    // sees it); one that cannot run now (another transaction) comes with the next.
+    if (res.rowsChanged > 0) await this.checkpoint().catch(() => undefined);
     await this.loadHistogram();
     return res.rowsChanged;
   }
@@ -402,9 +418,26 @@ export class DuckDbEventStore implements EventStore {
         }
       }
     }
+    // Used blocks, not the file: a delete leaves free blocks DuckDB reuses before growing.
+    let dataBytes = bytesOnDisk;
+    if (this.file) {
+      const size = await this.gate.readAll(
+        this.reader,
+        'SELECT used_blocks * block_size AS used, wal_size FROM pragma_database_size() WHERE database_name = current_database()',
+      );
+      const s = size.getRowObjectsJS()[0] as { used?: bigint | number } | undefined;
+      let wal = 0;
+      try {
+        wal = statSync(`${this.file}.wal`).size;
+      } catch {
+        // no WAL right after a checkpoint
+      }
+      if (s?.used !== undefined) dataBytes = Number(s.used) + wal;
+    }
     return {
       events: Number(row.n ?? 0),
       bytesOnDisk,
+      dataBytes,
       oldestTs: row.lo ? fromTs(row.lo) : null,
       newestTs: row.hi ? fromTs(row.hi) : null,
     };

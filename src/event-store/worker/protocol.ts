@@ -1,5 +1,6 @@
 import { AppError, type FieldErrors } from '../../errors/errors.js';
 import { StartupError } from '../../errors/startup.js';
+import type { FilterNode } from '../../filter/ast.js';
 import type { ClickHouseEventStoreOptions } from '../clickhouse/clickhouse-event-store.js';
 import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import type { ReadScope } from '../read-scope.js';
@@ -24,7 +25,7 @@ export type StoreRequest =
   | { id: number; op: 'streamNext'; stream: number; max: number }
   | { id: number; op: 'streamClose'; stream: number }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
-  | { id: number; op: 'deleteOlderThan'; tsMs: number }
+  | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }
   | { id: number; op: 'hourCounts' }
   | { id: number; op: 'stats' }
   | { id: number; op: 'ping' }

@@ -104,7 +104,7 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
     case 'getById':
       return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':
-      return store.deleteOlderThan(req.tsMs);
+      return store.deleteOlderThan(req.tsMs, req.keep);
     case 'hourCounts':
       return store.hourCounts();
     case 'stats':

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { unavailable } from '../../errors/errors.js';
+import type { FilterNode } from '../../filter/ast.js';
 import {
   abortError,
   type EventStore,
@@ -209,8 +210,8 @@ export class WorkerEventStore implements EventStore {
     return this.call({ op: 'getById', evId, scope });
   }
 
-  async deleteOlderThan(tsMs: number): Promise<number> {
-    const deleted = await this.call<number>({ op: 'deleteOlderThan', tsMs });
+  async deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number> {
+    const deleted = await this.call<number>({ op: 'deleteOlderThan', tsMs, keep });
     this.hours.reset(await this.call<Array<[number, number]>>({ op: 'hourCounts' }));
     return deleted;
   }
