@@ -4,6 +4,7 @@ import type { LogEvent, TimeRange } from '../api';
 import { ConnectionLost } from '../components/feedback';
 import { formatCount } from '../format';
 import { navigate } from '../router';
+import { useMe } from '../useMe';
 import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
 import { SearchActions } from './reports/SearchActions';
@@ -12,6 +13,7 @@ import { loadColumns, saveColumns } from './search/columns';
 import { type FieldInfo, FieldList, fetchFields } from './search/FieldList';
 import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
 import { addTerm, errorContext, errorPosition } from './search/query';
+import { NoStreams, StreamPicker, useReadableStreams } from './search/StreamPicker';
 import { CustomRangeForm, TimeRangeSelect, useTimePicker } from './search/TimePicker';
 import { type RangeSel, rangeFromParams, rangeToParams, windowOf, zoomOut } from './search/time-range';
 import { MAX_LIVE_ROWS, useLiveTail } from './search/useLiveTail';
@@ -59,6 +61,8 @@ export function SearchPage() {
   /** The query was edited since the last search (its error is no longer marked in the box). */
   const [edited, setEdited] = useState(false);
   const queryRef = useRef<QueryBoxHandle>(null);
+  const me = useMe();
+  const streams = useReadableStreams();
   const { state, start, stop, abandon, ensureRows, running } = useSearch();
   /** The query and window the results (and the field list) are of. */
   const [shown, setShown] = useState<{ query: string; window: { ts_from: number; ts_to: number } } | null>(
@@ -253,6 +257,14 @@ export function SearchPage() {
             errorAt={edited ? null : errorAt}
             errorId={error ? 'search-error' : undefined}
           />
+          <StreamPicker
+            streams={streams}
+            query={text}
+            onChange={(v) => {
+              setText(v);
+              go(v);
+            }}
+          />
           <TimeRangeSelect picker={picker} />
           <button type="submit">Search</button>
           <button
@@ -269,6 +281,7 @@ export function SearchPage() {
       </search>
 
       <CustomRangeForm picker={picker} />
+      <NoStreams streams={streams} isAdmin={me?.is_admin ?? false} />
 
       {error && (
         <div role="alert" id="search-error" className="error">

@@ -1,6 +1,6 @@
 // The permissions a user can hold besides admin: the server's own list (no imports there).
 import { PERMISSIONS } from '@shared/permissions';
-import { type ReactNode, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import { type AuthToken, api, getToken, type User } from '../api';
 import { Dialog } from '../components/Dialog';
 import { Check, Field, Form, FormActions, Select } from '../components/Field';
@@ -11,6 +11,9 @@ import { useForm } from '../components/useForm';
 import { useListPage } from '../components/useListPage';
 import { formatIso } from '../format';
 import { useMe } from '../useMe';
+import { Section } from './settings/Section';
+import { StreamsSection } from './settings/StreamsSection';
+import { TeamsSection } from './settings/TeamsSection';
 
 type UserRow = User & { created_at?: string };
 
@@ -19,22 +22,14 @@ const TOKEN_TYPES = ['INGEST', 'USER'] as const;
 /** Settings: the caller's API tokens (list, create with the secret shown once, revoke); for admins, users. */
 export function SettingsPage() {
   const me = useMe();
+  const streams = me?.is_admin || me?.permissions.includes('manage_streams');
   return (
     <Page title="Settings">
       <TokensSection />
       {me?.is_admin && <UsersSection />}
+      {me?.is_admin && <TeamsSection />}
+      {streams && <StreamsSection isAdmin={me?.is_admin ?? false} />}
     </Page>
-  );
-}
-
-/** A section named by its h2. */
-function Section({ title, children }: { title: string; children: ReactNode }) {
-  const id = useId();
-  return (
-    <section aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
-      {children}
-    </section>
   );
 }
 
