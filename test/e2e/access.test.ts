@@ -149,6 +149,44 @@ describeBrowser('test/e2e/access.test.ts', 'streams, teams and who reads what in
     }
   });
 
+  it('Settings lists the pipelines; one is written with a step of each kind, tried on pasted lines, saved and disabled', async () => {
+    await page.goto(`${base}/settings`);
+    const section = page.getByRole('region', { name: 'Pipelines' });
+    await section.getByRole('cell', { name: /sshd/ }).first().waitFor();
+    await section.getByRole('button', { name: 'New pipeline' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New pipeline' });
+    await dialog.getByLabel('Name').fill('checkout');
+    await dialog.getByLabel('Applies to (query)').fill('app:checkout');
+    await dialog.getByLabel('Step kind').selectOption('kv');
+    await dialog.getByRole('button', { name: 'Add step' }).click();
+    await expect.poll(() => dialog.getByLabel('Steps (JSON)').inputValue()).toContain('"kv"');
+    await dialog.getByLabel('Try it on').fill('{"app": "checkout", "message": "order=42 total=9.50"}');
+    await dialog.getByRole('button', { name: 'Simulate' }).click();
+    const sim = dialog.getByRole('region', { name: 'Simulation' });
+    await expect.poll(() => sim.textContent()).toContain('"order": "42"');
+    expect(await sim.textContent()).toContain('Applied: checkout');
+    await shot(page, 'settings-pipeline-dialog');
+    await axe(page, 'settings, pipeline editor with a simulation', findings);
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    const row = section
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'checkout', exact: true }) });
+    await row.waitFor();
+    await section.getByRole('button', { name: 'Disable checkout' }).click();
+    await expect.poll(() => row.innerText()).toMatch(/\bNo\b/);
+    const stored = await t.app.inject({
+      method: 'GET',
+      url: '/api/pipelines?page_size=1000',
+      headers: { authorization: `token ${t.adminToken}` },
+    });
+    const mine = stored.json().results.find((p: { name: string }) => p.name === 'checkout');
+    expect(mine).toMatchObject({
+      when: 'app:checkout',
+      enabled: false,
+      steps: [{ kv: { field: 'message' } }],
+    });
+  });
+
   it('logged no errors in the browser console', () => {
     expect(consoleErrors).toEqual([]);
   });
