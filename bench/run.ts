@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   query: () => import('./query.js'),
   scale: () => import('./scale.js'),
   ui: () => import('./ui.js'),
+  viewers: () => import('./viewers.js'),
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -12,7 +12,7 @@ export const live = component({
       provides: {},
       // One hub per app: an app's close closes its websockets (with 1001) and nothing else.
       async routes(app) {
-        const widgetQueries = new WidgetQueries(dashboards, queries, runner);
+        const widgetQueries = new WidgetQueries(dashboards, queries, runner, s.readScopes);
         const hub = new LiveHub(queries, runner, widgetQueries, {
           maxBufferedBytes: config.liveBufferBytes,
           maxMessageBytes: 64 * 1024,
@@ -30,10 +30,13 @@ export const live = component({
         const offElsewhere = bus.subscribe('events-committed', (commit, remote) => {
           if (remote) hub.committedElsewhere(commit);
         });
+        // Who may read what changed: shared widget queries are checked against each viewer.
+        const offRights = bus.subscribe('rights-changed', () => hub.rightsChanged());
         const offMetrics = app.watchMetrics(hub);
         app.addHook('onClose', async () => {
           offEvents();
           offElsewhere();
+          offRights();
           offMetrics();
           hub.close();
         });

@@ -27,7 +27,8 @@ export class IdentityRechecker {
     this.offIdentities = identities?.onInvalidate?.(() => this.scheduleRecheck()) ?? (() => undefined);
   }
 
-  private scheduleRecheck() {
+  /** Rights changed somewhere (streams, teams, users, tokens): re-check soon. */
+  scheduleRecheck() {
     if (this.recheckSoon) return;
     this.recheckSoon = setTimeout(() => {
       this.recheckSoon = null;
@@ -85,6 +86,7 @@ export class IdentityRechecker {
         client.who = who;
         // Rights unchanged: what the client may see is unchanged too.
         if (changed) await this.recheckWatches(client);
+        await this.recheckScopes(client);
       }
     }
   }
@@ -95,6 +97,34 @@ export class IdentityRechecker {
     socket.close(CLOSE_TOKEN_INVALID, 'Token is no longer valid.');
     setTimeout(() => socket.terminate(), 1000).unref();
     this.registry.remove(client);
+  }
+
+  /**
+   * Ends the widget and dashboard subscriptions watched under a read scope that is no
+   * longer the user's (streams, teams or readers changed): their shared queries read
+   * what other viewers may read. Subscribing again gives the user's own.
+   */
+  private async recheckScopes(client: Client) {
+    const widgets = this.widgets;
+    if (!widgets || !client.watches.some((w) => w.scopeKey !== null)) return;
+    let key: string;
+    try {
+      key = await widgets.scopeKey(client.who);
+    } catch {
+      return;
+    }
+    const stale = new Map(
+      client.watches.filter((w) => w.scopeKey !== null && w.scopeKey !== key).map((w) => [w.key, w]),
+    );
+    for (const [k, w] of stale) {
+      if (!this.registry.clients.has(client)) return;
+      this.registry.unsubscribe(client, k);
+      this.out.reply(client, 'error', {
+        detail: 'Subscription ended: what you may read changed. Subscribe again.',
+        command: 'subscribe',
+        target: w.target,
+      });
+    }
   }
 
   /** Ends the widget and dashboard subscriptions the connection's user may no longer see. */

@@ -3,7 +3,7 @@ import type { NormalisedEvent } from '../core/event.js';
 import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import type { Identity } from '../domain/auth/identity.js';
 import type { GenericQuery, QueriesService } from '../domain/queries/queries-service.js';
-import { AppError, badRequest, notFound } from '../errors/errors.js';
+import { AppError, badRequest, conflict, notFound } from '../errors/errors.js';
 import type { EventLike } from '../filter/evaluate.js';
 import type { QueryJob } from '../query/job.js';
 import type { QueryRunner } from '../query/runner.js';
@@ -61,6 +61,8 @@ export interface LiveHubOptions {
  * connection is (`identity-recheck.ts`). The hub itself handles connections: their
  * messages, one serialisation per update shared by all subscribers, and pings.
  */
+const SCOPE_CHANGED = 'What this widget may show you changed: subscribe again.';
+
 export class LiveHub {
   private readonly registry: SubscriptionRegistry;
   private readonly out: Outbox;
@@ -200,10 +202,16 @@ export class LiveHub {
       this.out.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
       return;
     }
-    let resolved: Array<{ job: QueryJob; widgetId: number | null; refreshMs: number | null; geo: boolean }>;
+    let resolved: Array<{
+      job: QueryJob;
+      widgetId: number | null;
+      refreshMs: number | null;
+      geo: boolean;
+      scopeKey: string | null;
+    }>;
     if ('query_id' in target) {
       const job = await this.queries.job(client.who, target.query_id);
-      resolved = [{ job, widgetId: null, refreshMs: null, geo: false }];
+      resolved = [{ job, widgetId: null, refreshMs: null, geo: false, scopeKey: null }];
     } else {
       if (!this.widgets) throw badRequest('Widget subscriptions are not available.');
       resolved = (await this.widgets.resolve(client.who, target)).map((r) => {
@@ -237,6 +245,7 @@ export class LiveHub {
       widgetId: r.widgetId,
       dashboardId: 'dashboard_id' in target ? target.dashboard_id : null,
       queryId: r.job.id,
+      scopeKey: r.scopeKey,
     }));
     this.registry.watch(client, watches);
     this.out.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
@@ -244,7 +253,8 @@ export class LiveHub {
     // made ends that watch only, with an `error` naming its target.
     for (const w of watches) {
       try {
-        const job = await this.queries.job(client.who, w.queryId);
+        // A widget's query may be another viewer's with the same read scope (WidgetQueries).
+        const job = w.scopeKey === null ? await this.queries.job(client.who, w.queryId) : this.shared(w);
         const text = this.encodeUpdate(
           w,
           await this.queries.represent(this.tails.withTail(job), this.present(w.queryId)),
@@ -293,6 +303,12 @@ export class LiveHub {
     const texts = new Map<string, Buffer | string>();
     const removed = this.runner.peek(job.id) === undefined;
     for (const { client, watch } of watchers) {
+      // A shared widget query whose scope is no longer the viewer's (its owner's rights
+      // changed): the viewer gets nothing more of it and subscribes again to its own.
+      if (watch.scopeKey !== null && watch.scopeKey !== job.scope.key) {
+        this.out.endWatch(client, watch, SCOPE_CHANGED);
+        continue;
+      }
       const k = `${watch.widgetId}:${watch.dashboardId}`;
       let text = texts.get(k);
       if (text === undefined) {
@@ -318,6 +334,19 @@ export class LiveHub {
       updateFrame(watch, data, this.opts.maxUpdateBytes) ??
       `Its update is more than the ${this.opts.maxUpdateBytes} bytes an update may be: ask for fewer or smaller results (page_size, fields).`
     );
+  }
+
+  /** Rights changed (here or on another node): live connections are re-checked soon. */
+  rightsChanged(): void {
+    this.rechecks.scheduleRecheck();
+  }
+
+  /** A widget watch's shared query, if it still reads what the viewer may read. */
+  private shared(w: Watch): QueryJob {
+    const job = this.runner.peek(w.queryId);
+    if (!job) throw notFound("A widget's query ended while subscribing; subscribe again.");
+    if (job.scope.key !== w.scopeKey) throw conflict(SCOPE_CHANGED);
+    return job;
   }
 
   /** Read-time options of a watched query's updates. */

@@ -6,7 +6,14 @@ export interface WidgetSource {
   resolve(
     who: Identity,
     target: { widget_id: number } | { dashboard_id: number },
-  ): Promise<Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean }>>;
+  ): Promise<
+    Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean; scopeKey: string }>
+  >;
+  /**
+   * The key of what the caller may read now (ADR 0013): a widget's query is shared by the
+   * viewers with the same key, and a viewer whose key changed no longer gets its updates.
+   */
+  scopeKey(who: Identity): Promise<string>;
   /**
    * Whether the caller may (still) see the target; false when it is gone or invisible.
    * Throws when that cannot be told now (a store is down): the subscription then stays.

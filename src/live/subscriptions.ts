@@ -10,6 +10,11 @@ export interface Watch {
   widgetId: number | null;
   dashboardId: number | null;
   queryId: string;
+  /**
+   * A widget's query is shared by the viewers who may read the same events: the read
+   * scope's key it was watched under (null for a query subscription: the caller's own).
+   */
+  scopeKey: string | null;
 }
 
 /** A connection: who it is and what it watches. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Identity } from '../domain/auth/identity.js';
+import type { ReadScopes } from '../domain/auth/read-scopes.js';
 import type { DashboardsService } from '../domain/dashboards/dashboards-service.js';
 import type { QueriesService } from '../domain/queries/queries-service.js';
 import { AppError } from '../errors/errors.js';
@@ -7,9 +8,11 @@ import type { QueryRunner } from '../query/runner.js';
 import type { WidgetSource } from './live-hub.js';
 
 /**
- * Widget and dashboard subscriptions run their widgets' queries as queries of the
- * subscriber. One query per (subscriber, widget, definition) is started and reused, so
- * many tabs on one dashboard share the work, and an edited widget gets a fresh query.
+ * Widget and dashboard subscriptions run their widgets' queries. One query per (read
+ * scope, widget, definition) is started, as a query of the first viewer, and reused: the
+ * viewers who may read the same events (ADR 0013) share one computation, so 500 viewers
+ * in 5 reader sets cost 5 queries, not 500, and an edited widget gets a fresh query. A
+ * query whose scope changed since (its owner's rights) is not reused.
  */
 export class WidgetQueries implements WidgetSource {
   /** The query started for a key; a promise, so simultaneous subscriptions share one start. */
@@ -19,18 +22,24 @@ export class WidgetQueries implements WidgetSource {
     private readonly dashboards: DashboardsService,
     private readonly queries: QueriesService,
     private readonly runner: QueryRunner,
+    private readonly scopes: ReadScopes,
   ) {}
+
+  async scopeKey(who: Identity): Promise<string> {
+    return (await this.scopes.of(who)).key;
+  }
 
   async resolve(who: Identity, target: { widget_id: number } | { dashboard_id: number }) {
     const widgets = await this.dashboards.liveWidgets(who, target);
+    const scopeKey = await this.scopeKey(who);
     return Promise.all(
       widgets.map(async (w) => {
         const hash = createHash('sha1').update(JSON.stringify(w.query)).digest('hex');
-        const key = `${who.userId}:${w.widgetId}:${hash}`;
-        const queryId = await this.queryFor(key, () =>
+        const key = `${scopeKey}:${w.widgetId}:${hash}`;
+        const queryId = await this.queryFor(key, scopeKey, () =>
           this.queries.start(who, this.queries.validate(w.query)),
         );
-        return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs, geo: w.geo };
+        return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs, geo: w.geo, scopeKey };
       }),
     );
   }
@@ -49,13 +58,18 @@ export class WidgetQueries implements WidgetSource {
    * The running query for `key`, started once: the check and the start happen with no
    * await between them, so simultaneous subscriptions share one query.
    */
-  private async queryFor(key: string, start: () => Promise<{ id: string }>): Promise<string> {
+  private async queryFor(
+    key: string,
+    scopeKey: string,
+    start: () => Promise<{ id: string }>,
+  ): Promise<string> {
     const existing = this.started.get(key);
     if (existing) {
       const id = await existing.catch(() => undefined);
-      if (id && this.runner.peek(id)) return id;
+      // Still there, and still reading what this key's viewers may read.
+      if (id && this.runner.peek(id)?.scope.key === scopeKey) return id;
       // Another subscription may have restarted it while this one waited.
-      if (this.started.get(key) !== existing) return this.queryFor(key, start);
+      if (this.started.get(key) !== existing) return this.queryFor(key, scopeKey, start);
     }
     const starting = start().then((job) => job.id);
     this.started.set(key, starting);

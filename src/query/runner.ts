@@ -59,6 +59,8 @@ export interface RunnerOptions {
  */
 export class QueryRunner {
   private readonly jobs = new Map<string, QueryJob>();
+  /** Computations started (for /metrics). */
+  private evaluations = 0;
   /** Estimated bytes held by the results of the jobs in `jobs`. */
   private readonly budget: ResultsBudget;
   /** Queries a live subscription on this node watches: never evicted, counted as live. */
@@ -177,6 +179,11 @@ export class QueryRunner {
 
   metrics(): MetricDecl[] {
     return [
+      counter(
+        'logscope_query_evaluations_total',
+        'Query computations started on this node (first runs, re-evaluations of watched queries, recalculations).',
+        () => this.evaluations,
+      ),
       gauge(
         'logscope_query_results_bytes',
         'Estimated memory held by query results (bounded by queryResultsMemoryMb).',
@@ -378,6 +385,7 @@ export class QueryRunner {
     const controller = new AbortController();
     job.controller = controller;
     if (this.shared.shares(job) && !(await this.shared.lease(job, controller, force))) return;
+    this.evaluations++;
     const baseMs = Date.now();
     const window = resolveTimeRange(job.params.time_range, baseMs);
     if (!reevaluation) {

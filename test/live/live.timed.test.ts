@@ -189,8 +189,8 @@ describe(`live updates websocket on ${BACKEND}`, () => {
       },
     });
     const widgetId = dash.json().widgets[0].id;
-    const { dashboards, queries, runner } = t.rt.services;
-    const source = new WidgetQueries(dashboards, queries, runner);
+    const { dashboards, queries, runner, readScopes } = t.rt.services;
+    const source = new WidgetQueries(dashboards, queries, runner, readScopes);
     const who = await t.rt.services.tokens.authenticate(t.adminToken);
     const resolved = await Promise.all([1, 2, 3, 4].map(() => source.resolve(who, { widget_id: widgetId })));
     expect(new Set(resolved.map(([w]) => w?.queryId)).size).toBe(1);
