@@ -164,6 +164,25 @@ describe(`who reads what, on every path (${BACKEND}, ${EVENT_STORE})`, () => {
     expect(text).not.toContain('Failed password');
   });
 
+  it('reports hold only what their owner may read', async () => {
+    const made = await call(alice.token, 'POST', '/api/reports', {
+      ftype: 'csv',
+      source: { kind: 'query', query: { type: 'Search', params: { time_range: LAST_HOUR } } },
+    });
+    expect(made.statusCode, made.body).toBe(202);
+    const id = made.json().id;
+    await eventually('the report ready', async () => {
+      const r = (await call(alice.token, 'GET', `/api/reports/${id}`)).json();
+      if (r.status === 'ERROR') throw new Error(r.error);
+      return r.status === 'READY';
+    });
+    const file = await call(alice.token, 'GET', `/api/reports/${id}/file`);
+    expect(file.statusCode).toBe(200);
+    expect(file.body).toContain('charge declined');
+    expect(file.body).toContain('GET /login 200');
+    expect(file.body).not.toContain('Failed password');
+  });
+
   it('params.streams and stream: narrow within what the caller may read; an unreadable or unknown one is 400', async () => {
     expect((await search(alice.token, { streams: [payments] })).apps).toEqual([
       'payments',
@@ -214,6 +233,18 @@ describe(`who reads what, on every path (${BACKEND}, ${EVENT_STORE})`, () => {
     });
     expect(matched).toContain(alicesTrigger);
     expect(matched).not.toContain(bobsTrigger);
+    // A trigger on a stream its owner may not read is refused, as a search on it is.
+    const refused = await call(bob.token, 'POST', '/api/triggers', {
+      name: 'peek',
+      query: 'stream:Payments',
+    });
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.json().errors.query[0]).toMatch(/No stream you may read/);
+    const mine = await call(bob.token, 'POST', '/api/triggers', {
+      name: 'own',
+      query: 'stream:Auth AND root',
+    });
+    expect(mine.statusCode, mine.body).toBe(201);
   });
 
   it('the live tail sends a viewer only the new events they may read', async () => {

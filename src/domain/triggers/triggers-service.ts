@@ -360,9 +360,15 @@ export class TriggersService {
       const query = input.query ?? current?.query ?? '';
       const filter = input.filter ?? (current ? (JSON.parse(current.filter) as unknown[]) : []);
       try {
-        if (compileTrigger(query, filter).kind === 'true') {
+        const compiled = compileTrigger(query, filter);
+        if (compiled.kind === 'true') {
           errors.query = ['A trigger needs a query or a filter that selects something.'];
         }
+        // `stream:` names a stream its owner may read (ADR 0013), as in a search: else 400.
+        await this.opts.scopes.narrow(current?.owner_id ?? who.userId, compiled, undefined, {
+          streams: 'filter',
+          query: 'query',
+        });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         Object.assign(errors, err.errors ?? { query: [err.message] });
