@@ -4,6 +4,7 @@
  * a folder (or a file) here and one line in this list.
  */
 import { alerting } from './alerting.js';
+import { audit } from './audit/index.js';
 import type { Component } from './component.js';
 import { dashboards } from './dashboards.js';
 import { events } from './events.js';
@@ -18,6 +19,7 @@ import { teams } from './teams/index.js';
 import { triggers } from './triggers.js';
 
 export const COMPONENTS: readonly Component[] = [
+  audit,
   identity,
   teams,
   streams,

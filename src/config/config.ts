@@ -91,6 +91,11 @@ export const ConfigSchema = Type.Object(
       description:
         'Delete events older than this many days, in the background (0 keeps all); a stream with its own retention_days keeps its events that long instead',
     }),
+    auditRetentionDays: Type.Integer({
+      minimum: 0,
+      default: 365,
+      description: 'Audit records older than this many days are removed, hourly (0 keeps all)',
+    }),
     retentionIntervalSeconds: Type.Integer({
       minimum: 1,
       maximum: 86_400,

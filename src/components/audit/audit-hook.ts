@@ -1,0 +1,159 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditOutcome, AuditTrail } from './audit-trail.js';
+
+/** What a request's detail holds, from its body, params, query and answer. */
+type Describe = (r: {
+  body: Record<string, unknown>;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  answer: Record<string, unknown>;
+}) => Record<string, unknown>;
+
+interface Audited {
+  action: string;
+  /** The kind of what it acts on, and where its id is (a route param, or a field of the answer). */
+  target?: { kind: string; param?: string; answer?: string };
+  detail?: Describe;
+}
+
+const named = (kind: string, plural: string): Record<string, Audited> => ({
+  [`POST /api/${plural}`]: { action: `${kind}.create`, target: { kind, answer: 'id' } },
+  [`PATCH /api/${plural}/:id`]: { action: `${kind}.update`, target: { kind, param: 'id' } },
+  [`PUT /api/${plural}/:id`]: { action: `${kind}.update`, target: { kind, param: 'id' } },
+  [`DELETE /api/${plural}/:id`]: { action: `${kind}.delete`, target: { kind, param: 'id' } },
+});
+
+/** A token's id without its secret: the part before the first `_`. */
+const keyIdOf = (secret: string | undefined) => (secret ?? '').split('_')[0] ?? '';
+
+/**
+ * What the audit trail records (API §18), by route: sign-ins, tokens, changes to users,
+ * teams, streams, pipelines, triggers and channels, queries, exports, report downloads and
+ * events read. One table, read by one hook every request goes through: a route is
+ * recorded by being named here, never by code in its handler.
+ */
+export const AUDITED: Readonly<Record<string, Audited>> = {
+  'POST /api/auth/login': {
+    action: 'auth.login',
+    detail: ({ body }) => ({
+      method: 'password',
+      username: typeof body.username === 'string' ? body.username : null,
+    }),
+  },
+  'POST /api/authtokens': {
+    action: 'token.create',
+    target: { kind: 'token', answer: 'key_id' },
+    detail: ({ answer }) => ({ token_type: answer.token_type ?? null }),
+  },
+  'DELETE /api/authtokens/:secret_key': {
+    action: 'token.delete',
+    target: { kind: 'token', param: 'secret_key' },
+  },
+  ...named('user', 'users'),
+  ...named('team', 'teams'),
+  ...named('stream', 'streams'),
+  ...named('pipeline', 'pipelines'),
+  ...named('trigger', 'triggers'),
+  ...named('channel', 'channels'),
+  'POST /api/query': {
+    action: 'query.create',
+    target: { kind: 'query', answer: 'query_id' },
+    detail: ({ body, answer }) => {
+      const params = (body.params ?? {}) as Record<string, unknown>;
+      const results = (answer.results ?? {}) as { total?: unknown };
+      return {
+        type: body.type ?? null,
+        query: params.query ?? '',
+        filter: params.filter ?? [],
+        time_range: params.time_range ?? null,
+        streams: params.streams ?? null,
+        result_count: typeof results.total === 'number' ? results.total : null,
+      };
+    },
+  },
+  'GET /api/query/:qid/export': {
+    action: 'export.download',
+    target: { kind: 'query', param: 'qid' },
+    detail: ({ query }) => ({ ftype: query.ftype ?? 'json' }),
+  },
+  'GET /api/reports/:id/file': { action: 'report.download', target: { kind: 'report', param: 'id' } },
+  'GET /api/events/:ev_id': { action: 'event.read', target: { kind: 'event', param: 'ev_id' } },
+  'GET /api/audit/export': {
+    action: 'audit.export',
+    detail: ({ query }) => ({ ftype: query.ftype ?? 'ndjson' }),
+  },
+};
+
+const outcomeOf = (status: number): AuditOutcome =>
+  status < 400 ? 'ok' : status === 401 || status === 403 ? 'denied' : 'error';
+
+/** Answers up to this size are read for ids and counts; larger ones (exports) are not. */
+const MAX_ANSWER = 1 << 20;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auditAnswer?: string;
+  }
+}
+
+/** Registers the hook that records every audited request, whatever its outcome. */
+export function auditHook(app: FastifyInstance, trail: AuditTrail): void {
+  const audited = (request: FastifyRequest) => AUDITED[`${request.method} ${request.routeOptions.url ?? ''}`];
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (typeof payload === 'string' && payload.length <= MAX_ANSWER && audited(request))
+      request.auditAnswer = payload;
+    return payload;
+  });
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const a = audited(request);
+    if (!a) return;
+    try {
+      trail.record(entryOf(request, reply, a));
+    } catch {
+      // Recording never fails the request it records.
+    }
+  });
+}
+
+function entryOf(request: FastifyRequest, reply: FastifyReply, a: Audited) {
+  let answer: Record<string, unknown> = {};
+  try {
+    const parsed = request.auditAnswer ? (JSON.parse(request.auditAnswer) as unknown) : {};
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      answer = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON: no answer fields
+  }
+  const params = (request.params ?? {}) as Record<string, string>;
+  const body =
+    request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+  const query = (request.query ?? {}) as Record<string, string>;
+  const who = request.identity;
+  const ok = reply.statusCode < 400;
+  let action = a.action;
+  let targetId: string | null = null;
+  if (a.target?.param !== undefined && params[a.target.param] !== undefined)
+    targetId = String(params[a.target.param]);
+  if (a.target?.answer !== undefined && ok)
+    targetId = answer[a.target.answer] === undefined ? null : String(answer[a.target.answer]);
+  // A token is named by its key id, never its secret; deleting one's own session token is signing out.
+  if (a.target?.kind === 'token' && a.target.param !== undefined) {
+    targetId = keyIdOf(targetId ?? undefined);
+    if (who && targetId === who.keyId) action = 'auth.logout';
+  }
+  // A sign-in: the actor is who signed in (on success, the answer's token owner).
+  const signIn = a.action === 'auth.login';
+  return {
+    at: new Date(),
+    actor: {
+      user_id: who?.userId ?? (signIn && ok && typeof answer.owner_id === 'number' ? answer.owner_id : null),
+      username: who?.username ?? (signIn && typeof body.username === 'string' ? body.username : null),
+      token_key_id: who?.keyId ?? (signIn && ok && typeof answer.key_id === 'string' ? answer.key_id : null),
+      address: request.ip ?? null,
+    },
+    action,
+    target: a.target ? { kind: a.target.kind, id: targetId } : null,
+    detail: a.detail ? a.detail({ body, params, query, answer }) : {},
+    outcome: outcomeOf(reply.statusCode),
+  };
+}
