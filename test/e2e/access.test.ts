@@ -187,6 +187,21 @@ describeBrowser('test/e2e/access.test.ts', 'streams, teams and who reads what in
     });
   });
 
+  it('the audit trail in Settings shows who did what, filtered by action', async () => {
+    await page.goto(`${base}/settings`);
+    const audit = page.getByRole('region', { name: 'Audit trail' });
+    await audit.getByRole('cell', { name: 'stream.create', exact: true }).first().waitFor();
+    await audit.getByLabel('Actions').selectOption('stream.');
+    await audit.getByRole('button', { name: 'Show' }).click();
+    await expect
+      .poll(async () => new Set(await audit.locator('td code').allTextContents()))
+      .toEqual(new Set(['stream.create', 'stream.update']));
+    const row = audit.getByRole('row').filter({ hasText: 'stream.create' }).first();
+    expect(await row.innerText()).toContain(ADMIN);
+    await shot(page, 'settings-audit');
+    await axe(page, 'settings, audit trail', findings);
+  });
+
   it('logged no errors in the browser console', () => {
     expect(consoleErrors).toEqual([]);
   });

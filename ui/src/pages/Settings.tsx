@@ -11,6 +11,7 @@ import { useForm } from '../components/useForm';
 import { useListPage } from '../components/useListPage';
 import { formatIso } from '../format';
 import { useMe } from '../useMe';
+import { AuditSection } from './settings/AuditSection';
 import { PipelinesSection } from './settings/PipelinesSection';
 import { Section } from './settings/Section';
 import { StreamsSection } from './settings/StreamsSection';
@@ -31,6 +32,7 @@ export function SettingsPage() {
       {me?.is_admin && <TeamsSection />}
       {streams && <StreamsSection isAdmin={me?.is_admin ?? false} />}
       {(me?.is_admin || me?.permissions.includes('manage_pipelines')) && <PipelinesSection />}
+      {me?.is_admin && <AuditSection />}
     </Page>
   );
 }
