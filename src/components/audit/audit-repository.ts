@@ -60,13 +60,11 @@ export class AuditRepository {
 
   /** Every record the filter selects, newest first, a chunk at a time (exports). */
   async *each(f: AuditFilter, chunk = 1000): AsyncGenerator<AuditRow> {
-    let below = Number.MAX_SAFE_INTEGER;
+    let below: number | null = null;
     for (;;) {
-      const rows = await this.where(this.db.selectFrom('audit_events').selectAll(), f)
-        .where('id', '<', below)
-        .orderBy('id', 'desc')
-        .limit(chunk)
-        .execute();
+      let q = this.where(this.db.selectFrom('audit_events').selectAll(), f);
+      if (below !== null) q = q.where('id', '<', below);
+      const rows = await q.orderBy('id', 'desc').limit(chunk).execute();
       yield* rows;
       if (rows.length < chunk) return;
       below = (rows[rows.length - 1] as AuditRow).id;

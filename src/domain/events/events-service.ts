@@ -7,6 +7,7 @@ import type { EventStore } from '../../event-store/event-store.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
+import { decodeCursor, nextCursor, type Side, sidePlan, sourceOf } from './event-context.js';
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -71,6 +72,57 @@ export class EventsService {
       event_time: seconds(e.ts),
       received_time: seconds(e.received_at),
       stored_time: seconds(e.stored_at),
+    };
+  }
+
+  /**
+   * The events of the anchor's source around it (API §19), in the order they happened:
+   * `before` and `after` of the same `by` values, nearest first from the store, shown
+   * oldest first. With a cursor, one side continues. Only events `who` may read.
+   */
+  async context(
+    who: Identity,
+    evId: string,
+    opts: { before?: number; after?: number; by?: string; cursor?: string },
+  ) {
+    const scope = await this.scopes.of(who);
+    const anchor = await this.load(who, evId);
+    const stats = await this.store.stats();
+    const span = { oldest: stats.oldestTs ?? anchor.ts, newest: stats.newestTs ?? anchor.ts };
+    const side = async (
+      s: Side,
+      from: Parameters<typeof sidePlan>[2],
+      by: ReturnType<typeof sourceOf>,
+      n: number,
+    ) => {
+      if (n === 0) return { events: [] as StoredEvent[], cursor: null };
+      const found = (await this.store.execute(sidePlan(scope, by, from, s, n, span))).events;
+      const events = s === 'before' ? [...found].reverse() : found;
+      return { events, cursor: nextCursor(s, found, n, by) };
+    };
+    if (opts.cursor !== undefined) {
+      const c = decodeCursor(opts.cursor);
+      const n = (c.side === 'before' ? opts.before : opts.after) ?? 50;
+      const got = await side(c.side, c, c.by, n);
+      return {
+        anchor: presentEvent(anchor),
+        by: c.by,
+        [c.side]: got.events.map(presentEvent),
+        [`${c.side}_cursor`]: got.cursor,
+      };
+    }
+    const by = sourceOf(anchor, opts.by);
+    const [before, after] = await Promise.all([
+      side('before', anchor, by, opts.before ?? 50),
+      side('after', anchor, by, opts.after ?? 50),
+    ]);
+    return {
+      anchor: presentEvent(anchor),
+      by,
+      before: before.events.map(presentEvent),
+      after: after.events.map(presentEvent),
+      before_cursor: before.cursor,
+      after_cursor: after.cursor,
     };
   }
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { CONTEXT_MAX } from '../../domain/events/event-context.js';
 import type { EventsService } from '../../domain/events/events-service.js';
 import { caller } from '../plugins/auth.js';
 import { errorResponses, parseBoolean, QueryBoolean } from '../schemas/common.js';
@@ -34,6 +35,46 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         actionsHint: parseBoolean(request.query.actions_hint) ?? false,
         addTriggerData: parseBoolean(request.query.add_trigger_data) ?? false,
       }),
+  );
+
+  const Side = (what: string) =>
+    Type.Optional(
+      Type.Integer({ minimum: 0, maximum: CONTEXT_MAX, description: `Events ${what} (default 50).` }),
+    );
+  const EventList = Type.Array(Type.Object({}, { additionalProperties: true }));
+  app.get(
+    '/api/events/:ev_id/context',
+    {
+      schema: {
+        tags,
+        summary: 'The events of the same source around one, in the order they happened',
+        description:
+          'Same `by` values (default: host, app and a process id or file path when the event has one; `by=` empty: every event), ' +
+          'ties on time broken by the order they were stored. `cursor` (a before_cursor or after_cursor) continues that side only. ' +
+          'Only events the caller may read; an unreadable anchor is 404.',
+        params: EvParam,
+        querystring: Type.Object({
+          before: Side('before the anchor'),
+          after: Side('after the anchor'),
+          by: Type.Optional(
+            Type.String({ maxLength: 2000, description: 'Comma-separated fields naming the source.' }),
+          ),
+          cursor: Type.Optional(Type.String({ maxLength: 4000 })),
+        }),
+        response: {
+          200: Type.Object({
+            anchor: Type.Object({}, { additionalProperties: true }),
+            by: Type.Object({}, { additionalProperties: true }),
+            before: Type.Optional(EventList),
+            after: Type.Optional(EventList),
+            before_cursor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+            after_cursor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+          }),
+          ...errorResponses(400, 401, 403, 404),
+        },
+      },
+    },
+    async (request) => events.context(caller(request), request.params.ev_id, request.query),
   );
 
   app.get(

@@ -1,0 +1,128 @@
+import type { StoredEvent } from '../../core/event.js';
+import { fieldError } from '../../errors/errors.js';
+import type { SearchPlan } from '../../event-store/query-plan.js';
+import type { ReadScope } from '../../event-store/read-scope.js';
+import { and, cond, type FilterNode, or } from '../../filter/ast.js';
+import { type EventLike, fieldValue } from '../../filter/evaluate.js';
+
+/** Fields naming an event's source, besides `host` and `app`, when the event has one. */
+const SOURCE_EXTRAS = ['proc_id', 'log.file.path', 'file.path', 'log.file', 'filename'];
+/** Most events on one side of a context. */
+export const CONTEXT_MAX = 1000;
+
+export type Side = 'before' | 'after';
+/** A position in the order events happened: time, then the order they were stored. */
+interface Position {
+  ts: number;
+  stored_at: number;
+  ev_id: string;
+}
+/** Where a page of one side stopped: the side, the last event's position and the source. */
+interface Cursor extends Position {
+  side: Side;
+  by: Record<string, string | number | boolean | null>;
+}
+
+/** The fields (and the anchor's values of them) that name its source: `by`, or the defaults. */
+export function sourceOf(anchor: StoredEvent, by: string | undefined): Cursor['by'] {
+  const fields =
+    by === undefined
+      ? [
+          'host',
+          'app',
+          ...SOURCE_EXTRAS.filter((f) => fieldValue(anchor as unknown as EventLike, f) != null).slice(0, 1),
+        ]
+      : by
+          .split(',')
+          .map((f) => f.trim())
+          .filter(Boolean);
+  if (fields.length > 10) throw fieldError('by', 'At most 10 fields.');
+  const out: Cursor['by'] = {};
+  for (const f of fields) {
+    if (!/^[\p{L}\p{N}_.@-]{1,256}$/u.test(f)) throw fieldError('by', `"${f}" is not a field name.`);
+    const v = fieldValue(anchor as unknown as EventLike, f);
+    out[f] = v === undefined || v === null ? null : (v as string | number | boolean);
+  }
+  return out;
+}
+
+const sameSource = (by: Cursor['by']): FilterNode =>
+  and(...Object.entries(by).map(([f, v]) => (v === null ? cond(f, 'not_exists') : cond(f, 'eq', v))));
+
+const seconds = (ms: number) => ms / 1000;
+
+/** The events strictly before (or after) a position: by time, then stored time, then id. */
+function beyond(p: Position, side: Side): FilterNode {
+  const op = side === 'before' ? 'lt' : 'gt';
+  return or(
+    cond('ts', op, seconds(p.ts)),
+    and(
+      cond('ts', 'eq', seconds(p.ts)),
+      or(
+        cond('stored_at', op, seconds(p.stored_at)),
+        and(cond('stored_at', 'eq', seconds(p.stored_at)), cond('ev_id', op, p.ev_id)),
+      ),
+    ),
+  );
+}
+
+/** One side's search: the `limit` nearest events of the same source, nearest first. */
+export function sidePlan(
+  scope: ReadScope,
+  by: Cursor['by'],
+  from: Position,
+  side: Side,
+  limit: number,
+  span: { oldest: number; newest: number },
+): SearchPlan {
+  const desc = side === 'before';
+  return {
+    kind: 'search',
+    scope,
+    filter: and(sameSource(by), beyond(from, side)),
+    range: desc ? { fromMs: span.oldest, toMs: from.ts + 1 } : { fromMs: from.ts, toMs: span.newest + 1 },
+    sort: [
+      { field: 'ts', desc },
+      { field: 'stored_at', desc },
+      { field: 'ev_id', desc },
+    ],
+    limit,
+    offset: 0,
+    count: false,
+  };
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Cursor;
+    if (
+      (c.side === 'before' || c.side === 'after') &&
+      Number.isFinite(c.ts) &&
+      Number.isFinite(c.stored_at) &&
+      typeof c.ev_id === 'string' &&
+      c.by !== null &&
+      typeof c.by === 'object' &&
+      Object.values(c.by).every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+    )
+      return c;
+  } catch {
+    // below
+  }
+  throw fieldError('cursor', 'Not a cursor this endpoint gave.');
+}
+
+/** The cursor continuing a side past its last event, or null when the side ended. */
+export function nextCursor(
+  side: Side,
+  events: readonly StoredEvent[],
+  limit: number,
+  by: Cursor['by'],
+): string | null {
+  if (limit === 0 || events.length < limit) return null;
+  const edge = events[events.length - 1] as StoredEvent;
+  return encodeCursor({ side, ts: edge.ts, stored_at: edge.stored_at, ev_id: edge.ev_id, by });
+}
