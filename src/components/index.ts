@@ -13,6 +13,7 @@ import { ingest } from './ingest.js';
 import { live } from './live.js';
 import { queries } from './queries.js';
 import { reports } from './reports.js';
+import { savedSearches } from './saved-searches/index.js';
 import { streams } from './streams/index.js';
 import { tasks } from './tasks.js';
 import { teams } from './teams/index.js';
@@ -23,6 +24,7 @@ export const COMPONENTS: readonly Component[] = [
   identity,
   teams,
   streams,
+  savedSearches,
   tasks,
   alerting,
   triggers,
