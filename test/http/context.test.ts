@@ -87,6 +87,34 @@ describe(`event context (${BACKEND}, ${EVENT_STORE})`, () => {
     expect(messages(all.after)).toEqual(['other 0', 'line 1']);
   });
 
+  it('finds the nearest lines whatever their distance (a source that logs rarely)', async () => {
+    const DAY = 86_400;
+    const lines = [400, 40, 2, 0.01].map((d, i) => ({
+      host: 'rare',
+      app: 'cron',
+      message: `rare ${i}`,
+      timestamp: T - d * DAY,
+    }));
+    const res = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      headers: { 'content-type': 'application/x-ndjson' },
+      payload: lines.map((l) => JSON.stringify(l)).join('\n'),
+    });
+    expect(res.json()).toMatchObject({ accepted: 4 });
+    const q = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/query',
+      payload: { type: 'Search', params: { time_range: { preset: 'last_hour' }, query: 'host:rare' } },
+    });
+    const anchor = (q.json().results.events as Ev[])[0] as Ev;
+    expect(anchor.message).toBe('rare 3');
+    const c = (await get(`/api/events/${anchor.ev_id}/context?before=10&after=10`)).json() as Context;
+    expect(messages(c.before)).toEqual(['rare 0', 'rare 1', 'rare 2']);
+    expect(c.after).toEqual([]);
+    expect(c.before_cursor).toBeNull();
+  });
+
   it('shows only what the caller may read; an unreadable anchor is 404; bad input 400', async () => {
     const res = await t.as(t.adminToken, {
       method: 'POST',

@@ -126,3 +126,30 @@ export function nextCursor(
   const edge = events[events.length - 1] as StoredEvent;
   return encodeCursor({ side, ts: edge.ts, stored_at: edge.stored_at, ev_id: edge.ev_id, by });
 }
+
+/** Windows tried in turn around the anchor (ms): the nearest events are found without scanning the store. */
+const WINDOWS_MS = [3_600_000, 86_400_000, 30 * 86_400_000];
+
+/**
+ * One side's `n` nearest events: searched in a window of an hour around the anchor, then a
+ * day, then 30 days, then everything, until the window holds `n` or covers the store. A
+ * source that logs every second costs one narrow read; one that logs once an hour, a few.
+ */
+export async function nearest(
+  run: (span: { oldest: number; newest: number }) => Promise<{ events: StoredEvent[] }>,
+  side: Side,
+  at: number,
+  span: { oldest: number; newest: number },
+  n: number,
+): Promise<StoredEvent[]> {
+  for (const w of WINDOWS_MS) {
+    const window =
+      side === 'before'
+        ? { oldest: Math.max(span.oldest, at - w), newest: span.newest }
+        : { oldest: span.oldest, newest: Math.min(span.newest, at + w) };
+    const covers = side === 'before' ? window.oldest === span.oldest : window.newest === span.newest;
+    const found = (await run(window)).events;
+    if (found.length >= n || covers) return found;
+  }
+  return (await run(span)).events;
+}

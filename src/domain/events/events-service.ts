@@ -7,7 +7,7 @@ import type { EventStore } from '../../event-store/event-store.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
-import { decodeCursor, nextCursor, type Side, sidePlan, sourceOf } from './event-context.js';
+import { decodeCursor, nearest, nextCursor, type Side, sidePlan, sourceOf } from './event-context.js';
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -96,7 +96,13 @@ export class EventsService {
       n: number,
     ) => {
       if (n === 0) return { events: [] as StoredEvent[], cursor: null };
-      const found = (await this.store.execute(sidePlan(scope, by, from, s, n, span))).events;
+      const found = await nearest(
+        (window) => this.store.execute(sidePlan(scope, by, from, s, n, window)),
+        s,
+        from.ts,
+        span,
+        n,
+      );
       const events = s === 'before' ? [...found].reverse() : found;
       return { events, cursor: nextCursor(s, found, n, by) };
     };
