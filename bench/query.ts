@@ -372,14 +372,15 @@ function clickHouseSqlFor(table: string, plan: QueryPlan): ClickHouseCompiled[] 
   }
 }
 
-export async function main(argv: string[]) {
-  const total = flag(argv, 'events', 10_000_000);
-  const runs = flag(argv, 'runs', 15);
+/**
+ * The data set of N demo-like events over 24 h under .bench/, built once and reused while
+ * its size and version match; queries are pinned to the end time it was built at.
+ */
+export async function dataSet(total: number): Promise<{ dir: string; windowEnd: number }> {
   const root = path.resolve('.bench');
   const dir = path.join(root, `query-${total}`);
   const metaFile = path.join(dir, 'bench.json');
   mkdirSync(root, { recursive: true });
-  // The data spans the 24 h before it was built; queries are pinned to that end time.
   let windowEnd = Date.now();
   const meta = existsSync(metaFile)
     ? (JSON.parse(readFileSync(metaFile, 'utf8')) as { windowEnd: number; version?: number })
@@ -392,6 +393,13 @@ export async function main(argv: string[]) {
     await buildData(dir, total, windowEnd);
     writeFileSync(metaFile, JSON.stringify({ windowEnd, version: DATA_VERSION }));
   }
+  return { dir, windowEnd };
+}
+
+export async function main(argv: string[]) {
+  const total = flag(argv, 'events', 10_000_000);
+  const runs = flag(argv, 'runs', 15);
+  const { dir, windowEnd } = await dataSet(total);
 
   // --- raw engine: the same SQL the API compiles, straight on DuckDB
   const raw: Record<string, number[]> = {};

@@ -6,6 +6,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   abuse: () => import('./abuse.js'),
   alerting: () => import('./alerting.js'),
   cluster: () => import('./cluster.js'),
+  context: () => import('./context.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
   pipelines: () => import('./pipelines.js'),
