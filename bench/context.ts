@@ -28,7 +28,8 @@ export async function main(argv: string[]) {
   const raw: number[] = [];
   for (let round = 0; round < 2; round++) {
     for (const a of picked) {
-      const params = [a.host, a.app, String(a.ts), String(a.stored_at), a.ev_id] as never[];
+      const time = (v: unknown) => (v as Date).toISOString().replace('T', ' ').replace('Z', '');
+      const params = [a.host, a.app, time(a.ts), time(a.stored_at), a.ev_id] as never[];
       const t0 = performance.now();
       await Promise.all([store.runSql(side('<', 'DESC'), params), store.runSql(side('>', 'ASC'), params)]);
       if (round === 1) raw.push(performance.now() - t0);
