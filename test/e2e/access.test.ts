@@ -202,6 +202,33 @@ describeBrowser('test/e2e/access.test.ts', 'streams, teams and who reads what in
     await axe(page, 'settings, audit trail', findings);
   });
 
+  it('an event shows its context: the same source around it, the event marked; `c` opens it', async () => {
+    await page.goto(`${base}/search?q=${encodeURIComponent('app:payments')}`);
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: /event/ }).first().textContent())
+      .toMatch(/\b6 events\b/);
+    await page.locator('tr.event-row').first().click();
+    const dialog = page.getByRole('dialog', { name: 'Event' });
+    await dialog.getByRole('button', { name: 'Show context' }).click();
+    const lines = dialog.getByRole('list', { name: 'Lines around the event' });
+    await expect.poll(() => lines.getByRole('listitem').count()).toBe(6);
+    expect(await lines.locator('[aria-current="true"]').count()).toBe(1);
+    // Without `app` the context is every event: the nginx lines too.
+    await dialog.getByRole('checkbox', { name: 'app' }).uncheck();
+    await expect.poll(() => lines.getByRole('listitem').count()).toBe(10);
+    await shot(page, 'event-context');
+    await axe(page, 'event dialog with its context', findings);
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    // The key `c` on a row opens the event with its context shown.
+    await page.locator('tr.event-row').nth(1).locator('button.row-open').focus();
+    await page.keyboard.press('c');
+    await page
+      .getByRole('dialog', { name: 'Event' })
+      .getByRole('list', { name: 'Lines around the event' })
+      .waitFor();
+    await page.keyboard.press('Escape');
+  });
+
   it('logged no errors in the browser console', () => {
     expect(consoleErrors).toEqual([]);
   });

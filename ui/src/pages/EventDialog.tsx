@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorText, isAbort, type LogEvent, type TimeRange } from '../api';
 import { formatTs } from '../format';
 import { Link } from '../router';
+import { EventContext } from './EventContext';
 import { filterTerm } from './search/query';
 import './tasks/work.css';
 
@@ -72,8 +73,11 @@ export function EventDialog({
   onClose,
   onFilter,
   scope,
+  showContext = false,
 }: {
   event: LogEvent;
+  /** Opens with the event's context shown (the search page's `c`). */
+  showContext?: boolean;
   onClose: () => void;
   /** Narrows the search by a query term (the field list's filter for / filter out). */
   onFilter?: (term: string) => void;
@@ -81,6 +85,7 @@ export function EventDialog({
   scope?: { query: string; timeRange: TimeRange | null };
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const [context, setContext] = useState(showContext);
   const [full, setFull] = useState<Record<string, unknown> | null>(null);
   const [times, setTimes] = useState<Timestamps | null>(null);
   const [triggers, setTriggers] = useState<MatchedTrigger[] | null>(null);
@@ -196,6 +201,15 @@ export function EventDialog({
         )}
       </p>
       <p className="event-message">{typeof event.message === 'string' ? event.message : ''}</p>
+      <button
+        type="button"
+        className="secondary"
+        aria-expanded={context}
+        onClick={() => setContext(!context)}
+      >
+        {context ? 'Hide context' : 'Show context'}
+      </button>
+      {context && <EventContext event={event} />}
       {error && (
         <p role="alert" className="error">
           {error}

@@ -16,7 +16,8 @@ interface Props {
   phase: Phase;
   ensureRows: (first: number, last: number) => void;
   selectedId: string | null;
-  onOpen: (ev: LogEvent) => void;
+  /** Opens an event; `context`: with its context shown (the key `c`). */
+  onOpen: (ev: LogEvent, opts?: { context: boolean }) => void;
   /** Shown when there are no rows (default: nothing matched). */
   emptyText?: string;
   /** The columns shown, in order (default: time, severity, host, app, message). */
@@ -153,12 +154,17 @@ const Row = memo(function Row(props: {
   index: number;
   ev: LogEvent;
   selected: boolean;
-  onOpen: (ev: LogEvent) => void;
+  /** Opens an event; `context`: with its context shown (the key `c`). */
+  onOpen: (ev: LogEvent, opts?: { context: boolean }) => void;
   columns: readonly string[];
 }) {
   const { ev, onOpen, columns } = props;
   const onKeyDown = (e: KeyboardEvent<HTMLTableRowElement>) => {
-    if (e.key === 'Enter' && e.target === e.currentTarget) onOpen(ev);
+    // `c` on the row (or its open button): the event with its context.
+    if (e.key === 'c' && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      onOpen(ev, { context: true });
+    } else if (e.key === 'Enter' && e.target === e.currentTarget) onOpen(ev);
   };
   return (
     <tr

@@ -58,6 +58,12 @@ export function SearchPage() {
     saveColumns(cols);
   }, []);
   const [selected, setSelected] = useState<LogEvent | null>(null);
+  /** The open event's context is shown (opened with `c`). */
+  const [withContext, setWithContext] = useState(false);
+  const open = useCallback((ev: LogEvent, opts?: { context: boolean }) => {
+    setWithContext(opts?.context ?? false);
+    setSelected(ev);
+  }, []);
   /** The query was edited since the last search (its error is no longer marked in the box). */
   const [edited, setEdited] = useState(false);
   const queryRef = useRef<QueryBoxHandle>(null);
@@ -377,7 +383,7 @@ export function SearchPage() {
             phase={tail.connection === 'open' ? 'SUCCESS' : 'PENDING'}
             ensureRows={noRows}
             selectedId={selected?.ev_id ?? null}
-            onOpen={setSelected}
+            onOpen={open}
             emptyText="Waiting for events…"
             columns={columns}
           />
@@ -389,7 +395,7 @@ export function SearchPage() {
             phase={state.phase}
             ensureRows={ensureRows}
             selectedId={selected?.ev_id ?? null}
-            onOpen={setSelected}
+            onOpen={open}
             columns={columns}
           />
         )}
@@ -397,7 +403,9 @@ export function SearchPage() {
 
       {selected && (
         <EventDialog
+          key={`${selected.ev_id}:${withContext}`}
           event={selected}
+          showContext={withContext}
           onClose={() => setSelected(null)}
           onFilter={onFilter}
           scope={{
