@@ -9,28 +9,8 @@ import { envelope, planList } from '../../http/list.js';
 import { caller } from '../../http/plugins/auth.js';
 import { errorResponses, ListQuery, Paginated } from '../../http/schemas/common.js';
 import type { AuditFilter } from './audit-repository.js';
-import type { AuditRecord, AuditTrail } from './audit-trail.js';
-
-export const AuditRecordSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    at: IsoDateTime(),
-    actor: Type.Object({
-      user_id: Type.Union([Type.Integer(), Type.Null()]),
-      username: Type.Union([Type.String(), Type.Null()]),
-      token_key_id: Type.Union([Type.String(), Type.Null()]),
-      address: Type.Union([Type.String(), Type.Null()]),
-    }),
-    action: Type.String({ description: 'auth.login, query.create, export.download, stream.update, …' }),
-    target: Type.Union([
-      Type.Object({ kind: Type.String(), id: Type.Union([Type.String(), Type.Null()]) }),
-      Type.Null(),
-    ]),
-    detail: Type.Object({}, { additionalProperties: true }),
-    outcome: OneOf(['ok', 'denied', 'error'] as const),
-  },
-  { $id: 'AuditRecord' },
-);
+import type { AuditRecord } from './audit-schema.js';
+import type { AuditTrail } from './audit-trail.js';
 
 const Filters = {
   actor: Type.Optional(Type.String({ maxLength: 200, description: 'A user id or a username.' })),

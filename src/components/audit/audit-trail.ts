@@ -2,34 +2,12 @@ import { counter, gauge, type MetricDecl, type MetricsSource } from '../../core/
 import type { Identity } from '../../domain/auth/identity.js';
 import { permissionDenied } from '../../errors/errors.js';
 import type { AuditFilter, AuditRepository, AuditRow, NewAuditRow } from './audit-repository.js';
+import type { AuditRecord } from './audit-schema.js';
 
-export type AuditOutcome = 'ok' | 'denied' | 'error';
+export type AuditOutcome = AuditRecord['outcome'];
 
-/** What a request did, as the audit hook (audit-hook.ts) sees it. */
-export interface AuditEntry {
-  at: Date;
-  actor: {
-    user_id: number | null;
-    username: string | null;
-    token_key_id: string | null;
-    address: string | null;
-  };
-  action: string;
-  target: { kind: string; id: string | null } | null;
-  detail: Record<string, unknown>;
-  outcome: AuditOutcome;
-}
-
-/** A record as the API shows it. */
-export interface AuditRecord {
-  id: number;
-  at: string;
-  actor: AuditEntry['actor'];
-  action: string;
-  target: { kind: string; id: string | null } | null;
-  detail: Record<string, unknown>;
-  outcome: string;
-}
+/** What a request did, as the audit hook (audit-hook.ts) sees it: a record before it is stored. */
+export type AuditEntry = Omit<AuditRecord, 'id' | 'at'> & { at: Date };
 
 export const presentAudit = (r: AuditRow): AuditRecord => ({
   id: r.id,
@@ -38,7 +16,7 @@ export const presentAudit = (r: AuditRow): AuditRecord => ({
   action: r.action,
   target: r.target_kind === null ? null : { kind: r.target_kind, id: r.target_id },
   detail: JSON.parse(r.detail) as Record<string, unknown>,
-  outcome: r.outcome,
+  outcome: r.outcome as AuditOutcome,
 });
 
 export interface AuditOptions {

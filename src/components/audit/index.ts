@@ -2,7 +2,8 @@
 import { component } from '../component.js';
 import { auditHook } from './audit-hook.js';
 import { AuditRepository } from './audit-repository.js';
-import { AuditRecordSchema, auditRoutes } from './audit-routes.js';
+import { auditRoutes } from './audit-routes.js';
+import { AuditRecordSchema } from './audit-schema.js';
 import { auditMigration } from './audit-table.js';
 import { AuditTrail } from './audit-trail.js';
 
