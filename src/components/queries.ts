@@ -40,7 +40,10 @@ export const queries = component({
       s.readScopes,
     );
     // Who may read what changed (here or on another node): held queries read anew.
-    bus.subscribe('rights-changed', () => void queries.rescope().catch(() => undefined));
+    // (One token's change, a sign-out say, changes nobody's read scope.)
+    bus.subscribe('rights-changed', (m) => {
+      if (m.keyId === null) void queries.rescope().catch(() => undefined);
+    });
     const timers: NodeJS.Timeout[] = [];
     return {
       provides: { runner, queries },

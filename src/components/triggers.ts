@@ -47,7 +47,9 @@ export const triggers = component({
       if (remote) triggers.load().catch(() => undefined);
     });
     // Who may read what changed (here or on another node): owners' scopes are read again.
-    bus.subscribe('rights-changed', () => triggers.load().catch(() => undefined));
+    bus.subscribe('rights-changed', (m) => {
+      if (m.keyId === null) triggers.load().catch(() => undefined);
+    });
     bus.subscribe('alert-counts', (m, remote) => {
       if (remote) triggers.alerts.receive(m);
     });

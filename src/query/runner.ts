@@ -259,7 +259,10 @@ export class QueryRunner {
     let changed = 0;
     for (const job of [...this.jobs.values()]) {
       const def = (await definition(job).catch(() => null)) ?? { filter: job.filter, scope: NO_EVENT };
-      if (def.scope.key === job.scope.key && JSON.stringify(def.filter) === JSON.stringify(job.filter))
+      if (
+        def.scope.key === job.scope.key &&
+        (def.filter === job.filter || JSON.stringify(def.filter) === JSON.stringify(job.filter))
+      )
         continue;
       job.scope = def.scope;
       job.filter = def.filter;

@@ -28,7 +28,10 @@ export const streams = component({
     );
     const readScopes = new StreamReadScopes(repository, teams, new UsersRepository(meta.db));
     // Streams, teams, users or tokens changed here or on another node.
-    bus.subscribe('rights-changed', () => readScopes.forget());
+    // (One token's change, a sign-out say, changes no scope: those keep.)
+    bus.subscribe('rights-changed', (m) => {
+      if (m.keyId === null) readScopes.forget();
+    });
     const retention = new StreamRetention(events, repository, {
       retentionDays: config.retentionDays,
       retentionMaxBytes: config.retentionMaxBytes,

@@ -223,7 +223,11 @@ export class QueriesService {
 
   /** Rights changed: the queries held here read as their owners may now (QueryRunner.rescope). */
   rescope(): Promise<number> {
-    return this.runner.rescope((job) => {
+    return this.runner.rescope(async (job) => {
+      // Most owners' rights did not change: their scope's key is the job's (the cached
+      // scope, no query parsed again).
+      const scope = await this.scopes.ofUser(job.ownerId);
+      if (scope.key === job.scope.key) return { filter: job.filter, scope: job.scope };
       const row: QueryRow = {
         query_id: job.id,
         owner_id: job.ownerId,
