@@ -82,6 +82,10 @@ describe(`event context (${BACKEND}, ${EVENT_STORE})`, () => {
     expect(messages(host.before)).toEqual(['line 4b', 'line 4c']);
     // The cron line has the same second, stored after: it comes next.
     expect(messages(host.after)).toEqual(['cron job']);
+    // A field the anchor lacks is allowed: it matches the events that lack it too (here, all).
+    const unknown = await context('line 0', '?before=0&after=2&by=no_such_field');
+    expect(unknown.by).toEqual({ no_such_field: null });
+    expect(messages(unknown.after)).toEqual(['other 0', 'line 1']);
     const all = await context('line 0', '?before=0&after=2&by=');
     expect(all.by).toEqual({});
     expect(messages(all.after)).toEqual(['other 0', 'line 1']);

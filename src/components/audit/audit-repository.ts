@@ -1,9 +1,9 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Insertable, Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../metadata/schema.js';
 import type { AuditTable } from './audit-table.js';
 
-export type AuditRow = Omit<AuditTable, 'id'> & { id: number };
-export type NewAuditRow = Omit<AuditTable, 'id'>;
+export type AuditRow = Selectable<AuditTable>;
+export type NewAuditRow = Insertable<AuditTable>;
 
 export interface AuditFilter {
   /** A user id, or a username. */

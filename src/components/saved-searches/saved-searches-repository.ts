@@ -1,9 +1,9 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../metadata/schema.js';
 import type { SavedSearchesTable } from './saved-searches-table.js';
 
-export type SavedSearchRow = Omit<SavedSearchesTable, 'id'> & { id: number };
-type NewRow = Omit<SavedSearchesTable, 'id'>;
+export type SavedSearchRow = Selectable<SavedSearchesTable>;
+type NewRow = Insertable<SavedSearchesTable>;
 
 /** Saved searches and the teams they are shared with. */
 export class SavedSearchesRepository {

@@ -1,18 +1,8 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Database } from '../../metadata/schema.js';
 import type { StreamsTable } from './streams-table.js';
 
-export interface StreamRow {
-  id: number;
-  title: string;
-  description: string;
-  rule: string | null;
-  retention_days: number | null;
-  owner: number | null;
-  builtin: number;
-  created_at: string;
-  updated_at: string;
-}
+export type StreamRow = Selectable<StreamsTable>;
 
 export interface Readers {
   teams: number[];
