@@ -1,0 +1,209 @@
+import type { ClusterTopics } from '../../core/bus.js';
+import type { NormalisedEvent } from '../../core/event.js';
+import type { Log } from '../../core/log.js';
+import type { Identity } from '../../domain/auth/identity.js';
+import type { ReadScopes } from '../../domain/auth/read-scopes.js';
+import { notFound } from '../../errors/errors.js';
+import type { EventStore } from '../../event-store/event-store.js';
+import { cond } from '../../filter/ast.js';
+import { type MinedTemplate, TemplateMiner, WILDCARD } from '../../ingest/patterns/template-miner.js';
+import type { PatternsRepository } from './patterns-repository.js';
+import type { PatternRow } from './patterns-table.js';
+
+/** How often what was mined is written to the metadata store (ms). */
+export const FLUSH_MS = 1000;
+/** Templates a starting miner takes up again, the most common first. */
+export const ADOPTED = 100_000;
+
+const seconds = (ms: number) => ms / 1000;
+
+type SharedTemplate = ClusterTopics['patterns-made']['templates'][number];
+
+/** A pattern as `GET /api/patterns/{id}` shows it (API §20). */
+export interface Pattern {
+  pattern_id: string;
+  template: string;
+  first_seen: number;
+  last_seen: number;
+  count: number;
+  example_ev_id: string;
+}
+
+/**
+ * Patterns (API §20): every event gets the id of its message's template at ingest, after
+ * pipelines (`assign`); the templates are kept in the metadata store, written every
+ * second, and taken up again at start, so a template keeps its id across restarts. A
+ * pattern is shown to a caller who may read one of its events, with one they may read as
+ * its example (its existence does not leak otherwise).
+ */
+export class PatternsService {
+  private readonly miner = new TemplateMiner({
+    onChange: (t) => this.changed.set(t.id, t),
+    onForget: (t) => this.firsts.delete(t.id),
+  });
+  /** Templates made or generalised in the batch being assigned, told to the other nodes. */
+  private changed = new Map<string, MinedTemplate>();
+  /** When each held template's first event happened (ms, event time): new_pattern triggers ask. */
+  private readonly firsts = new Map<string, number>();
+  /** What was mined since the last write, by template id. */
+  private pending = new Map<string, PatternRow>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    private readonly repo: PatternsRepository,
+    private readonly store: EventStore,
+    private readonly scopes: ReadScopes,
+    private readonly log: Log,
+    /** False (`patternMining: false`): events keep a null `pattern_id`. */
+    readonly enabled: boolean,
+    /** Tells the other nodes of a cluster the templates made or generalised here. */
+    private readonly share: (templates: SharedTemplate[]) => void = () => undefined,
+  ) {}
+
+  /** Another node's templates: taken up, so its kinds of message get the same ids here. */
+  receive(templates: readonly SharedTemplate[]): void {
+    for (const t of templates) {
+      this.miner.adopt({ id: t.id, app: t.app, tokens: t.tokens, count: 0 });
+      if (!this.firsts.has(t.id)) this.firsts.set(t.id, t.firstSeen);
+    }
+  }
+
+  async start(): Promise<void> {
+    for (const r of await this.repo.mostCommon(ADOPTED)) {
+      this.miner.adopt({ id: r.pattern_id, app: r.app, tokens: r.template.split(' '), count: r.count });
+      this.firsts.set(r.pattern_id, r.first_seen);
+    }
+    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  /** Gives each event its template's id (the events are the batch about to be stored). */
+  assign(events: NormalisedEvent[]): void {
+    if (!this.enabled) return;
+    for (const e of events) {
+      const t = this.miner.match(e.app ?? '', e.message ?? '', knownValues(e));
+      e.pattern_id = t.id;
+      if (!this.firsts.has(t.id)) this.firsts.set(t.id, e.ts);
+      let p = this.pending.get(t.id);
+      if (!p) {
+        p = {
+          pattern_id: t.id,
+          app: t.app,
+          template: '',
+          first_seen: e.ts,
+          last_seen: e.ts,
+          count: 0,
+          example_ev_id: e.ev_id,
+        };
+        this.pending.set(t.id, p);
+      }
+      p.template = t.tokens.join(' ');
+      p.count += 1;
+      if (e.ts < p.first_seen) p.first_seen = e.ts;
+      if (e.ts > p.last_seen) p.last_seen = e.ts;
+    }
+    if (this.changed.size) {
+      const made = [...this.changed.values()].map((t) => ({
+        id: t.id,
+        app: t.app,
+        tokens: [...t.tokens],
+        firstSeen: this.firsts.get(t.id) ?? Date.now(),
+      }));
+      this.changed = new Map();
+      this.share(made);
+    }
+  }
+
+  /** Writes what was mined since the last write; kept for the next one when the store fails. */
+  flush(): Promise<void> {
+    this.flushing ??= (async () => {
+      const rows = [...this.pending.values()];
+      this.pending = new Map();
+      try {
+        await this.repo.add(rows);
+      } catch (err) {
+        this.log.warn(
+          { err: (err as Error).message, patterns: rows.length },
+          'Could not write patterns; retrying',
+        );
+        for (const r of rows) this.merge(r);
+      }
+    })().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private merge(r: PatternRow): void {
+    const p = this.pending.get(r.pattern_id);
+    if (!p) return void this.pending.set(r.pattern_id, r);
+    p.count += r.count;
+    p.first_seen = Math.min(p.first_seen, r.first_seen);
+    p.last_seen = Math.max(p.last_seen, r.last_seen);
+  }
+
+  /** When a pattern's first event happened (ms), if this process knows the pattern. */
+  firstSeen(id: string): number | undefined {
+    return this.firsts.get(id);
+  }
+
+  /** A held pattern's template text. */
+  template(id: string): string | undefined {
+    return this.miner.get(id)?.tokens.join(' ');
+  }
+
+  /** A pattern the caller may read an event of (404 otherwise). */
+  async get(who: Identity, id: string): Promise<Pattern> {
+    await this.flush();
+    const row = await this.repo.byId(id);
+    if (!row) throw notFound('No such pattern.');
+    const scope = await this.scopes.of(who);
+    const { events } = await this.store.execute({
+      kind: 'search',
+      scope,
+      filter: cond('pattern_id', 'eq', id),
+      range: { fromMs: row.first_seen, toMs: row.last_seen + 1 },
+      sort: [{ field: 'ts', desc: true }],
+      limit: 1,
+      offset: 0,
+      count: false,
+    });
+    const example = events[0];
+    if (!example) throw notFound('No such pattern.');
+    return {
+      pattern_id: row.pattern_id,
+      template: row.template,
+      first_seen: seconds(row.first_seen),
+      last_seen: seconds(row.last_seen),
+      count: row.count,
+      example_ev_id: example.ev_id,
+    };
+  }
+
+  /** The templates of these ids (for query results), as text. */
+  async templates(ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const id of ids) {
+      const held = this.miner.get(id);
+      if (held) out.set(id, held.tokens.join(' '));
+    }
+    const missing = ids.filter((id) => !out.has(id));
+    for (const r of await this.repo.byIds(missing)) out.set(r.pattern_id, r.template);
+    return out;
+  }
+}
+
+/** Values pipelines or intake put in columns: where the message holds them, they are variables. */
+function knownValues(e: NormalisedEvent): ReadonlySet<string> | undefined {
+  if (e.user === null && e.src_ip === null && e.dst_ip === null) return undefined;
+  const known = new Set<string>();
+  for (const v of [e.user, e.src_ip, e.dst_ip]) if (v && v !== WILDCARD) known.add(v);
+  return known;
+}

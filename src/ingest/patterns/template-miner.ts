@@ -1,0 +1,316 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * An online template miner (API §20): each message, as it arrives, joins the template it
+ * is most like, and a template that generalises (a constant turned out to vary) keeps its
+ * id. Designed from the literature and made to use what a log store knows:
+ *
+ * - Tokens that are variables by their form are masked before any comparison: IP
+ *   addresses (with a port or in brackets), numbers and hex ids (also inside a token:
+ *   `sshd[1234]:`, `uid=0`), UUIDs, MAC addresses, times and dates, URLs, e-mail
+ *   addresses, paths and fully qualified host names. Values a pipeline already extracted
+ *   from the message (`src_ip`, `user`, …) are variables by definition: given as `known`,
+ *   they are masked too.
+ * - Messages are grouped first by app (each app its own set of templates), token count
+ *   and first constant token, as Drain's fixed-depth parse tree does (He et al., ICWS
+ *   2017), so a message is compared with the few templates that could hold it.
+ * - Within a group a message joins the template sharing the largest part of its constant
+ *   tokens; a position becomes a variable only when the rest agrees enough. A constant
+ *   word made of letters only weighs more than one with digits or punctuation, because
+ *   words are the text of a message and the rest its values (Brain, Yu et al. 2023, makes
+ *   the same observation with token frequencies).
+ *
+ * Lines are capped (`MAX_TOKENS` tokens, `MAX_CHARS` characters): what is beyond is one
+ * variable, so a 1 MiB or 10,000-token line costs what a long ordinary one does.
+ */
+
+export const MAX_TOKENS = 64;
+export const MAX_CHARS = 4096;
+/** Templates kept per app; the one matched least long ago is forgotten first beyond it. */
+export const MAX_TEMPLATES_PER_APP = 5000;
+export const WILDCARD = '<*>';
+/** The share of a template's constant weight a message must have to join it. */
+export const SIMILARITY = 0.7;
+
+export interface MinedTemplate {
+  id: string;
+  app: string;
+  tokens: string[];
+  count: number;
+}
+
+/** Whole tokens that are variables by their form. */
+const VARIABLE_FORMS: readonly RegExp[] = [
+  // numbers, signed, with decimals or a unit suffix of letters (12ms, 1.5s, 64KB)
+  /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/,
+  // hex ids and hashes (with a digit: `deadbeef` alone is a word)
+  /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/,
+  /^0x[0-9a-fA-F]+$/,
+  // UUIDs
+  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+  // MAC addresses
+  /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/,
+  // URLs and e-mail addresses
+  /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/,
+  /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/,
+  // paths: /a/b, ./a, ~/a, /a, C:\a
+  /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/,
+  // fully qualified host names (three labels or more)
+  /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/,
+];
+const isVariableForm = (token: string) => VARIABLE_FORMS.some((r) => r.test(token));
+/**
+ * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers; digits
+ * right after a letter only from three on (`ssh2`, `eth0` and `utf8` are names, `user1234` a value).
+ */
+const INNER_VALUE =
+  /\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?|(?<![A-Za-z])(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
+const HAS_DIGIT = /\d/;
+/** A token without any of these is a word (a hex id has a digit, a host a dot, a path a slash). */
+const MAYBE_VALUE = /[\d/@.:\\]/;
+/** An IPv6 address (also in brackets, with a port). */
+const IPV6 = /^\[?[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\]?(?::\d+)?$/;
+const WORD = /^[A-Za-z]+$/;
+
+/** Punctuation around a token's value: `(host)`, `[1.2.3.4]`, `"x",`. */
+const FRAME = /^([([{<"']*)(.*?)([)\]}>"',;:.]*)$/s;
+
+/**
+ * A token as compared: a variable by its form becomes `<*>`, and so does a value in a
+ * frame (`[1.2.3.4]` → `[<*>]`), after a key (`rhost=host.example.net` → `rhost=<*>`) or
+ * inside a word (`sshd[1234]:` → `sshd[<*>]:`).
+ */
+export function maskToken(token: string): string {
+  // Most tokens are words: nothing in them can be a value.
+  if (!MAYBE_VALUE.test(token)) return token;
+  if (token.includes('::') && IPV6.test(token)) return WILDCARD;
+  const eq = token.indexOf('=');
+  if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskToken(token.slice(eq + 1))}`;
+  const framed = FRAME.exec(token);
+  if (framed && (framed[1] || framed[3]) && framed[2]) {
+    const core = maskValue(framed[2]);
+    if (core === WILDCARD) return `${framed[1]}${WILDCARD}${framed[3]}`;
+  }
+  return maskValue(token);
+}
+
+function maskValue(token: string): string {
+  if (isVariableForm(token)) return WILDCARD;
+  if (!HAS_DIGIT.test(token)) return token;
+  const masked = token.replace(INNER_VALUE, WILDCARD);
+  return masked === WILDCARD || /^[^A-Za-z]*$/.test(masked) ? WILDCARD : masked;
+}
+
+/** A message's tokens, masked, capped at `MAX_TOKENS` (the rest one variable). */
+export function tokenize(message: string, known?: ReadonlySet<string>): string[] {
+  const text = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message;
+  const raw = text.split(/\s+/);
+  const out: string[] = [];
+  for (const t of raw) {
+    if (!t) continue;
+    if (out.length === MAX_TOKENS - 1) {
+      out.push(WILDCARD);
+      break;
+    }
+    out.push(known?.has(t) ? WILDCARD : maskToken(t));
+  }
+  return out;
+}
+
+/** How much a constant token says about a message: words most, values least. */
+const weight = (token: string) => (WORD.test(token) ? 2 : 1);
+
+/**
+ * Two tokens at one position that no variable can make alike: the same masked value in
+ * another frame (`(uid=<*>)`, `LOGIN(uid=<*>)`). Only a position whose tokens are plain
+ * words or whole values becomes a variable.
+ */
+function differsInKind(a: string, b: string): boolean {
+  return a.includes(WILDCARD) && b.includes(WILDCARD);
+}
+
+interface Cluster extends MinedTemplate {
+  /** The miner's clock when it last matched: of the rarest, the least recent is forgotten first. */
+  used: number;
+  /** The group it is in, to leave it when forgotten. */
+  group: Cluster[];
+}
+
+/**
+ * The miner: `match` gives a message's template (created or generalised as needed).
+ * Deterministic: the same messages in the same order give the same templates and ids.
+ */
+export class TemplateMiner {
+  private readonly groups = new Map<string, Cluster[]>();
+  private readonly byId = new Map<string, Cluster>();
+  private readonly perApp = new Map<string, Set<Cluster>>();
+  private clock = 0;
+
+  constructor(
+    private readonly opts: {
+      /** Share of a template's constant weight a message must have to join it (0–1). */
+      similarity?: number;
+      maxTemplatesPerApp?: number;
+      /** Told of each template made or generalised (for the other nodes of a cluster). */
+      onChange?: (t: MinedTemplate) => void;
+      /** Told of each template forgotten (beyond the cap of its app). */
+      onForget?: (t: MinedTemplate) => void;
+    } = {},
+  ) {}
+
+  /**
+   * Takes up a template made before (by this process before a restart, or by another
+   * node): messages like it get its id. Its tokens are the template's, variables `<*>`.
+   */
+  adopt(t: { id: string; app: string; tokens: readonly string[]; count: number }): void {
+    const held = this.byId.get(t.id);
+    if (held) {
+      // Known already: it takes up what the other made more general.
+      if (held.tokens.length === t.tokens.length) generalise(held, t.tokens);
+      return;
+    }
+    const tokens = t.tokens.slice(0, MAX_TOKENS);
+    const group = this.groupOf(t.app, tokens);
+    const made: Cluster = { id: t.id, app: t.app, tokens, count: t.count, used: 0, group };
+    this.hold(made);
+  }
+
+  /** A template held now, by its id. */
+  get(id: string): MinedTemplate | undefined {
+    return this.byId.get(id);
+  }
+
+  /** How many templates are held. */
+  get size(): number {
+    let n = 0;
+    for (const v of this.perApp.values()) n += v.size;
+    return n;
+  }
+
+  /** The template of a message from `app`; `known`: values pipelines extracted from it. */
+  match(app: string, message: string, known?: ReadonlySet<string>): MinedTemplate {
+    const tokens = tokenize(message, known);
+    const group = this.groupOf(app, tokens);
+    this.clock += 1;
+    const best = this.closest(group, tokens);
+    if (best) {
+      if (generalise(best, tokens)) this.opts.onChange?.(best);
+      best.count += 1;
+      best.used = this.clock;
+      return best;
+    }
+    const made: Cluster = { id: templateId(app, tokens), app, tokens, count: 1, used: this.clock, group };
+    // Two templates of one app made from the same tokens would share an id: the first is kept.
+    const twin = this.byId.get(made.id);
+    if (twin) return twin;
+    this.hold(made);
+    this.opts.onChange?.(made);
+    return made;
+  }
+
+  /** The group a message of `app` with these tokens is compared in: app, length and first word. */
+  private groupOf(app: string, tokens: readonly string[]): Cluster[] {
+    const first = tokens.find((t) => !t.includes(WILDCARD)) ?? WILDCARD;
+    const key = `${app}\u0000${tokens.length}\u0000${first}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      group = [];
+      this.groups.set(key, group);
+    }
+    return group;
+  }
+
+  private hold(made: Cluster): void {
+    let held = this.perApp.get(made.app);
+    if (!held) {
+      held = new Set();
+      this.perApp.set(made.app, held);
+    }
+    if (held.size >= (this.opts.maxTemplatesPerApp ?? MAX_TEMPLATES_PER_APP)) {
+      const gone = forgetRarest(held);
+      if (gone) {
+        this.byId.delete(gone.id);
+        this.opts.onForget?.(gone);
+      }
+    }
+    made.group.push(made);
+    held.add(made);
+    this.byId.set(made.id, made);
+  }
+
+  /** The template of the group a message joins, or none when no template is like it enough. */
+  private closest(group: readonly Cluster[], tokens: readonly string[]): Cluster | null {
+    const needed = this.opts.similarity ?? SIMILARITY;
+    let best: Cluster | null = null;
+    let bestScore = -1;
+    for (const c of group) {
+      let total = 0;
+      let same = 0;
+      let wild = 0;
+      let hard = false;
+      for (let i = 0; i < tokens.length; i++) {
+        const t = c.tokens[i] as string;
+        if (t === WILDCARD) {
+          wild += 1;
+          continue;
+        }
+        const w = weight(t);
+        total += w;
+        const m = tokens[i] as string;
+        if (t === m) same += w;
+        else if (differsInKind(t, m)) {
+          hard = true;
+          break;
+        }
+      }
+      if (hard) continue;
+      // A template of variables only takes any message of its length: only an exact fit.
+      const score = total === 0 ? (wild === tokens.length ? 1 : 0) : same / total;
+      if (score >= needed && (score > bestScore || (score === bestScore && best && wild > countWild(best)))) {
+        best = c;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+}
+
+/** Forgets the rarest of an app's templates (of those, the one matched least recently). */
+function forgetRarest(held: Set<Cluster>): Cluster | null {
+  let victim: Cluster | null = null;
+  for (const c of held)
+    if (!victim || c.count < victim.count || (c.count === victim.count && c.used < victim.used)) victim = c;
+  if (!victim) return null;
+  held.delete(victim);
+  const at = victim.group.indexOf(victim);
+  if (at >= 0) victim.group.splice(at, 1);
+  return victim;
+}
+
+const countWild = (c: Cluster) => c.tokens.reduce((n, t) => n + (t === WILDCARD ? 1 : 0), 0);
+
+/** Positions where the message differs become variables; answers whether any did. */
+function generalise(c: Cluster, tokens: readonly string[]): boolean {
+  let changed = false;
+  for (let i = 0; i < tokens.length; i++)
+    if (c.tokens[i] !== tokens[i] && c.tokens[i] !== WILDCARD) {
+      c.tokens[i] = WILDCARD;
+      changed = true;
+    }
+  return changed;
+}
+
+/**
+ * A template's id: from its app and the tokens it was created with, so the same first
+ * message gives the same id on every node and after every restart; 14 characters of
+ * letters and digits.
+ */
+export function templateId(app: string, tokens: readonly string[]): string {
+  return createHash('sha256')
+    .update(app)
+    .update('\u0000')
+    .update(tokens.join(' '))
+    .digest('base64url')
+    .replace(/[-_]/g, '')
+    .slice(0, 14);
+}
