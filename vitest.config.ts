@@ -12,7 +12,13 @@ export default defineConfig({
     // One project per kind of test (test/kinds.ts): `vitest run --project unit`.
     projects: Object.entries(TEST_KINDS).map(([name, folders]) => ({
       extends: true,
-      test: { name, include: folders.map((f) => `test/${f}/**/*.test.ts`) },
+      test: {
+        name,
+        include: folders.map((f) => `test/${f}/**/*.test.ts`),
+        // A browser test's steps run axe over every rule and take screenshots: seconds
+        // each, several times that while CI runs the other projects beside it.
+        ...(name === 'browser' ? { testTimeout: 60_000 } : {}),
+      },
     })),
   },
 });

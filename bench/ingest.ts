@@ -215,11 +215,12 @@ async function runApi(
   clients: number,
   triggers: number,
   ch?: BenchClickHouse,
+  env: Record<string, string> = {},
 ): Promise<ApiRun> {
   if (ch) await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
-  const server = await startServer(ch ? { LOGSCOPE_EVENT_STORE_URL: ch.url } : {});
+  const server = await startServer({ ...(ch ? { LOGSCOPE_EVENT_STORE_URL: ch.url } : {}), ...env });
   await addTriggers(server, triggers);
-  const label = `api${ch ? ' on ClickHouse' : ''} (${triggers} triggers)`;
+  const label = `api${ch ? ' on ClickHouse' : ''} (${triggers} triggers${env.LOGSCOPE_PATTERN_MINING ? ', no mining' : ''})`;
   const run = await ingestThroughApi(server, bodies, total, batch, clients, label);
   const peakRss = server.peakRss();
   // Stopping waits for the trigger matches still being recorded.
@@ -298,6 +299,10 @@ export async function main(argv: string[]) {
 
   // --- end to end through the API, without triggers and with them
   const plain = await runApi(bodies, total, batch, clients, 0);
+  // The same without pattern mining (API §20: its cost is measured beside it).
+  const unmined = await runApi(bodies, total, batch, clients, 0, undefined, {
+    LOGSCOPE_PATTERN_MINING: 'false',
+  });
   const triggered = triggerCount > 0 ? await runApi(bodies, total, batch, clients, triggerCount) : null;
   const onClickHouse = ch ? await runApi(bodies, total, batch, clients, 0, ch) : null;
 
@@ -364,6 +369,10 @@ export async function main(argv: string[]) {
   };
   console.log('');
   report('API, no triggers:              ', plain);
+  report('API, no triggers, no mining:   ', unmined);
+  console.log(
+    `with mining / without:          ${fmt(plain.rate / unmined.rate, 3)} (goal >= 0.95); ${fmt((1 / plain.rate - 1 / unmined.rate) * 1e6, 2)} µs per event`,
+  );
   if (triggered) {
     report(`API, ${triggerCount} enabled triggers:     `, triggered);
     console.log(`with triggers / without:        ${fmt(triggered.rate / plain.rate, 2)} (goal >= 0.80)`);

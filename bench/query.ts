@@ -10,17 +10,19 @@ import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.j
 import {
   type Compiled,
   lastnSql,
+  patternCountsSql,
   searchCountSql,
   searchRowsSql,
   summarySql,
+  tableSql,
   timelineSql,
   topnSql,
 } from '../src/event-store/duckdb/duckdb-plans.js';
 import type { QueryPlan } from '../src/event-store/query-plan.js';
 import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
+import { SqlParams } from '../src/event-store/sql/sql-params.js';
 import { and, cond, type FilterNode, or, TRUE } from '../src/filter/ast.js';
-import { parseQuery } from '../src/filter/language/parse-query.js';
-import { parseFilter } from '../src/filter/parse-filter.js';
+import { TemplateMiner } from '../src/ingest/patterns/template-miner.js';
 import { resolveTimeRange } from '../src/query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
 import type { QueryTypeName } from '../src/query/types/query-type.js';
@@ -46,12 +48,28 @@ const RESTRICTED_SCOPE = or(
 /**
  * Query latency: each query type through the API (HTTP, validation, JSON) beside the same
  * SQL run directly on DuckDB, over N demo-like events spread over the last 24 hours.
- * Flags: --events N (default 10,000,000), --runs R (default 15 per case), --store clickhouse
+ * Flags: --events N (default 10,000,000), --runs R (default 15 per case), --cases <text> (only
+ * the cases whose name holds it, e.g. Pipes; no export run), --store clickhouse
  * (adds the same events on ClickHouse: API, raw SQL and whether each answer equals the
  * DuckDB server's; --clickhouse <url>, default the loopback shards of scripts/ci/clickhouse.sh).
  * The data set is built once under .bench/ and reused while its size matches.
  */
-const CASES: Array<{ name: string; goalMs: number; type: QueryTypeName; params: Record<string, unknown> }> = [
+/**
+ * Pipes (API §21) are measured against SQL written by hand for the raw engine (`raw`): the
+ * goal is ≤ 1.3× it (or ≤ 50 ms). `w` is the case's window as SQL on each engine.
+ */
+interface HandSql {
+  duckdb(w: string): string;
+  clickhouse(table: string, w: string): string;
+}
+
+const CASES: Array<{
+  name: string;
+  goalMs: number;
+  type: QueryTypeName;
+  params: Record<string, unknown>;
+  raw?: HandSql;
+}> = [
   {
     name: 'Search filter+sort+100+total',
     goalMs: 50,
@@ -83,6 +101,72 @@ const CASES: Array<{ name: string; goalMs: number; type: QueryTypeName; params: 
     params: { group_by: ['host'], metrics: [{ op: 'count' }, { op: 'avg', field: 'bytes' }] },
   },
   { name: 'Timeline 1,440 buckets', goalMs: 50, type: 'Timeline', params: { interval: '1m' } },
+  // Patterns (API §20): the goal is ≤ 1.3× the TopN of pattern_id over the same events.
+  { name: 'TopN pattern_id', goalMs: 150, type: 'TopN', params: { field: 'pattern_id', n: 50 } },
+  { name: 'Patterns 50', goalMs: 195, type: 'Patterns', params: { n: 50 } },
+  {
+    name: 'Pipes stats by, sort, limit',
+    goalMs: 50,
+    type: 'Table',
+    params: { query: 'status:>=500 | stats count() as n, avg(bytes) as mean by host | sort -n | limit 10' },
+    raw: {
+      duckdb: (w) =>
+        `SELECT host, count(*) AS n, avg(bytes) AS mean FROM events WHERE ${w} AND status >= 500 GROUP BY host ORDER BY n DESC, host LIMIT 10`,
+      clickhouse: (t, w) =>
+        `SELECT host, count() AS n, avg(bytes) AS mean FROM ${t} WHERE ${w} AND status >= 500 GROUP BY host ORDER BY n DESC, host LIMIT 10`,
+    },
+  },
+  {
+    name: 'Pipes top 10k values',
+    goalMs: 50,
+    type: 'Table',
+    params: { query: '* | top 10 user' },
+    raw: {
+      duckdb: (w) =>
+        `SELECT "user", count(*) AS c FROM events WHERE ${w} AND "user" IS NOT NULL GROUP BY "user" ORDER BY c DESC, "user" LIMIT 10`,
+      clickhouse: (t, w) =>
+        `SELECT "user", count() AS c FROM ${t} WHERE ${w} AND "user" IS NOT NULL GROUP BY "user" ORDER BY c DESC, "user" LIMIT 10`,
+    },
+  },
+  {
+    name: 'Pipes eval, where, stats',
+    goalMs: 50,
+    type: 'Table',
+    params: {
+      query:
+        '* | eval kb = bytes / 1024 | where kb > 90 | stats count() as n, max(kb) as top by app | sort -n | limit 5',
+    },
+    raw: {
+      duckdb: (w) =>
+        `SELECT app, count(*) AS n, max(bytes / 1024) AS top FROM events WHERE ${w} AND bytes / 1024 > 90 GROUP BY app ORDER BY n DESC, app LIMIT 5`,
+      clickhouse: (t, w) =>
+        `SELECT app, count() AS n, max(bytes / 1024) AS top FROM ${t} WHERE ${w} AND bytes / 1024 > 90 GROUP BY app ORDER BY n DESC, app LIMIT 5`,
+    },
+  },
+  {
+    name: 'Pipes stats by extra field',
+    goalMs: 50,
+    type: 'Table',
+    params: { query: '* | stats count() by http.method' },
+    raw: {
+      duckdb: (w) =>
+        `SELECT map_extract_value(fields, 'http.method') AS m, count(*) AS c FROM events WHERE ${w} GROUP BY m ORDER BY m`,
+      clickhouse: (t, w) =>
+        `SELECT "fields.value"[indexOf("fields.key", 'http.method')] AS m, count() AS c FROM ${t} WHERE ${w} GROUP BY m ORDER BY m`,
+    },
+  },
+  {
+    name: 'Pipes timechart 1h by host',
+    goalMs: 50,
+    type: 'Table',
+    params: { query: '* | timechart span=1h count() by host' },
+    raw: {
+      duckdb: (w) =>
+        `SELECT (epoch_ms(ts) // 3600000) * 3600000 AS b, CASE WHEN host IN (SELECT host FROM events WHERE ${w} GROUP BY host ORDER BY count(*) DESC, host LIMIT 5) THEN host ELSE 'other' END AS s, count(*) AS c FROM events WHERE ${w} GROUP BY ALL ORDER BY b, s`,
+      clickhouse: (t, w) =>
+        `SELECT intDiv("ts", 3600000) * 3600000 AS b, if(host GLOBAL IN (SELECT host FROM ${t} WHERE ${w} GROUP BY host ORDER BY count() DESC, host LIMIT 5), host, 'other') AS s, count() AS c FROM ${t} WHERE ${w} GROUP BY b, s ORDER BY b, s`,
+    },
+  },
 ];
 
 /** One benchmarked query: its API request and its goal. `bench/scale.ts` brings its own list. */
@@ -102,13 +186,15 @@ const SEVERITIES: Severity[] = ['info', 'info', 'info', 'notice', 'warning', 'er
 /** Events whose message holds the rare word `needle42`, spread evenly over the data. */
 const RARE_WORD_EVENTS = 5;
 /** Bumped when the data set changes: an older one under .bench/ is rebuilt. */
-const DATA_VERSION = 2;
+const DATA_VERSION = 3;
 
 async function buildData(dir: string, total: number, windowEnd: number) {
   const tmp = `${dir}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   const store = await DuckDbEventStore.open({ dataDir: tmp, memoryLimit: '1GB', checkpointThreshold: '1GB' });
   const r = prng(7);
+  // Messages get their pattern as ingest gives it (the miner over each app's messages).
+  const miner = new TemplateMiner();
   const start = windowEnd - 86_400_000;
   const batch = 50_000;
   for (let done = 0; done < total; done += batch) {
@@ -141,8 +227,10 @@ async function buildData(dir: string, total: number, windowEnd: number) {
         intake: 'bench',
         fields: { 'http.method': r() < 0.8 ? 'GET' : 'POST' },
         shape: null,
+        pattern_id: null,
       });
     }
+    for (const e of events) e.pattern_id = miner.match(e.app ?? '', e.message ?? '').id;
     await store.append(events);
     process.stderr.write(`\r  building: ${fmt(Math.min(total, done + batch))} events`);
   }
@@ -162,7 +250,7 @@ export const rangeOf = (windowEnd: number) => ({
 export function planFor(c: QueryCase, baseMs: number, scope: FilterNode = TRUE): QueryPlan {
   const params = { ...c.params, time_range: rangeOf(baseMs) };
   const valid = validateQuery({ type: c.type, params });
-  const filter = and(scope, parseFilter(valid.params.filter, {}), parseQuery(valid.params.query, {}));
+  const filter = and(scope, valid.filter);
   return {
     ...QUERY_TYPE_DEFS[c.type].plan(valid.params, filter, resolveTimeRange(valid.params.time_range, baseMs)),
     scope: SYSTEM_SCOPE,
@@ -181,10 +269,30 @@ export function sqlFor(plan: QueryPlan): Compiled[] {
       return [summarySql(plan)];
     case 'timeline':
       return [timelineSql(plan)];
+    case 'patterns':
+      // The raw engine's share: the top patterns' counts (series and samples follow from their ids).
+      return [patternCountsSql(plan)];
+    case 'table':
+      return [tableSql(plan, 'rows')];
     default:
       return plan satisfies never;
   }
 }
+
+/** A case's time window in hand-written SQL: the API's range, as each engine holds times. */
+const windowMs = (windowEnd: number) => {
+  const r = rangeOf(windowEnd);
+  return { from: r.ts_from * 1000, to: r.ts_to * 1000 };
+};
+const duckWindow = (windowEnd: number) => {
+  const { from, to } = windowMs(windowEnd);
+  return `ts >= epoch_ms(${from}) AND ts < epoch_ms(${to})`;
+};
+const clickHouseWindow = (windowEnd: number) => {
+  const { from, to } = windowMs(windowEnd);
+  return `"ts" >= ${from} AND "ts" < ${to}`;
+};
+const handSql = (sql: string): Compiled => ({ sql, params: new SqlParams() });
 
 export const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -210,7 +318,10 @@ export async function timeRaw(
 ): Promise<Record<string, number[]>> {
   const raw: Record<string, number[]> = {};
   for (const c of cases) {
-    const queries = sqlFor(planFor(c, windowEnd, scope));
+    const queries =
+      c.raw && scope === TRUE
+        ? [handSql(c.raw.duckdb(duckWindow(windowEnd)))]
+        : sqlFor(planFor(c, windowEnd, scope));
     const times: number[] = [];
     for (let i = 0; i < runs + 2; i++) {
       const t0 = performance.now();
@@ -290,6 +401,7 @@ async function clickHouseSide(
   windowEnd: number,
   runs: number,
   duckAnswers: Record<string, unknown>,
+  cases: QueryCase[] = CASES,
 ) {
   const store = await ClickHouseEventStore.open({ url: ch.url });
   let load = 'reused';
@@ -333,8 +445,10 @@ async function clickHouseSide(
   const rawStore = await ClickHouseEventStore.open({ url: ch.url });
   const table = `"${ch.database}"."events"`;
   const raw: Record<string, number[]> = {};
-  for (const c of CASES) {
-    const queries = clickHouseSqlFor(table, planFor(c, windowEnd));
+  for (const c of cases) {
+    const queries = c.raw
+      ? [{ sql: c.raw.clickhouse(table, clickHouseWindow(windowEnd)) }]
+      : clickHouseSqlFor(table, planFor(c, windowEnd));
     const times: number[] = [];
     for (let i = 0; i < runs + 2; i++) {
       const t0 = performance.now();
@@ -347,10 +461,10 @@ async function clickHouseSide(
 
   const server = await startServer({ LOGSCOPE_EVENT_STORE_URL: ch.url, ...API_QUERY_ENV });
   const answers: Record<string, unknown> = {};
-  const api = await timeApi(server, CASES, windowEnd, runs, answers);
+  const api = await timeApi(server, cases, windowEnd, runs, answers);
   await server.stop();
   const same = Object.fromEntries(
-    CASES.map((c) => [c.name, comparable(answers[c.name]) === comparable(duckAnswers[c.name])]),
+    cases.map((c) => [c.name, comparable(answers[c.name]) === comparable(duckAnswers[c.name])]),
   );
   return { raw, api, same, load };
 }
@@ -367,6 +481,10 @@ function clickHouseSqlFor(table: string, plan: QueryPlan): ClickHouseCompiled[] 
       return [chPlans.summarySql(table, plan)];
     case 'timeline':
       return [chPlans.timelineSql(table, plan)];
+    case 'patterns':
+      return [chPlans.patternCountsSql(table, plan)];
+    case 'table':
+      return [chPlans.tableSql(table, plan, 'rows')];
     default:
       return plan satisfies never;
   }
@@ -399,6 +517,9 @@ export async function dataSet(total: number): Promise<{ dir: string; windowEnd: 
 export async function main(argv: string[]) {
   const total = flag(argv, 'events', 10_000_000);
   const runs = flag(argv, 'runs', 15);
+  // --cases <text>: only the cases whose name holds it (and no export run).
+  const only = argv[argv.indexOf('--cases') + 1];
+  const cases = argv.includes('--cases') && only ? CASES.filter((c) => c.name.includes(only)) : CASES;
   const { dir, windowEnd } = await dataSet(total);
 
   // --- raw engine: the same SQL the API compiles, straight on DuckDB
@@ -412,8 +533,8 @@ export async function main(argv: string[]) {
       memoryLimit: '1GB',
       checkpointThreshold: '256MB',
     });
-    Object.assign(raw, await timeRaw(store, CASES, windowEnd, runs));
-    Object.assign(rawScoped, await timeRaw(store, CASES, windowEnd, runs, RESTRICTED_SCOPE));
+    Object.assign(raw, await timeRaw(store, cases, windowEnd, runs));
+    Object.assign(rawScoped, await timeRaw(store, cases, windowEnd, runs, RESTRICTED_SCOPE));
     disk = await diskFigures(store);
     await store.close();
   }
@@ -425,40 +546,21 @@ export async function main(argv: string[]) {
     ...API_QUERY_ENV,
   });
   const answers: Record<string, unknown> = {};
-  const api = await timeApi(server, CASES, windowEnd, runs, answers);
+  const api = await timeApi(server, cases, windowEnd, runs, answers);
   // --- the reading rule: the same cases by a user who reads 3 streams of 20
-  const restricted = await timeApi(await restrictedServer(server), CASES, windowEnd, runs);
+  const restricted = await timeApi(await restrictedServer(server), cases, windowEnd, runs);
 
-  // --- export of up to 1M rows to CSV: server memory while streaming
-  const rssBefore = server.rss();
-  const exp = await fetch(`${server.url}/api/query`, {
-    method: 'POST',
-    headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'Search', params: { time_range: rangeOf(windowEnd), page_size: 10 } }),
-  });
-  const qid = ((await exp.json()) as { query_id: string }).query_id;
-  const t0 = performance.now();
-  const file = await fetch(`${server.url}/api/query/${qid}/export?ftype=csv`, {
-    headers: { authorization: `token ${server.token}` },
-  });
-  let bytes = 0;
-  let lines = 0;
-  let peakRss = rssBefore;
-  for await (const chunk of file.body as unknown as AsyncIterable<Uint8Array>) {
-    bytes += chunk.length;
-    for (const b of chunk) if (b === 10) lines++;
-    peakRss = Math.max(peakRss, server.rss());
-  }
-  const exportSeconds = (performance.now() - t0) / 1000;
+  // --- export of up to 1M rows to CSV: server memory while streaming (not with --cases)
+  const exported = cases === CASES ? await exportFigures(server, windowEnd) : null;
   await server.stop();
 
   const ch = benchClickHouse(argv, `bench_query_${total}`);
-  const onClickHouse = ch ? await clickHouseSide(ch, dir, total, windowEnd, runs, answers) : null;
+  const onClickHouse = ch ? await clickHouseSide(ch, dir, total, windowEnd, runs, answers, cases) : null;
 
   console.log('');
   console.log(`${fmt(total)} events over 24 h, ${runs} runs per case (ms)`);
   console.log('case                              API p50   API p99   raw p50   raw p99   ratio(p50)   goal');
-  for (const c of CASES) {
+  for (const c of cases) {
     const a = stats(api[c.name] ?? []);
     const r = stats(raw[c.name] ?? []);
     console.log(
@@ -472,7 +574,7 @@ export async function main(argv: string[]) {
   console.log(
     'case                            admin p50   user p50   user/admin (≤ 1.15)   raw p50   raw+scope p50   user/raw+scope',
   );
-  for (const c of CASES) {
+  for (const c of cases) {
     const a = stats(api[c.name] ?? []).p50;
     const u = stats(restricted[c.name] ?? []).p50;
     const r = stats(raw[c.name] ?? []).p50;
@@ -493,7 +595,7 @@ export async function main(argv: string[]) {
     console.log(
       'case                              API p50   API p99   raw p50   raw p99   ratio(p50)   API vs DuckDB API   same answer',
     );
-    for (const c of CASES) {
+    for (const c of cases) {
       const a = stats(onClickHouse.api[c.name] ?? []);
       const r = stats(onClickHouse.raw[c.name] ?? []);
       const d = stats(api[c.name] ?? []);
@@ -503,7 +605,34 @@ export async function main(argv: string[]) {
     }
     console.log(`ClickHouse load: ${onClickHouse.load}`);
   }
-  console.log(
-    `export CSV: ${fmt(lines - 1)} rows, ${fmt(bytes / 1048576, 1)} MiB in ${fmt(exportSeconds, 1)} s; server RSS ${fmt(rssBefore / 1048576)} → peak ${fmt(peakRss / 1048576)} MiB (growth ${fmt((peakRss - rssBefore) / 1048576)} MiB)`,
-  );
+  if (exported) {
+    const { lines, bytes, seconds, rssBefore, peakRss } = exported;
+    console.log(
+      `export CSV: ${fmt(lines - 1)} rows, ${fmt(bytes / 1048576, 1)} MiB in ${fmt(seconds, 1)} s; server RSS ${fmt(rssBefore / 1048576)} → peak ${fmt(peakRss / 1048576)} MiB (growth ${fmt((peakRss - rssBefore) / 1048576)} MiB)`,
+    );
+  }
+}
+
+/** A CSV export of every event of the window: its size, time and the server's memory meanwhile. */
+async function exportFigures(server: BenchServer, windowEnd: number) {
+  const rssBefore = server.rss();
+  const exp = await fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'Search', params: { time_range: rangeOf(windowEnd), page_size: 10 } }),
+  });
+  const qid = ((await exp.json()) as { query_id: string }).query_id;
+  const t0 = performance.now();
+  const file = await fetch(`${server.url}/api/query/${qid}/export?ftype=csv`, {
+    headers: { authorization: `token ${server.token}` },
+  });
+  let bytes = 0;
+  let lines = 0;
+  let peakRss = rssBefore;
+  for await (const chunk of file.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const b of chunk) if (b === 10) lines++;
+    peakRss = Math.max(peakRss, server.rss());
+  }
+  return { bytes, lines, seconds: (performance.now() - t0) / 1000, rssBefore, peakRss };
 }

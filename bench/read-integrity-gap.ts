@@ -50,6 +50,7 @@ for (let s = 0; s < rounds; s++) {
         intake: 'x',
         fields: {},
         shape: null,
+        pattern_id: null,
       },
     ]);
   };

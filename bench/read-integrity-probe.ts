@@ -43,6 +43,7 @@ function ev(n: number): NormalisedEvent {
     intake: 'syslog:127.0.0.1',
     fields: { 'syslog.proc_id': String(n), 'sd.origin@32473.ip': '10.1.2.3' },
     shape: null,
+    pattern_id: null,
   };
 }
 

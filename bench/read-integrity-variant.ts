@@ -128,6 +128,7 @@ while (Date.now() < end) {
           intake: 'x',
           fields: {},
           shape: null,
+          pattern_id: null,
         },
       ]),
     );

@@ -9,6 +9,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   context: () => import('./context.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
+  patterns: () => import('./patterns.js'),
   pipelines: () => import('./pipelines.js'),
   query: () => import('./query.js'),
   scale: () => import('./scale.js'),

@@ -164,12 +164,14 @@ clientOptions(
     'after',
     `
 The query is the query language of POST /api/query ("params.query"); none matches everything.
+With pipes (| stats, top, timechart, where, …) it runs as a Table and prints its rows.
 Colour only on a terminal (NO_COLOR turns it off). Exit code 0, or 1 with one line on stderr.
 
 Examples:
   $ logscope search 'severity:>=error' --since 15m
   $ logscope search 'app:sshd "Failed password"' --from 2026-11-20T08:00 --to 2026-11-20T12:00
-  $ logscope search 'host:web-1' --limit 1000 --json | jq .message`,
+  $ logscope search 'host:web-1' --limit 1000 --json | jq .message
+  $ logscope search 'status:>=500 | stats count() as n by host | sort -n' --since 1d`,
   )
   .action(
     async (

@@ -10,7 +10,13 @@ export interface GenericQuery {
   status: 'PENDING' | 'IN_PROGRESS' | 'SUCCESS' | 'STOPPED' | 'ERROR';
   error: string | null;
   created_at: string;
-  results: { total?: number; events?: ApiEvent[] };
+  results: {
+    total?: number;
+    events?: ApiEvent[];
+    columns?: Array<{ name: string; type: string }>;
+    rows?: Array<Array<string | number | null>>;
+    total_rows?: number;
+  };
 }
 
 export type TimeRange = { ts_from: number; ts_to: number } | { preset: string };
@@ -66,7 +72,11 @@ export function timeRange(
 
 const TERMINAL = new Set(['SUCCESS', 'ERROR', 'STOPPED']);
 
-/** Creates a Search and waits until it finished (polling while the server answers 202). */
+/**
+ * Creates a Search and waits until it finished (polling while the server answers 202). A
+ * query with pipes (`… | stats count() by host`) is a Table: the server says so, and it
+ * runs as one.
+ */
 export async function runSearch(
   target: ServerTarget,
   params: { query: string; time_range: TimeRange; page_size: number },
@@ -74,6 +84,12 @@ export async function runSearch(
   const created = await apiJson<GenericQuery>(target, '/api/query', {
     method: 'POST',
     body: { type: 'Search', params: { ...params, sort: ['-ts'] } },
+  }).catch((err: unknown) => {
+    if (!(err instanceof CliError) || !/query type Table/.test(err.message)) throw err;
+    return apiJson<GenericQuery>(target, '/api/query', {
+      method: 'POST',
+      body: { type: 'Table', params: { query: params.query, time_range: params.time_range } },
+    });
   });
   let q = created.body;
   // Removed however the wait ends (Ctrl-C included): nobody will read it again.
@@ -99,8 +115,38 @@ export async function runSearch(
   return q;
 }
 
-/** Prints a finished Search: its events oldest first, as lines or NDJSON; a note on stderr. */
+/** A Table's rows: aligned columns under a header, or NDJSON objects by column name. */
+function printTable(q: GenericQuery, json: boolean): void {
+  const columns = q.results.columns ?? [];
+  const rows = q.results.rows ?? [];
+  const cell = (v: string | number | null, type: string | undefined) =>
+    v === null ? '' : type === 'time' && typeof v === 'number' ? new Date(v * 1000).toISOString() : String(v);
+  let out = '';
+  if (json) {
+    for (const r of rows)
+      out += `${JSON.stringify(Object.fromEntries(columns.map((c, i) => [c.name, r[i] ?? null])))}\n`;
+  } else if (columns.length) {
+    const text = [columns.map((c) => c.name), ...rows.map((r) => r.map((v, i) => cell(v, columns[i]?.type)))];
+    const widths = columns.map((_, i) => Math.max(...text.map((t) => [...(t[i] ?? '')].length)));
+    const right = columns.map((c) => c.type === 'number');
+    for (const t of text)
+      out += `${t
+        .map((v, i) => (right[i] ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd()}\n`;
+  }
+  if (out) process.stdout.write(out);
+  const total = q.results.total_rows ?? rows.length;
+  if (total > rows.length)
+    process.stderr.write(`(the first ${rows.length} of ${total.toLocaleString('en-US')} rows)\n`);
+}
+
+/** Prints a finished Search: its events oldest first, as lines or NDJSON; a note on stderr. A Table as a table. */
 export function printSearch(q: GenericQuery, json: boolean): void {
+  if (q.results.columns) {
+    printTable(q, json);
+    return;
+  }
   const events = [...(q.results.events ?? [])].sort(oldestFirst);
   const total = q.results.total ?? events.length;
   const colour = !json && wantsColour(process.stdout);

@@ -49,6 +49,7 @@ export const identity = component({
           loginFailuresPerUsername: config.loginFailuresPerUsername,
           loginFailuresPerAddress: config.loginFailuresPerAddress,
           sessionHours: config.sessionHours,
+          passwordLogin: config.oidc?.passwordLogin ?? true,
         });
       },
     };

@@ -11,9 +11,11 @@ import { events } from './events.js';
 import { identity } from './identity.js';
 import { ingest } from './ingest.js';
 import { live } from './live.js';
+import { patterns } from './patterns/index.js';
 import { queries } from './queries.js';
 import { reports } from './reports.js';
 import { savedSearches } from './saved-searches/index.js';
+import { signOn } from './sign-on/index.js';
 import { streams } from './streams/index.js';
 import { tasks } from './tasks.js';
 import { teams } from './teams/index.js';
@@ -23,7 +25,9 @@ export const COMPONENTS: readonly Component[] = [
   audit,
   identity,
   teams,
+  signOn,
   streams,
+  patterns,
   savedSearches,
   tasks,
   alerting,

@@ -25,7 +25,7 @@ declare module './component.js' {
 
 export const ingest = component({
   name: 'ingest',
-  build({ meta, config, log, bus, batcher, events, cluster }) {
+  build({ meta, config, log, bus, batcher, events, cluster }, s) {
     const pipelines = new PipelinesService(new PipelinesRepository(meta.db), {
       log,
       // What one node changes, every node learns (in one process this stays local).
@@ -34,7 +34,7 @@ export const ingest = component({
     bus.subscribe('pipelines-changed', (_m, remote) => {
       if (remote) pipelines.load().catch(() => undefined);
     });
-    const ingest = new IngestService(batcher, () => pipelines.current);
+    const ingest = new IngestService(batcher, () => pipelines.current, s.patterns);
     const journald = new JournaldIntake(ingest, events);
     let reload: NodeJS.Timeout | undefined;
     return {

@@ -4,6 +4,7 @@ import { GenericQuerySchema, queryRoutes } from '../http/routes/queries.js';
 import { QueriesRepository } from '../metadata/queries-repository.js';
 import { QueryRunner } from '../query/runner.js';
 import { ADOPT_EVERY_MS, component } from './component.js';
+import { withTemplates } from './patterns/with-templates.js';
 
 declare module './component.js' {
   interface Services {
@@ -18,7 +19,9 @@ const SWEEP_EVERY_MS = 60_000;
 export const queries = component({
   name: 'queries',
   build({ meta, config, log, bus, events, jobStore, leaseMs, cluster }, s) {
-    const runner = new QueryRunner(events, bus, jobStore, {
+    // Patterns come with their templates' text (the metadata store has it).
+    const store = withTemplates(events, (ids) => s.patterns.templates(ids));
+    const runner = new QueryRunner(store, bus, jobStore, {
       sliceEvents: config.querySliceEvents,
       maxSlices: 8,
       refreshMs: config.queryRefreshMs,

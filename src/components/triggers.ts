@@ -29,6 +29,7 @@ export const triggers = component({
         // What one node changes, every node learns (in one process this stays local).
         onChanged: () => bus.publish('triggers-changed', {}),
         scopes: s.readScopes,
+        patterns: s.patterns,
         ...(cluster
           ? {
               cluster: {

@@ -17,6 +17,23 @@ export { PACKAGE_ROOT };
 /** The config file read when neither `--config` nor `LOGSCOPE_CONFIG` names one, if it exists. */
 export const DEFAULT_CONFIG_FILE = path.join(PACKAGE_ROOT, 'logscope.json');
 
+/** The `oidc` block: one OpenID provider (API §18). */
+export const OidcSchema = Type.Object(
+  {
+    issuer: Type.String({ minLength: 1, pattern: '^https?://' }),
+    clientId: Type.String({ minLength: 1 }),
+    clientSecret: Type.String({ minLength: 1 }),
+    scopes: Type.String({ minLength: 1, default: 'openid profile email' }),
+    usernameClaim: Type.String({ minLength: 1, default: 'preferred_username' }),
+    groupsClaim: Type.String({ minLength: 1, default: 'groups' }),
+    adminGroups: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    teamsFromGroups: Type.Boolean({ default: true }),
+    label: Type.String({ minLength: 1, maxLength: 100, default: 'Sign in with single sign-on' }),
+    passwordLogin: Type.Boolean({ default: true }),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigSchema = Type.Object(
   {
     port: Type.Integer({
@@ -289,6 +306,16 @@ export const ConfigSchema = Type.Object(
       description:
         'Address ranges webhook and Slack channels may not reach, comma-separated CIDRs (`169.254.0.0/16,10.0.0.0/8`); empty: any address, loopback and private ones included',
     }),
+    oidc: Type.Union([Type.Null(), OidcSchema], {
+      default: null,
+      description:
+        'OpenID Connect sign-in (a JSON object, in the config file or `LOGSCOPE_OIDC`): `{issuer, clientId, clientSecret, scopes, usernameClaim, groupsClaim, adminGroups, teamsFromGroups, label, passwordLogin}`; null: password sign-in only ([Single sign-on](sign-on.md))',
+    }),
+    patternMining: Type.Boolean({
+      default: true,
+      description:
+        "Give every event its message's template (`pattern_id`) at ingest; false leaves it null (for measuring what mining costs)",
+    }),
     publicUrl: Type.String({
       default: '',
       pattern: '^(https?://[^/?#\\s]+(/[^?#\\s]*)?)?$',
@@ -327,6 +354,19 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 
 function coerce(key: ConfigKey, raw: unknown, origin: string): unknown {
   const schema = ConfigSchema.properties[key] as { type?: string };
+  if (typeof raw === 'string' && key === 'oidc') {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw new ConfigError(`Invalid setting oidc (${origin}): not a JSON object`);
+    }
+  }
+  if (typeof raw === 'string' && schema.type === 'boolean') {
+    const v = raw.trim().toLowerCase();
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    throw new ConfigError(`Invalid setting ${key} (${origin}): "${raw}" is not true or false`);
+  }
   if (typeof raw !== 'string' || schema.type !== 'integer') return raw;
   if (!/^-?\d+$/.test(raw.trim())) {
     throw new ConfigError(`Invalid setting ${key} (${origin}): "${raw}" is not an integer`);
@@ -380,6 +420,19 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   }
 
   const withDefaults = Value.Default(ConfigSchema, merged) as Record<string, unknown>;
+  const oidc = withDefaults.oidc;
+  // The oidc block is checked on its own, so an error names the setting in it (`oidc.clientId`).
+  if (oidc && typeof oidc === 'object' && !Array.isArray(oidc)) {
+    withDefaults.oidc = Value.Default(OidcSchema, oidc);
+    const bad = [...Value.Errors(OidcSchema, withDefaults.oidc)][0];
+    if (bad) {
+      const missing = (bad.params as { requiredProperties?: string[] }).requiredProperties?.[0];
+      const name = ['oidc', ...bad.instancePath.split('/').filter(Boolean), ...(missing ? [missing] : [])];
+      throw new ConfigError(
+        `Invalid setting ${name.join('.')} (${origins.oidc ?? 'default'}): ${missing ? 'is missing' : bad.message}`,
+      );
+    }
+  }
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   const first = errors[0];
   if (first) {
@@ -435,7 +488,24 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         `Invalid setting busUrl (${origins.busUrl}): a cluster node keeps its state where every node reads it: set databaseUrl to PostgreSQL and eventStoreUrl to ClickHouse too`,
       );
   }
+  if (config.oidc) checkIssuer(config.oidc.issuer, origins.oidc ?? 'default');
   return Object.freeze(config);
+}
+
+/** The issuer is `https://`, or `http://` on a loopback address (a provider on this machine). */
+function checkIssuer(issuer: string, origin: string): void {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError(`Invalid setting oidc.issuer (${origin}): not a URL, got "${issuer}"`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new ConfigError(
+      `Invalid setting oidc.issuer (${origin}): must be https:// (http:// only on a loopback address), got "${issuer}"`,
+    );
 }
 
 /** Describes every setting, for the CLI help and the table in docs/configuration.md. */

@@ -36,6 +36,11 @@ export interface ClusterTopics extends Record<string, unknown> {
   /** Pipelines were created, changed or deleted: every node reloads the set intake runs. */
   'pipelines-changed': Record<string, never>;
   /**
+   * Templates a node's miner made or generalised (patterns): every other node takes them
+   * up, so a kind of message gets one id whichever node takes it in.
+   */
+  'patterns-made': { templates: Array<{ id: string; app: string; tokens: string[]; firstSeen: number }> };
+  /**
    * A node's trigger matches of the last moments, per epoch second `s`, trigger (at the
    * `version` the node counted for) and group key with the newest samples: every node
    * counts them in its alert windows.

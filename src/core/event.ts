@@ -46,6 +46,9 @@ export const EVENT_SCHEMA = [
   { name: 'intake', type: 'text', notNull: false },
   { name: 'fields', type: 'map', notNull: false },
   { name: 'shape', type: 'text', notNull: false, internal: true },
+  // The message's template (API §20), assigned at ingest after pipelines; last, where
+  // stores made before it add it.
+  { name: 'pattern_id', type: 'text', notNull: false },
 ] as const satisfies readonly StoredColumn[];
 
 type SchemaEntry = (typeof EVENT_SCHEMA)[number];
@@ -143,6 +146,8 @@ export interface NormalisedEvent {
    * canonical rebuild already is the record.
    */
   shape: string | null;
+  /** The message's template (ingest/patterns), null until mined or with mining off. */
+  pattern_id: string | null;
 }
 
 /** An event as read back from a store. */

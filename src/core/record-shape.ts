@@ -108,11 +108,12 @@ export function typedFields(
 }
 
 /** Columns Logscope fills itself: never part of what a sender wrote. */
-const OURS = new Set<EventColumn>(['ev_id', 'ts', 'received_at', 'stored_at', 'intake']);
+const OURS = new Set<EventColumn>(['ev_id', 'ts', 'received_at', 'stored_at', 'intake', 'pattern_id']);
 
 /** Columns a record can fill, in the order `rebuildRecord` writes them after `ts`. */
 const RAW_COLUMNS = EVENT_COLUMNS.filter(
-  (c): c is Exclude<EventColumn, 'ev_id' | 'ts' | 'received_at' | 'stored_at' | 'intake'> => !OURS.has(c),
+  (c): c is Exclude<EventColumn, 'ev_id' | 'ts' | 'received_at' | 'stored_at' | 'intake' | 'pattern_id'> =>
+    !OURS.has(c),
 );
 
 const COLUMN_NAMES = new Set<string>(['ts', ...RAW_COLUMNS]);

@@ -97,3 +97,41 @@ export function inferYear(
   }
   return null;
 }
+
+export const INTERVAL_UNITS: Readonly<Record<string, number>> = {
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** `auto` picks the finest of these giving at most MAX_BUCKETS buckets. */
+const LADDER: ReadonlyArray<readonly [string, number]> = [
+  ['1s', 1000],
+  ['5s', 5000],
+  ['10s', 10_000],
+  ['30s', 30_000],
+  ['1m', 60_000],
+  ['5m', 300_000],
+  ['10m', 600_000],
+  ['30m', 1_800_000],
+  ['1h', 3_600_000],
+  ['3h', 10_800_000],
+  ['6h', 21_600_000],
+  ['12h', 43_200_000],
+  ['1d', 86_400_000],
+];
+export const MAX_BUCKETS = 1440;
+
+/** Day counts `auto` picks from for ranges past a day a bucket (then whole years). */
+const DAY_STEPS = [1, 2, 7, 14, 30, 91, 182, 365];
+
+/** The bucket `auto` chooses for a window (Timeline, timechart): the finest rung within MAX_BUCKETS. */
+export function autoInterval(w: { fromMs: number; toMs: number }): { ms: number; label: string } {
+  for (const [label, ms] of LADDER) if ((w.toMs - w.fromMs) / ms <= MAX_BUCKETS) return { ms, label };
+  // Past the ladder (a range of years): whole days, still at most MAX_BUCKETS buckets.
+  // Falling back to 1d made millions of buckets for a range of centuries.
+  const days = Math.ceil((w.toMs - w.fromMs) / 86_400_000 / MAX_BUCKETS);
+  const step = DAY_STEPS.find((d) => d >= days) ?? Math.ceil(days / 365) * 365;
+  return { ms: step * 86_400_000, label: `${step}d` };
+}

@@ -1,12 +1,17 @@
 import type { StoredEvent } from '../core/event.js';
+import { and, cond } from '../filter/ast.js';
+import { MAX_TABLE_ROWS } from '../filter/pipes/program.js';
 import type {
   ExecOptions,
   LastNPlan,
+  PatternsPlan,
+  PatternsResult,
   QueryPlan,
   ResultOf,
   SearchPlan,
   SearchResult,
   SummaryPlan,
+  TablePlan,
   TimelinePlan,
   TopNPlan,
 } from './query-plan.js';
@@ -15,7 +20,10 @@ import {
   type ResultRow,
   type StatementRows,
   shapeLastN,
+  shapePatternCounts,
+  shapePatternDetails,
   shapeSummary,
+  shapeTable,
   shapeTimeline,
   shapeTopN,
 } from './result-shaper.js';
@@ -42,6 +50,16 @@ export interface PlanDialect<S> {
   summary(plan: SummaryPlan): S;
   /** Rows `{ b, s, c }`. */
   timeline(plan: TimelinePlan): S;
+  /** Rows `{ v, c, first_seen, last_seen }` of the top `n` patterns, totals `{ c }`. */
+  patternCounts(plan: PatternsPlan): S;
+  /** Rows `{ v, b, c }`: counts of these patterns per bucket (0 … buckets − 1 over the range). */
+  patternSeries(plan: PatternsPlan, ids: readonly string[]): S;
+  /** Rows `{ v, ev_id, ts, message }`: the newest 3 events of each of these patterns. */
+  patternSamples(plan: PatternsPlan, ids: readonly string[]): S;
+  /** Rows `{ c0, c1, … }` of a Table's program, at most MAX_TABLE_ROWS + 1, in order. */
+  tableRows(plan: TablePlan): S;
+  /** The number of rows of a Table's program, as a row `{ n }`. */
+  tableCount(plan: TablePlan): S;
   /** A row of `searchRows` as the event it holds. */
   event(row: ResultRow): StoredEvent;
 }
@@ -84,7 +102,57 @@ async function executeAny<S>(
       return shapeSummary(plan, await run(dialect.summary(plan), opts));
     case 'timeline':
       return shapeTimeline(plan, (await run(dialect.timeline(plan), opts)).rows);
+    case 'patterns':
+      return patterns(dialect, run, plan, opts);
+    case 'table': {
+      const { rows } = await run(dialect.tableRows(plan), opts);
+      // The count only when the rows were cut: otherwise they are all there is.
+      const totalRows =
+        rows.length > MAX_TABLE_ROWS
+          ? Number(
+              (await run(dialect.tableCount(plan), opts.signal ? { signal: opts.signal } : {})).rows[0]?.n ??
+                0,
+            )
+          : rows.length;
+      return shapeTable(plan, rows.slice(0, MAX_TABLE_ROWS), totalRows);
+    }
     default:
       return plan satisfies never;
   }
+}
+
+/**
+ * Patterns in three or four statements: the top patterns' counts (the TopN of
+ * `pattern_id`, with their first and last events), then, for those alone, their counts per
+ * bucket, their newest samples and their counts in the range compared to.
+ */
+async function patterns<S>(
+  dialect: PlanDialect<S>,
+  run: Driver<S>,
+  plan: PatternsPlan,
+  opts: ExecOptions,
+): Promise<PatternsResult> {
+  const counts = shapePatternCounts(await run(dialect.patternCounts(plan), opts));
+  const ids = counts.items.map((i) => i.patternId);
+  if (!ids.length) return counts;
+  const plain = opts.signal ? { signal: opts.signal } : {};
+  const only = cond('pattern_id', 'in', ids);
+  const [series, samples, previous] = await Promise.all([
+    run(dialect.patternSeries(plan, ids), plain),
+    run(dialect.patternSamples(plan, ids), plain),
+    plan.compareTo
+      ? run(
+          dialect.topn({
+            kind: 'topn',
+            scope: plan.scope,
+            filter: and(plan.filter, only),
+            range: plan.compareTo,
+            field: 'pattern_id',
+            n: ids.length,
+          }),
+          plain,
+        )
+      : null,
+  ]);
+  return shapePatternDetails(plan, counts, series.rows, samples.rows, previous?.rows ?? null);
 }

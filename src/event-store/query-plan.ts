@@ -1,5 +1,7 @@
 import type { StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
+import type { Cell } from '../filter/pipes/evaluate.js';
+import type { ColType, Program } from '../filter/pipes/program.js';
 import type { SortTerm } from '../filter/sort.js';
 import type { ReadScope } from './read-scope.js';
 
@@ -78,7 +80,32 @@ export interface TimelinePlan extends Base {
   series: number;
 }
 
-export type QueryPlan = SearchPlan | TopNPlan | LastNPlan | SummaryPlan | TimelinePlan;
+/**
+ * Patterns (API §20): the `n` most common `pattern_id`s with their counts, first and last
+ * event, counts in `buckets` equal slices of the range, up to 3 samples (the newest), and,
+ * with `compareTo`, their counts in that earlier range.
+ */
+export interface PatternsPlan extends Base {
+  kind: 'patterns';
+  n: number;
+  buckets: number;
+  compareTo?: TimeWindow;
+}
+
+/** Table (API §21): the query's pipes, run in the store over the matching events. */
+export interface TablePlan extends Base {
+  kind: 'table';
+  program: Program;
+}
+
+export type QueryPlan =
+  | SearchPlan
+  | TopNPlan
+  | LastNPlan
+  | SummaryPlan
+  | TimelinePlan
+  | PatternsPlan
+  | TablePlan;
 
 /** A plan before its scope is given (what a query type builds; the runner adds its job's scope). */
 export type UnscopedPlan = QueryPlan extends infer P
@@ -114,12 +141,39 @@ export interface TimelineResult {
   buckets: Array<{ startMs: number; count: number; series?: Record<string, number> }>;
 }
 
+export interface PatternsResult {
+  /** Matching events that have a pattern. */
+  total: number;
+  items: Array<{
+    patternId: string;
+    /** Its template's text, added by the patterns component (components/patterns). */
+    template?: string;
+    count: number;
+    firstSeen: number;
+    lastSeen: number;
+    series: number[];
+    samples: Array<{ evId: string; ts: number; message: string | null }>;
+    /** Its count in `compareTo`, when asked. */
+    previousCount?: number;
+  }>;
+}
+
+export interface TableResult {
+  columns: Array<{ name: string; type: ColType }>;
+  /** Cells in column order: text, numbers (times in Unix seconds) or null. */
+  rows: Cell[][];
+  /** Rows the pipes produced, before the cut at MAX_TABLE_ROWS. */
+  totalRows: number;
+}
+
 export interface PlanResults {
   search: SearchResult;
   topn: TopNResult;
   lastn: LastNResult;
   summary: SummaryResult;
   timeline: TimelineResult;
+  patterns: PatternsResult;
+  table: TableResult;
 }
 
 export type ResultOf<P extends QueryPlan> = PlanResults[P['kind']];

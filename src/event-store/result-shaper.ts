@@ -1,8 +1,12 @@
 import {
   type LastNResult,
   metricKey,
+  type PatternsPlan,
+  type PatternsResult,
   type SummaryPlan,
   type SummaryResult,
+  type TablePlan,
+  type TableResult,
   type TimelinePlan,
   type TimelineResult,
   type TopNResult,
@@ -89,4 +93,70 @@ export function shapeTimeline(plan: TimelinePlan, rows: readonly ResultRow[]): T
     }
   }
   return { buckets: [...buckets.values()] };
+}
+
+export function shapePatternCounts({ rows, totals }: StatementRows): PatternsResult {
+  return {
+    total: Number(totals?.c ?? 0),
+    items: rows.map((r) => ({
+      patternId: String(r.v),
+      count: Number(r.c),
+      firstSeen: Number(r.first_seen),
+      lastSeen: Number(r.last_seen),
+      series: [],
+      samples: [],
+    })),
+  };
+}
+
+/** The counts with each pattern's series, samples and (when compared) earlier count. */
+export function shapePatternDetails(
+  plan: PatternsPlan,
+  counts: PatternsResult,
+  series: readonly ResultRow[],
+  samples: readonly ResultRow[],
+  previous: readonly ResultRow[] | null,
+): PatternsResult {
+  const byId = new Map(
+    counts.items.map((i) => [i.patternId, { ...i, series: new Array<number>(plan.buckets).fill(0) }]),
+  );
+  for (const r of series) {
+    const item = byId.get(String(r.v));
+    const b = Math.min(plan.buckets - 1, Math.max(0, Number(r.b)));
+    if (item) item.series[b] = (item.series[b] ?? 0) + Number(r.c);
+  }
+  for (const r of samples) {
+    const item = byId.get(String(r.v));
+    if (item && item.samples.length < 3)
+      item.samples = [
+        ...item.samples,
+        { evId: String(r.ev_id), ts: Number(r.ts), message: r.message == null ? null : String(r.message) },
+      ];
+  }
+  if (previous) {
+    const before = new Map(previous.map((r) => [String(r.v), Number(r.c)]));
+    for (const item of byId.values()) item.previousCount = before.get(item.patternId) ?? 0;
+  }
+  return { total: counts.total, items: [...byId.values()] };
+}
+
+/** A Table's rows `{ c0, c1, … }` as cells of each column's type (numbers from bigints or numeric strings). */
+export function shapeTable(plan: TablePlan, rows: readonly ResultRow[], totalRows: number): TableResult {
+  const columns = plan.program.columns.map((c) => ({ name: c.name, type: c.type }));
+  const numeric = columns.map((c) => c.type === 'number' || c.type === 'time');
+  return {
+    columns,
+    rows: rows.map((r) =>
+      columns.map((_, i) => {
+        const v = r[`c${i}`];
+        if (v === null || v === undefined) return null;
+        if (numeric[i]) {
+          const n = Number(typeof v === 'object' ? String(v) : v);
+          return Number.isFinite(n) ? n : null;
+        }
+        return String(v);
+      }),
+    ),
+    totalRows,
+  };
 }

@@ -52,6 +52,8 @@ export class IngestService {
   constructor(
     private readonly batcher: Batcher,
     private readonly pipelines: () => PipelineSet | null = () => null,
+    /** Gives each event its template's id, after pipelines (components/patterns). */
+    private readonly patterns: { assign(events: NormalisedEvent[]): void } | null = null,
   ) {}
 
   /** `intake` says where the records came in (`http:<user>`, `syslog:<address>`). */
@@ -100,6 +102,7 @@ export class IngestService {
       }
       // Before the batcher: triggers and live tails see events as they are stored.
       const stored = this.pipelines()?.process(events) ?? events;
+      this.patterns?.assign(stored);
       await this.batcher.submit(stored, { admitted: p > 0 });
       outcome.accepted += events.length;
       options.afterPiece?.(p, outcome);

@@ -148,6 +148,7 @@ export function normaliseRecord(record: unknown, ctx: NormaliseContext): Normali
     intake: ctx.intake,
     fields: {},
     shape: null,
+    pattern_id: null,
   };
 
   const added: string[] = [];

@@ -66,7 +66,7 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
  * Keys that name columns Logscope fills itself: a sender's value is kept
  * as field `orig.<name>`, and `raw` gives it back under its own name.
  */
-export const RESERVED_KEYS = ['ev_id', 'received_at', 'stored_at', 'intake'] as const;
+export const RESERVED_KEYS = ['ev_id', 'received_at', 'stored_at', 'intake', 'pattern_id'] as const;
 export const ORIGINAL_PREFIX = 'orig.';
 
 /** Every field stored under another name than it was sent with: one lookup per field. */

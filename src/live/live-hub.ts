@@ -303,8 +303,8 @@ export class LiveHub {
     const texts = new Map<string, Buffer | string>();
     const removed = this.runner.peek(job.id) === undefined;
     for (const { client, watch } of watchers) {
-      // A shared widget query whose scope is no longer the viewer's (its owner's rights
-      // changed): the viewer gets nothing more of it and subscribes again to its own.
+      // A shared widget query whose scope is no longer the viewer's (taken over by another
+      // node, which gives it its owner's scope): the viewer subscribes again to its own.
       if (watch.scopeKey !== null && watch.scopeKey !== job.scope.key) {
         this.out.endWatch(client, watch, SCOPE_CHANGED);
         continue;

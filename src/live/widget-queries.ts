@@ -11,8 +11,9 @@ import type { WidgetSource } from './live-hub.js';
  * Widget and dashboard subscriptions run their widgets' queries. One query per (read
  * scope, widget, definition) is started, as a query of the first viewer, and reused: the
  * viewers who may read the same events (ADR 0013) share one computation, so 500 viewers
- * in 5 reader sets cost 5 queries, not 500, and an edited widget gets a fresh query. A
- * query whose scope changed since (its owner's rights) is not reused.
+ * in 5 reader sets cost 5 queries, not 500, and an edited widget gets a fresh query. The
+ * query keeps the scope it was started for when its first viewer's rights change (the
+ * other viewers keep it); a viewer whose scope changed subscribes again to its new one.
  */
 export class WidgetQueries implements WidgetSource {
   /** The query started for a key; a promise, so simultaneous subscriptions share one start. */
@@ -37,7 +38,7 @@ export class WidgetQueries implements WidgetSource {
         const hash = createHash('sha1').update(JSON.stringify(w.query)).digest('hex');
         const key = `${scopeKey}:${w.widgetId}:${hash}`;
         const queryId = await this.queryFor(key, scopeKey, () =>
-          this.queries.start(who, this.queries.validate(w.query)),
+          this.queries.start(who, this.queries.validate(w.query), { scopeFixed: true }),
         );
         return { widgetId: w.widgetId, queryId, refreshMs: w.refreshMs, geo: w.geo, scopeKey };
       }),

@@ -10,6 +10,7 @@ import { cluster } from './migrations/0007-cluster.js';
 import { pipelines } from './migrations/0008-pipelines.js';
 import { alerting } from './migrations/0009-alerting.js';
 import { leases } from './migrations/0010-leases.js';
+import { signOnUsers } from './migrations/0015-sign-on-users.js';
 import type { Database } from './schema.js';
 
 /** A migration; it gets the dialect for the few column types that differ. */
@@ -27,6 +28,7 @@ const MIGRATIONS: Readonly<Record<string, MigrationOf>> = {
   '0008-pipelines': pipelines,
   '0009-alerting': alerting,
   '0010-leases': leases,
+  '0015-sign-on-users': signOnUsers,
 };
 
 export async function runMigrations(

@@ -12,6 +12,11 @@ export interface UsersTable {
   /** JSON array of permission names. */
   permissions: string;
   created_at: string;
+  /** 1: may sign in with a password even when single sign-on turns password sign-in off. */
+  local_login: Generated<number>;
+  /** The OpenID provider's identity of the user (`iss`, `sub`); null for local users. */
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
 }
 
 export interface AuthTokensTable {

@@ -142,6 +142,41 @@ export function exportTable(
         ),
       };
     }
+    case 'Patterns': {
+      const r = results as { patterns: Array<Record<string, unknown>> };
+      return {
+        title,
+        columns: [
+          { key: 'pattern_id', title: 'pattern', kind: 'string' },
+          { key: 'template', title: 'template', kind: 'string' },
+          { key: 'count', title: 'count', kind: 'number' },
+          { key: 'share', title: 'share', kind: 'number' },
+          { key: 'first_seen', title: 'first seen', kind: 'time' },
+          { key: 'last_seen', title: 'last seen', kind: 'time' },
+          { key: 'new', title: 'new', kind: 'string' },
+          { key: 'previous_count', title: 'previous count', kind: 'number' },
+        ],
+        rows: fromArray(r.patterns ?? []),
+      };
+    }
+    case 'Table': {
+      // The table as computed (at most 10,000 rows), its cells keyed by position.
+      const r = results as { columns: Array<{ name: string; type: string }>; rows: unknown[][] };
+      return {
+        title,
+        columns: (r.columns ?? []).map((c, i) => ({
+          key: `c${i}`,
+          title: c.name,
+          kind:
+            c.type === 'time'
+              ? ('time' as const)
+              : c.type === 'number'
+                ? ('number' as const)
+                : ('string' as const),
+        })),
+        rows: fromArray((r.rows ?? []).map((row) => Object.fromEntries(row.map((v, i) => [`c${i}`, v])))),
+      };
+    }
     default:
       return job.type satisfies never;
   }

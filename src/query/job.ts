@@ -20,6 +20,12 @@ export interface QueryJob {
   filter: FilterNode;
   /** The events its owner may read (ADR 0013): every plan of the job carries it. */
   scope: ReadScope;
+  /**
+   * Started for a read scope rather than for its owner (a widget query its viewers with
+   * that scope share): its scope stays when its owner's rights change; viewers whose
+   * scope changed subscribe again to a query of their new scope.
+   */
+  readonly scopeFixed: boolean;
   readonly createdAt: string;
   status: QueryStatus;
   /** The type's raw results (presented on read), null before the first slice. */
@@ -95,7 +101,13 @@ export function stateOf(job: QueryJob): JobState {
 }
 
 /** A new job (PENDING, nothing computed) from a stored definition, its window resolved now. */
-export function newJob(row: QueryRow, filter: FilterNode, scope: ReadScope, internal: boolean): QueryJob {
+export function newJob(
+  row: QueryRow,
+  filter: FilterNode,
+  scope: ReadScope,
+  internal: boolean,
+  scopeFixed = false,
+): QueryJob {
   const params = JSON.parse(row.params) as CommonParamValues;
   const now = Date.now();
   return {
@@ -106,6 +118,7 @@ export function newJob(row: QueryRow, filter: FilterNode, scope: ReadScope, inte
     params,
     filter,
     scope,
+    scopeFixed,
     createdAt: row.created_at,
     status: 'PENDING',
     results: null,

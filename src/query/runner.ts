@@ -210,11 +210,11 @@ export class QueryRunner {
     row: QueryRow,
     filter: FilterNode,
     scope: ReadScope,
-    opts: { internal?: boolean; adopt?: boolean } = {},
+    opts: { internal?: boolean; adopt?: boolean; scopeFixed?: boolean } = {},
   ): QueryJob {
     // A report's or export's query, or a dead node's work taken over, is not a user's new live query.
     if (!opts.internal && !opts.adopt) this.admit(row.owner_id);
-    const job = newJob(row, filter, scope, opts.internal ?? false);
+    const job = newJob(row, filter, scope, opts.internal ?? false, opts.scopeFixed);
     this.track(job);
     this.compute(job, false, !opts.adopt);
     return job;

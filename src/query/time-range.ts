@@ -7,26 +7,29 @@ import { DEFAULT_PRESET, TIME_PRESETS } from '../shared/time-presets.js';
 /** `{ts_from, ts_to}` (Unix s, [from, to)) or `{preset}`. */
 export type TimeRangeParam = { ts_from: number; ts_to: number } | { preset: string };
 
-export const TimeRangeSchema = Type.Union(
-  [
-    Type.Object(
-      {
-        ts_from: Type.Integer({ description: 'Unix seconds, inclusive; years 0 to 9999' }),
-        ts_to: Type.Integer({ description: 'Unix seconds, exclusive; up to 253402300800 (year 10000)' }),
-      },
-      { additionalProperties: false },
-    ),
-    Type.Object(
-      {
-        preset: Type.String({
-          description: `${TIME_PRESETS.map((p) => p.value).join(', ')}, or last_<n>_<minutes|hours|days>`,
-        }),
-      },
-      { additionalProperties: false },
-    ),
-  ],
-  { default: { preset: DEFAULT_PRESET } },
-);
+const TIME_RANGE_SHAPES = [
+  Type.Object(
+    {
+      ts_from: Type.Integer({ description: 'Unix seconds, inclusive; years 0 to 9999' }),
+      ts_to: Type.Integer({ description: 'Unix seconds, exclusive; up to 253402300800 (year 10000)' }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      preset: Type.String({
+        description: `${TIME_PRESETS.map((p) => p.value).join(', ')}, or last_<n>_<minutes|hours|days>`,
+      }),
+    },
+    { additionalProperties: false },
+  ),
+] as const;
+
+/** A query's time range: absolute, or a preset; the default preset when left out. */
+export const TimeRangeSchema = Type.Union([...TIME_RANGE_SHAPES], { default: { preset: DEFAULT_PRESET } });
+
+/** A time range with no default (an optional one, such as Patterns' `compare_to`). */
+export const OptionalTimeRangeSchema = Type.Union([...TIME_RANGE_SHAPES]);
 
 const UNIT_MS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
 /** The spans of the named `last_*` presets (shared/time-presets.ts). */

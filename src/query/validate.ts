@@ -3,10 +3,13 @@ import addFormats from 'ajv-formats';
 import { MAX_JSON_DEPTH, tooDeep } from '../core/json-depth.js';
 import { AppError, fieldError, validationError } from '../errors/errors.js';
 import { and, type FilterNode } from '../filter/ast.js';
-import { parseQuery } from '../filter/language/parse-query.js';
+import { parseQuery, parseTableQuery } from '../filter/language/parse-query.js';
 import { parseFilter } from '../filter/parse-filter.js';
+import type { Program } from '../filter/pipes/program.js';
+import { timechartBuckets } from '../filter/pipes/timechart.js';
 import { resolveTimeRange, validateTimeRange } from './time-range.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
+import type { PatternsParams } from './types/patterns.js';
 import { type CommonParamValues, QUERY_TYPES, type QueryTypeName } from './types/query-type.js';
 import type { SearchParams } from './types/search.js';
 import type { SummaryParams } from './types/summary.js';
@@ -75,10 +78,12 @@ export function validateQuery(body: { type: unknown; params: unknown }): ValidQu
   }
   const p = params as unknown as CommonParamValues;
   validateTimeRange(p.time_range);
-  const filter = and(
-    parseFilter(p.filter, { path: 'params.filter' }),
-    parseQuery(p.query, { path: 'params.query' }),
-  );
+  const query =
+    type === 'Table'
+      ? parseTableQuery(p.query, { path: 'params.query' })
+      : { filter: parseQuery(p.query, { path: 'params.query' }), program: undefined };
+  const filter = and(parseFilter(p.filter, { path: 'params.filter' }), query.filter);
+  if (query.program) checkTimecharts(query.program, resolveTimeRange(p.time_range, Date.now()));
   checkSpecific(type, p);
   return { type, params: p, filter };
 }
@@ -109,8 +114,24 @@ function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
     }
     case 'TopN':
     case 'LastN':
+    case 'Table':
       return;
+    case 'Patterns': {
+      const { compare_to } = p as PatternsParams;
+      if (compare_to === undefined) return;
+      try {
+        resolveTimeRange(compare_to, Date.now());
+      } catch (err) {
+        throw fieldError('params.compare_to', (err as Error).message);
+      }
+      return;
+    }
     default:
       throw new Error(`Unhandled query type ${type satisfies never}`);
   }
+}
+
+/** A timechart's span over the query's range makes at most its bucket cap (else a 400). */
+function checkTimecharts(program: Program, range: { fromMs: number; toMs: number }): void {
+  for (const st of program.stages) if (st.s === 'timechart') timechartBuckets(range, st.spanMs);
 }

@@ -4,42 +4,18 @@
  * a receiver that fails first, silence, and the deliveries list.
  */
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, TEST_BUS_URL, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { receiver } from '../helpers/webhook-receiver.js';
 
 /** A cluster node refuses threshold conditions (each node would count only its own events). */
 const CLUSTER = Boolean(TEST_BUS_URL);
 /** A cluster node judges a second 1.5 s after it ends, once every node's counts of it are in. */
 const LAG = CLUSTER ? 1500 : 0;
-
-interface Received {
-  at: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver on loopback that answers `status()` (200 unless told). */
-async function receiver(status: () => number = () => 200) {
-  const got: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => {
-      body += d;
-    });
-    req.on('end', () => {
-      got.push({ at: Date.now(), headers: req.headers, body });
-      const code = status();
-      res.writeHead(code).end(code === 200 ? 'ok' : 'not now');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { got, url, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 const until = <T>(what: string, f: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> =>
   eventually(what, f, { withinMs: ms });

@@ -84,6 +84,27 @@ describe('CLI beside a running server', () => {
     expect(r.stderr).toMatch(/the newest 2 of 3 matching events/);
   });
 
+  it('runs a query with pipes as a Table: aligned columns, or NDJSON rows', async () => {
+    const r = await runCli([
+      'search',
+      'disk | stats count() as n by host | sort -n, host',
+      '--since',
+      '4h',
+      ...client(),
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('host  n\ndb-1  2\ndb-2  1\n');
+    const j = await runCli(['search', '* | top 1 app', '--since', '1h', '--json', ...client()]);
+    expect(j.code).toBe(0);
+    expect(
+      j.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual([{ app: 'postgres', count: 2 }]);
+  });
+
   it('fails with one line: bad query (the server detail), refused token, unreachable server', async () => {
     const bad = 'status:[1 TO';
     const api = await t.as(t.adminToken, {

@@ -190,6 +190,23 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     }
   });
 
+  it('gives a kind of message one pattern_id whichever node takes it in', async () => {
+    expect((await ingest(a, ['patternword user alice logged in from 10.0.0.1'])).status).toBe(200);
+    // The template A made reaches B over the bus before B sees its kind.
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await ingest(b, ['patternword user bob logged in from 10.0.0.2'])).status).toBe(200);
+    expect((await ingest(c, ['patternword user carol logged in from 10.0.0.3'])).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1000));
+    const found = await call(c, token, 'POST', '/api/query', {
+      type: 'Search',
+      params: { time_range: { preset: 'last_hour' }, query: 'patternword' },
+    });
+    const events = found.json.results.events as Array<{ pattern_id: string | null }>;
+    expect(events).toHaveLength(3);
+    expect(new Set(events.map((e) => e.pattern_id)).size).toBe(1);
+    expect(events[0]?.pattern_id).toBeTruthy();
+  });
+
   it('applies a pipeline made on B to events ingested on A and C, until C disables it', async () => {
     const made = await call(b, token, 'POST', '/api/pipelines', {
       name: 'cluster tag',

@@ -44,6 +44,7 @@ function event(host: string | null = null): NormalisedEvent {
     intake: null,
     fields: {},
     shape: null,
+    pattern_id: null,
   };
 }
 
@@ -59,6 +60,7 @@ function trigger(condition: Omit<ThresholdCondition, 'type'>, cooldown_seconds =
     cooldown_seconds,
     create_task: false,
     version: 'v1',
+    createdAtMs: T0,
   };
 }
 

@@ -105,7 +105,8 @@ describeBrowser('test/e2e/access.test.ts', 'streams, teams and who reads what in
       .waitFor();
     await shot(page, 'settings-streams-teams');
     await axe(page, 'settings with streams and teams', findings);
-  });
+    // Two dialogs, two screenshots and two full axe runs: under a full suite's load past 20 s.
+  }, 60_000);
 
   it('the search page picks a stream into the query; its results are the stream’s', async () => {
     await page.goto(`${base}/search`);

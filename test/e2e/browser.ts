@@ -93,8 +93,8 @@ export interface LiveApp {
   close(): Promise<void>;
 }
 
-/** Builds the UI, starts a test app (its own stores) and makes it listen on a free port. */
-export async function startApp(env: Record<string, string> = {}): Promise<LiveApp> {
+/** Builds the UI, starts a test app (its own stores) and makes it listen on a free port (or `listenPort`). */
+export async function startApp(env: Record<string, string> = {}, listenPort = 0): Promise<LiveApp> {
   buildUi();
   const t = await createTestApp(env);
   // The upgraded connections' sockets, for cutWebsockets.
@@ -105,7 +105,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<LiveAp
       socket.once('close', () => upgraded.delete(socket));
     });
   track(t.app);
-  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  await t.app.listen({ port: listenPort, host: '127.0.0.1' });
   const { port } = t.app.server.address() as { port: number };
   let current = t.app;
   return {

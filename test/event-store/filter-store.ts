@@ -33,6 +33,7 @@ export function event(ev_id: string, fields: Partial<NormalisedEvent> = {}): Nor
     intake: null,
     fields: {},
     shape: null,
+    pattern_id: null,
     ...fields,
   };
 }

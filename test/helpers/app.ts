@@ -5,6 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
+import type { Log } from '../../src/core/log.js';
 import { bootstrapAdmin, healthChecks, openRuntime, type Runtime } from '../../src/runtime.js';
 import type { Permission } from '../../src/shared/permissions.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from './clickhouse.js';
@@ -53,7 +54,10 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  opts: { log?: Log } = {},
+): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'logscope-test-'));
   let pgSchema: string | undefined;
   if (TEST_DATABASE_URL) {
@@ -73,7 +77,10 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       ...env,
     },
   });
-  const rt = await openRuntime(config, pgSchema ? { pgSchema } : {});
+  const rt = await openRuntime(config, {
+    ...(pgSchema ? { pgSchema } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
+  });
   const adminToken = (await bootstrapAdmin(rt))?.token ?? '';
   const app = await buildApp({ root: rt.root, checks: healthChecks(rt) });
   const as: TestApp['as'] = (token, opts) =>

@@ -26,6 +26,7 @@ export function event(partial: Partial<NormalisedEvent> & { ts: number }): Norma
     intake: 'test',
     fields: {},
     shape: null,
+    pattern_id: null,
     ...partial,
   };
 }

@@ -101,6 +101,26 @@ describe(`who reads what, on every path (${BACKEND}, ${EVENT_STORE})`, () => {
     expect(await search(carol.token, { query: 'app:sshd OR app:payments' })).toMatchObject({ total: 0 });
   });
 
+  it('Table: pipes aggregate only what the caller may read, and a hidden field finds nothing', async () => {
+    const table = async (token: string, q: string) => {
+      const res = await query(token, 'Table', { query: q });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().results.rows as Array<Array<string | number | null>>;
+    };
+    expect(await table(bob.token, '* | stats count() by app | sort app')).toEqual([
+      ['cron', 1],
+      ['nginx', 3],
+      ['sshd', 2],
+    ]);
+    expect(await table(carol.token, '* | top 5 app')).toEqual([
+      ['nginx', 3],
+      ['cron', 1],
+    ]);
+    expect(await table(carol.token, '* | stats count_distinct(card_last4) as cards')).toEqual([[0]]);
+    expect(await table(alice.token, '* | stats count_distinct(card_last4) as cards')).toEqual([[2]]);
+    expect(await table(carol.token, 'app:payments | fields message')).toEqual([]);
+  });
+
   it('TopN, LastN, Summary and Timeline count only what the caller may read', async () => {
     const topn = async (token: string) => {
       const res = await query(token, 'TopN', { field: 'app', n: 10 });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/errors.js';
-import { parseQuery, QuerySyntaxError } from '../../src/filter/language/parse-query.js';
+import { parseQuery, parseTableQuery, QuerySyntaxError } from '../../src/filter/language/parse-query.js';
 import {
   apiDescription,
   referenceForUi,
@@ -48,7 +48,13 @@ function fencedBlocks(markdown: string): Block[] {
   return blocks;
 }
 
-const MARKERS = ['logscope-query', 'logscope-invalid', 'json logscope-request'] as const;
+const MARKERS = [
+  'logscope-query',
+  'logscope-invalid',
+  'logscope-table',
+  'logscope-table-invalid',
+  'json logscope-request',
+] as const;
 const BLOCKS = fencedBlocks(DOC);
 
 const linesOf = (marker: string) =>
@@ -61,6 +67,8 @@ const linesOf = (marker: string) =>
 
 const QUERIES = linesOf('logscope-query');
 const INVALID = linesOf('logscope-invalid');
+const TABLES = linesOf('logscope-table');
+const TABLES_INVALID = linesOf('logscope-table-invalid');
 const REQUESTS = BLOCKS.filter((b) => b.info === 'json logscope-request').map((b) => ({
   line: b.line,
   body: JSON.parse(b.body) as { type: string; params: Record<string, unknown> },
@@ -76,8 +84,10 @@ describe('docs/query-language.md examples', () => {
     expect(unknown.map((b) => `line ${b.line}: ${b.info}`)).toEqual([]);
     expect(QUERIES.length).toBeGreaterThan(100);
     expect(INVALID.length).toBeGreaterThan(10);
+    expect(TABLES.length).toBeGreaterThan(25);
+    expect(TABLES_INVALID.length).toBeGreaterThan(10);
     expect(REQUESTS.map((r) => r.body.type)).toEqual(
-      expect.arrayContaining(['Search', 'TopN', 'LastN', 'Summary', 'Timeline']),
+      expect.arrayContaining(['Search', 'TopN', 'LastN', 'Summary', 'Timeline', 'Table']),
     );
   });
 
@@ -87,6 +97,16 @@ describe('docs/query-language.md examples', () => {
 
   it.each(INVALID.map((q) => [label(q), q] as const))('refuses %s', (_, { query }) => {
     expect(() => parseQuery(query)).toThrow(QuerySyntaxError);
+  });
+
+  it.each(TABLES.map((q) => [label(q), q] as const))('parses the pipes of %s', (_, { query }) => {
+    expect(() => parseTableQuery(query)).not.toThrow();
+    // Pipes are for Table only.
+    expect(() => parseQuery(query)).toThrow(/query type Table/);
+  });
+
+  it.each(TABLES_INVALID.map((q) => [label(q), q] as const))('refuses the pipes of %s', (_, { query }) => {
+    expect(() => parseTableQuery(query)).toThrow(/position \d+/);
   });
 
   it.each(REQUESTS.map((r) => [label(r), r] as const))('validates the request at %s', (_, { body }) => {
@@ -108,6 +128,18 @@ describe('docs/query-language.md examples', () => {
       '### LastN',
       '### Summary',
       '### Timeline',
+      '### Patterns',
+      '### Table',
+      '## Pipes',
+      '### stats',
+      '### top',
+      '### timechart',
+      '### patterns',
+      '### fields, rename',
+      '### sort, limit',
+      '### where',
+      '### extract, rex',
+      '### eval',
       '## Limits',
       '## Differences from Lucene / KQL',
     ]) {
@@ -163,6 +195,19 @@ describe('docs/query-language.md examples against the app', () => {
 
   const post = (body: object, qs = '') =>
     t.as(t.adminToken, { method: 'POST', url: `/api/query${qs}`, payload: body });
+
+  it('runs every pipe example as a Table', async () => {
+    const failures: string[] = [];
+    for (const q of TABLES) {
+      const res = await post({ type: 'Table', params: { time_range: HOUR, query: q.query } });
+      const body = res.json();
+      if (res.statusCode !== 200 || body.status !== 'SUCCESS' || !Array.isArray(body.results?.rows))
+        failures.push(
+          `${label(q)} → ${res.statusCode} ${body.status ?? ''} ${body.detail ?? body.error ?? ''}`,
+        );
+    }
+    expect(failures).toEqual([]);
+  });
 
   it('runs every query example as a Search', async () => {
     const failures: string[] = [];

@@ -120,5 +120,6 @@ describe(`ingest limits on ${BACKEND}`, () => {
     expect(good.status).toBe(200);
     expect(await good.json()).toMatchObject({ accepted: 2499, rejected: 0 });
     expect(await countOf((e) => messageOf(e).startsWith('late-bad'))).toBe(2499);
-  });
+    // Three arrays of 2.5 MiB stored and counted: under a full suite's load past 20 s.
+  }, 60_000);
 });

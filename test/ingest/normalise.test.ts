@@ -89,6 +89,7 @@ describe('normaliseRecord: the record itself', () => {
         intake: 'token-a',
         fields: {},
         shape: '{"nt":1}',
+        pattern_id: null,
       },
     });
     expect(ctx.ids).toEqual(['id-1']);

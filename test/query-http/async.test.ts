@@ -86,6 +86,45 @@ describe(`async queries: partial results, stop, recalculate on ${BACKEND}`, () =
     ]);
   });
 
+  it('computes a Table of events newest first in slices, exactly; one that aggregates in one statement', async () => {
+    const seen: number[] = [];
+    let id = '';
+    const off = t.rt.services.runner.onChange((j) => {
+      const r = j.results as { totalRows?: number } | null;
+      if (j.status === 'IN_PROGRESS' && r?.totalRows !== undefined && (!id || j.id === id))
+        seen.push(r.totalRows);
+    });
+    const res = await post({
+      type: 'Table',
+      params: { time_range: RANGE, query: '* | extract "slow <n>" | fields n' },
+    });
+    expect(res.statusCode).toBe(202);
+    id = res.json().query_id;
+    let final: { status: string; results: { rows: unknown[][]; total_rows: number; truncated: boolean } };
+    do {
+      await new Promise((r) => setTimeout(r, 20));
+      final = (await t.as(t.adminToken, { method: 'GET', url: `/api/query/${id}` })).json();
+    } while (final.status !== 'SUCCESS');
+    off();
+    // Partial results came slice by slice, growing.
+    expect(seen.length).toBeGreaterThanOrEqual(6);
+    expect(seen[0]).toBeLessThan(8000);
+    expect(final.results).toMatchObject({ total_rows: 8000, truncated: false });
+    expect(final.results.rows.slice(0, 3)).toEqual([['7999'], ['7998'], ['7997']]);
+    expect(final.results.rows.at(-1)).toEqual(['0']);
+    // A sort needs every row: one statement, the same rows.
+    const sorted = await post({
+      type: 'Table',
+      params: { time_range: RANGE, query: '* | extract "slow <n>" | sort -ts | fields n' },
+    });
+    let s: typeof final;
+    do {
+      await new Promise((r) => setTimeout(r, 20));
+      s = (await t.as(t.adminToken, { method: 'GET', url: `/api/query/${sorted.json().query_id}` })).json();
+    } while (s.status !== 'SUCCESS');
+    expect(s.results.rows).toEqual(final.results.rows);
+  });
+
   it("merges a sliced auto Timeline exactly: every slice buckets at the whole range's interval", async () => {
     // Each slice chose `auto` for its own shorter window (5s buckets in 1 h slices under
     // the range's 30s), and the read kept only the buckets on 30s edges.

@@ -214,8 +214,12 @@ describe(`queries on ${BACKEND}`, () => {
       'LastN',
       'Summary',
       'Timeline',
+      'Patterns',
+      'Table',
     ]);
     expect(types[0].params.properties.page_size.maximum).toBe(10_000);
+    const table = types.find((x: { type: string }) => x.type === 'Table');
+    expect(Object.keys(table.results.properties)).toEqual(['columns', 'rows', 'total_rows', 'truncated']);
   });
 
   it('re-evaluates a relative-time query while it is read, status staying SUCCESS', async () => {

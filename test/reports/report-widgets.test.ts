@@ -211,3 +211,35 @@ describe('what a widget states about itself', () => {
     expect(periodLabel(range, window, 'UTC')).toBe('11-20 to 11-21');
   });
 });
+
+describe('a Table (a query with pipes) in a report', () => {
+  it('its columns as they came, times as times, and a note when rows were cut', () => {
+    const t = widgetTable(
+      'Table',
+      {
+        columns: [
+          { name: '_time', type: 'time' },
+          { name: 'host', type: 'string' },
+          { name: 'count', type: 'number' },
+        ],
+        rows: [
+          [T0, 'web-1', 3],
+          [T0 + HOUR, null, 0],
+        ],
+        total_rows: 12_000,
+        truncated: true,
+      },
+      { query: '* | timechart span=1h count() by host' },
+    );
+    expect(t?.columns).toEqual([
+      { key: 'c0', title: '_time', kind: 'time' },
+      { key: 'c1', title: 'host', kind: 'string' },
+      { key: 'c2', title: 'count', kind: 'number' },
+    ]);
+    expect(t?.rows).toEqual([
+      { c0: T0, c1: 'web-1', c2: 3 },
+      { c0: T0 + HOUR, c1: null, c2: 0 },
+    ]);
+    expect(t?.footnotes).toEqual(['The first 2 of 12,000 rows.']);
+  });
+});

@@ -7,6 +7,7 @@ import {
   errorContext,
   errorPosition,
   filterTerm,
+  hasPipes,
   quoteValue,
   tokenize,
 } from '../../ui/src/pages/search/query.js';
@@ -102,6 +103,49 @@ describe('filters', () => {
     expect(addTerm('error -host:"a"', 'host:"a"')).toBe('error host:"a"');
     expect(addTerm('error host:"a"', '-host:"a"')).toBe('error -host:"a"');
     expect(addTerm('status:[1 TO 2] x', 'host:"a"')).toBe('status:[1 TO 2] x host:"a"');
+  });
+});
+
+describe('pipes', () => {
+  it('highlights pipe names, keywords, functions, operators, numbers and strings', () => {
+    expect(types('error | stats count() as n by host | where n > 10 | extract "a <b>"')).toEqual([
+      ['error', null],
+      ['|', 'operator'],
+      ['stats', 'keyword'],
+      ['count', 'atom'],
+      ['(', 'paren'],
+      [')', 'paren'],
+      ['as', 'keyword'],
+      ['n', 'propertyName'],
+      ['by', 'keyword'],
+      ['host', 'propertyName'],
+      ['|', 'operator'],
+      ['where', 'keyword'],
+      ['n', 'propertyName'],
+      ['>', 'operator'],
+      ['10', 'number'],
+      ['|', 'operator'],
+      ['extract', 'keyword'],
+      ['"a <b>"', 'string'],
+    ]);
+  });
+
+  it('tells a query with pipes as the parser does: a | in quotes, a regex or escaped is text', () => {
+    for (const q of ['a | stats count()', '| top host', 'x|limit 5', '/a|b/ | limit 1'])
+      expect(hasPipes(q), q).toBe(true);
+    for (const q of ['"a | b"', '/a|b/', 'a\\|b', 'host:web-1', '']) expect(hasPipes(q), q).toBe(false);
+  });
+
+  it('completes pipe names after | and functions or fields inside a pipe', () => {
+    expect(completionSpot('error | st', 10)).toEqual({ kind: 'pipe', from: 8, prefix: 'st' });
+    expect(completionSpot('error |', 7)).toEqual({ kind: 'pipe', from: 7, prefix: '' });
+    expect(completionSpot('x | stats co', 12)).toEqual({ kind: 'pipe-word', from: 10, prefix: 'co' });
+    expect(completionSpot('x | stats count() by ho', 23)).toEqual({
+      kind: 'pipe-word',
+      from: 21,
+      prefix: 'ho',
+    });
+    expect(completionSpot('x | extract "a <', 16)).toBeNull();
   });
 });
 

@@ -111,4 +111,38 @@ describe('config', () => {
     writeFileSync(file, JSON.stringify({ prot: 1 }));
     expect(() => loadConfig({ env: { LOGSCOPE_CONFIG: file } })).toThrow(/Unknown setting "prot"/);
   });
+
+  it('reads an oidc block from the config file or LOGSCOPE_OIDC, and names the setting that is wrong', () => {
+    const ok = {
+      issuer: 'https://sso.example.com/realms/acme',
+      clientId: 'logscope',
+      clientSecret: 's3cret',
+    };
+    const c = loadConfig({ env: { LOGSCOPE_OIDC: JSON.stringify(ok) } });
+    expect(c.oidc).toMatchObject({
+      ...ok,
+      scopes: 'openid profile email',
+      passwordLogin: true,
+      adminGroups: [],
+    });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'logscope-oidc-')), 'logscope.json');
+    writeFileSync(file, JSON.stringify({ oidc: { ...ok, issuer: 'http://127.0.0.1:9000' } }));
+    expect(loadConfig({ env: { LOGSCOPE_CONFIG: file } }).oidc?.issuer).toBe('http://127.0.0.1:9000');
+    const bad = (oidc: unknown) => () =>
+      loadConfig({ env: { LOGSCOPE_OIDC: typeof oidc === 'string' ? oidc : JSON.stringify(oidc) } });
+    expect(bad({ ...ok, issuer: 'http://sso.example.com' })).toThrow(
+      /^Invalid setting oidc\.issuer \(env LOGSCOPE_OIDC\): must be https:\/\//,
+    );
+    expect(bad({ issuer: ok.issuer, clientSecret: 'x' })).toThrow(
+      /^Invalid setting oidc\.clientId .*is missing$/,
+    );
+    expect(bad({ issuer: ok.issuer, clientId: 'x' })).toThrow(
+      /^Invalid setting oidc\.clientSecret .*is missing$/,
+    );
+    expect(bad({ ...ok, adminGroups: 'admins' })).toThrow(/^Invalid setting oidc\.adminGroups /);
+    expect(bad({ ...ok, colour: 'blue' })).toThrow(/^Invalid setting oidc/);
+    expect(bad('{not json')).toThrow(/^Invalid setting oidc \(env LOGSCOPE_OIDC\): not a JSON object$/);
+    for (const f of [bad({ ...ok, issuer: 'http://sso.example.com' }), bad({ issuer: ok.issuer })])
+      expect(f).toThrow(ConfigError);
+  });
 });

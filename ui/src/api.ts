@@ -132,6 +132,10 @@ export interface User {
   username: string;
   is_admin: boolean;
   permissions: string[];
+  /** May sign in with a password when single sign-on turns password sign-in off. */
+  local_login?: boolean;
+  /** Signs in with the OpenID provider. */
+  sso?: boolean;
 }
 
 export type QueryStatus = 'PENDING' | 'IN_PROGRESS' | 'SUCCESS' | 'STOPPED' | 'ERROR';
@@ -160,6 +164,14 @@ export interface SearchResults {
 export interface TimelineResults {
   interval: string;
   buckets: { ts: number; count: number }[];
+}
+
+/** A Table query's results (a query with pipes, API §21). */
+export interface TableResults {
+  columns: { name: string; type: 'string' | 'number' | 'time' | 'ip' }[];
+  rows: (string | number | null)[][];
+  total_rows: number;
+  truncated: boolean;
 }
 
 export type TimeRange = { ts_from: number; ts_to: number } | { preset: string };

@@ -40,6 +40,10 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
       username: typeof body.username === 'string' ? body.username : null,
     }),
   },
+  'GET /api/auth/oidc/callback': {
+    action: 'auth.login',
+    detail: () => ({ method: 'oidc' }),
+  },
   'POST /api/authtokens': {
     action: 'token.create',
     target: { kind: 'token', answer: 'key_id' },
@@ -93,6 +97,8 @@ const MAX_ANSWER = 1 << 20;
 declare module 'fastify' {
   interface FastifyRequest {
     auditAnswer?: string;
+    /** Who a sign-in that answers no token in JSON (single sign-on) signed in. */
+    signedIn?: { user_id: number; username: string; token_key_id: string };
   }
 }
 
@@ -143,14 +149,19 @@ function entryOf(request: FastifyRequest, reply: FastifyReply, a: Audited) {
   }
   // A sign-in: the actor is who signed in (on success, the answer's token owner).
   const signIn = a.action === 'auth.login';
+  const sso = request.signedIn;
   return {
     at: new Date(),
-    actor: {
-      user_id: who?.userId ?? (signIn && ok && typeof answer.owner_id === 'number' ? answer.owner_id : null),
-      username: who?.username ?? (signIn && typeof body.username === 'string' ? body.username : null),
-      token_key_id: who?.keyId ?? (signIn && ok && typeof answer.key_id === 'string' ? answer.key_id : null),
-      address: request.ip ?? null,
-    },
+    actor: sso
+      ? { ...sso, address: request.ip ?? null }
+      : {
+          user_id:
+            who?.userId ?? (signIn && ok && typeof answer.owner_id === 'number' ? answer.owner_id : null),
+          username: who?.username ?? (signIn && typeof body.username === 'string' ? body.username : null),
+          token_key_id:
+            who?.keyId ?? (signIn && ok && typeof answer.key_id === 'string' ? answer.key_id : null),
+          address: request.ip ?? null,
+        },
     action,
     target: a.target ? { kind: a.target.kind, id: targetId } : null,
     detail: a.detail ? a.detail({ body, params, query, answer }) : {},

@@ -5,7 +5,13 @@ import { fieldValue } from '../../filter/evaluate.js';
 import type { Notification } from './notification.js';
 import { SAMPLES, type Sample, type ThresholdCondition, ThresholdWindows } from './threshold.js';
 
-export type Condition = { type: 'match' } | ThresholdCondition;
+/** Fires once per pattern whose first event came after the warm-up (API §20). */
+export interface NewPatternCondition {
+  type: 'new_pattern';
+  warmup_seconds: number;
+}
+
+export type Condition = { type: 'match' } | ThresholdCondition | NewPatternCondition;
 
 /** What the engine needs of a trigger. */
 export interface AlertTrigger {
@@ -20,6 +26,8 @@ export interface AlertTrigger {
   create_task: boolean;
   /** Changes when the trigger does: windows of an unchanged trigger are kept across reloads. */
   version: string;
+  /** When it was created (ms): a new_pattern trigger's warm-up starts then. */
+  createdAtMs: number;
 }
 
 /** A firing: sent to the trigger's channels (and, with create_task, a task). */
@@ -50,6 +58,8 @@ export interface AlertEngineOptions {
   linkBase: () => string;
   /** Hears every firing not held back by a cooldown. */
   onFiring: (firing: Firing) => void;
+  /** Patterns (new_pattern conditions): when a pattern's first event happened (ms), and its template. */
+  patterns?: { firstSeen(id: string): number | undefined; template(id: string): string | undefined };
 }
 
 interface Watched {
@@ -58,6 +68,8 @@ interface Watched {
   /** Match conditions: events since the last notification, and the latest of them. */
   pending: number;
   samples: Sample[];
+  /** new_pattern: the patterns it fired for (once each). */
+  fired?: Set<string>;
 }
 
 /**
@@ -110,7 +122,7 @@ export class AlertEngine {
     const next = new Map<number, Watched>();
     const at = this.now();
     for (const t of triggers) {
-      if (t.condition.type === 'match' && t.notify.length === 0) continue;
+      if (t.condition.type !== 'threshold' && t.notify.length === 0) continue;
       const old = this.watched.get(t.id);
       if (old && old.trigger.version === t.version) {
         next.set(t.id, old);
@@ -121,6 +133,7 @@ export class AlertEngine {
         windows: t.condition.type === 'threshold' ? new ThresholdWindows(t.condition, at) : null,
         pending: 0,
         samples: [],
+        ...(t.condition.type === 'new_pattern' ? { fired: new Set<string>() } : {}),
       });
     }
     const previous = this.watched;
@@ -149,6 +162,10 @@ export class AlertEngine {
     for (const [id, events] of hits) {
       const w = this.watched.get(id);
       if (!w) continue;
+      if (w.trigger.condition.type === 'new_pattern') {
+        this.newPatterns(w, w.trigger.condition, events, at);
+        continue;
+      }
       if (this.opts.share) this.toOutbox(w, events, at);
       if (w.windows) {
         const groupBy = (w.trigger.condition as ThresholdCondition).group_by;
@@ -190,6 +207,32 @@ export class AlertEngine {
     for (const w of this.watched.values()) {
       if (w.windows) this.emit(w, w.windows.evaluate(at - this.lagMs), at);
       else if (w.pending > 0) this.notifyMatches(w, at);
+    }
+  }
+
+  /**
+   * new_pattern: an event whose pattern's first event happened after the trigger's warm-up
+   * fires, once per pattern, with the template; patterns of before stay quiet.
+   */
+  private newPatterns(
+    w: Watched,
+    c: NewPatternCondition,
+    events: readonly NormalisedEvent[],
+    at: number,
+  ): void {
+    const patterns = this.opts.patterns;
+    if (!patterns) return;
+    const warm = w.trigger.createdAtMs + c.warmup_seconds * 1000;
+    for (const e of events) {
+      const id = e.pattern_id;
+      if (!id || w.fired?.has(id)) continue;
+      const first = patterns.firstSeen(id);
+      if (first === undefined || first < warm) continue;
+      w.fired?.add(id);
+      this.fire(w.trigger, {}, 1, [sampleOf(e)], at, 'fire', {
+        pattern_id: id,
+        template: patterns.template(id) ?? '',
+      });
     }
   }
 
@@ -319,6 +362,7 @@ export class AlertEngine {
     samples: Sample[],
     at: number,
     kind: 'fire' | 'recover' = 'fire',
+    pattern?: { pattern_id: string; template: string },
   ) {
     // A node that does not send (cluster, not the notifier) keeps the same state, silently.
     if (!this.sending()) return;
@@ -337,7 +381,14 @@ export class AlertEngine {
         window_seconds: window,
         fired_at: new Date(at).toISOString(),
         samples,
-        search_url: searchUrl(this.opts.linkBase(), t.query, group, at, window),
+        search_url: searchUrl(
+          this.opts.linkBase(),
+          pattern ? `${t.query ? `(${t.query}) ` : ''}pattern_id:${pattern.pattern_id}` : t.query,
+          group,
+          at,
+          window,
+        ),
+        ...(pattern ? { pattern } : {}),
       },
     });
   }

@@ -1,3 +1,4 @@
+import type { NewPatternCondition } from './alert-engine.js';
 import type { Sample, ThresholdCondition } from './threshold.js';
 
 /** What a trigger says when it fires: the body of a webhook, the matter of a mail. */
@@ -8,7 +9,7 @@ export interface Notification {
    */
   kind: 'fire' | 'recover' | 'test';
   trigger: { id: number; name: string; severity: string; description: string } | null;
-  condition: { type: 'match' } | ThresholdCondition | null;
+  condition: { type: 'match' } | ThresholdCondition | NewPatternCondition | null;
   /** The group's values (threshold conditions with group_by); {} otherwise. */
   group: Record<string, unknown>;
   /** Matching events in the window (threshold) or since the last notification (match). */
@@ -19,6 +20,8 @@ export interface Notification {
   samples: Sample[];
   /** The matching events in the web UI's Search. */
   search_url: string | null;
+  /** new_pattern: the pattern first seen, with its template (variables `<*>`). */
+  pattern?: { pattern_id: string; template: string };
 }
 
 const OPS: Record<string, string> = { gt: '>', gte: '≥', lt: '<', lte: '≤' };
@@ -33,7 +36,9 @@ export function headline(n: Notification): string {
   const what =
     c && c.type === 'threshold'
       ? `${n.count} matching events in ${c.window_seconds} s (${OPS[c.op]} ${c.value})`
-      : `${n.count} matching event${n.count === 1 ? '' : 's'}`;
+      : n.pattern
+        ? `new pattern "${n.pattern.template}"`
+        : `${n.count} matching event${n.count === 1 ? '' : 's'}`;
   const recovered = n.kind === 'recover' ? 'recovered, ' : '';
   return `[${n.trigger.severity}] ${n.trigger.name}: ${recovered}${what}${where ? ` for ${where}` : ''}`;
 }

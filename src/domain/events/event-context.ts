@@ -127,13 +127,17 @@ export function nextCursor(
   return encodeCursor({ side, ts: edge.ts, stored_at: edge.stored_at, ev_id: edge.ev_id, by });
 }
 
-/** Windows tried in turn around the anchor (ms): the nearest events are found without scanning the store. */
-const WINDOWS_MS = [3_600_000, 86_400_000, 30 * 86_400_000];
+/** The first window tried around the anchor (ms): an hour. */
+const FIRST_WINDOW_MS = 3_600_000;
+/** Windows tried before the rest of the store is read at once. */
+const MAX_WINDOWS = 4;
 
 /**
- * One side's `n` nearest events: searched in a window of an hour around the anchor, then a
- * day, then 30 days, then everything, until the window holds `n` or covers the store. A
- * source that logs every second costs one narrow read; one that logs once an hour, a few.
+ * One side's `n` nearest events: searched in a window of an hour around the anchor, then
+ * in windows sized from what the last one held (a source that logged k of the n events in
+ * w is read next over about w·n/k, with a margin; one that logged nothing over 24·w), then
+ * everything, until a window holds `n` or covers the store. A source that logs every second
+ * costs one narrow read; one that logs once an hour, a few reads of the span it needs.
  */
 export async function nearest(
   run: (span: { oldest: number; newest: number }) => Promise<{ events: StoredEvent[] }>,
@@ -142,7 +146,8 @@ export async function nearest(
   span: { oldest: number; newest: number },
   n: number,
 ): Promise<StoredEvent[]> {
-  for (const w of WINDOWS_MS) {
+  let w = FIRST_WINDOW_MS;
+  for (let tries = 0; tries < MAX_WINDOWS; tries++) {
     const window =
       side === 'before'
         ? { oldest: Math.max(span.oldest, at - w), newest: span.newest }
@@ -150,6 +155,7 @@ export async function nearest(
     const covers = side === 'before' ? window.oldest === span.oldest : window.newest === span.newest;
     const found = (await run(window)).events;
     if (found.length >= n || covers) return found;
+    w = found.length > 0 ? Math.max(2 * w, Math.ceil((w * n * 1.5) / found.length)) : 24 * w;
   }
   return (await run(span)).events;
 }

@@ -69,8 +69,12 @@ export class QueriesService {
     return validateQuery(body);
   }
 
-  /** Stores and starts a query without waiting (widget queries behind live subscriptions). */
-  async start(who: Identity, valid: ValidQuery): Promise<QueryJob> {
+  /**
+   * Stores and starts a query without waiting (widget queries behind live subscriptions).
+   * `scopeFixed`: the query is its read scope's (shared by the viewers with that scope),
+   * not its owner's; it keeps that scope when its owner's rights change.
+   */
+  async start(who: Identity, valid: ValidQuery, opts: { scopeFixed?: boolean } = {}): Promise<QueryJob> {
     // Refused before anything is stored (429 past `queryLivePerUser`, 503 when results
     // fill memory); `runner.start` admits again, in the step that makes the query live.
     this.runner.admit(who.userId);
@@ -87,7 +91,7 @@ export class QueriesService {
     const def = await this.definition(row, valid.filter);
     await this.repo.insert(row);
     try {
-      return this.runner.start(def.row, def.filter, def.scope);
+      return this.runner.start(def.row, def.filter, def.scope, opts);
     } catch (err) {
       // Another start took the last place while the row was written.
       await this.repo.delete(row.query_id);
@@ -224,6 +228,7 @@ export class QueriesService {
   /** Rights changed: the queries held here read as their owners may now (QueryRunner.rescope). */
   rescope(): Promise<number> {
     return this.runner.rescope(async (job) => {
+      if (job.scopeFixed) return { filter: job.filter, scope: job.scope };
       // Most owners' rights did not change: their scope's key is the job's (the cached
       // scope, no query parsed again).
       const scope = await this.scopes.ofUser(job.ownerId);

@@ -54,6 +54,8 @@ export class ResultEnricher {
         return this.geo(results, opts);
       case 'Summary':
       case 'Timeline':
+      case 'Patterns':
+      case 'Table':
         return results;
       default:
         return type satisfies never;

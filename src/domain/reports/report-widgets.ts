@@ -221,6 +221,37 @@ function lastnTable(r: Record<string, unknown>, p: ReportParams): WidgetTable {
   };
 }
 
+function patternsTable(r: Record<string, unknown>): WidgetTable {
+  const patterns = (r.patterns ?? []) as Array<Record<string, unknown>>;
+  return {
+    columns: [
+      { key: 'template', title: 'pattern', kind: 'string' },
+      { key: 'count', title: 'events', kind: 'number' },
+      { key: 'share', title: 'share', kind: 'number' },
+      { key: 'last_seen', title: 'last seen', kind: 'time' },
+      { key: 'new', title: 'new', kind: 'string' },
+    ],
+    rows: patterns.map((p) => ({ ...p, new: p.new ? 'new' : '' })),
+    footnotes: [],
+  };
+}
+
+/** A Table's columns and rows as they came (times as times), and a note when rows were left out. */
+function tableTable(r: Record<string, unknown>): WidgetTable {
+  const columns = (r.columns ?? []) as Array<{ name: string; type: string }>;
+  const rows = (r.rows ?? []) as unknown[][];
+  const total = Number(r.total_rows ?? rows.length);
+  return {
+    columns: columns.map((c, i) => ({
+      key: `c${i}`,
+      title: c.name,
+      kind: c.type === 'time' ? 'time' : c.type === 'number' ? 'number' : 'string',
+    })),
+    rows: rows.map((row) => Object.fromEntries(row.map((v, i) => [`c${i}`, v]))),
+    footnotes: r.truncated ? [`The first ${countText(rows.length)} of ${countText(total)} rows.`] : [],
+  };
+}
+
 function summaryTable(r: Record<string, unknown>, p: ReportParams): WidgetTable {
   const totals = (r.totals ?? {}) as Record<string, number | null>;
   const details = (r.details ?? []) as Array<Record<string, unknown> & { group: Record<string, unknown> }>;
@@ -313,6 +344,10 @@ export function widgetTable(type: string, results: unknown, p: ReportParams): Wi
       return summaryTable(r, p);
     case 'Timeline':
       return timelineTable(r, p);
+    case 'Patterns':
+      return patternsTable(r);
+    case 'Table':
+      return tableTable(r);
     default:
       return null;
   }

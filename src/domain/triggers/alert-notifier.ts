@@ -4,6 +4,7 @@ import type { TriggerRow } from '../../metadata/schema.js';
 import {
   type AlertCounts,
   AlertEngine,
+  type AlertEngineOptions,
   type AlertTrigger,
   type Condition,
   type Firing,
@@ -40,6 +41,8 @@ export interface AlertNotifierOptions {
   /** Where notifications not queued and lease failures are told. */
   log: Log;
   cluster?: AlertCluster | undefined;
+  /** Patterns, for new_pattern conditions (components/patterns). */
+  patterns?: AlertEngineOptions['patterns'];
 }
 
 /** Opens or extends the task of a create_task threshold's firing (the matcher's tasks). */
@@ -71,6 +74,7 @@ export class AlertNotifier {
     this.engine = new AlertEngine({
       now: () => this.now().getTime(),
       linkBase: () => alerting.linkBase(),
+      ...(opts.patterns ? { patterns: opts.patterns } : {}),
       // A second is judged once every node's counts of it are in: they are published within
       // SHARE_EVERY_MS of its end and cross the bus well within another SHARE_EVERY_MS.
       ...(cluster
@@ -172,4 +176,5 @@ const alertTrigger = (row: TriggerRow): AlertTrigger => ({
   cooldown_seconds: row.cooldown_seconds,
   create_task: row.create_task === 1,
   version: row.updated_at,
+  createdAtMs: Date.parse(row.created_at),
 });

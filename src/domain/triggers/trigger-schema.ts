@@ -21,10 +21,24 @@ export const ConditionSchema = Type.Union(
       },
       { additionalProperties: false },
     ),
+    Type.Object(
+      {
+        type: Type.Literal('new_pattern'),
+        warmup_seconds: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            maximum: 30 * 86_400,
+            description:
+              'Patterns first seen within this long of the trigger’s creation are not new to it (s); default 3600.',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
   ],
   {
     description:
-      '`match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence.',
+      '`match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event.',
   },
 );
 

@@ -15,7 +15,12 @@ import type { ThresholdCondition } from '../alerts/threshold.js';
 import { can, type Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { TasksService } from '../tasks/tasks-service.js';
-import { type AlertCluster, type Alerting, AlertNotifier } from './alert-notifier.js';
+import {
+  type AlertCluster,
+  type Alerting,
+  AlertNotifier,
+  type AlertNotifierOptions,
+} from './alert-notifier.js';
 import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
 
 import type { TriggerSchema } from './trigger-schema.js';
@@ -56,7 +61,8 @@ export interface TriggerMatch {
 /** A condition as a client sends it: a threshold's `group_by` is optional. */
 export type ConditionInput =
   | { type: 'match' }
-  | (Omit<ThresholdCondition, 'group_by'> & { group_by?: string[] | undefined });
+  | (Omit<ThresholdCondition, 'group_by'> & { group_by?: string[] | undefined })
+  | { type: 'new_pattern'; warmup_seconds?: number | undefined };
 
 export interface TriggersServiceOptions {
   /** Matches of a create_task trigger within this long of its open task join it (ms). */
@@ -71,6 +77,8 @@ export interface TriggersServiceOptions {
   onChanged?: () => void;
   /** What each trigger's owner may read: a trigger matches nothing else. */
   scopes: ReadScopes;
+  /** Patterns, for new_pattern conditions. */
+  patterns?: AlertNotifierOptions['patterns'];
   /**
    * Cluster mode: every node counts every node's matches (shared on the bus), and the
    * holder of the `alert-notifier` lease sends the notifications.
@@ -380,7 +388,11 @@ export class TriggersService {
       // No grouping is one count: stored as `group_by: []`.
       const given = input.condition;
       const condition: Condition =
-        given.type === 'threshold' ? { ...given, group_by: given.group_by ?? [] } : { type: 'match' };
+        given.type === 'threshold'
+          ? { ...given, group_by: given.group_by ?? [] }
+          : given.type === 'new_pattern'
+            ? { type: 'new_pattern', warmup_seconds: given.warmup_seconds ?? 3600 }
+            : { type: 'match' };
       Object.assign(errors, this.checkCondition(condition));
       out.condition = JSON.stringify(condition);
     }
@@ -399,7 +411,7 @@ export class TriggersService {
   }
 
   private checkCondition(c: Condition): FieldErrors {
-    if (c.type === 'match') return {};
+    if (c.type === 'match' || c.type === 'new_pattern') return {};
     const errors: FieldErrors = {};
     if (c.op === 'lt' && c.value <= 0)
       errors['condition.value'] = ['"lt" needs a value above 0 (no count is below 0).'];

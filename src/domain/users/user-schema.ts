@@ -14,6 +14,11 @@ export const UserSchema = Type.Object(
     teams: Type.Array(Type.Integer(), {
       description: 'Ids of the teams the user is in, `everyone` included.',
     }),
+    local_login: Type.Boolean({
+      description:
+        'May sign in with a password even when single sign-on turns password sign-in off (a break-glass account).',
+    }),
+    sso: Type.Boolean({ description: 'Signs in with the OpenID provider (created or linked by it).' }),
     created_at: IsoDateTime(),
   },
   { $id: 'User' },
@@ -27,6 +32,7 @@ export const UserCreateSchema = Type.Object(
     username: Username,
     password: Type.Optional(Password),
     is_admin: Type.Optional(Type.Boolean()),
+    local_login: Type.Optional(Type.Boolean()),
     // Bounded by the number of permissions: uniqueItems compares every pair.
     permissions: Type.Optional(
       Type.Array(PermissionSchema, { uniqueItems: true, maxItems: PERMISSIONS.length }),

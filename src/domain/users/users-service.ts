@@ -23,6 +23,7 @@ export interface UserInput {
   password?: string | undefined;
   is_admin?: boolean | undefined;
   permissions?: Permission[] | undefined;
+  local_login?: boolean | undefined;
 }
 
 const presentUser = (row: UserRow, teams: number[]): User => ({
@@ -31,6 +32,8 @@ const presentUser = (row: UserRow, teams: number[]): User => ({
   is_admin: row.is_admin === 1,
   permissions: JSON.parse(row.permissions) as Permission[],
   teams,
+  local_login: row.local_login === 1,
+  sso: row.oidc_subject !== null,
   created_at: row.created_at,
 });
 
@@ -85,6 +88,7 @@ export class UsersService {
       password_hash: input.password ? await hashPassword(input.password) : null,
       is_admin: input.is_admin ? 1 : 0,
       permissions: JSON.stringify(canonicalPermissions(input.permissions ?? [])),
+      local_login: input.local_login ? 1 : 0,
       created_at: new Date().toISOString(),
     });
     return this.present(row);
@@ -110,6 +114,7 @@ export class UsersService {
       ...(input.permissions !== undefined
         ? { permissions: JSON.stringify(canonicalPermissions(input.permissions)) }
         : {}),
+      ...(input.local_login !== undefined ? { local_login: input.local_login ? 1 : 0 } : {}),
     };
     // An empty PATCH changes nothing and answers the user as it is (like the other resources).
     if (Object.keys(patch).length === 0) return this.present(current);
@@ -130,11 +135,19 @@ export class UsersService {
    * A session: a new USER token for a correct username and password, expiring after
    * `sessionMs`; logging out is deleting it.
    */
-  async login(username: string, password: string, sessionMs: number): Promise<AuthToken> {
+  async login(
+    username: string,
+    password: string,
+    sessionMs: number,
+    passwordLogin = true,
+  ): Promise<AuthToken> {
     const row = await this.users.byUsername(username);
     // Verify against a dummy hash when the user is unknown, so timing does not reveal it.
     const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
     if (!row?.password_hash || !ok) throw authenticationFailed('Invalid username or password.');
+    // With password sign-in off, only the break-glass accounts may (after the same work).
+    if (!passwordLogin && row.local_login !== 1)
+      throw authenticationFailed('Password sign-in is turned off: sign in with single sign-on.');
     return this.tokens.create(row.id, {
       token_type: 'USER',
       name: 'login',
@@ -142,10 +155,6 @@ export class UsersService {
     });
   }
 
-  /**
-   * First start: with no user at all, create `admin` and one USER token.
-   * Returns the token's secret once, or null when users already exist.
-   */
   /**
    * On an empty store: the user `admin` with every right, a random password (for the web
    * UI's sign-in) and a USER token (for API clients), both handed back once.

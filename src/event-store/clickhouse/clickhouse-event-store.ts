@@ -18,10 +18,12 @@ import { clickHouseBind, compileFilter } from './clickhouse-filter-compiler.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
 import { type Compiled, clickHouseDialect, searchRowsSql } from './clickhouse-plans.js';
 import {
+  addColumnSql,
   createDistributedTable,
   createLocalTable,
   DAY_MS,
   jsonEachRow,
+  LATER_COLUMNS,
   rowToEvent,
 } from './clickhouse-schema.js';
 
@@ -141,8 +143,11 @@ export class ClickHouseEventStore implements EventStore {
     for (const c of this.clients) {
       await c.command({ query: `CREATE DATABASE IF NOT EXISTS ${quoteIdent(database)}` });
       await c.command({ query: createLocalTable(database, this.localName) });
-      if (cluster)
+      await addLaterColumns(c, database, this.localName);
+      if (cluster) {
         await c.command({ query: createDistributedTable(database, 'events', cluster, this.localName) });
+        await addLaterColumns(c, database, 'events');
+      }
     }
   }
 
@@ -492,4 +497,15 @@ function reason(err: unknown): string {
   if (UNREACHABLE_REASONS[code]) return UNREACHABLE_REASONS[code] as string;
   const message = (err as { message?: unknown } | null)?.message;
   return code || (typeof message === 'string' ? message.slice(0, 200) : 'no answer');
+}
+
+/** Adds the columns a table made by an earlier release lacks. */
+async function addLaterColumns(c: ClickHouseClient, database: string, table: string): Promise<void> {
+  const res = await c.query({
+    query: `SELECT name FROM system.columns WHERE database = ${clickHouseLiteral(database)} AND table = ${clickHouseLiteral(table)}`,
+    format: 'JSONEachRow',
+  });
+  const have = new Set(((await res.json()) as Array<{ name: string }>).map((r) => r.name));
+  for (const name of LATER_COLUMNS)
+    if (!have.has(name)) await c.command({ query: addColumnSql(database, table, name) });
 }

@@ -1,15 +1,19 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import { and, cond } from '../../filter/ast.js';
 import type { PlanDialect } from '../plan-executor.js';
 import type {
   LastNPlan,
   Metric,
+  PatternsPlan,
   SearchPlan,
   SummaryPlan,
+  TablePlan,
   TimelinePlan,
   TimeWindow,
   TopNPlan,
 } from '../query-plan.js';
 import { type OrderDialect, orderSql } from '../sql/order-sql.js';
+import { compilePipes, type PipeDialect } from '../sql/pipe-sql.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
 import {
   clickHouseBind,
@@ -119,7 +123,7 @@ function metricValueSql(field: string, raw: string, params: SqlParams): string {
  * The q-quantile of the sorted values, interpolated as DuckDB's `quantile_cont`: `def`
  * defines them under the alias `a` (ClickHouse reads an alias anywhere in the SELECT).
  */
-function quantileSql(def: string, a: string, q: number): string {
+export function quantileSql(def: string, a: string, q: number): string {
   const pos = `(${q} * (length(${a}) - 1))`;
   const at = (i: string) => `${a}[toUInt64(${i}) + 1]`;
   return `if(length(${def}) = 0, NULL, ${at(`floor(${pos})`)} + (${pos} - floor(${pos})) * (${at(`ceil(${pos})`)} - ${at(`floor(${pos})`)}))`;
@@ -181,6 +185,115 @@ export function timelineSql(table: string, plan: TimelinePlan): Compiled {
   };
 }
 
+export function patternCountsSql(table: string, plan: PatternsPlan): Compiled {
+  const params = newParams();
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  return {
+    sql: `SELECT "pattern_id" AS v, count() AS c, min("ts") AS first_seen, max("ts") AS last_seen
+      ${scan} AND v IS NOT NULL GROUP BY v WITH TOTALS ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`,
+    totals: true,
+  };
+}
+
+export function patternSeriesSql(table: string, plan: PatternsPlan, ids: readonly string[]): Compiled {
+  const params = newParams();
+  const from = params.add(plan.range.fromMs);
+  const width = params.add(Math.max(1, Math.ceil((plan.range.toMs - plan.range.fromMs) / plan.buckets)));
+  const scan = scanSql(table, and(plan.filter, cond('pattern_id', 'in', ids)), plan.range, params);
+  return {
+    sql: `SELECT "pattern_id" AS v, intDiv("ts" - ${from}, ${width}) AS b, count() AS c ${scan} GROUP BY v, b`,
+  };
+}
+
+export function patternSamplesSql(table: string, plan: PatternsPlan, ids: readonly string[]): Compiled {
+  const params = newParams();
+  const scan = scanSql(table, and(plan.filter, cond('pattern_id', 'in', ids)), plan.range, params);
+  return {
+    sql: `SELECT "pattern_id" AS v, "ev_id" AS ev_id, "ts" AS ts, "message" AS message ${scan}
+      ORDER BY "ts" DESC, "ev_id" DESC LIMIT 3 BY v`,
+  };
+}
+
+/**
+ * `regex` with only its `group`-th capturing group left capturing: ClickHouse 18.16's
+ * `extract` returns the first group. The program's regexes capture only with plain `(`
+ * (pipes/resolve.ts), so the others become `(?:`.
+ */
+export function onlyGroup(regex: string, group: number): string {
+  let out = '';
+  let seen = 0;
+  let inClass = false;
+  for (let i = 0; i < regex.length; i++) {
+    const ch = regex[i] as string;
+    if (ch === '\\') {
+      out += ch + (regex[i + 1] ?? '');
+      i++;
+    } else if (inClass) {
+      if (ch === ']') inClass = false;
+      out += ch;
+    } else if (ch === '[') {
+      inClass = true;
+      out += ch;
+      if (regex[i + 1] === '^') out += regex[++i];
+      if (regex[i + 1] === ']') out += regex[++i];
+    } else if (ch === '(' && regex[i + 1] !== '?') {
+      seen++;
+      out += seen === group ? '(' : '(?:';
+    } else out += ch;
+  }
+  return out;
+}
+
+/** What pipes need, in ClickHouse 18.16's words (sql/pipe-sql.ts). */
+const PIPES: PipeDialect = {
+  standardNullLogic: false,
+  true: '1',
+  false: '0',
+  field(name, params) {
+    if (isColumn(name) && COLUMN_KINDS[name] === 'time') return `(${quoteIdent(name)} / 1000)`;
+    return fieldSql(name, params);
+  },
+  eventMs: '"ts"',
+  double: (x) => `toFloat64(${x})`,
+  numericText: (x, params) => numericTextSql(x, params),
+  // As JavaScript writes numbers: ClickHouse writes 1e21 as "1e21" and -0 as "-0".
+  numberText: (x) => `if(${x} = 0, '0', replaceRegexpOne(toString(${x}), 'e([0-9])', 'e+\\\\1'))`,
+  lower: (x) => `lowerUTF8(${x})`,
+  upper: (x) => `upperUTF8(${x})`,
+  length: (x) => `lengthUTF8(${x})`,
+  capture: (x, regex, group, params) =>
+    `if(match(${x}, ${params.add(regex)}), extract(${x}, ${params.add(onlyGroup(regex, group))}), NULL)`,
+  countAll: 'count()',
+  countDistinct: (x) => `ifNull(uniqExact(${x}), 0)`,
+  aggregate: (op, x) => `if(count(${x}) = 0, NULL, ${op}(${x}))`,
+  quantile: (x, q, n) => quantileSql(`(arraySort(groupArray(${x})) AS sorted${n})`, `sorted${n}`, q),
+  topPerGroup: (select, groupBy, partition, orderBy, n) =>
+    `${select} GROUP BY ${groupBy} ORDER BY ${orderBy} LIMIT ${n}${partition ? ` BY ${partition}` : ''}`,
+  in: (x, subquery) => `${x} GLOBAL IN (${subquery})`,
+  /**
+   * In one pass over the aggregated rows (a UNION would read them twice, as 18.16 has no
+   * shared subquery): per series, its buckets and values as arrays, then every bucket start
+   * by ARRAY JOIN, each value found by its bucket's index (0 where absent).
+   */
+  fillBuckets(f) {
+    const s = f.series;
+    const arrays = f.aggs.map((id, i) => `groupArray(${id}) AS _v${f.n}_${i}`).join(', ');
+    const found = `indexOf(_b${f.n}, b)`;
+    return `SELECT toFloat64(b) / 1000 AS ${f.time}${s ? `, ${s}` : ''}, ${f.aggs
+      .map((id, i) => `if(${found} = 0, 0, arrayElement(_v${f.n}_${i}, ${found})) AS ${id}`)
+      .join(', ')}
+      FROM (SELECT ${s ? `${s}, ` : ''}groupArray(b) AS _b${f.n}, ${arrays} FROM (${f.inner}) AS i${f.n}${s ? ` GROUP BY ${s}` : ''}) AS g${f.n}
+      ARRAY JOIN arrayMap(i -> toInt64(${f.from}) + toInt64(i) * toInt64(${f.span}), range(toUInt64(${f.count}))) AS b`;
+  },
+  floorTo: (x, span) => `(intDiv(toInt64(${x}), toInt64(${span})) * toInt64(${span}))`,
+};
+
+export function tableSql(table: string, plan: TablePlan, what: 'rows' | 'count'): Compiled {
+  const params = newParams();
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  return { sql: compilePipes(PIPES, plan.program, scan, plan.range, params, what) };
+}
+
 /** The plans as ClickHouse statements on `table` for the shared executor (plan-executor.ts). */
 export function clickHouseDialect(table: string): PlanDialect<Compiled> {
   return {
@@ -190,6 +303,11 @@ export function clickHouseDialect(table: string): PlanDialect<Compiled> {
     lastn: (plan) => lastnSql(table, plan),
     summary: (plan) => summarySql(table, plan),
     timeline: (plan) => timelineSql(table, plan),
+    patternCounts: (plan) => patternCountsSql(table, plan),
+    patternSeries: (plan, ids) => patternSeriesSql(table, plan, ids),
+    patternSamples: (plan, ids) => patternSamplesSql(table, plan, ids),
+    tableRows: (plan) => tableSql(table, plan, 'rows'),
+    tableCount: (plan) => tableSql(table, plan, 'count'),
     event: rowToEvent,
   };
 }

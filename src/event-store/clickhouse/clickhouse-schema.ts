@@ -43,6 +43,15 @@ export const createDistributedTable = (database: string, table: string, cluster:
 
 type SchemaEntry = (typeof EVENT_SCHEMA)[number];
 
+/** Columns added since the first release, which tables made before them lack (in schema order). */
+export const LATER_COLUMNS: readonly string[] = ['pattern_id'];
+
+/** The statement adding a later column (ClickHouse 18 has no `ADD COLUMN IF NOT EXISTS`). */
+export const addColumnSql = (database: string, table: string, name: string) =>
+  `ALTER TABLE ${quoteIdent(database)}.${quoteIdent(table)} ADD COLUMN ${columnDdl(
+    EVENT_SCHEMA.find((x) => x.name === name) as StoredColumn,
+  )}`;
+
 /** One event as a JSONEachRow object for the table (the map as its two arrays). */
 export function insertRow(event: NormalisedEvent, storedAt: number): Record<string, unknown> {
   const row: Record<string, unknown> = {};
@@ -113,7 +122,7 @@ export function jsonEachRow(events: readonly NormalisedEvent[], storedAt: number
           vals += JSON.stringify(fields[key]);
         }
         line += `${keys[0]}:[${k}],${keys[1]}:[${vals}]`;
-      } else if (v === null) line += `${keys[0]}:null`;
+      } else if (v === null || v === undefined) line += `${keys[0]}:null`;
       else if (c.type === 'time') line += `${keys[0]}:${Math.round(v as number)}`;
       else if (typeof v === 'number') line += `${keys[0]}:${v}`;
       else line += `${keys[0]}:${JSON.stringify(v)}`;

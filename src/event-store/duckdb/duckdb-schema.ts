@@ -133,7 +133,8 @@ export function appendValues(
         }
         break;
       default:
-        for (let i = 0; i < n; i++) col[i] = (rows[i] as NormalisedEvent)[name] as string | number | null;
+        for (let i = 0; i < n; i++)
+          col[i] = ((rows[i] as NormalisedEvent)[name] ?? null) as string | number | null;
     }
   }
 }
@@ -170,15 +171,20 @@ export function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
 
 /**
  * Tables made before `intake` and `shape` existed (where an event came
- * in from `source` to `intake`): the columns are added at the end, where the appender
- * expects them, and the old `source` values move to `intake`.
+ * in from `source` to `intake`), or before `pattern_id`: the columns are added at the end,
+ * where the appender expects them, and the old `source` values move to `intake`.
  */
 export async function upgradeEventsTable(writer: DuckDBConnection): Promise<void> {
   const reader = await writer.runAndReadAll(
     `SELECT column_name FROM information_schema.columns WHERE table_name = 'events'`,
   );
   const columns = new Set(reader.getRowObjects().map((r) => String(r.column_name)));
-  if (columns.has('intake')) return;
+  if (!columns.has('intake')) await addIntakeAndShape(writer);
+  // Tables made before patterns: the column at the end; earlier events have none.
+  if (!columns.has('pattern_id')) await writer.run('ALTER TABLE events ADD COLUMN pattern_id VARCHAR');
+}
+
+async function addIntakeAndShape(writer: DuckDBConnection): Promise<void> {
   await writer.run('BEGIN TRANSACTION');
   try {
     await writer.run('ALTER TABLE events ADD COLUMN intake VARCHAR');

@@ -15,7 +15,7 @@ export const QUERY_GRAMMAR = String.raw`
 }
 
 Query
-  = _ e:Or _ { return e; }
+  = _ e:(@Or _)? pipes:PipeTail* { return h.query(e, pipes); }
 
 Or
   = head:And tail:(_ OrOp _ @And)* { return h.or(head, tail); }
@@ -150,6 +150,158 @@ QuotedChar
   = "\\" c:AnyChar { return c; }
   / [^"\\]
 
+// ---- Pipes (API §21): after the filter part, each "|" starts one. A "|" in a quoted
+// phrase, a regex or after a backslash is text.
+
+PipeTail
+  = "|" _ p:Pipe _ { return p; }
+
+Pipe "a pipe"
+  = StatsPipe / TopPipe / TimechartPipe / PatternsPipe / FieldsPipe / SortPipe / LimitPipe
+  / WherePipe / ExtractPipe / RexPipe / RenamePipe / EvalPipe / UnknownPipe
+
+StatsPipe
+  = "stats" !IdentChar _ aggs:AggList by:(__ "by" __ @ColList)?
+    { return { p: 'stats', aggs: aggs, by: by ?? [], at: location().start.offset }; }
+
+TopPipe
+  = "top" !IdentChar n:(__ @Count)? __ f:Col by:(__ "by" __ @Col)?
+    { return h.top(n, f, by, location()); }
+
+TimechartPipe
+  = "timechart" !IdentChar span:(__ "span" _ "=" _ @Span)? _ aggs:AggList by:(__ "by" __ @Col)?
+    { return h.timechart(span, aggs, by, location()); }
+
+PatternsPipe
+  = "patterns" !IdentChar n:(__ @Count)?
+    { return { p: 'patterns', n: n ?? 50, at: location().start.offset }; }
+
+FieldsPipe
+  = "fields" !IdentChar __ names:ColList
+    { return { p: 'fields', names: names, at: location().start.offset }; }
+
+SortPipe
+  = "sort" !IdentChar __ head:SortKey tail:(_ "," _ @SortKey)*
+    { return { p: 'sort', keys: [head, ...tail], at: location().start.offset }; }
+
+SortKey
+  = d:"-"? c:Col { return { col: c, desc: d !== null }; }
+
+LimitPipe
+  = "limit" !IdentChar __ n:Count
+    { return { p: 'limit', n: n, at: location().start.offset }; }
+
+WherePipe
+  = "where" !IdentChar __ c:WOr
+    { return { p: 'where', cond: c, at: location().start.offset }; }
+
+WOr
+  = head:WAnd tail:(_ OrOp _ @WAnd)* { return tail.length ? { k: 'or', items: [head, ...tail] } : head; }
+
+WAnd
+  = head:WNot tail:(_ AndOp _ @WNot)* { return tail.length ? { k: 'and', items: [head, ...tail] } : head; }
+
+WNot
+  = ops:(NotOp _)* c:WPrim { return ops.reduce((x) => ({ k: 'not', c: x }), c); }
+
+WPrim
+  = "(" _ c:WOr _ ")" { return c; }
+  / c:Col _ op:CmpOp _ v:CmpValue { return { k: 'cmp', col: c, op: op, v: v }; }
+
+CmpOp "comparison (=, !=, >, >=, <, <=)"
+  = "!=" / ">=" / "<=" / "=" / ">" / "<"
+
+CmpValue "a number or a quoted string"
+  = Quoted
+  / n:Number { return n; }
+
+ExtractPipe
+  = "extract" !IdentChar __ s:QuotedAt from:(__ "from" __ @Col)?
+    { return { p: 'extract', pattern: s.s, patternAt: s.at, ...(from ? { from: from } : {}), at: location().start.offset }; }
+
+RexPipe
+  = "rex" !IdentChar __ s:RawQuotedAt from:(__ "from" __ @Col)?
+    { return h.rex(s, from, location()); }
+
+// A regex in quotes reaches RE2 as written (\d, \., \\); only \" is a quote.
+RawQuotedAt
+  = '"' cs:RawChar* '"' { return { s: cs.join(''), at: location().start.offset + 1 }; }
+
+RawChar
+  = '\\"' { return '"'; }
+  / "\\" c:AnyChar { return '\\' + c; }
+  / [^"\\]
+
+QuotedAt
+  = s:Quoted { return { s: s, at: location().start.offset }; }
+
+RenamePipe
+  = "rename" !IdentChar __ head:RenamePair tail:(_ "," _ @RenamePair)*
+    { return { p: 'rename', pairs: [head, ...tail], at: location().start.offset }; }
+
+RenamePair
+  = a:Col __ "as" __ b:Col { return [a, b]; }
+
+EvalPipe
+  = "eval" !IdentChar __ n:Col _ "=" _ e:Expr
+    { return { p: 'eval', name: n, expr: e, at: location().start.offset }; }
+
+// Spaces around "-" in an expression: "a-b" is the field a-b.
+Expr
+  = head:Term tail:(_ @[+\-] _ @Term)* { return h.arith(head, tail); }
+
+Term
+  = head:Factor tail:(_ @[*/] _ @Factor)* { return h.arith(head, tail); }
+
+Factor
+  = ops:("-" _)* e:Operand { return ops.reduce((x) => ({ k: 'neg', e: x }), e); }
+
+Operand
+  = "(" _ e:Expr _ ")" { return e; }
+  / n:Number !ColChar { return { k: 'num', v: n }; }
+  / s:Quoted { return { k: 'str', v: s }; }
+  / fn:Ident _ "(" _ args:ArgList? _ ")" { return h.fn(fn, args ?? [], location()); }
+  / c:Col { return { k: 'col', col: c }; }
+
+ArgList
+  = head:Expr tail:(_ "," _ @Expr)* { return [head, ...tail]; }
+
+AggList
+  = head:Agg tail:(_ "," _ @Agg)* { return [head, ...tail]; }
+
+Agg "an aggregate such as count()"
+  = fn:Ident _ "(" _ f:Col? _ ")" as:(__ "as" __ @Col)? { return h.agg(fn, f, as, location()); }
+
+ColList
+  = head:Col tail:(_ "," _ @Col)* { return [head, ...tail]; }
+
+Col "column name"
+  = n:$(ColStart ColChar*) { return { name: n, at: location().start.offset }; }
+
+ColStart
+  = [\p{L}\p{N}_.@]u
+
+ColChar
+  = [\p{L}\p{N}_.@\-]u
+
+Count "a whole number"
+  = s:$([0-9]+) !ColChar { return h.count(s, location()); }
+
+Number "number"
+  = s:$("-"? [0-9]+ ("." [0-9]+)? ([eE] [+\-]? [0-9]+)?) { return h.number(s, location()); }
+
+Span "a span such as 5m"
+  = s:$([0-9]+ [a-z]+) { return h.span(s, location()); }
+
+Ident
+  = $([a-z_]i [a-z0-9_]i*)
+
+IdentChar
+  = [a-z0-9_]i
+
+UnknownPipe
+  = name:$([^ \t\r\n|]+) { return h.unknownPipe(name, location()); }
+
 FieldName "field name"
   = $([\p{L}\p{N}_.@]u [\p{L}\p{N}_.@\-]u*)
 
@@ -166,13 +318,13 @@ NotOp
   = "NOT" &Delim
 
 Delim
-  = Space / [()"] / !.
+  = Space / [()"|] / !.
 
 WordChar "word"
-  = [^ \t\r\n\f\v\u00a0\u2028\u2029\ufeff()"\\:*[\]{}]
+  = [^ \t\r\n\f\v\u00a0\u2028\u2029\ufeff()"\\:*[\]{}|]
 
 ValueChar "value"
-  = [^ \t\r\n\f\v\u00a0\u2028\u2029\ufeff()"\\*[\]{}]
+  = [^ \t\r\n\f\v\u00a0\u2028\u2029\ufeff()"\\*[\]{}|]
 
 AnyChar "character"
   = .

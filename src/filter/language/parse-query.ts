@@ -49,6 +49,21 @@ import {
   text,
 } from '../ast.js';
 import { buildCondition, checkFieldName } from '../conditions.js';
+import {
+  AGG_OPS,
+  type AggOp,
+  type ArithOp,
+  EVAL_FUNCTIONS,
+  type EvalFunction,
+  type Name,
+  type ParsedAgg,
+  type ParsedExpr,
+  PIPE_NAMES,
+  type Pipe,
+  type Program,
+} from '../pipes/program.js';
+import { checkCount, PipeError, resolvePipes } from '../pipes/resolve.js';
+import { checkRegex } from '../regex.js';
 import { QUERY_GRAMMAR } from './grammar.js';
 
 /** Longest accepted query string. */
@@ -102,10 +117,14 @@ class ValueError extends Error {
   constructor(
     message: string,
     readonly at: Position,
+    readonly kind = 'Invalid value',
   ) {
     super(message);
   }
 }
+
+/** A problem in a pipe found while parsing (its offset; line and column are added later). */
+const pipeError = (message: string, loc: Location) => new ValueError(message, loc.start, 'Invalid pipe');
 
 // Shapes the grammar's actions produce (see grammar.ts).
 type Segment = { readonly c: string; readonly escaped?: true } | { readonly star: true };
@@ -279,8 +298,94 @@ function checkField(field: string, loc: Location): void {
   if (problem !== undefined) throw new ValueError(`field name ${problem}`, loc.start);
 }
 
+/** How each pipe is written, for the message when one is not complete. */
+const PIPE_USAGE: Readonly<Record<(typeof PIPE_NAMES)[number], string>> = {
+  stats: 'stats <aggregate>(field) [as name], … [by field, …], e.g. stats count() by host',
+  top: 'top [N] field [by field], e.g. top 5 host',
+  timechart: 'timechart [span=5m] <aggregate>(field), … [by field], e.g. timechart count()',
+  patterns: 'patterns [N]',
+  fields: 'fields name, …',
+  sort: 'sort [-]name, …',
+  limit: 'limit N (1 to 10,000)',
+  where: 'where <column> <op> <number or "text">, with AND, OR, NOT and parentheses',
+  extract: 'extract "text with <name> holes" [from field]',
+  rex: 'rex "RE2 with (?P<name>…) groups" [from field]',
+  rename: 'rename a as b, …',
+  eval: 'eval name = <expression>, e.g. eval kb = bytes / 1024',
+};
+
+type Arith = readonly [string, ParsedExpr];
+
+/** The pipe helpers of the grammar: checks it cannot make itself, at their position. */
+const pipeHelpers = {
+  query: (filter: FilterNode | null, pipes: readonly Pipe[]) => ({ filter: filter ?? TRUE, pipes }),
+  count(s: string, loc: Location): number {
+    try {
+      return checkCount(Number(s), loc.start.offset, 'the number');
+    } catch (e) {
+      throw pipeError((e as Error).message, loc);
+    }
+  },
+  number(s: string, loc: Location): number {
+    const n = Number(s);
+    if (!Number.isFinite(n)) throw pipeError(`${s} is beyond the largest number (about 1.8e308)`, loc);
+    return n;
+  },
+  span(s: string, loc: Location): number {
+    const m = /^([0-9]+)(ms|s|m|h|d|w)$/.exec(s);
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m?.[2] ?? ''];
+    const ms = m && unit ? Number(m[1]) * unit : Number.NaN;
+    if (!(ms >= 1000 && ms <= 366 * 86_400_000))
+      throw pipeError(`"${s}" is not a span from 1s to 366d (e.g. 30s, 5m, 1h, 1d)`, loc);
+    return ms;
+  },
+  top: (n: number | null, field: Name, by: Name | null, loc: Location): Pipe => ({
+    p: 'top',
+    n: n ?? 10,
+    field,
+    ...(by ? { by } : {}),
+    at: loc.start.offset,
+  }),
+  timechart: (span: number | null, aggs: ParsedAgg[], by: Name | null, loc: Location): Pipe => ({
+    p: 'timechart',
+    aggs,
+    ...(span !== null ? { spanMs: span } : {}),
+    ...(by ? { by } : {}),
+    at: loc.start.offset,
+  }),
+  rex(s: { s: string; at: number }, from: Name | null, loc: Location): Pipe {
+    const problem = checkRegex(s.s);
+    if (problem !== undefined)
+      throw new ValueError(`invalid regex: ${problem}`, { ...loc.start, offset: s.at }, 'Invalid pipe');
+    return { p: 'rex', regex: s.s, regexAt: s.at, ...(from ? { from } : {}), at: loc.start.offset };
+  },
+  arith: (head: ParsedExpr, tail: readonly Arith[]): ParsedExpr =>
+    tail.reduce<ParsedExpr>((a, [op, b]) => ({ k: 'arith', op: op as ArithOp, a, b }), head),
+  fn(name: string, args: ParsedExpr[], loc: Location): ParsedExpr {
+    const fn = name.toLowerCase();
+    if (!(EVAL_FUNCTIONS as readonly string[]).includes(fn))
+      throw pipeError(`unknown function "${name}"; use one of ${EVAL_FUNCTIONS.join(', ')}`, loc);
+    return { k: 'fn', fn: fn as EvalFunction, args, at: loc.start.offset };
+  },
+  agg(name: string, field: Name | null, as: Name | null, loc: Location): ParsedAgg {
+    const op = name.toLowerCase();
+    if (!(AGG_OPS as readonly string[]).includes(op))
+      throw pipeError(
+        `unknown aggregate "${name}"; use one of ${AGG_OPS.map((o) => `${o}()`).join(', ')}`,
+        loc,
+      );
+    return { op: op as AggOp, ...(field ? { field } : {}), ...(as ? { as } : {}), at: loc.start.offset };
+  },
+  unknownPipe(name: string, loc: Location): never {
+    const usage = Object.hasOwn(PIPE_USAGE, name) ? PIPE_USAGE[name as keyof typeof PIPE_USAGE] : undefined;
+    if (usage) throw pipeError(`"${name}" is not complete: write ${usage}`, loc);
+    throw pipeError(`unknown pipe "${name}"; use one of ${PIPE_NAMES.join(', ')}`, loc);
+  },
+};
+
 /** What the grammar's actions call (`options.helpers`). */
 const helpers = {
+  ...pipeHelpers,
   or: (head: FilterNode, tail: readonly FilterNode[]) => or(head, ...tail),
   and: (head: FilterNode, tail: readonly FilterNode[]) => and(head, ...tail),
   unary: applyNegations,
@@ -405,9 +510,47 @@ export interface ParseQueryOptions {
 
 /**
  * Parses a query string into the filter AST; an empty or blank string is `true`.
- * Throws QuerySyntaxError naming the position of the problem.
+ * Throws QuerySyntaxError naming the position of the problem, and for pipes, which only
+ * the query type Table takes (parseTableQuery).
  */
 export function parseQuery(input: string, options: ParseQueryOptions = {}): FilterNode {
+  const { filter, pipes } = parseAll(input, options);
+  const [first] = pipes;
+  if (first) {
+    const at = positionOf(input, input.lastIndexOf('|', first.at));
+    throw new QuerySyntaxError(
+      `Pipes need the query type Table, at ${describePosition(at)}: run this query as type Table, or remove the pipes`,
+      at.offset,
+      at.line,
+      at.column,
+      options.path,
+    );
+  }
+  return filter;
+}
+
+/** A query of the type Table: its filter part and its pipes' program (API §21). */
+export function parseTableQuery(
+  input: string,
+  options: ParseQueryOptions = {},
+): { filter: FilterNode; program: Program } {
+  const { filter, pipes } = parseAll(input, options);
+  try {
+    return { filter, program: resolvePipes(pipes) };
+  } catch (error) {
+    if (!(error instanceof PipeError)) throw error;
+    const at = positionOf(input, error.at);
+    throw new QuerySyntaxError(
+      `Invalid pipe at ${describePosition(at)}: ${error.message}`,
+      at.offset,
+      at.line,
+      at.column,
+      options.path,
+    );
+  }
+}
+
+function parseAll(input: string, options: ParseQueryOptions): { filter: FilterNode; pipes: readonly Pipe[] } {
   const fail = (message: string, at: Position, kind = 'Syntax error'): never => {
     throw new QuerySyntaxError(
       `${kind} at ${describePosition(at)}: ${message}`,
@@ -424,22 +567,23 @@ export function parseQuery(input: string, options: ParseQueryOptions = {}): Filt
       'Query too long',
     );
   }
-  if (/^\s*$/.test(input)) return TRUE;
+  if (/^\s*$/.test(input)) return { filter: TRUE, pipes: [] };
   const deep = tooDeep(input);
   if (deep !== undefined) {
     fail(`parentheses are nested more than ${FILTER_LIMITS.maxDepth} levels deep`, positionOf(input, deep));
   }
   let ast: FilterNode;
+  let pipes: readonly Pipe[];
   try {
-    // The generated parser is untyped; the grammar's start rule returns a FilterNode.
-    ast = parser.parse(input, { helpers }) as FilterNode;
+    // The generated parser is untyped; the grammar's start rule returns these.
+    ({ filter: ast, pipes } = parser.parse(input, { helpers }) as { filter: FilterNode; pipes: Pipe[] });
   } catch (error) {
     if (error instanceof parser.SyntaxError) {
       const e = syntaxError(input, error);
       return fail(e.message, e.at);
     }
     if (error instanceof ValueError)
-      return fail(error.message, positionOf(input, error.at.offset), 'Invalid value');
+      return fail(error.message, positionOf(input, error.at.offset), error.kind);
     throw error;
   }
   const size = measure(ast);
@@ -450,5 +594,5 @@ export function parseQuery(input: string, options: ParseQueryOptions = {}): Filt
       'Query too complex',
     );
   }
-  return ast;
+  return { filter: ast, pipes };
 }

@@ -21,6 +21,8 @@ export interface UserRoutesOptions {
   loginFailuresPerAddress: number;
   /** Lifetime of a login's token. */
   sessionHours: number;
+  /** False: only users marked `local_login` may sign in with a password (single sign-on). */
+  passwordLogin: boolean;
 }
 
 export async function userRoutes(fastify: FastifyInstance, opts: UserRoutesOptions) {
@@ -129,7 +131,7 @@ export async function userRoutes(fastify: FastifyInstance, opts: UserRoutesOptio
       const wait = Math.max(throttle.usernameWait(username), throttle.addressWait(request.ip));
       if (wait > 0) throw tooManyRequests(wait, 'Too many failed login attempts; retry later.');
       try {
-        return await passwordWork.run(() => users.login(username, password, sessionMs));
+        return await passwordWork.run(() => users.login(username, password, sessionMs, opts.passwordLogin));
       } catch (err) {
         if (!(err instanceof AppError) || err.status !== 401) throw err;
         throttle.fail(username, request.ip);

@@ -25,7 +25,15 @@ export class StepFailure extends Error {}
 
 const WRITABLE = new Set<string>(WRITABLE_COLUMNS);
 /** Names no step may write or remove: Logscope fills them itself. */
-export const RESERVED_NAMES = new Set(['ev_id', 'received_at', 'stored_at', 'intake', 'fields', 'shape']);
+export const RESERVED_NAMES = new Set([
+  'ev_id',
+  'received_at',
+  'stored_at',
+  'intake',
+  'fields',
+  'shape',
+  'pattern_id',
+]);
 
 export class EventDoc {
   /** The event as the steps so far left it. */

@@ -1,6 +1,8 @@
+import { Patterns } from './patterns.js';
 import type { QueryTypeDef, QueryTypeName } from './query-type.js';
 import { Search } from './search.js';
 import { Summary } from './summary.js';
+import { Table } from './table.js';
 import { Timeline } from './timeline.js';
 import { LastN, TopN } from './topn.js';
 
@@ -15,4 +17,6 @@ export const QUERY_TYPE_DEFS: Record<QueryTypeName, QueryTypeDef> = {
   LastN: LastN as unknown as QueryTypeDef,
   Summary: Summary as unknown as QueryTypeDef,
   Timeline: Timeline as unknown as QueryTypeDef,
+  Patterns: Patterns as unknown as QueryTypeDef,
+  Table: Table as unknown as QueryTypeDef,
 };

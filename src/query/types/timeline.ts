@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { autoInterval, INTERVAL_UNITS } from '../../core/time.js';
 import { fieldError } from '../../errors/errors.js';
 import type { TimelineResult, TimeWindow } from '../../event-store/query-plan.js';
 import { fieldValue } from '../../filter/evaluate.js';
@@ -9,15 +10,11 @@ export interface TimelineParams extends CommonParamValues {
   split_by?: string;
 }
 
-const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-/** `auto` picks the finest of these giving at most MAX_BUCKETS buckets. */
-const LADDER = ['1s', '5s', '10s', '30s', '1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
-export const MAX_BUCKETS = 1440;
 export const SERIES = 5;
 
 export function intervalMs(interval: string): number {
   const m = /^([1-9][0-9]{0,4})([smhd])$/.exec(interval);
-  const ms = m ? Number(m[1]) * (UNITS[m[2] as string] as number) : Number.NaN;
+  const ms = m ? Number(m[1]) * (INTERVAL_UNITS[m[2] as string] as number) : Number.NaN;
   if (!(ms >= 1000 && ms <= 86_400_000)) {
     throw fieldError(
       'params.interval',
@@ -39,19 +36,8 @@ export function chooseInterval(interval: string, w: TimeWindow): { ms: number; l
     }
     return { ms, label: interval };
   }
-  for (const label of LADDER) {
-    const ms = intervalMs(label);
-    if ((w.toMs - w.fromMs) / ms <= MAX_BUCKETS) return { ms, label };
-  }
-  // Past the ladder (a range of years): whole days, still at most MAX_BUCKETS buckets.
-  // Falling back to 1d made millions of buckets for a range of centuries.
-  const days = Math.ceil((w.toMs - w.fromMs) / 86_400_000 / MAX_BUCKETS);
-  const step = DAY_STEPS.find((d) => d >= days) ?? Math.ceil(days / 365) * 365;
-  return { ms: step * 86_400_000, label: `${step}d` };
+  return autoInterval(w);
 }
-
-/** Day counts `auto` picks from for ranges past a day a bucket (then whole years). */
-const DAY_STEPS = [1, 2, 7, 14, 30, 91, 182, 365];
 
 export const Timeline: QueryTypeDef<TimelineParams, TimelineResult> = {
   name: 'Timeline',

@@ -74,10 +74,16 @@ export function EventDialog({
   onFilter,
   scope,
   showContext = false,
+  onContextChange,
+  link,
 }: {
   event: LogEvent;
   /** Opens with the event's context shown (the search page's `c`). */
   showContext?: boolean;
+  /** Told when the context is shown or hidden (the search page keeps it in its address). */
+  onContextChange?: (shown: boolean) => void;
+  /** A link to the search with this event open, its time range frozen (the search page's). */
+  link?: () => string;
   onClose: () => void;
   /** Narrows the search by a query term (the field list's filter for / filter out). */
   onFilter?: (term: string) => void;
@@ -86,6 +92,16 @@ export function EventDialog({
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [context, setContext] = useState(showContext);
+  /** 'copied', or the link itself where the browser gives the page no clipboard. */
+  const [copied, setCopied] = useState<string | null>(null);
+  const copyLink = async (href: string) => {
+    try {
+      await navigator.clipboard.writeText(href);
+      setCopied('copied');
+    } catch {
+      setCopied(href);
+    }
+  };
   const [full, setFull] = useState<Record<string, unknown> | null>(null);
   const [times, setTimes] = useState<Timestamps | null>(null);
   const [triggers, setTriggers] = useState<MatchedTrigger[] | null>(null);
@@ -184,12 +200,25 @@ export function EventDialog({
           >
             Create task
           </button>
+          {link && (
+            <button type="button" className="secondary" onClick={() => void copyLink(link())}>
+              Copy link
+            </button>
+          )}
           <button type="button" className="secondary" onClick={() => ref.current?.close()}>
             Close
           </button>
         </div>
       </div>
       <p role="status" className="muted task-created">
+        {copied &&
+          (copied === 'copied' ? (
+            'Link copied.'
+          ) : (
+            <>
+              Copy this link: <code>{copied}</code>
+            </>
+          ))}
         {task && (
           <>
             Created task{' '}
@@ -205,7 +234,10 @@ export function EventDialog({
         type="button"
         className="secondary"
         aria-expanded={context}
-        onClick={() => setContext(!context)}
+        onClick={() => {
+          setContext(!context);
+          onContextChange?.(!context);
+        }}
       >
         {context ? 'Hide context' : 'Show context'}
       </button>

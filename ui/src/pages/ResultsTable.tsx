@@ -3,6 +3,7 @@ import { type KeyboardEvent, memo, useEffect, useRef } from 'react';
 import type { LogEvent } from '../api';
 import { formatTs } from '../format';
 import { cellText, columnClass, columnLabel, DEFAULT_COLUMNS } from './search/columns';
+import { sortOf } from './search/search-url';
 import { PAGE_SIZE, type Phase } from './useSearch';
 
 /** Rows the table scrolls through (browsers cap an element's height near 17-33 million px). */
@@ -22,6 +23,9 @@ interface Props {
   emptyText?: string;
   /** The columns shown, in order (default: time, severity, host, app, message). */
   columns?: readonly string[];
+  /** The sort of the results; with `onSort` the headers are buttons that change it. */
+  sort?: readonly string[];
+  onSort?: (column: string) => void;
 }
 
 /** Short forms for narrow screens (syslog's own abbreviations). */
@@ -31,6 +35,19 @@ const SEV_SHORT: Record<string, string> = {
   error: 'err',
   warning: 'warn',
 };
+
+function HeaderLabel({ column }: { column: string }) {
+  return column === 'severity' ? (
+    <>
+      <span className="sev-long">Severity</span>
+      <span className="sev-short" aria-hidden="true">
+        Sev.
+      </span>
+    </>
+  ) : (
+    columnLabel(column)
+  );
+}
 
 /** The events of a search as a virtualised table: only the rows in view are in the DOM. */
 export function ResultsTable({
@@ -42,6 +59,8 @@ export function ResultsTable({
   onOpen,
   emptyText,
   columns = DEFAULT_COLUMNS,
+  sort,
+  onSort,
 }: Props) {
   const scrollRef = useRef<HTMLElement>(null);
   const count = Math.min(total, MAX_ROWS);
@@ -85,16 +104,18 @@ export function ResultsTable({
         <thead>
           <tr aria-rowindex={1}>
             {columns.map((c) => (
-              <th key={c} scope="col" className={c === 'host' || c === 'app' ? columnClass(c) : undefined}>
-                {c === 'severity' ? (
-                  <>
-                    <span className="sev-long">Severity</span>
-                    <span className="sev-short" aria-hidden="true">
-                      Sev.
-                    </span>
-                  </>
+              <th
+                key={c}
+                scope="col"
+                className={c === 'host' || c === 'app' ? columnClass(c) : undefined}
+                aria-sort={sort ? (sortOf(sort, c) ?? 'none') : undefined}
+              >
+                {onSort ? (
+                  <button type="button" className="sort-header" onClick={() => onSort(c)}>
+                    <HeaderLabel column={c} />
+                  </button>
                 ) : (
-                  columnLabel(c)
+                  <HeaderLabel column={c} />
                 )}
               </th>
             ))}

@@ -1,6 +1,6 @@
 import { DEFAULT_PRESET, TAIL_WINDOW } from '@shared/time-presets';
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { LogEvent, TimeRange } from '../api';
+import { api, errorText, type LogEvent, type TimeRange } from '../api';
 import { ConnectionLost } from '../components/feedback';
 import { formatCount } from '../format';
 import { navigate } from '../router';
@@ -9,13 +9,18 @@ import { EventDialog } from './EventDialog';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
 import { SearchActions } from './reports/SearchActions';
 import { ColumnPicker } from './search/ColumnPicker';
-import { loadColumns, saveColumns } from './search/columns';
+import { DEFAULT_COLUMNS, loadColumns, saveColumns } from './search/columns';
 import { type FieldInfo, FieldList, fetchFields } from './search/FieldList';
+import { PatternsTab } from './search/PatternsTab';
 import { QueryBox, type QueryBoxHandle } from './search/QueryBox';
-import { addTerm, errorContext, errorPosition } from './search/query';
+import { addTerm, errorContext, errorPosition, hasPipes } from './search/query';
+import { SavedMenu } from './search/SavedMenu';
 import { NoStreams, StreamPicker, useReadableStreams } from './search/StreamPicker';
+import { nextSort, type SearchView, shareLink, viewFromParams, viewPath } from './search/search-url';
+import { type TableChart, TableView } from './search/TableView';
+import { Tabs } from './search/Tabs';
 import { CustomRangeForm, TimeRangeSelect, useTimePicker } from './search/TimePicker';
-import { type RangeSel, rangeFromParams, rangeToParams, windowOf, zoomOut } from './search/time-range';
+import { type RangeSel, windowOf, zoomOut } from './search/time-range';
 import { MAX_LIVE_ROWS, useLiveTail } from './search/useLiveTail';
 import { Timeline } from './Timeline';
 import { PAGE_SIZE, useSearch } from './useSearch';
@@ -48,22 +53,58 @@ function ErrorContext({ query, at }: { query: string; at: number }) {
   );
 }
 
+const sameList = (a: readonly string[], b: readonly string[]) => a.join(',') === b.join(',');
+
 export function SearchPage() {
-  const initial = useRef(new URLSearchParams(window.location.search));
-  const [text, setText] = useState(() => initial.current.get('q') ?? '');
-  const [range, setRange] = useState<RangeSel>(() => rangeFromParams(initial.current));
-  const [columns, setColumns] = useState(loadColumns);
+  /** What the address held on arrival (a reload, or a link someone sent). */
+  const initial = useRef<SearchView>(viewFromParams(new URLSearchParams(window.location.search)));
+  const [text, setText] = useState(() => initial.current.query);
+  const [range, setRange] = useState<RangeSel>(() => initial.current.range);
+  // A link's columns are shown as they are; the reader's own are kept for their next search.
+  const [columns, setColumns] = useState(() => initial.current.columns ?? loadColumns());
   const changeColumns = useCallback((cols: string[]) => {
     setColumns(cols);
     saveColumns(cols);
   }, []);
+  const [sort, setSort] = useState<string[]>(() => initial.current.sort);
+  /** The saved search this page was opened from or last saved as. */
+  const [saved, setSaved] = useState<number | null>(() => initial.current.saved);
   const [selected, setSelected] = useState<LogEvent | null>(null);
   /** The open event's context is shown (opened with `c`). */
   const [withContext, setWithContext] = useState(false);
+  /** An event the address names, while it is read (then it is `selected`). */
+  const [linked, setLinked] = useState<{ id: string; context: boolean } | null>(() =>
+    initial.current.event ? { id: initial.current.event, context: initial.current.context } : null,
+  );
+  /** The page's tab: the events, or their patterns. */
+  const [tab, setTab] = useState<SearchView['tab']>(() => initial.current.tab);
+  const [linkError, setLinkError] = useState<string | null>(null);
+  /** How the rows of a query with pipes are shown. */
+  const [chart, setChart] = useState<TableChart>({ kind: 'table' });
   const open = useCallback((ev: LogEvent, opts?: { context: boolean }) => {
     setWithContext(opts?.context ?? false);
     setSelected(ev);
   }, []);
+  // The event an address names: read, then opened (with its context when the tab says so).
+  useEffect(() => {
+    if (!linked) return;
+    let gone = false;
+    api<LogEvent>(`/api/events/${encodeURIComponent(linked.id)}`)
+      .then((ev) => {
+        if (gone) return;
+        setWithContext(linked.context);
+        setSelected(ev);
+        setLinked(null);
+      })
+      .catch((err) => {
+        if (gone) return;
+        setLinked(null);
+        setLinkError(`The linked event cannot be shown: ${errorText(err)}`);
+      });
+    return () => {
+      gone = true;
+    };
+  }, [linked]);
   /** The query was edited since the last search (its error is no longer marked in the box). */
   const [edited, setEdited] = useState(false);
   const queryRef = useRef<QueryBoxHandle>(null);
@@ -80,52 +121,59 @@ export function SearchPage() {
   const [liveQuery, setLiveQuery] = useState('');
   const tail = useLiveTail(liveQuery, live, paused);
 
-  /** Keeps the query and range in the address; a new range is a history entry (Back returns to the last). */
-  const remember = useCallback((query: string, r: RangeSel, push = false) => {
-    const params = new URLSearchParams();
-    if (query) params.set('q', query);
-    rangeToParams(r, params);
-    const qs = params.toString();
-    navigate(qs ? `/search?${qs}` : '/search', { replace: !push });
-  }, []);
+  /** The next change of the address is a history entry (a new search or range), not a replacement. */
+  const pushNext = useRef(false);
+  const sortRef = useRef(sort);
+  sortRef.current = sort;
 
   const run = useCallback(
-    (query: string, r: RangeSel, push = false) => {
+    (query: string, r: RangeSel, push = false, order: readonly string[] = sortRef.current) => {
       const pinned = windowOf(r, Date.now());
       setEdited(false);
       setShown({ query, window: pinned });
       setSelected(null);
-      remember(query, r, push);
-      start(query, pinned);
+      setLinkError(null);
+      if (push) pushNext.current = true;
+      start(query, pinned, order);
     },
-    [start, remember],
+    [start],
   );
 
   // The first search runs on arrival, with what the address holds (empty: everything).
   // The same effect abandons what still runs when the page goes: under StrictMode the
   // effect runs, is cleaned up and runs again, and the second run searches again.
   useEffect(() => {
-    const q = initial.current;
-    run(q.get('q') ?? '', rangeFromParams(q));
+    const v = initial.current;
+    run(v.query, v.range, false, v.sort);
     return abandon;
   }, [run, abandon]);
 
-  // Back and Forward: search what the address holds then.
+  /** Shows a whole view: Back/Forward, and opening a saved search. */
+  const show = useCallback(
+    (v: SearchView, push: boolean) => {
+      setText(v.query);
+      setRange(v.range);
+      if (v.columns) setColumns(v.columns);
+      setSort(v.sort);
+      setSaved(v.saved);
+      setTab(v.tab);
+      run(v.query, v.range, push, v.sort);
+      if (v.event) setLinked({ id: v.event, context: v.context });
+    },
+    [run],
+  );
+
+  // Back and Forward: show what the address holds then.
   const liveRef = useRef(live);
   liveRef.current = live;
   useEffect(() => {
     const onPop = () => {
       if (window.location.pathname !== '/search' || liveRef.current) return;
-      const params = new URLSearchParams(window.location.search);
-      const query = params.get('q') ?? '';
-      const r = rangeFromParams(params);
-      setText(query);
-      setRange(r);
-      run(query, r);
+      show(viewFromParams(new URLSearchParams(window.location.search)), false);
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
-  }, [run]);
+  }, [show]);
 
   // `/` focuses the query box from anywhere (except while typing elsewhere).
   useEffect(() => {
@@ -139,17 +187,26 @@ export function SearchPage() {
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  /** Searches (or, while Live, tails) `query`. */
+  /** Searches (or, while Live, tails) `query`: a history entry, so Back shows the search before. */
   const go = useCallback(
     (query: string) => {
       if (live) {
         setSelected(null);
         setEdited(false);
         setLiveQuery(query);
-        remember(query, range);
-      } else run(query, range);
+      } else run(query, range, true);
     },
-    [live, run, range, remember],
+    [live, run, range],
+  );
+
+  /** A click on a column's header: the results sorted by it (again: the other way). */
+  const sortBy = useCallback(
+    (column: string) => {
+      const next = nextSort(sortRef.current, column);
+      setSort(next);
+      run(shown?.query ?? text, range, false, next);
+    },
+    [run, shown, text, range],
   );
 
   const submit = (e?: FormEvent) => {
@@ -231,6 +288,9 @@ export function SearchPage() {
   }, [shown, zoomTo]);
 
   const total = state.total ?? 0;
+  /** The shown query has pipes: its rows are a table (API §21), not events. */
+  const piped = !live && (state.table !== null || hasPipes(shown?.query ?? ''));
+  const unit = piped ? 'rows' : 'events';
   const statusText = live
     ? `${formatCount(tail.rows.length)} events`
     : state.phase === 'failed' || state.phase === 'ERROR'
@@ -238,13 +298,36 @@ export function SearchPage() {
       : state.total === null
         ? running || state.phase === 'idle'
           ? 'Searching…'
-          : '0 events'
-        : `${formatCount(state.total)} events`;
+          : `0 ${unit}`
+        : `${formatCount(state.total)} ${unit}`;
   const error = live ? tail.error : state.error;
   /** The query the error is about, and where in it (a syntax error names its position). */
   const errorQuery = live ? liveQuery : (shown?.query ?? '');
   const errorAt = errorPosition(error, errorQuery);
   const connection = tail.connection;
+
+  /** Everything the page shows, as its address holds it. */
+  const view = useMemo<SearchView>(
+    () => ({
+      query: live ? liveQuery : (shown?.query ?? initial.current.query),
+      range,
+      columns: sameList(columns, DEFAULT_COLUMNS) ? null : columns,
+      sort,
+      tab,
+      event: selected?.ev_id ?? linked?.id ?? null,
+      context: (selected ? withContext : linked?.context) ?? false,
+      saved,
+    }),
+    [live, liveQuery, shown, range, columns, sort, tab, selected, linked, withContext, saved],
+  );
+  const path = viewPath(view);
+  // The address follows the page: a new search or range is a history entry, the rest replaces it.
+  useEffect(() => {
+    if (window.location.pathname !== '/search') return;
+    if (`${window.location.pathname}${window.location.search}` !== path)
+      navigate(path, { replace: !pushNext.current });
+    pushNext.current = false;
+  }, [path]);
 
   return (
     <div className="search-page">
@@ -289,6 +372,11 @@ export function SearchPage() {
       <CustomRangeForm picker={picker} />
       <NoStreams streams={streams} isAdmin={me?.is_admin ?? false} />
 
+      {linkError && (
+        <div role="alert" className="error">
+          {linkError}
+        </div>
+      )}
       {error && (
         <div role="alert" id="search-error" className="error">
           {error}
@@ -300,7 +388,7 @@ export function SearchPage() {
         <ConnectionLost what="New events show again once it is back." onRetry={tail.retry} />
       )}
 
-      {!live && (
+      {!live && !piped && (
         <Timeline
           timeline={state.timeline}
           window={shown?.window ?? null}
@@ -353,59 +441,104 @@ export function SearchPage() {
               </>
             )}
             {state.phase === 'STOPPED' && <span className="muted">Stopped: the results are partial.</span>}
+            <SavedMenu view={view} columns={columns} onOpen={(v) => show(v, true)} onSaved={setSaved} />
             <SearchActions
               qid={state.phase === 'SUCCESS' || state.phase === 'STOPPED' ? state.qid : null}
               query={shown?.query ?? text}
               window={shown?.window ?? null}
               preset={range.kind === 'preset' ? range.preset : DEFAULT_PRESET}
+              {...(piped ? { chart } : {})}
             />
-            <ColumnPicker
-              columns={columns}
-              onChange={changeColumns}
-              query={shown?.query ?? ''}
-              timeRange={shown?.window ?? null}
-            />
+            {!piped && (
+              <ColumnPicker
+                columns={columns}
+                onChange={changeColumns}
+                query={shown?.query ?? ''}
+                timeRange={shown?.window ?? null}
+              />
+            )}
           </>
         )}
       </div>
 
-      <div className="search-body">
-        <FieldList
-          query={live ? liveQuery : (shown?.query ?? '')}
-          timeRange={live ? liveRange : (shown?.window ?? null)}
-          onFilter={onFilter}
+      {piped && <TableView results={state.table} chart={chart} onChart={setChart} />}
+
+      {!live && !piped && (
+        <Tabs
+          tabs={[
+            ['events', 'Events'],
+            ['patterns', 'Patterns'],
+          ]}
+          active={tab}
+          onChange={(t) => setTab(t as SearchView['tab'])}
         />
-        {live ? (
-          <ResultsTable
-            key="live"
-            total={tail.rows.length}
-            pages={livePages}
-            phase={tail.connection === 'open' ? 'SUCCESS' : 'PENDING'}
-            ensureRows={noRows}
-            selectedId={selected?.ev_id ?? null}
-            onOpen={open}
-            emptyText="Waiting for events…"
-            columns={columns}
+      )}
+
+      {piped ? null : !live && tab === 'patterns' ? (
+        <div
+          id="search-tab-patterns"
+          role="tabpanel"
+          aria-labelledby="search-tab-patterns-tab"
+          className="search-patterns"
+        >
+          <PatternsTab
+            query={shown?.query ?? ''}
+            window={shown?.window ?? null}
+            onFilter={(term) => {
+              setTab('events');
+              onFilter(term);
+            }}
+            onOpenEvent={(id) => setLinked({ id, context: false })}
           />
-        ) : (
-          <ResultsTable
-            key={state.qid ?? 'none'}
-            total={total}
-            pages={state.pages}
-            phase={state.phase}
-            ensureRows={ensureRows}
-            selectedId={selected?.ev_id ?? null}
-            onOpen={open}
-            columns={columns}
+        </div>
+      ) : (
+        <div
+          className="search-body"
+          {...(live
+            ? {}
+            : { id: 'search-tab-events', role: 'tabpanel', 'aria-labelledby': 'search-tab-events-tab' })}
+        >
+          <FieldList
+            query={live ? liveQuery : (shown?.query ?? '')}
+            timeRange={live ? liveRange : (shown?.window ?? null)}
+            onFilter={onFilter}
           />
-        )}
-      </div>
+          {live ? (
+            <ResultsTable
+              key="live"
+              total={tail.rows.length}
+              pages={livePages}
+              phase={tail.connection === 'open' ? 'SUCCESS' : 'PENDING'}
+              ensureRows={noRows}
+              selectedId={selected?.ev_id ?? null}
+              onOpen={open}
+              emptyText="Waiting for events…"
+              columns={columns}
+            />
+          ) : (
+            <ResultsTable
+              key={state.qid ?? 'none'}
+              total={total}
+              pages={state.pages}
+              phase={state.phase}
+              ensureRows={ensureRows}
+              selectedId={selected?.ev_id ?? null}
+              onOpen={open}
+              columns={columns}
+              sort={sort}
+              onSort={sortBy}
+            />
+          )}
+        </div>
+      )}
 
       {selected && (
         <EventDialog
-          key={`${selected.ev_id}:${withContext}`}
+          key={selected.ev_id}
           event={selected}
           showContext={withContext}
+          onContextChange={setWithContext}
+          link={() => shareLink(view, window.location.origin, true, Date.now())}
           onClose={() => setSelected(null)}
           onFilter={onFilter}
           scope={{

@@ -150,6 +150,13 @@ function UsersSection() {
     { header: 'Username', cell: (u) => u.username },
     { header: 'Admin', cell: (u) => (u.is_admin ? 'Yes' : 'No') },
     {
+      header: 'Signs in',
+      cell: (u) =>
+        [u.sso ? 'single sign-on' : 'local', ...(u.local_login ? ['password always allowed'] : [])].join(
+          ', ',
+        ),
+    },
+    {
       header: 'Permissions',
       cell: (u) =>
         u.permissions.length > 0 ? u.permissions.join(', ') : <span className="muted">none</span>,
@@ -204,7 +211,12 @@ const PASSWORD_HINT = 'Passwords have 8 or more characters; a user without one s
 
 /** A user's fields, for a new user and for editing one. */
 function useUserForm(user?: User) {
-  const form = useForm({ username: user?.username ?? '', password: '', isAdmin: user?.is_admin ?? false });
+  const form = useForm({
+    username: user?.username ?? '',
+    password: '',
+    isAdmin: user?.is_admin ?? false,
+    localLogin: user?.local_login ?? false,
+  });
   const [permissions, setPermissions] = useState<readonly string[]>(user?.permissions ?? []);
   const reset = () => {
     form.reset();
@@ -247,6 +259,10 @@ function UserFields(props: {
         <input type="password" autoComplete="new-password" {...form.text('password')} />
       </Field>
       <Check label="Admin" {...form.check('isAdmin')} />
+      <Check
+        label="Break-glass account: signs in locally even when single sign-on is required"
+        {...form.check('localLogin')}
+      />
     </>
   );
   return (
@@ -287,10 +303,17 @@ function NewUser({ onCreated }: { onCreated: () => void }) {
   const create = () =>
     act.run(
       async () => {
-        const { username, password, isAdmin } = fields.form.values;
-        const body: { username: string; password?: string; is_admin: boolean; permissions: string[] } = {
+        const { username, password, isAdmin, localLogin } = fields.form.values;
+        const body: {
+          username: string;
+          password?: string;
+          is_admin: boolean;
+          local_login: boolean;
+          permissions: string[];
+        } = {
           username: username.trim(),
           is_admin: isAdmin,
+          local_login: localLogin,
           permissions: [...fields.permissions],
         };
         if (password) body.password = password;
@@ -322,10 +345,16 @@ function EditUser(props: { user: UserRow; onClose: () => void; onSaved: (u: User
 
   const save = () =>
     act.run(async () => {
-      const { username, password, isAdmin } = fields.form.values;
+      const { username, password, isAdmin, localLogin } = fields.form.values;
       const permissions = [...fields.permissions];
-      const body: Partial<{ username: string; password: string; is_admin: boolean; permissions: string[] }> =
-        {};
+      const body: Partial<{
+        username: string;
+        password: string;
+        is_admin: boolean;
+        local_login: boolean;
+        permissions: string[];
+      }> = {};
+      if (localLogin !== (user.local_login ?? false)) body.local_login = localLogin;
       if (username.trim() !== user.username) body.username = username.trim();
       if (password) body.password = password;
       if (isAdmin !== user.is_admin) body.is_admin = isAdmin;

@@ -10,9 +10,11 @@ import {
   type SearchResults,
   searchPage,
   stopQuery,
+  type TableResults,
   type TimelineResults,
   type TimeRange,
 } from '../api';
+import { hasPipes } from './search/query';
 
 /** Rows fetched per request while scrolling. */
 export const PAGE_SIZE = 200;
@@ -29,6 +31,8 @@ export interface SearchState {
   /** Loaded pages of PAGE_SIZE events by page index. */
   pages: ReadonlyMap<number, LogEvent[]>;
   timeline: TimelineResults | null;
+  /** A query with pipes runs as a Table instead of a Search and a Timeline: its rows. */
+  table: TableResults | null;
 }
 
 const IDLE: SearchState = {
@@ -39,6 +43,7 @@ const IDLE: SearchState = {
   error: null,
   pages: new Map(),
   timeline: null,
+  table: null,
 };
 
 const running = (p: Phase) => p === 'starting' || p === 'PENDING' || p === 'IN_PROGRESS';
@@ -75,7 +80,7 @@ export function useSearch() {
   }, []);
 
   const start = useCallback(
-    (query: string, timeRange: TimeRange) => {
+    (query: string, timeRange: TimeRange, sort: readonly string[] = ['-ts']) => {
       abandon();
       const ctl = new AbortController();
       ctlRef.current = ctl;
@@ -83,6 +88,35 @@ export function useSearch() {
       const ids = { search: null as string | null, timeline: null as string | null, done: false };
       qidsRef.current = ids;
       setState({ ...IDLE, phase: 'starting' });
+
+      if (hasPipes(query)) {
+        const onTable = (q: GenericQuery<TableResults>) => {
+          if (ctl.signal.aborted) return;
+          ids.search = q.query_id;
+          const r = q.results;
+          setState((s) => ({
+            ...s,
+            qid: q.query_id,
+            phase: q.status,
+            progress: q.progress,
+            total: r.total_rows ?? s.total,
+            table: r.rows && r.columns ? (r as TableResults) : s.table,
+            error: q.status === 'ERROR' ? (q.error ?? 'The query failed.') : null,
+          }));
+        };
+        runQuery<TableResults>(
+          { type: 'Table', params: { query, time_range: timeRange } },
+          { signal: ctl.signal, onUpdate: onTable },
+        )
+          .catch((err) => {
+            if (isAbort(err) || ctl.signal.aborted) return;
+            setState((s) => ({ ...s, phase: 'failed', error: errorText(err) }));
+          })
+          .finally(() => {
+            ids.done = true;
+          });
+        return;
+      }
 
       const onSearch = (q: GenericQuery<SearchResults>) => {
         if (ctl.signal.aborted) return;
@@ -98,7 +132,7 @@ export function useSearch() {
         }));
       };
       const search = runQuery<SearchResults>(
-        { type: 'Search', params: { query, time_range: timeRange, sort: ['-ts'], page_size: PAGE_SIZE } },
+        { type: 'Search', params: { query, time_range: timeRange, sort: [...sort], page_size: PAGE_SIZE } },
         { signal: ctl.signal, onUpdate: onSearch },
       ).catch((err) => {
         if (isAbort(err) || ctl.signal.aborted) return;
@@ -141,7 +175,11 @@ export function useSearch() {
     ]);
     setState((prev) => {
       let next: SearchState = { ...prev, phase: 'STOPPED' };
-      if (s.status === 'fulfilled') {
+      if (s.status === 'fulfilled' && prev.table) {
+        const r = s.value.results as Partial<TableResults>;
+        if (r.rows && r.columns)
+          next = { ...next, table: r as TableResults, total: r.total_rows ?? prev.total };
+      } else if (s.status === 'fulfilled') {
         const r = s.value.results;
         next = {
           ...next,

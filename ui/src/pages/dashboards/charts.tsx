@@ -1,12 +1,13 @@
 /**
  * Widget visualizations drawn without a chart library: a widget's query result
- * (GenericQuery of Search, TopN, LastN, Timeline or Summary) shown as its kind says.
+ * (GenericQuery of Search, TopN, LastN, Timeline, Summary, Patterns or Table) shown as its kind says.
  */
 
 import { CATEGORY_PALETTE, colorsFor, fixedColors, PLAIN_COLOR } from '@shared/chart-colors';
 import { COUNTRY_MAP_NO_GEO, type CountryMapData, countryMapData } from '@shared/country-map';
 import { type CSSProperties, lazy, type ReactNode, Suspense } from 'react';
 import { formatCount, formatTs } from '../../format';
+import { asBuckets, asItems, asTotals, isTableResults } from './table-data';
 
 export type VisualizationKind = 'table' | 'bar' | 'line' | 'area' | 'pie' | 'number' | 'map' | 'list';
 
@@ -102,9 +103,14 @@ function coarsen(buckets: Bucket[]): Bucket[] {
   return out;
 }
 
-/** Category/value pairs: TopN and LastN items, Summary groups, Timeline buckets. */
+/** Category/value pairs: TopN and LastN items, Summary groups, Timeline buckets, Patterns. */
 export function points(data: QueryData): Point[] {
   const r = data.results ?? {};
+  if (Array.isArray(r.patterns))
+    return (r.patterns as Array<{ template: string; count: unknown }>).map((p) => ({
+      label: p.template || '(empty)',
+      value: asNumber(p.count),
+    }));
   if (Array.isArray(r.items))
     return (r.items as Array<{ value: unknown; count: unknown }>).map((i) => ({
       label: label(i.value),
@@ -126,6 +132,25 @@ export function points(data: QueryData): Point[] {
 /** Rows and columns of any result. */
 export function table(data: QueryData, fields?: unknown): Table {
   const r = data.results ?? {};
+  if (isTableResults(r))
+    return {
+      columns: r.columns.map((c) => c.name),
+      rows: r.rows.map((row) =>
+        row.map((v, i) => (r.columns[i]?.type === 'time' && typeof v === 'number' ? formatTs(v) : v)),
+      ),
+    };
+  if (Array.isArray(r.patterns)) {
+    const patterns = r.patterns as Array<{ template: string; count: number; share: number; new: boolean }>;
+    return {
+      columns: ['pattern', 'count', 'share', 'new'],
+      rows: patterns.map((p) => [
+        p.template || '(empty)',
+        p.count,
+        `${(asNumber(p.share) * 100).toFixed(1)} %`,
+        p.new ? 'new' : '',
+      ]),
+    };
+  }
   if (Array.isArray(r.events)) {
     const events = r.events as Array<Record<string, unknown>>;
     const cols =
@@ -468,6 +493,20 @@ function Pie({ pts, title }: { pts: Point[]; title: string }) {
   );
 }
 
+/**
+ * A Table's results (a query with pipes) as the results a visualization of `kind` reads:
+ * a time series, category values or totals, over the `value` column (table-data.ts).
+ */
+function fromTable(data: QueryData, kind: string, value: unknown): QueryData {
+  const t = data.results;
+  if (!isTableResults(t)) return data;
+  const buckets = kind === 'line' || kind === 'area' || kind === 'bar' ? asBuckets(t, value) : null;
+  if (buckets) return { ...data, results: { buckets } };
+  if (kind === 'number') return { ...data, results: { totals: asTotals(t, value) } };
+  if (kind === 'table') return data;
+  return { ...data, results: { items: asItems(t, value) } };
+}
+
 /** A widget's content by its visualization kind. */
 export function Visualization(props: {
   kind: VisualizationKind | string;
@@ -476,7 +515,8 @@ export function Visualization(props: {
   title: string;
   fields?: unknown;
 }): ReactNode {
-  const { kind, data, title } = props;
+  const { kind, title } = props;
+  const data = fromTable(props.data, kind, props.options.value);
   const isTime = Array.isArray(data.results?.buckets);
   switch (kind) {
     case 'number':

@@ -7,6 +7,7 @@ import { Menu, type MenuEntry } from '../../components/Menu';
 import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
 import { Link } from '../../router';
+import type { TableChart } from '../search/TableView';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import { type DashboardItem, FormatField, type Report, useDashboards } from './ReportsPage';
 import '../tasks/work.css';
@@ -18,6 +19,8 @@ export interface ShownSearch {
   query: string;
   window: { ts_from: number; ts_to: number } | null;
   preset: string;
+  /** A query with pipes: it is a Table, shown as this chart (what a widget of it shows). */
+  chart?: TableChart;
 }
 
 const describe = (query: string) => (query.trim() ? query.trim().slice(0, 150) : 'All events');
@@ -82,14 +85,19 @@ function ReportDialog(props: ShownSearch & { onClose: () => void }) {
           timezone: timezone.trim() || 'UTC',
           source: {
             kind: 'query',
-            query: {
-              type: 'Search',
-              params: {
-                query: props.query,
-                time_range: props.window ?? { preset: props.preset },
-                sort: ['-ts'],
-              },
-            },
+            query: props.chart
+              ? {
+                  type: 'Table',
+                  params: { query: props.query, time_range: props.window ?? { preset: props.preset } },
+                }
+              : {
+                  type: 'Search',
+                  params: {
+                    query: props.query,
+                    time_range: props.window ?? { preset: props.preset },
+                    sort: ['-ts'],
+                  },
+                },
           },
         },
       });
@@ -143,16 +151,21 @@ function DashboardDialog(props: ShownSearch & { onClose: () => void }) {
       const w = await api<{ id: number; title: string }>(`/api/dashboards/${dashboard.id}/widgets`, {
         body: {
           title: title.trim() || 'Search',
-          query: {
-            type: 'Search',
-            params: {
-              query: props.query,
-              time_range: { preset: props.preset },
-              sort: ['-ts'],
-              page_size: 50,
-            },
-          },
-          visualization: { kind: 'table', options: {} },
+          // A query with pipes stays one, as a Table widget drawn as its chart.
+          query: props.chart
+            ? { type: 'Table', params: { query: props.query, time_range: { preset: props.preset } } }
+            : {
+                type: 'Search',
+                params: {
+                  query: props.query,
+                  time_range: { preset: props.preset },
+                  sort: ['-ts'],
+                  page_size: 50,
+                },
+              },
+          visualization: props.chart
+            ? { kind: props.chart.kind, options: props.chart.value ? { value: props.chart.value } : {} }
+            : { kind: 'table', options: {} },
         },
       });
       setAdded({ dashboard, title: w.title });
@@ -164,8 +177,17 @@ function DashboardDialog(props: ShownSearch & { onClose: () => void }) {
       <Form className="" onSubmit={submit}>
         <h2>Add to dashboard</h2>
         <p className="muted">
-          A table of the newest events of <code>{describe(props.query)}</code>, following the time range
-          preset.
+          {props.chart ? (
+            <>
+              The {props.chart.kind === 'table' ? 'table' : `${props.chart.kind} chart`} of{' '}
+              <code>{describe(props.query)}</code>, pipes included, following the time range preset.
+            </>
+          ) : (
+            <>
+              A table of the newest events of <code>{describe(props.query)}</code>, following the time range
+              preset.
+            </>
+          )}
         </p>
         {list.data && boards.length === 0 ? (
           <p>

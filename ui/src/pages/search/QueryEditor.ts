@@ -25,7 +25,15 @@ import {
 } from '@codemirror/view';
 import { tags as t } from '@lezer/highlight';
 import type { FieldInfo } from './FieldList';
-import { completionSpot, quoteValue, readToken, startState, type TokenState } from './query';
+import {
+  completionSpot,
+  PIPE_FUNCTIONS,
+  PIPE_NAMES,
+  quoteValue,
+  readToken,
+  startState,
+  type TokenState,
+} from './query';
 
 const queryLanguage = StreamLanguage.define<TokenState>({
   name: 'logscope-query',
@@ -130,6 +138,12 @@ function completions(fields: () => Promise<FieldInfo[]>) {
     const text = ctx.state.doc.toString();
     const spot = completionSpot(text, ctx.pos);
     if (!spot) return null;
+    if (spot.kind === 'pipe')
+      return {
+        from: spot.from,
+        options: PIPE_NAMES.map((name) => ({ label: name, type: 'keyword', apply: `${name} ` })),
+        validFor: FIELD_CHARS,
+      };
     // Only when asked, or once something is typed.
     if (!ctx.explicit && spot.prefix === '' && spot.kind === 'field') return null;
     let list: FieldInfo[];
@@ -139,6 +153,14 @@ function completions(fields: () => Promise<FieldInfo[]>) {
       return null;
     }
     if (ctx.aborted) return null;
+    if (spot.kind === 'pipe-word') {
+      if (!ctx.explicit && spot.prefix === '') return null;
+      const options: Completion[] = [
+        ...PIPE_FUNCTIONS.map((fn) => ({ label: `${fn}()`, type: 'function', apply: `${fn}(`, boost: 1 })),
+        ...list.map((f) => ({ label: f.name, type: 'property', detail: f.type })),
+      ];
+      return { from: spot.from, options, validFor: FIELD_CHARS };
+    }
     if (spot.kind === 'field') {
       const options: Completion[] = list.map((f) => ({
         label: f.name,

@@ -23,14 +23,83 @@ export interface TokenState {
   open: '"' | '/' | null;
   /** The previous token was `field:` (so the next one is its value). */
   afterColon: boolean;
+  /** Past the first `|`: the rest is pipes (API §21). */
+  pipe: boolean;
+  /** Right after a `|`: the next word names a pipe. */
+  pipeName: boolean;
 }
 
-export const startState = (): TokenState => ({ open: null, afterColon: false });
+export const startState = (): TokenState => ({ open: null, afterColon: false, pipe: false, pipeName: false });
+
+/** The pipes, aggregates and functions the query box completes (docs/query-language.md#pipes). */
+export const PIPE_NAMES = [
+  'stats',
+  'top',
+  'timechart',
+  'patterns',
+  'fields',
+  'sort',
+  'limit',
+  'where',
+  'extract',
+  'rex',
+  'rename',
+  'eval',
+] as const;
+export const PIPE_FUNCTIONS = [
+  'count',
+  'count_distinct',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'p50',
+  'p90',
+  'p95',
+  'p99',
+  'concat',
+  'lower',
+  'upper',
+  'len',
+] as const;
+const PIPE_KEYWORDS = new Set(['by', 'as', 'from', 'span', 'AND', 'OR', 'NOT']);
+
+/** A token of the pipes part: pipe names and keywords, functions, numbers, strings, operators. */
+function readPipeToken(line: string, pos: number, state: TokenState): { end: number; type: TokenType } {
+  const c = line[pos] ?? '';
+  const pipeName = state.pipeName;
+  state.pipeName = false;
+  if (c === '|') {
+    state.pipeName = true;
+    return { end: pos + 1, type: 'operator' };
+  }
+  if (c === '"') {
+    const { end, closed } = closeOf(line, pos + 1, '"');
+    if (!closed) state.open = '"';
+    return { end, type: 'string' };
+  }
+  if (c === '(' || c === ')') return { end: pos + 1, type: 'paren' };
+  if (c === ',') return { end: pos + 1, type: 'punctuation' };
+  const op = /^(!=|>=|<=|[=<>+*/])/.exec(line.slice(pos));
+  if (op) return { end: pos + (op[1] ?? '').length, type: 'operator' };
+  const word = /^[^\s()",|=<>!+*/]+/.exec(line.slice(pos))?.[0] ?? '';
+  if (!word) return { end: pos + 1, type: null };
+  const end = pos + word.length;
+  if (pipeName || PIPE_KEYWORDS.has(word)) return { end, type: 'keyword' };
+  if (NUMBER.test(word)) return { end, type: 'number' };
+  if (line[end] === '(') return { end, type: 'atom' };
+  if (word === '-') return { end, type: 'operator' };
+  return { end, type: 'propertyName' };
+}
+
+/** Whether a query has pipes (a `|` outside quotes, regexes and escapes): it runs as a Table. */
+export const hasPipes = (query: string) =>
+  tokenize(query).some((t) => t.text === '|' && t.type === 'operator');
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'TO']);
 /** Characters that end a word outside quotes; in a value `:` is an ordinary character. */
-const WORD_END = /[\s()":[\]{}]/;
-const VALUE_END = /[\s()"[\]{}]/;
+const WORD_END = /[\s()":[\]{}|]/;
+const VALUE_END = /[\s()"[\]{}|]/;
 const NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 
 /** Where a quoted string or regex opened at `from` (its opening char already read) ends. */
@@ -44,7 +113,7 @@ function closeOf(line: string, from: number, quote: '"' | '/'): { end: number; c
     }
     if (c === quote) {
       // A regex ends at a `/` followed by whitespace, `)` or the end of the query.
-      if (quote === '/' && i + 1 < line.length && !/[\s)]/.test(line[i + 1] ?? '')) {
+      if (quote === '/' && i + 1 < line.length && !/[\s)|]/.test(line[i + 1] ?? '')) {
         i++;
         continue;
       }
@@ -69,7 +138,14 @@ export function readToken(line: string, pos: number, state: TokenState): { end: 
     if (closed) state.open = null;
     return { end, type };
   }
+  if (state.pipe) return readPipeToken(line, pos, state);
   const c = line[pos] ?? '';
+  if (c === '|') {
+    state.pipe = true;
+    state.pipeName = true;
+    state.afterColon = false;
+    return { end: pos + 1, type: 'operator' };
+  }
   const afterColon = state.afterColon;
   state.afterColon = false;
 
@@ -222,7 +298,11 @@ function hasTopLevelOr(query: string): boolean {
 
 export type CompletionSpot =
   | { kind: 'field'; from: number; prefix: string }
-  | { kind: 'value'; field: string; from: number; prefix: string };
+  | { kind: 'value'; field: string; from: number; prefix: string }
+  /** A pipe's name, right after `|`. */
+  | { kind: 'pipe'; from: number; prefix: string }
+  /** A word inside a pipe: a function, an aggregate or a field. */
+  | { kind: 'pipe-word'; from: number; prefix: string };
 
 /**
  * What is being typed at `pos`: a field name (or free word) or the value of `field:`.
@@ -230,6 +310,17 @@ export type CompletionSpot =
  */
 export function completionSpot(query: string, pos: number): CompletionSpot | null {
   const before = query.slice(0, pos);
+  const tokens = tokenize(before);
+  if (tokens.some((t) => t.text === '|' && t.type === 'operator')) {
+    const last = tokens.at(-1);
+    // Inside a quoted pattern: nothing to complete.
+    if (last?.type === 'string' && last.to === before.length) return null;
+    const word = /[\p{L}\p{N}_.@-]*$/u.exec(before)?.[0] ?? '';
+    const from = pos - word.length;
+    const prev = tokens.filter((t) => t.to <= from).at(-1);
+    if (prev?.text === '|') return { kind: 'pipe', from, prefix: word };
+    return { kind: 'pipe-word', from, prefix: word };
+  }
   // The value of `field:` (optionally after a comparison), quoted or not, being typed.
   const value =
     /(?:^|[\s(])(-|\+)?([\p{L}\p{N}_.@][\p{L}\p{N}_.@-]*):\s*("(?:[^"\\]|\\.)*|[^\s()":/[\]{}][^\s()":[\]{}]*|)$/u.exec(

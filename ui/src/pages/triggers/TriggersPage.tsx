@@ -32,21 +32,27 @@ interface Trigger {
 type Op = 'gt' | 'gte' | 'lt' | 'lte';
 type Condition =
   | { type: 'match' }
-  | { type: 'threshold'; window_seconds: number; op: Op; value: number; group_by: string[] };
+  | { type: 'threshold'; window_seconds: number; op: Op; value: number; group_by: string[] }
+  | { type: 'new_pattern'; warmup_seconds: number };
 
 const OP_TEXT: Record<Op, string> = { gt: 'more than', gte: 'at least', lt: 'fewer than', lte: 'at most' };
 
 /** "more than 100 in 5 min per host", or "every match". */
 export function describeCondition(c: Condition): string {
   if (c.type === 'match') return 'Every match';
+  if (c.type === 'new_pattern')
+    return `A new kind of message (after ${c.warmup_seconds % 3600 === 0 ? `${c.warmup_seconds / 3600} h` : `${Math.round(c.warmup_seconds / 60)} min`} of warm-up)`;
   const w = c.window_seconds;
   const window = w % 60 === 0 ? `${w / 60} min` : `${w} s`;
   const per = c.group_by.length ? ` per ${c.group_by.join(', ')}` : '';
   return `${OP_TEXT[c.op][0]?.toUpperCase()}${OP_TEXT[c.op].slice(1)} ${c.value} in ${window}${per}`;
 }
 
-const WHEN: { value: 'match' | Op; label: string }[] = [
+type When = 'match' | 'new_pattern' | Op;
+
+const WHEN: { value: When; label: string }[] = [
   { value: 'match', label: 'Every match' },
+  { value: 'new_pattern', label: 'A new kind of message (pattern)' },
   { value: 'gt', label: 'More than N in a window' },
   { value: 'gte', label: 'At least N in a window' },
   { value: 'lt', label: 'Fewer than N in a window (silence)' },
@@ -198,7 +204,8 @@ function formValues(t: Trigger | undefined, myId: number | undefined) {
       : t.assign_to !== null && t.assign_to === myId
         ? 'task-me'
         : 'task') as TriggerAction,
-    when: (c?.type === 'threshold' ? c.op : 'match') as 'match' | Op,
+    when: (c?.type === 'threshold' ? c.op : (c?.type ?? 'match')) as When,
+    warmupHours: c?.type === 'new_pattern' ? String(c.warmup_seconds / 3600) : '1',
     value: c?.type === 'threshold' ? String(c.value) : '100',
     minutes: c?.type === 'threshold' ? String(c.window_seconds / 60) : '5',
     groupBy: c?.type === 'threshold' ? c.group_by.join(', ') : '',
@@ -218,7 +225,7 @@ function TriggerForm({
   const me = useMe();
   const initial = formValues(editing, me?.id);
   const form = useForm(initial);
-  const { name, query, severity, action, when, value, minutes, groupBy } = form.values;
+  const { name, query, severity, action, when, value, minutes, groupBy, warmupHours } = form.values;
   const channels = useApi<{ results: Channel[] }>('/api/channels?page_size=200');
   const [notify, setNotify] = useState<number[]>(editing?.notify ?? []);
   const [queryError, setQueryError] = useState<string | null>(null);
@@ -272,16 +279,18 @@ function TriggerForm({
           condition:
             when === 'match'
               ? { type: 'match' }
-              : {
-                  type: 'threshold',
-                  op: when,
-                  value: Number(value),
-                  window_seconds: Math.round(Number(minutes) * 60),
-                  group_by: groupBy
-                    .split(',')
-                    .map((f) => f.trim())
-                    .filter(Boolean),
-                },
+              : when === 'new_pattern'
+                ? { type: 'new_pattern', warmup_seconds: Math.round(Number(warmupHours) * 3600) }
+                : {
+                    type: 'threshold',
+                    op: when,
+                    value: Number(value),
+                    window_seconds: Math.round(Number(minutes) * 60),
+                    group_by: groupBy
+                      .split(',')
+                      .map((f) => f.trim())
+                      .filter(Boolean),
+                  },
           notify,
         },
       });
@@ -321,7 +330,17 @@ function TriggerForm({
       <Field label="Fires on" id="trigger-when" error={act.fieldError('condition')}>
         <Select options={WHEN} {...form.text('when')} />
       </Field>
-      {when !== 'match' && (
+      {when === 'new_pattern' && (
+        <Field
+          label="Warm-up (hours)"
+          id="trigger-warmup"
+          hint="Patterns first seen this soon after the trigger is made are not new to it."
+          error={act.fieldError('condition.warmup_seconds')}
+        >
+          <input type="number" min={0} max={720} step="any" required {...form.text('warmupHours')} />
+        </Field>
+      )}
+      {when !== 'match' && when !== 'new_pattern' && (
         <>
           <Field label="N (events)" id="trigger-value" error={act.fieldError('condition.value')}>
             <input type="number" min={0} required {...form.text('value')} />
