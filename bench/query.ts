@@ -90,6 +90,26 @@ const CASES: Array<{
     type: 'Search',
     params: { query: 'needle42', page_size: 100 },
   },
+  // The same rare word through the JSON filter's operators and a regex (the index takes
+  // each predicate's literal; the raw engine scans every message).
+  {
+    name: 'Search rare word, filter contains',
+    goalMs: 30,
+    type: 'Search',
+    params: { filter: [{ field: 'message', op: 'contains', value: 'needle42' }], page_size: 100 },
+  },
+  {
+    name: 'Search rare word, filter endswith',
+    goalMs: 30,
+    type: 'Search',
+    params: { filter: [{ field: 'message', op: 'endswith', value: ' needle42' }], page_size: 100 },
+  },
+  {
+    name: 'Search rare word, regex',
+    goalMs: 30,
+    type: 'Search',
+    params: { filter: [{ field: 'message', op: 'regex', value: '#\\d+ needle42$' }], page_size: 100 },
+  },
   { name: 'TopN cardinality 50', goalMs: 50, type: 'TopN', params: { field: 'app', n: 10 } },
   { name: 'TopN cardinality 10k', goalMs: 150, type: 'TopN', params: { field: 'user', n: 10 } },
   { name: 'TopN cardinality 1M', goalMs: 500, type: 'TopN', params: { field: 'src_ip', n: 10 } },

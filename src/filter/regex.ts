@@ -142,57 +142,81 @@ export function compileRegex(pattern: string, opts: { ignoreCase?: boolean } = {
   return make(pattern, opts.ignoreCase ? 'iu' : 'u');
 }
 
+/** `text` as a regex that matches it literally (every character with a meaning escaped). */
+export const escapeRegex = (text: string): string => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+
 /** Characters with a meaning of their own outside a class; a backslash before one makes it literal. */
 const SPECIAL = new Set('\\^$.|?*+()[]{}');
 const QUANTIFIER = new Set('?*+{');
 
 /**
  * The longest literal text (3+ characters) that every match of `pattern` contains, or
- * undefined when none is certain. Conservative: only top-level runs of plain characters
- * count (nothing inside groups or classes, nothing a quantifier makes optional), and no
- * pattern with a top-level `|`, flags or `\Q`; a case-insensitive or unusual pattern
- * simply gets no literal.
+ * undefined when none is certain (`requiredLiterals`; no literal under flags).
  */
 export function requiredLiteral(pattern: string): string | undefined {
-  // Flags (`(?i)` anywhere) change what a literal matches: no literal then.
-  if (/\(\?(?!:|P?<)/.test(pattern)) return undefined;
+  const found = requiredLiterals(pattern);
+  if (!found || found.ignoreCase || found.flagged) return undefined;
   let best = '';
+  for (const l of found.literals) if (l.length > best.length) best = l;
+  return best.length >= 3 ? best : undefined;
+}
+
+/**
+ * The literal texts every match of `pattern` contains, each as written (a match holds it
+ * exactly, or with `ignoreCase` in some case variant of it), or undefined when the
+ * pattern's shape is not understood. Conservative: only top-level runs of plain
+ * characters count (nothing inside groups or classes, nothing a quantifier makes
+ * optional), and no pattern with a top-level `|` or `\Q`. Flags are understood only as
+ * one group at the very start (`(?is)…`: `flagged`; `i` makes `ignoreCase`); a flag group
+ * anywhere else gives undefined. Runs are read by code point, so a quantifier after an
+ * astral character never leaves half of it in a run.
+ */
+export function requiredLiterals(
+  pattern: string,
+): { literals: string[]; ignoreCase: boolean; flagged: boolean } | undefined {
+  const lead = /^\(\?([imsU]+)\)/.exec(pattern);
+  const body = lead ? pattern.slice(lead[0].length) : pattern;
+  if (/\(\?(?!:|P?<)/.test(body)) return undefined;
+  const literals: string[] = [];
   let run = '';
   let depth = 0;
   const end = () => {
-    if (run.length > best.length) best = run;
+    if (run !== '') literals.push(run);
     run = '';
   };
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i] as string;
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i] as string;
     if (depth > 0) {
       if (ch === '\\') i++;
       else if (ch === '(') depth++;
       else if (ch === ')') depth--;
-      else if (ch === '[') i = classEnd(pattern, i);
+      else if (ch === '[') i = classEnd(body, i);
       continue;
     }
     let literal: string | undefined;
     if (ch === '\\') {
-      const next = pattern[i + 1] ?? '';
+      const next = body[i + 1] ?? '';
       if (next === 'Q') return undefined;
       if (SPECIAL.has(next) || next === '/' || next === '-' || next === ' ') literal = next;
-      i = escapeEnd(pattern, i);
+      i = escapeEnd(body, i);
     } else if (ch === '|') {
       return undefined;
     } else if (!SPECIAL.has(ch)) {
-      literal = ch;
+      // A whole code point: a surrogate pair is one character to a quantifier.
+      const cp = body.codePointAt(i) as number;
+      literal = String.fromCodePoint(cp);
+      i += literal.length - 1;
     } else if (ch === '(') {
       depth = 1;
     } else if (ch === '[') {
-      i = classEnd(pattern, i);
+      i = classEnd(body, i);
     }
     if (literal === undefined) {
       end();
       continue;
     }
     // A quantified character is optional or repeated: it ends the run without joining it.
-    if (QUANTIFIER.has(pattern[i + 1] ?? '')) {
+    if (QUANTIFIER.has(body[i + 1] ?? '')) {
       end();
       continue;
     }
@@ -200,7 +224,7 @@ export function requiredLiteral(pattern: string): string | undefined {
   }
   end();
   if (depth !== 0) return undefined;
-  return best.length >= 3 ? best : undefined;
+  return { literals, ignoreCase: lead?.[1]?.includes('i') ?? false, flagged: lead !== null };
 }
 
 /**

@@ -27,6 +27,7 @@ import {
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
 import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { and, cond, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
+import { escapeRegex } from '../../src/filter/regex.js';
 import { event } from './filter-store.js';
 
 /**
@@ -187,9 +188,40 @@ describe('what a filter requires (wordNeeds)', () => {
     expect(wordNeeds(not(cond('message', 'not_contains', 'a')))).toEqual(word('a'));
     expect(wordNeeds(or(text('a'), cond('host', 'eq', 'h')))).toBeUndefined();
     expect(wordNeeds(cond('host', 'contains', 'a'))).toBeUndefined();
-    expect(wordNeeds(cond('message', 'regex', 'needle'))).toBeUndefined();
-    expect(wordNeeds(cond('message', 'startswith', 'needle'))).toBeUndefined();
-    expect(wordNeeds(cond('message', 'eq', 'needle'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'regex', 'a|needle'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'regex', '(needle)'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'regex', 'ne(?i)edle'))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'gt', 'needle'))).toBeUndefined();
+    expect(wordNeeds(not(cond('message', 'eq', 'needle')))).toBeUndefined();
+    expect(wordNeeds(cond('message', 'ne', 'needle'))).toBeUndefined();
+  });
+
+  it('every condition on message that implies a literal: as written, or case-insensitively', () => {
+    const exact = (value: string) => ({ kind: 'exact', value });
+    expect(wordNeeds(cond('message', 'startswith', 'GET /'))).toEqual(exact('GET /'));
+    expect(wordNeeds(cond('message', 'endswith', 'done'))).toEqual(exact('done'));
+    expect(wordNeeds(cond('message', 'eq', 'Needle42'))).toEqual(exact('Needle42'));
+    expect(wordNeeds(cond('message', 'eq', 42))).toEqual(exact('42'));
+    expect(wordNeeds(cond('message', 'in', ['abc', 'Def']))).toEqual({
+      kind: 'any',
+      items: [exact('abc'), exact('Def')],
+    });
+    // A regex's top-level literals, each as written.
+    expect(wordNeeds(cond('message', 'regex', '^found (NEEDLE42|x) at \\d+$'))).toEqual({
+      kind: 'all',
+      items: [exact('found '), exact(' at ')],
+    });
+    expect(wordNeeds(cond('message', 'regex', 'needlx?42'))).toEqual({
+      kind: 'all',
+      items: [exact('needl'), exact('42')],
+    });
+    expect(wordNeeds(cond('message', 'regex', '(?s)a\\.b.*😀+'))).toEqual(exact('a.b'));
+    // (?i): stretches of ASCII whose case variants are all ASCII (no k or s), as words.
+    expect(wordNeeds(cond('message', 'regex', '(?is)time.*out after'))).toEqual({
+      kind: 'all',
+      items: [word('time'), word('out after')],
+    });
+    expect(wordNeeds(cond('message', 'regex', '(?i)kissé-bar'))).toEqual(word('-bar'));
   });
 
   it('a test that needs nothing when a needle is too short to require a trigram', () => {
@@ -381,6 +413,24 @@ const filterArb = (needle: fc.Arbitrary<string>): fc.Arbitrary<FilterNode> =>
     fc.tuple(needle, fc.constantFrom('h1', 'h2')).map(([a, h]) => or(text(a), cond('host', 'eq', h))),
     needle.map((n) => not(text(n))),
     fc.tuple(needle, needle).map(([a, b]) => and(text(a), not(text(b)))),
+    // Case-sensitive literals: the other conditions on message.
+    needle.map((n) => cond('message', 'startswith', n)),
+    needle.map((n) => cond('message', 'endswith', n)),
+    needle.map((n) => cond('message', 'eq', n)),
+    fc.tuple(needle, needle).map(([a, b]) => cond('message', 'in', [a, b])),
+    needle.map((n) => not(cond('message', 'startswith', n))),
+    // Regexes with literal parts: as a wildcard would write them, with flags, around groups.
+    fc
+      .tuple(
+        needle,
+        needle,
+        fc.constantFrom('', '(?i)', '(?is)', '(?s)', '(?m)^'),
+        fc.constantFrom('.*', '\\s?', '(x|y)?', '[a-z]*', ''),
+      )
+      .map(([a, b, flags, mid]) =>
+        cond('message', 'regex', `${flags}${escapeRegex(a)}${mid}${escapeRegex(b)}`),
+      ),
+    needle.map((n) => and(cond('message', 'regex', escapeRegex(n)), cond('message', 'startswith', n))),
   );
 
 /** Every kind of plan over `range` with `filter`. */
@@ -516,6 +566,34 @@ describe('a store answers the same with and without the word index', () => {
     await Promise.all([indexed.append(events), plain.append(events)]);
     const range = { fromMs: BASE + start * 1000, toMs: BASE + (start + events.length) * 1000 };
     expect(await count(indexed, text('needle42'), range)).toBe(4);
+    // Every predicate on message that implies a literal reads only the blocks that may
+    // hold it (one match: one block of the four, give or take a false positive), reads
+    // nothing when no block holds it, and answers as the plain store.
+    const words = (indexed as unknown as { words: WordIndex }).words;
+    const width = (filter: FilterNode) =>
+      (words.ranges(filter, range) ?? [range]).reduce((w, r) => w + r.toMs - r.fromMs, 0);
+    for (const [filter, n] of [
+      [cond('message', 'startswith', 'found NEEDLE42'), 4],
+      [cond('message', 'regex', '^found NEEDLE\\d+ at'), 4],
+      [cond('message', 'eq', 'found NEEDLE42 at 13321'), 1],
+      [cond('message', 'in', ['found NEEDLE42 at 4321', 'nowhere at all']), 1],
+      [cond('message', 'endswith', 'NEEDLE42 at 22321'), 1],
+      [cond('message', 'regex', '(?is)needle.* at 31321'), 1],
+    ] as const) {
+      expect(await count(indexed, filter, range), JSON.stringify(filter)).toBe(n);
+      expect(await count(plain, filter, range)).toBe(n);
+      if (n === 1)
+        expect(width(filter), JSON.stringify(filter)).toBeLessThan((range.toMs - range.fromMs) / 2);
+    }
+    for (const filter of [
+      cond('message', 'startswith', 'found NEEDLE43'),
+      cond('message', 'endswith', 'NEEDLE43'),
+      cond('message', 'eq', 'NEEDLE43'),
+      cond('message', 'in', ['NEEDLE43', 'found zzz']),
+      cond('message', 'regex', '^found NEEDLE43'),
+      cond('message', 'regex', '(?i)^found.*zzz'),
+    ])
+      expect(words.ranges(filter, range), JSON.stringify(filter)).toEqual([]);
     for (const filter of [
       text('needle42'),
       text('Needle42 at 1'),

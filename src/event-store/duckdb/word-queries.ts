@@ -1,10 +1,12 @@
 /** The word index's queries (pure): what a filter needs, which blocks may hold it, their time ranges. */
-import type { FilterNode } from '../../filter/ast.js';
+import type { CondNode, FilterNode } from '../../filter/ast.js';
+import { requiredLiterals } from '../../filter/regex.js';
+import { scalarToString } from '../../filter/values.js';
 import type { TimeWindow } from '../query-plan.js';
 import { containsMode } from './duckdb-filter-compiler.js';
 
 import { BLOCK_EVENTS, bloomHas, probeOf, TrigramSet } from './word-blocks.js';
-import { type Lowering, utf8 } from './word-lowering.js';
+import { type Lowering, lookupOf, utf8 } from './word-lowering.js';
 
 /**
  * Joining ranges: each range is a scan of its own, about 2 ms whatever its width, while
@@ -20,26 +22,26 @@ export const MAX_RANGES = 16;
 
 /**
  * What a filter requires of `message` in substring terms: `word` (the message contains
- * the value, case-insensitively, as `containsText` tests it), every one of `all`, or at
- * least one of `any`; `undefined` requires nothing the index can use.
+ * the value, case-insensitively, as `containsText` tests it), `exact` (the message
+ * contains the value as it is written, case included), every one of `all`, or at least
+ * one of `any`; `undefined` requires nothing the index can use.
  */
 export type WordNeed =
-  | { readonly kind: 'word'; readonly value: string }
+  | { readonly kind: 'word' | 'exact'; readonly value: string }
   | { readonly kind: 'all' | 'any'; readonly items: readonly WordNeed[] };
 
 /**
- * The message substrings `filter` requires: bare words, phrases and `message:word`
- * (text nodes and `message contains`), under ANDs, and under ORs whose every branch
- * requires one. Negations and every other condition require nothing.
+ * The message substrings `filter` requires: bare words, phrases and every condition on
+ * `message` that implies a literal (`contains`, `startswith`, `endswith`, `eq`, `in`, and
+ * a regex's required literals, which also covers wildcards), under ANDs, and under ORs
+ * whose every branch requires one. Negations and every other condition require nothing.
  */
 export function wordNeeds(filter: FilterNode): WordNeed | undefined {
   switch (filter.kind) {
     case 'text':
       return { kind: 'word', value: filter.value };
     case 'cond':
-      return filter.field === 'message' && filter.op === 'contains'
-        ? { kind: 'word', value: filter.value }
-        : undefined;
+      return filter.field === 'message' ? condNeeds(filter) : undefined;
     case 'and': {
       const items = filter.items.map(wordNeeds).filter((n): n is WordNeed => n !== undefined);
       return items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'all', items };
@@ -52,6 +54,43 @@ export function wordNeeds(filter: FilterNode): WordNeed | undefined {
     default:
       return undefined;
   }
+}
+
+const all = (items: WordNeed[]): WordNeed | undefined =>
+  items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'all', items };
+
+/** What a condition on `message` requires (its value as the filter compiler tests it). */
+function condNeeds(c: CondNode): WordNeed | undefined {
+  switch (c.op) {
+    case 'contains':
+      return { kind: 'word', value: c.value };
+    case 'startswith':
+    case 'endswith':
+      return { kind: 'exact', value: c.value };
+    case 'eq':
+      return { kind: 'exact', value: scalarToString(c.value) };
+    case 'in': {
+      const items = c.value.map((v): WordNeed => ({ kind: 'exact', value: scalarToString(v) }));
+      return items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'any', items };
+    }
+    case 'regex':
+      return regexNeeds(c.value);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A regex's required literals (`requiredLiterals`): each as written; under `(?i)` only
+ * their stretches of ASCII characters whose every case variant is ASCII (not k or s:
+ * RE2 folds them with the Kelvin sign and the long s), as case-insensitive words.
+ */
+export function regexNeeds(pattern: string): WordNeed | undefined {
+  const found = requiredLiterals(pattern);
+  if (!found) return undefined;
+  if (!found.ignoreCase) return all(found.literals.map((value) => ({ kind: 'exact', value })));
+  const words = found.literals.flatMap((l) => l.split(/[^ -~\t\n\r]|[ksKS]/).filter((w) => w.length >= 3));
+  return all(words.map((value) => ({ kind: 'word', value })));
 }
 
 /** Per lowering: the code points that appear where `toLowerCase()` and DuckDB differ. */
@@ -109,6 +148,17 @@ export function needleTrigrams(value: string, l: Lowering): Uint32Array {
   return set.take();
 }
 
+/**
+ * The trigrams every message that contains `value` as it is written holds in the index:
+ * DuckDB lowers code point by code point, so the lowered message contains the lowered
+ * value (a value's lone surrogates are U+FFFD, as the message's and the SQL's are).
+ */
+export function exactTrigrams(value: string, l: Lowering): Uint32Array {
+  const set = new TrigramSet();
+  set.addBytes(utf8(value, lookupOf(l)));
+  return set.take();
+}
+
 /** What the index knows of a block. `bloom` null: no bloom, always a candidate. */
 export interface IndexedBlock {
   readonly id: bigint;
@@ -125,8 +175,9 @@ export type BlockTest = (b: IndexedBlock) => boolean;
 
 export function blockTest(need: WordNeed, l: Lowering): BlockTest | undefined {
   switch (need.kind) {
-    case 'word': {
-      const trigrams = needleTrigrams(need.value, l);
+    case 'word':
+    case 'exact': {
+      const trigrams = need.kind === 'word' ? needleTrigrams(need.value, l) : exactTrigrams(need.value, l);
       if (trigrams.length === 0) return undefined;
       const p = probeOf(trigrams);
       return (b) => b.bloom === null || b.lowering !== l.id || bloomHas(b.bloom, b.probes, p);

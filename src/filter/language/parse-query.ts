@@ -63,7 +63,7 @@ import {
   type Program,
 } from '../pipes/program.js';
 import { checkCount, PipeError, resolvePipes } from '../pipes/resolve.js';
-import { checkRegex } from '../regex.js';
+import { checkRegex, escapeRegex } from '../regex.js';
 import { QUERY_GRAMMAR } from './grammar.js';
 
 /** Longest accepted query string. */
@@ -154,8 +154,6 @@ type ValueDesc =
 const MESSAGE = 'message';
 
 const REL_OPS: Readonly<Record<RelOp, FilterOp>> = { '>=': 'gte', '<=': 'lte', '>': 'gt', '<': 'lt' };
-
-const escapeRegex = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 
 const isStar = (s: Segment): s is { readonly star: true } => 'star' in s;
 

@@ -19,7 +19,7 @@
  * syslog times do.
  */
 import { checkedUtc, inferYear, parseIsoMs } from '../../core/time.js';
-import { compileRegex } from '../../filter/regex.js';
+import { compileRegex, escapeRegex } from '../../filter/regex.js';
 
 /** Reads a time; `receivedAt` (Unix ms) stands in for the year when the text has none. */
 export type TimeParser = (text: string, receivedAt: number) => number | null;
@@ -210,8 +210,4 @@ function letter(ch: string, n: number, at: number): [string, Slot] {
     default:
       throw new TimeFormatError(`unsupported pattern letter "${ch}"`, at);
   }
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 }
