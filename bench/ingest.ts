@@ -5,11 +5,12 @@ import { createClient } from '@clickhouse/client';
 import { demoGenerator } from '../src/cli/demo-generator.js';
 import { parseClickHouseUrl } from '../src/config/clickhouse-url.js';
 import type { NormalisedEvent } from '../src/core/event.js';
-import { newUlid } from '../src/core/ids.js';
+import { newEventId } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
 import { insertRow } from '../src/event-store/clickhouse/clickhouse-schema.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
+import { columnBytes } from './column-bytes.js';
 import {
   type BenchClickHouse,
   type BenchServer,
@@ -202,6 +203,8 @@ interface ApiRun extends ApiIngest {
   peakRss: number;
   bytesOnDisk: number;
   stopSeconds: number;
+  /** Where the DuckDB store's bytes go, per table and column (none on ClickHouse). */
+  columns: Awaited<ReturnType<typeof columnBytes>>;
 }
 
 /**
@@ -228,9 +231,12 @@ async function runApi(
   await server.stop();
   const stopSeconds = (performance.now() - t1) / 1000;
   const bytesOnDisk = ch ? await clickHouseBytes(ch) : storeBytes(server.dataDir);
+  const columns = ch
+    ? []
+    : await columnBytes(path.join(server.dataDir, 'events.duckdb'), ['events', 'word_blocks']);
   rmSync(server.dataDir, { recursive: true, force: true });
   if (ch) await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
-  return { ...run, rate: run.accepted / run.seconds, peakRss, bytesOnDisk, stopSeconds };
+  return { ...run, rate: run.accepted / run.seconds, peakRss, bytesOnDisk, stopSeconds, columns };
 }
 
 /** Bytes of the bench database's active parts on every server. */
@@ -314,7 +320,7 @@ export async function main(argv: string[]) {
     checkpointThreshold: '256MB',
   });
   const receivedAt = Date.now();
-  const ctx = { receivedAt, intake: 'bench', newId: () => newUlid(receivedAt) };
+  const ctx = { receivedAt, intake: 'bench', newId: () => newEventId(receivedAt) };
   const poolEvents: NormalisedEvent[] = poolRecords.flat().map((r) => {
     const n = normaliseRecord(r, ctx);
     if (!n.ok) throw new Error(n.detail);
@@ -369,6 +375,16 @@ export async function main(argv: string[]) {
   };
   console.log('');
   report('API, no triggers:              ', plain);
+  const perEvent = (b: number) => fmt(b / plain.accepted, 2);
+  console.log(
+    `  bytes/event by column (the word index is word_blocks.bloom): ${plain.columns
+      .filter((c) => c.bytes / plain.accepted >= 0.1)
+      .map(
+        (c) =>
+          `${c.table === 'events' ? '' : `${c.table}.`}${c.column} ${perEvent(c.bytes)} (${c.compression})`,
+      )
+      .join(', ')}`,
+  );
   report('API, no triggers, no mining:   ', unmined);
   console.log(
     `with mining / without:          ${fmt(plain.rate / unmined.rate, 3)} (goal >= 0.95); ${fmt((1 / plain.rate - 1 / unmined.rate) * 1e6, 2)} µs per event`,

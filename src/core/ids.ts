@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulidx';
+import { B32_CHARACTERS, encodeTime, monotonicFactory } from 'ulidx';
 
 const POOL = new Uint32Array(4096);
 let next = POOL.length;
@@ -18,3 +18,36 @@ function pooledRandom(): number {
 
 /** Time-ordered ULIDs (monotonic within a millisecond) for events and queries. */
 export const newUlid: (seedTime?: number) => string = monotonicFactory(pooledRandom);
+
+/** 40 bits as 8 Crockford base32 characters. */
+function base32x8(n: number): string {
+  let out = '';
+  for (let i = 0; i < 8; i++) {
+    out = (B32_CHARACTERS[n % 32] as string) + out;
+    n = Math.floor(n / 32);
+  }
+  return out;
+}
+
+const BITS_40 = 2 ** 40;
+let prefix = '';
+let counter = BITS_40;
+
+/**
+ * An event's id: a ULID (the receiving time, then 80 bits) whose 80 bits are this
+ * process's random 40 bits and a 40-bit counter that only grows, so ids are unique across
+ * processes and nodes (the random half) and within one (the counter), time-ordered and
+ * monotonic within a millisecond, as `newUlid`'s. Unlike fresh randomness per millisecond,
+ * neighbouring ids share all but their last characters: the store compresses an id to a
+ * few bytes instead of ~17 (measured on 1,000-event appends). Not for ids that must be
+ * unguessable (queries, tokens).
+ */
+export function newEventId(time: number): string {
+  if (counter >= BITS_40 - 1) {
+    prefix = base32x8(Math.floor(pooledRandom() * 2 ** 20) * 2 ** 20 + Math.floor(pooledRandom() * 2 ** 20));
+    // Starts low in its range, so the counter never runs out in a process's life.
+    counter = Math.floor(pooledRandom() * 2 ** 30);
+  }
+  counter++;
+  return `${encodeTime(time, 10)}${prefix}${base32x8(counter)}`;
+}

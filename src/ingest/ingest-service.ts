@@ -1,5 +1,5 @@
 import type { NormalisedEvent } from '../core/event.js';
-import { newUlid } from '../core/ids.js';
+import { newEventId } from '../core/ids.js';
 import { counter, type MetricDecl } from '../core/metrics.js';
 import type { Batcher } from './batcher.js';
 import { normaliseRecord } from './normalise.js';
@@ -77,7 +77,7 @@ export class IngestService {
     options: IngestPiecesOptions = {},
   ): Promise<IngestOutcome> {
     const receivedAt = Date.now();
-    const ctx = { receivedAt, intake, newId: () => newUlid(receivedAt) };
+    const ctx = { receivedAt, intake, newId: () => newEventId(receivedAt) };
     const outcome: IngestOutcome = { accepted: 0, rejected: 0, errors: [], items: [] };
     const keepItems = options.items ?? true;
     for (let p = 0; p < pieces.length; p++) {
