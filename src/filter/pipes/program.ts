@@ -5,39 +5,14 @@
  * (evaluate.ts) take the same stages with the same types, so they cannot disagree on what
  * a name means, how a value converts or how rows are ordered.
  */
+import { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES } from '../../shared/pipe-names.js';
 
-export const AGG_OPS = [
-  'count',
-  'count_distinct',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'p50',
-  'p90',
-  'p95',
-  'p99',
-] as const;
+export { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES };
+
 export type AggOp = (typeof AGG_OPS)[number];
 
 export const QUANTILES: Readonly<Record<string, number>> = { p50: 0.5, p90: 0.9, p95: 0.95, p99: 0.99 };
 
-export const PIPE_NAMES = [
-  'stats',
-  'top',
-  'timechart',
-  'patterns',
-  'fields',
-  'sort',
-  'limit',
-  'where',
-  'extract',
-  'rex',
-  'rename',
-  'eval',
-] as const;
-
-export const EVAL_FUNCTIONS = ['concat', 'lower', 'upper', 'len'] as const;
 export type EvalFunction = (typeof EVAL_FUNCTIONS)[number];
 
 /** Most rows a table holds, and the largest `limit`, `top` or `patterns` count. */

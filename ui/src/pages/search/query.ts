@@ -3,6 +3,7 @@
  * highlighting and completion, and building `field:"value"` filters. Pure functions, no
  * DOM and no CodeMirror, so the initial bundle can use them and tests can run them.
  */
+import { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES } from '@shared/pipe-names';
 
 export type TokenType =
   | 'propertyName'
@@ -32,36 +33,8 @@ export interface TokenState {
 export const startState = (): TokenState => ({ open: null, afterColon: false, pipe: false, pipeName: false });
 
 /** The pipes, aggregates and functions the query box completes (docs/query-language.md#pipes). */
-export const PIPE_NAMES = [
-  'stats',
-  'top',
-  'timechart',
-  'patterns',
-  'fields',
-  'sort',
-  'limit',
-  'where',
-  'extract',
-  'rex',
-  'rename',
-  'eval',
-] as const;
-export const PIPE_FUNCTIONS = [
-  'count',
-  'count_distinct',
-  'sum',
-  'avg',
-  'min',
-  'max',
-  'p50',
-  'p90',
-  'p95',
-  'p99',
-  'concat',
-  'lower',
-  'upper',
-  'len',
-] as const;
+export { PIPE_NAMES };
+export const PIPE_FUNCTIONS = [...AGG_OPS, ...EVAL_FUNCTIONS] as const;
 const PIPE_KEYWORDS = new Set(['by', 'as', 'from', 'span', 'AND', 'OR', 'NOT']);
 
 /** A token of the pipes part: pipe names and keywords, functions, numbers, strings, operators. */
