@@ -142,6 +142,52 @@ export function compileRegex(pattern: string, opts: { ignoreCase?: boolean } = {
   return make(pattern, opts.ignoreCase ? 'iu' : 'u');
 }
 
+/** A group of a regex as `rewriteGroups` meets it: its number (capturing only) and name. */
+export interface RegexGroup {
+  /** 1-based among the capturing groups, left to right (RE2's numbering); 0 for `(?…)` groups. */
+  readonly index: number;
+  /** `(?P<name>…)` or `(?<name>…)`. */
+  readonly name: string | null;
+}
+
+/**
+ * `regex` with each group's opening rewritten by `open` (given the group, returns what
+ * to write instead of `(`, `(?P<name>` or `(?<name>`; for a `(?:`/flag group, which has
+ * index 0 and no name, return `undefined` to keep it). Escapes and character classes
+ * (with a leading `]` as a literal) are copied as they are. The one walk behind grok's
+ * named groups, `rex` and the extraction of one group.
+ */
+export function rewriteGroups(regex: string, open: (g: RegexGroup) => string | undefined): string {
+  let out = '';
+  let groups = 0;
+  let inClass = false;
+  for (let i = 0; i < regex.length; i++) {
+    const ch = regex[i] as string;
+    if (ch === '\\') {
+      out += ch + (regex[i + 1] ?? '');
+      i++;
+    } else if (inClass) {
+      if (ch === ']') inClass = false;
+      out += ch;
+    } else if (ch === '[') {
+      inClass = true;
+      out += ch;
+      if (regex[i + 1] === '^') out += regex[++i];
+      if (regex[i + 1] === ']') out += regex[++i];
+    } else if (ch !== '(') {
+      out += ch;
+    } else {
+      const named = /^\(\?P?<([A-Za-z_@][A-Za-z0-9_.@-]*)>/.exec(regex.slice(i, i + 300));
+      if (named) {
+        out += open({ index: ++groups, name: named[1] as string }) ?? named[0];
+        i += named[0].length - 1;
+      } else if (regex[i + 1] === '?') out += open({ index: 0, name: null }) ?? ch;
+      else out += open({ index: ++groups, name: null }) ?? ch;
+    }
+  }
+  return out;
+}
+
 /** `text` as a regex that matches it literally (every character with a meaning escaped). */
 export const escapeRegex = (text: string): string => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 

@@ -1,5 +1,6 @@
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import { and, cond } from '../../filter/ast.js';
+import { rewriteGroups } from '../../filter/regex.js';
 import type { PlanDialect } from '../plan-executor.js';
 import type {
   LastNPlan,
@@ -220,28 +221,7 @@ export function patternSamplesSql(table: string, plan: PatternsPlan, ids: readon
  * (pipes/resolve.ts), so the others become `(?:`.
  */
 export function onlyGroup(regex: string, group: number): string {
-  let out = '';
-  let seen = 0;
-  let inClass = false;
-  for (let i = 0; i < regex.length; i++) {
-    const ch = regex[i] as string;
-    if (ch === '\\') {
-      out += ch + (regex[i + 1] ?? '');
-      i++;
-    } else if (inClass) {
-      if (ch === ']') inClass = false;
-      out += ch;
-    } else if (ch === '[') {
-      inClass = true;
-      out += ch;
-      if (regex[i + 1] === '^') out += regex[++i];
-      if (regex[i + 1] === ']') out += regex[++i];
-    } else if (ch === '(' && regex[i + 1] !== '?') {
-      seen++;
-      out += seen === group ? '(' : '(?:';
-    } else out += ch;
-  }
-  return out;
+  return rewriteGroups(regex, (g) => (g.index === 0 ? undefined : g.index === group ? '(' : '(?:'));
 }
 
 /** What pipes need, in ClickHouse 18.16's words (sql/pipe-sql.ts). */

@@ -1,5 +1,6 @@
 import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event.js';
 import { checkFieldName } from '../conditions.js';
+import { rewriteGroups } from '../regex.js';
 import { parseNumeric } from '../values.js';
 import {
   type Agg,
@@ -415,41 +416,15 @@ export function extractRegex(pattern: string, at: number): { regex: string; name
  */
 export function rexRegex(regex: string, at: number): { regex: string; names: Array<string | null> } {
   const names: string[] = [];
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < regex.length; i++) {
-    const ch = regex[i] as string;
-    if (ch === '\\') {
-      out += ch + (regex[i + 1] ?? '');
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (ch === ']') inClass = false;
-      out += ch;
-      continue;
-    }
-    if (ch === '[') {
-      inClass = true;
-      out += ch;
-      if (regex[i + 1] === '^') out += regex[++i];
-      if (regex[i + 1] === ']') out += regex[++i];
-      continue;
-    }
-    if (ch !== '(') {
-      out += ch;
-      continue;
-    }
-    const named = /^\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(regex.slice(i));
-    if (named) {
-      const name = named[1] as string;
-      if (names.includes(name)) throw new PipeError(`the group <${name}> appears twice`, at);
-      names.push(name);
-      out += '(';
-      i += named[0].length - 1;
-    } else if (regex[i + 1] === '?') out += ch;
-    else out += '(?:';
-  }
+  const out = rewriteGroups(regex, (g) => {
+    if (g.index === 0) return undefined;
+    if (g.name === null) return '(?:';
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(g.name))
+      throw new PipeError(`the group name <${g.name}> may hold letters, digits and _ only`, at);
+    if (names.includes(g.name)) throw new PipeError(`the group <${g.name}> appears twice`, at);
+    names.push(g.name);
+    return '(';
+  });
   if (!names.length)
     throw new PipeError('a rex regex needs at least one named group such as (?P<name>…)', at);
   return { regex: out, names };

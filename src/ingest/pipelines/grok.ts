@@ -11,7 +11,7 @@
  * stall ingest. (The built-ins once ran as JavaScript regular expressions, which capture
  * faster; one 64 KB record then held the event loop for seconds.)
  */
-import { compileRegex, requiredLiteral } from '../../filter/regex.js';
+import { compileRegex, requiredLiteral, rewriteGroups } from '../../filter/regex.js';
 import { GROK_LIBRARY } from './grok-library.js';
 
 /** A grok or regex pattern that cannot be compiled; `offset` is where, in the pattern as written. */
@@ -142,41 +142,11 @@ export function compileUserPattern(pattern: string, grok: boolean): Extractor {
  */
 function numberGroups(source: string): { source: string; index: Map<string, number> } {
   const index = new Map<string, number>();
-  let out = '';
-  let groups = 0;
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const ch = source[i]!;
-    if (ch === '\\') {
-      out += source.slice(i, i + 2);
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (ch === ']') inClass = false;
-      out += ch;
-      continue;
-    }
-    if (ch === '[') {
-      inClass = true;
-      out += ch;
-      // A `]` first in a class (or after `^`) is a literal.
-      if (source[i + 1] === '^') out += source[++i];
-      if (source[i + 1] === ']') out += source[++i];
-      continue;
-    }
-    if (ch === '(') {
-      const named = /^\(\?P?<([A-Za-z_@][A-Za-z0-9_.@-]*)>/.exec(source.slice(i, i + 300));
-      if (named) {
-        index.set(named[1]!, ++groups);
-        out += '(';
-        i += named[0].length - 1;
-        continue;
-      }
-      if (source[i + 1] !== '?') groups++;
-    }
-    out += ch;
-  }
+  const out = rewriteGroups(source, (g) => {
+    if (g.name === null) return undefined;
+    index.set(g.name, g.index);
+    return '(';
+  });
   return { source: out, index };
 }
 
