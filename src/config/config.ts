@@ -100,7 +100,7 @@ export const ConfigSchema = Type.Object(
       pattern: '^[0-9]+(\\.[0-9]+)?\\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$',
       default: '256MB',
       description:
-        'WAL size that triggers a checkpoint (larger: flatter ingest latency, longer recovery after a crash)',
+        'WAL size that triggers a checkpoint (larger: flatter ingest latency, longer recovery after a crash); a WAL of 8 MB or more is also checkpointed once appends pause for 2 s, so events at rest sit compressed',
     }),
     retentionDays: Type.Integer({
       minimum: 0,
