@@ -61,6 +61,13 @@ export interface EventStore {
    * events of streams kept longer: retention per stream); returns how many.
    */
   deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number>;
+  /**
+   * Stops the statements still running whose tag (`ExecOptions.tag`) starts with
+   * `tagPrefix`, on every server of a shared engine: the work of a node that died, taken
+   * over by this one. Nothing to do for an embedded engine (its statements ended with
+   * their process).
+   */
+  abandon(tagPrefix: string): Promise<void>;
   stats(): Promise<EventStoreStats>;
   /** Fails when the store cannot answer (for /api/health). */
   ping(): Promise<void>;

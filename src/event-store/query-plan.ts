@@ -183,4 +183,9 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Called with the engine's progress (0..1) while the statement runs. */
   onProgress?: (fraction: number) => void;
+  /**
+   * Names the statements of one piece of work (a query job's id): another node that takes
+   * the work over stops what is left of them on a shared engine (`EventStore.abandon`).
+   */
+  tag?: string;
 }

@@ -69,16 +69,19 @@ export function exportTable(
           }))
         : EVENT_COLUMNS;
       const rows = eventRows(
-        store.stream({
-          kind: 'search',
-          filter: job.filter,
-          scope: job.scope,
-          range: job.window,
-          sort: parseSort(p.sort),
-          limit: maxRows,
-          offset: 0,
-          count: false,
-        }),
+        store.stream(
+          {
+            kind: 'search',
+            filter: job.filter,
+            scope: job.scope,
+            range: job.window,
+            sort: parseSort(p.sort),
+            limit: maxRows,
+            offset: 0,
+            count: false,
+          },
+          { tag: job.id },
+        ),
         projection ? columns.map((c) => c.key) : undefined,
       );
       return { title, columns, rows };

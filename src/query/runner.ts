@@ -280,7 +280,11 @@ export class QueryRunner {
 
   /** Adopts the queries whose node died mid-computation; returns how many it started. */
   async adopt(definition: (id: string) => Promise<JobDefinition | null>): Promise<number> {
-    return this.shared.adopt(definition, (d) => this.start(d.row, d.filter, d.scope, { adopt: true }));
+    return this.shared.adopt(definition, async (d) => {
+      // What the dead node left running on a shared engine stops first (its tag is the job's id).
+      await this.store.abandon(`${d.row.query_id}:`);
+      this.start(d.row, d.filter, d.scope, { adopt: true });
+    });
   }
 
   private track(job: QueryJob) {
@@ -409,6 +413,7 @@ export class QueryRunner {
         } as QueryPlan;
         if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
         const part = await this.store.execute(plan, {
+          tag: job.id,
           signal: controller.signal,
           onProgress: (f) => {
             if (!reevaluation) job.progress = (i + f) / slices.length;

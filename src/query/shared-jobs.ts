@@ -169,7 +169,7 @@ export class SharedJobs {
    */
   async adopt(
     definition: (id: string) => Promise<JobDefinition | null>,
-    start: (definition: JobDefinition) => void,
+    start: (definition: JobDefinition) => void | Promise<void>,
   ): Promise<number> {
     if (!this.jobStore.shared) return 0;
     let n = 0;
@@ -177,7 +177,7 @@ export class SharedJobs {
       if (this.host.peek(id)?.running) continue;
       const def = await definition(id);
       if (!def) continue;
-      start(def);
+      await start(def);
       n++;
     }
     return n;

@@ -17,11 +17,13 @@ import {
 describe.skipIf(!clickHouseTest.run)('stopping a ClickHouse statement while it runs', () => {
   let store: ClickHouseEventStore;
   let database: string;
+  let url: string;
   const ROWS = 6_000_000;
 
   beforeAll(async () => {
     const target = clickHouseTestDatabase();
     database = target.database;
+    url = target.url;
     store = await ClickHouseEventStore.open({ url: target.url });
     await clickHouseHttp(
       `INSERT INTO ${database}.events_local (ev_id, ts, received_at, stored_at, message) SELECT toString(number), 1714557600000 + number, 1714557600000 + number, 1714557600000, concat('m ', toString(number)) FROM system.numbers LIMIT ${ROWS}`,
@@ -71,5 +73,31 @@ describe.skipIf(!clickHouseTest.run)('stopping a ClickHouse statement while it r
     const deadline = Date.now() + 2_000;
     while ((await running()) !== '0' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await running()).toBe('0');
+  }, 60_000);
+
+  it("stops what another node's store left running under a tag (a take-over), and only that", async () => {
+    const plan = {
+      kind: 'topn' as const,
+      field: 'ev_id',
+      n: 10,
+      filter: { kind: 'true' as const },
+      range: { fromMs: -1e15, toMs: 1e15 },
+      scope: SYSTEM_SCOPE,
+    };
+    const result = store.execute(plan, { tag: '01JOBOFADEADNODE' });
+    const other = store.execute(plan, { tag: '01JOBOFADEADNODEX' });
+    const deadline = Date.now() + 3_000;
+    while ((await running()) !== '2' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await running()).toBe('2');
+    // Another node (a store of its own) takes the job over: the tag's statement ends.
+    const taker = await ClickHouseEventStore.open({ url });
+    try {
+      await taker.abandon('01JOBOFADEADNODE:');
+    } finally {
+      await taker.close();
+    }
+    await expect(result).rejects.toBeTruthy();
+    // The other job's statement (its tag only starts alike) runs on to its answer.
+    await expect(other).resolves.toMatchObject({ items: expect.any(Array) });
   }, 60_000);
 });

@@ -166,6 +166,9 @@ export class ReportsService {
     if (!cluster) return false;
     const row = await this.repo.adoptExpired(cluster.node, Date.now() + cluster.leaseMs);
     if (!row) return false;
+    // What the dead node left running on a shared engine stops first (report-section.ts
+    // tags a section's statements with its job id, `report-<id>-…`).
+    await this.store.abandon(`report-${row.id}-`);
     const who = await cluster.ownerIdentity(row.owner_id);
     if (!who) {
       await this.repo.finish(row.id, { status: 'ERROR', error: 'The report owner no longer exists.' });

@@ -51,6 +51,9 @@ export interface ClickHouseEventStoreOptions {
   requestTimeoutMs?: number;
 }
 
+/** A statement's query id: its work's tag (`ExecOptions.tag`) and a random part. */
+const tagged = (tag: string | undefined) => (tag === undefined ? randomUUID() : `${tag}:${randomUUID()}`);
+
 /**
  * The event store on ClickHouse (ADR 0006), over the official HTTP client: one client per
  * listed server, requests spread over them in turn. Alone, a server holds `events`
@@ -224,7 +227,7 @@ export class ClickHouseEventStore implements EventStore {
   private async rows(q: Compiled, opts: ExecOptions = {}): Promise<StatementRows> {
     if (opts.signal?.aborted) throw abortError();
     const client = this.client();
-    const queryId = randomUUID();
+    const queryId = tagged(opts.tag);
     const controller = new AbortController();
     const onAbort = () => {
       controller.abort();
@@ -283,6 +286,23 @@ export class ClickHouseEventStore implements EventStore {
     }, 200);
   }
 
+  /**
+   * Kills on every server the statements whose query id starts with `tagPrefix` (see
+   * `tagged`): KILL QUERY sees the processes of the server it runs on, and a statement
+   * runs where it was sent. ClickHouse does not end an HTTP query whose client went
+   * away, so a dead node's statements would otherwise run on to their end.
+   */
+  async abandon(tagPrefix: string): Promise<void> {
+    const pattern = `${tagPrefix.replace(/[\\%_]/g, '\\$&')}%`;
+    await Promise.all(
+      this.clients.map((c) =>
+        c
+          .command({ query: `KILL QUERY WHERE query_id LIKE ${clickHouseLiteral(pattern)} ASYNC` })
+          .catch(() => undefined),
+      ),
+    );
+  }
+
   private kill(client: ClickHouseClient, queryId: string): void {
     client
       .command({ query: `KILL QUERY WHERE query_id = ${clickHouseLiteral(queryId)} ASYNC` })
@@ -298,7 +318,7 @@ export class ClickHouseEventStore implements EventStore {
     if (opts.signal?.aborted) throw abortError();
     const plan = scopedPlan(unscoped);
     const client = this.client();
-    const queryId = randomUUID();
+    const queryId = tagged(opts.tag);
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     opts.signal?.addEventListener('abort', onAbort, { once: true });

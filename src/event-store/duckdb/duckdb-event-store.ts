@@ -489,6 +489,9 @@ export class DuckDbEventStore implements EventStore {
     await this.gate.write(() => this.writer.run('CHECKPOINT'));
   }
 
+  /** Nothing runs elsewhere: the store is this process's, and so are its statements. */
+  async abandon(_tagPrefix: string): Promise<void> {}
+
   /** Fails while the store cannot answer, or cannot write for lack of space. */
   async ping(): Promise<void> {
     await this.reader.run('SELECT 1');

@@ -20,8 +20,9 @@ export type StoreRequest =
   /** The first parts of a large append (no answer); the `append` with the same id ends it. */
   | { id: number; op: 'appendPart'; events: unknown[] }
   | { id: number; op: 'append'; events: unknown[] }
-  | { id: number; op: 'execute'; plan: unknown; progress: boolean }
-  | { id: number; op: 'streamOpen'; plan: unknown }
+  | { id: number; op: 'execute'; plan: unknown; progress: boolean; tag: string | undefined }
+  | { id: number; op: 'streamOpen'; plan: unknown; tag: string | undefined }
+  | { id: number; op: 'abandon'; tagPrefix: string }
   | { id: number; op: 'streamNext'; stream: number; max: number }
   | { id: number; op: 'streamClose'; stream: number }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }

@@ -56,6 +56,7 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       try {
         return await store.execute(req.plan as QueryPlan, {
           signal: abort.signal,
+          ...(req.tag === undefined ? {} : { tag: req.tag }),
           ...(req.progress ? { onProgress: (p: number) => send({ id: req.id, progress: p }) } : {}),
         });
       } finally {
@@ -65,7 +66,10 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
     case 'streamOpen': {
       const abort = new AbortController();
       const stream = nextStream++;
-      const it = store.stream(req.plan as SearchPlan, { signal: abort.signal });
+      const it = store.stream(req.plan as SearchPlan, {
+        signal: abort.signal,
+        ...(req.tag === undefined ? {} : { tag: req.tag }),
+      });
       streams.set(stream, { it, abort, openedBy: req.id });
       running.set(req.id, abort);
       return stream;
@@ -111,6 +115,8 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.stats();
     case 'ping':
       return store.ping();
+    case 'abandon':
+      return store.abandon(req.tagPrefix);
     case 'runSql':
       return store instanceof DuckDbEventStore
         ? store.runSql(req.sql, req.params as SqlValue[])

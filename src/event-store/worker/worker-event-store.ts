@@ -176,11 +176,14 @@ export class WorkerEventStore implements EventStore {
   }
 
   execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
-    return this.stoppable<ResultOf<P>>({ op: 'execute', plan, progress: !!opts.onProgress }, opts);
+    return this.stoppable<ResultOf<P>>(
+      { op: 'execute', plan, progress: !!opts.onProgress, tag: opts.tag },
+      opts,
+    );
   }
 
   async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
-    const stream = await this.stoppable<number>({ op: 'streamOpen', plan }, {});
+    const stream = await this.stoppable<number>({ op: 'streamOpen', plan, tag: opts.tag }, {});
     const { signal } = opts;
     let done = false;
     try {
@@ -222,6 +225,10 @@ export class WorkerEventStore implements EventStore {
 
   ping(): Promise<void> {
     return this.call({ op: 'ping' });
+  }
+
+  abandon(tagPrefix: string): Promise<void> {
+    return this.call({ op: 'abandon', tagPrefix });
   }
 
   /** Plain SQL on the store's read connection: benchmarks and tests only, never user text. */
