@@ -87,6 +87,8 @@ export class DuckDbEventStore implements EventStore {
   private full: { freeBytes: number } | null = null;
   /** Set after each append: the checkpoint once appends pause (`checkpointWhenIdle`). */
   private idleTimer: NodeJS.Timeout | null = null;
+  /** The idle checkpoint while it runs (close waits for it). */
+  private idleCheckpoint: Promise<void> | null = null;
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
@@ -181,7 +183,12 @@ export class DuckDbEventStore implements EventStore {
       } catch {
         return; // no WAL: checkpointed already
       }
-      if (wal >= IDLE_CHECKPOINT_WAL_BYTES) void this.checkpoint().catch(() => undefined);
+      if (wal >= IDLE_CHECKPOINT_WAL_BYTES)
+        this.idleCheckpoint = this.checkpoint()
+          .catch(() => undefined)
+          .finally(() => {
+            this.idleCheckpoint = null;
+          });
     }, IDLE_CHECKPOINT_MS);
     this.idleTimer.unref();
   }
@@ -507,6 +514,7 @@ export class DuckDbEventStore implements EventStore {
     await this.appendQueue;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
+    await this.idleCheckpoint;
     for (const c of this.idle.splice(0)) c.closeSync();
     this.appender.closeSync();
     this.words.close(); // word index: its appender
