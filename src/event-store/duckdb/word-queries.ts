@@ -42,10 +42,8 @@ export function wordNeeds(filter: FilterNode): WordNeed | undefined {
       return { kind: 'word', value: filter.value };
     case 'cond':
       return filter.field === 'message' ? condNeeds(filter) : undefined;
-    case 'and': {
-      const items = filter.items.map(wordNeeds).filter((n): n is WordNeed => n !== undefined);
-      return items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'all', items };
-    }
+    case 'and':
+      return all(filter.items.map(wordNeeds).filter((n): n is WordNeed => n !== undefined));
     case 'or': {
       const items = filter.items.map(wordNeeds);
       if (items.length === 0 || items.some((n) => n === undefined)) return undefined;
