@@ -45,8 +45,8 @@ export class PatternsService {
   private changed = new Map<string, MinedTemplate>();
   /** When each held template's first event happened (ms, event time): new_pattern triggers ask. */
   private readonly firsts = new Map<string, number>();
-  /** What was mined since the last write, by template id. */
-  private pending = new Map<string, PatternRow>();
+  /** What was mined since the last write, by template id; the template's text is read at the write. */
+  private pending = new Map<string, PendingRow>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
@@ -96,7 +96,7 @@ export class PatternsService {
         p = {
           pattern_id: t.id,
           app: t.app,
-          template: '',
+          tokens: t.tokens,
           first_seen: e.ts,
           last_seen: e.ts,
           count: 0,
@@ -104,7 +104,6 @@ export class PatternsService {
         };
         this.pending.set(t.id, p);
       }
-      p.template = t.tokens.join(' ');
       p.count += 1;
       if (e.ts < p.first_seen) p.first_seen = e.ts;
       if (e.ts > p.last_seen) p.last_seen = e.ts;
@@ -127,7 +126,7 @@ export class PatternsService {
       const rows = [...this.pending.values()];
       this.pending = new Map();
       try {
-        await this.repo.add(rows);
+        await this.repo.add(rows.map(({ tokens, ...row }) => ({ ...row, template: tokens.join(' ') })));
       } catch (err) {
         this.log.warn(
           { err: (err as Error).message, patterns: rows.length },
@@ -141,7 +140,7 @@ export class PatternsService {
     return this.flushing;
   }
 
-  private merge(r: PatternRow): void {
+  private merge(r: PendingRow): void {
     const p = this.pending.get(r.pattern_id);
     if (!p) return void this.pending.set(r.pattern_id, r);
     p.count += r.count;
@@ -200,10 +199,16 @@ export class PatternsService {
   }
 }
 
+/**
+ * A pattern row before its write: the template's tokens as the miner holds them (made
+ * more general in place), joined into its text only when written.
+ */
+type PendingRow = Omit<PatternRow, 'template'> & { tokens: readonly string[] };
+
 /** Values pipelines or intake put in columns: where the message holds them, they are variables. */
-function knownValues(e: NormalisedEvent): ReadonlySet<string> | undefined {
+function knownValues(e: NormalisedEvent): string[] | undefined {
   if (e.user === null && e.src_ip === null && e.dst_ip === null) return undefined;
-  const known = new Set<string>();
-  for (const v of [e.user, e.src_ip, e.dst_ip]) if (v && v !== WILDCARD) known.add(v);
+  const known: string[] = [];
+  for (const v of [e.user, e.src_ip, e.dst_ip]) if (v && v !== WILDCARD) known.push(v);
   return known;
 }

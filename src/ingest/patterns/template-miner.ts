@@ -39,26 +39,31 @@ export interface MinedTemplate {
   count: number;
 }
 
-/** Whole tokens that are variables by their form. */
-const VARIABLE_FORMS: readonly RegExp[] = [
+/**
+ * Whole tokens that are variables by their form, each with a test of what it cannot match
+ * without (a length, a character), so most tokens are refused before any regex runs.
+ */
+const VARIABLE_FORMS: ReadonlyArray<readonly [(token: string) => boolean, RegExp]> = [
   // numbers, signed, with decimals or a unit suffix of letters (12ms, 1.5s, 64KB)
-  /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/,
+  [(t) => isDigit(t.charCodeAt(0)) || isDigit(t.charCodeAt(1)), /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/],
   // hex ids and hashes (with a digit: `deadbeef` alone is a word)
-  /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/,
-  /^0x[0-9a-fA-F]+$/,
+  [(t) => t.length >= 8, /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/],
+  [(t) => t.startsWith('0x'), /^0x[0-9a-fA-F]+$/],
   // UUIDs
-  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+  [(t) => t.length === 36, /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/],
   // MAC addresses
-  /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/,
+  [(t) => t.length === 17, /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/],
   // URLs and e-mail addresses
-  /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/,
-  /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/,
+  [(t) => t.includes('://'), /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/],
+  [(t) => t.includes('@'), /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/],
   // paths: /a/b, ./a, ~/a, /a, C:\a
-  /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/,
+  [(t) => t.includes('/') || t.includes(':\\'), /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/],
   // fully qualified host names (three labels or more)
-  /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/,
+  [(t) => t.includes('.'), /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/],
 ];
-const isVariableForm = (token: string) => VARIABLE_FORMS.some((r) => r.test(token));
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isVariableForm = (token: string) =>
+  VARIABLE_FORMS.some(([may, form]) => may(token) && form.test(token));
 /**
  * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers; digits
  * right after a letter only from three on (`ssh2`, `eth0` and `utf8` are names, `user1234` a value).
@@ -74,6 +79,11 @@ const WORD = /^[A-Za-z]+$/;
 
 /** Punctuation around a token's value: `(host)`, `[1.2.3.4]`, `"x",`. */
 const FRAME = /^([([{<"']*)(.*?)([)\]}>"',;:.]*)$/s;
+const OPENS = '([{<"\'';
+const CLOSES = ')]}>"\',;:.';
+/** Whether FRAME finds a frame at all: an opening first or a closing last character. */
+const framed = (token: string) =>
+  OPENS.includes(token[0] as string) || CLOSES.includes(token.at(-1) as string);
 
 /**
  * A token as compared: a variable by its form becomes `<*>`, and so does a value in a
@@ -86,10 +96,10 @@ export function maskToken(token: string): string {
   if (token.includes('::') && IPV6.test(token)) return WILDCARD;
   const eq = token.indexOf('=');
   if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskToken(token.slice(eq + 1))}`;
-  const framed = FRAME.exec(token);
-  if (framed && (framed[1] || framed[3]) && framed[2]) {
-    const core = maskValue(framed[2]);
-    if (core === WILDCARD) return `${framed[1]}${WILDCARD}${framed[3]}`;
+  const frame = framed(token) ? FRAME.exec(token) : null;
+  if (frame && (frame[1] || frame[3]) && frame[2]) {
+    const core = maskValue(frame[2]);
+    if (core === WILDCARD) return `${frame[1]}${WILDCARD}${frame[3]}`;
   }
   return maskValue(token);
 }
@@ -102,7 +112,7 @@ function maskValue(token: string): string {
 }
 
 /** A message's tokens, masked, capped at `MAX_TOKENS` (the rest one variable). */
-export function tokenize(message: string, known?: ReadonlySet<string>): string[] {
+export function tokenize(message: string, known?: readonly string[]): string[] {
   const text = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message;
   const raw = text.split(/\s+/);
   const out: string[] = [];
@@ -112,7 +122,7 @@ export function tokenize(message: string, known?: ReadonlySet<string>): string[]
       out.push(WILDCARD);
       break;
     }
-    out.push(known?.has(t) ? WILDCARD : maskToken(t));
+    out.push(known?.includes(t) ? WILDCARD : maskToken(t));
   }
   return out;
 }
@@ -188,7 +198,7 @@ export class TemplateMiner {
   }
 
   /** The template of a message from `app`; `known`: values pipelines extracted from it. */
-  match(app: string, message: string, known?: ReadonlySet<string>): MinedTemplate {
+  match(app: string, message: string, known?: readonly string[]): MinedTemplate {
     const tokens = tokenize(message, known);
     const group = this.groupOf(app, tokens);
     this.clock += 1;
