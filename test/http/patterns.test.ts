@@ -179,11 +179,19 @@ describe(`patterns at ingest (${BACKEND}, ${EVENT_STORE})`, () => {
     const earlier = { ts_from: T - 7200, ts_to: T - 3600 };
     const r = (await patternsQuery({ compare_to: earlier })).json().results;
     for (const p of r.patterns) expect(p).toMatchObject({ new: true, previous_count: 0 });
-    const same = (await patternsQuery({ compare_to: { preset: 'last_hour' } })).json().results;
+    const same = (await patternsQuery({ compare_to: { ts_from: T - 3600, ts_to: T + 60 } })).json().results;
     for (const p of same.patterns) {
       expect(p.new).toBe(false);
       expect(p.previous_count).toBe(p.count);
     }
+  });
+
+  it('reads a compare_to preset as the range of that length just before the query’s', async () => {
+    // The hour before the last hour holds none of the events: all new. Were the preset to
+    // end where the query's range ends, it would hold them all and none would be new.
+    const before = (await patternsQuery({ compare_to: { preset: 'last_hour' } })).json().results;
+    expect(before.patterns.length).toBeGreaterThan(0);
+    for (const p of before.patterns) expect(p).toMatchObject({ new: true, previous_count: 0 });
   });
 
   it('exports the Patterns list with its templates, and makes a dashboard widget of it', async () => {

@@ -61,8 +61,10 @@ export const Patterns: QueryTypeDef<PatternsParams, PatternsResult> = {
     range,
     n: p.n,
     buckets: PATTERN_BUCKETS,
-    // A relative earlier range ends where this evaluation's window ends.
-    ...(p.compare_to ? { compareTo: resolveTimeRange(p.compare_to, range.toMs) } : {}),
+    // A preset names the earlier range just before this evaluation's window (last_7_days:
+    // the week before it), so what is new since then can be new; overlapping the window, no
+    // pattern of it could be.
+    ...(p.compare_to ? { compareTo: resolveTimeRange(p.compare_to, range.fromMs) } : {}),
   }),
   slicing: () => null,
   merge: (_acc, part) => part,
