@@ -24,6 +24,7 @@ describeBrowser('test/e2e/patterns.test.ts', 'the Patterns tab in Chromium', () 
   let base: string;
   let b: Browsing;
   let page: Page;
+  let token: string;
   const findings: AxeFinding[] = [];
   const consoleErrors: string[] = [];
   const count = () =>
@@ -35,7 +36,7 @@ describeBrowser('test/e2e/patterns.test.ts', 'the Patterns tab in Chromium', () 
   beforeAll(async () => {
     server = await startApp();
     base = server.base;
-    const token = await createUser(server.t, {
+    token = await createUser(server.t, {
       username: 'analyst',
       password: 'analyst-password-1',
       admin: true,
@@ -120,6 +121,42 @@ describeBrowser('test/e2e/patterns.test.ts', 'the Patterns tab in Chromium', () 
     expect(await row.textContent()).toContain('A new kind of message (after 2 h of warm-up)');
     await shot(page, 'triggers-new-pattern');
     await axe(page, 'triggers, new-pattern trigger', findings);
+  });
+
+  it('adds the Patterns tab to a dashboard as a Patterns widget: templates, counts, new badges', async () => {
+    const made = await server.t.as(token, {
+      method: 'POST',
+      url: '/api/dashboards',
+      payload: { title: 'SSH' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const dashboardId = made.json().id as number;
+    await page.goto(`${base}/search?q=${encodeURIComponent('app:sshd')}&tab=patterns`);
+    await page.getByRole('region', { name: 'Patterns' }).getByRole('table').waitFor();
+    await page.getByRole('button', { name: 'Add to dashboard' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add to dashboard' });
+    expect(await dialog.innerText()).toContain('most common patterns');
+    await dialog.getByLabel('Dashboard').selectOption({ label: 'SSH' });
+    await dialog.getByLabel('Widget title').fill('Kinds of sshd message');
+    await dialog.getByRole('button', { name: 'Add widget' }).click();
+    await dialog.getByRole('status').filter({ hasText: 'Added' }).waitFor();
+    const d = (await server.t.as(token, { method: 'GET', url: `/api/dashboards/${dashboardId}` })).json();
+    const w = d.widgets.find((x: { title: string }) => x.title === 'Kinds of sshd message');
+    expect(w.query).toMatchObject({ type: 'Patterns', params: { query: 'app:sshd', n: 20 } });
+    // Compared with as long a period just before its range, whatever the preset.
+    expect(w.query.params.compare_to).toEqual(w.query.params.time_range);
+    expect(w.visualization.kind).toBe('list');
+
+    await page.goto(`${base}/dashboards/${dashboardId}`);
+    const card = page.getByRole('region', { name: 'Kinds of sshd message' });
+    const rows = card.locator('tr.pattern-row');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(3);
+    expect(await rows.first().locator('.pattern-template').innerText()).toBe('Invalid user <*> from <*>');
+    expect(await rows.first().locator('mark.pattern-var').count()).toBe(2);
+    expect(await rows.first().locator('td.num').first().innerText()).toBe('5');
+    expect(await rows.first().locator('.badge-new').innerText()).toBe('new');
+    await shot(page, 'dashboard-patterns-widget');
+    await axe(page, 'dashboard with a Patterns widget', findings);
   });
 
   it('logged no errors in the browser console', () => {

@@ -447,7 +447,7 @@ export function SearchPage() {
               query={shown?.query ?? text}
               window={shown?.window ?? null}
               preset={range.kind === 'preset' ? range.preset : DEFAULT_PRESET}
-              {...(piped ? { chart } : {})}
+              {...(piped ? { chart } : !live && tab === 'patterns' ? { patterns: true } : {})}
             />
             {!piped && (
               <ColumnPicker

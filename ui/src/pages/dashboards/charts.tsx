@@ -6,6 +6,7 @@
 import { CATEGORY_PALETTE, colorsFor, fixedColors, PLAIN_COLOR } from '@shared/chart-colors';
 import { COUNTRY_MAP_NO_GEO, type CountryMapData, countryMapData } from '@shared/country-map';
 import { type CSSProperties, lazy, type ReactNode, Suspense } from 'react';
+import { isPatternsResults, PatternsTable } from '../../components/Patterns';
 import { formatCount, formatTs } from '../../format';
 import { asBuckets, asItems, asTotals, isTableResults } from './table-data';
 
@@ -518,6 +519,9 @@ export function Visualization(props: {
   const { kind, title } = props;
   const data = fromTable(props.data, kind, props.options.value);
   const isTime = Array.isArray(data.results?.buckets);
+  // A Patterns widget: its templates as the search page's Patterns tab shows them.
+  if ((kind === 'list' || kind === 'table') && isPatternsResults(data.results))
+    return <PatternsTable results={data.results} caption={title} compact />;
   switch (kind) {
     case 'number':
       return <BigNumber data={data} />;

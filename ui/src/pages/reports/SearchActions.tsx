@@ -21,6 +21,36 @@ export interface ShownSearch {
   preset: string;
   /** A query with pipes: it is a Table, shown as this chart (what a widget of it shows). */
   chart?: TableChart;
+  /** The Patterns tab is shown: a widget or report of the search's patterns. */
+  patterns?: boolean;
+}
+
+type TimeRangeParam = { ts_from: number; ts_to: number } | { preset: string };
+
+/**
+ * The query a report or widget of what the page shows runs: the Table of a query with
+ * pipes, the Patterns of the Patterns tab (new ones against as long a period just before),
+ * or the newest events.
+ */
+function shownQuery(props: ShownSearch, time_range: TimeRangeParam, pageSize?: number) {
+  if (props.chart) return { type: 'Table', params: { query: props.query, time_range } };
+  if (props.patterns)
+    return {
+      type: 'Patterns',
+      params: {
+        query: props.query,
+        time_range,
+        n: 20,
+        compare_to:
+          'preset' in time_range
+            ? time_range
+            : { ts_from: 2 * time_range.ts_from - time_range.ts_to, ts_to: time_range.ts_from },
+      },
+    };
+  return {
+    type: 'Search',
+    params: { query: props.query, time_range, sort: ['-ts'], ...(pageSize ? { page_size: pageSize } : {}) },
+  };
 }
 
 const describe = (query: string) => (query.trim() ? query.trim().slice(0, 150) : 'All events');
@@ -85,19 +115,7 @@ function ReportDialog(props: ShownSearch & { onClose: () => void }) {
           timezone: timezone.trim() || 'UTC',
           source: {
             kind: 'query',
-            query: props.chart
-              ? {
-                  type: 'Table',
-                  params: { query: props.query, time_range: props.window ?? { preset: props.preset } },
-                }
-              : {
-                  type: 'Search',
-                  params: {
-                    query: props.query,
-                    time_range: props.window ?? { preset: props.preset },
-                    sort: ['-ts'],
-                  },
-                },
+            query: shownQuery(props, props.window ?? { preset: props.preset }),
           },
         },
       });
@@ -151,21 +169,12 @@ function DashboardDialog(props: ShownSearch & { onClose: () => void }) {
       const w = await api<{ id: number; title: string }>(`/api/dashboards/${dashboard.id}/widgets`, {
         body: {
           title: title.trim() || 'Search',
-          // A query with pipes stays one, as a Table widget drawn as its chart.
-          query: props.chart
-            ? { type: 'Table', params: { query: props.query, time_range: { preset: props.preset } } }
-            : {
-                type: 'Search',
-                params: {
-                  query: props.query,
-                  time_range: { preset: props.preset },
-                  sort: ['-ts'],
-                  page_size: 50,
-                },
-              },
+          // A query with pipes stays one, as a Table widget drawn as its chart; the
+          // Patterns tab is a Patterns widget, drawn as its list.
+          query: shownQuery(props, { preset: props.preset }, 50),
           visualization: props.chart
             ? { kind: props.chart.kind, options: props.chart.value ? { value: props.chart.value } : {} }
-            : { kind: 'table', options: {} },
+            : { kind: props.patterns ? 'list' : 'table', options: {} },
         },
       });
       setAdded({ dashboard, title: w.title });
@@ -181,6 +190,11 @@ function DashboardDialog(props: ShownSearch & { onClose: () => void }) {
             <>
               The {props.chart.kind === 'table' ? 'table' : `${props.chart.kind} chart`} of{' '}
               <code>{describe(props.query)}</code>, pipes included, following the time range preset.
+            </>
+          ) : props.patterns ? (
+            <>
+              The 20 most common patterns of <code>{describe(props.query)}</code>, following the time range
+              preset, those new since as long a period before marked.
             </>
           ) : (
             <>
