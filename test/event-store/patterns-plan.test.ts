@@ -53,7 +53,10 @@ function expected(events: readonly NormalisedEvent[], n: number): Expected {
   const items = ids.map((id) => {
     const own = now.filter((e) => e.pattern_id === id);
     const series = new Array<number>(20).fill(0);
-    for (const e of own) series[Math.floor((e.ts - RANGE.fromMs) / width)] += 1;
+    for (const e of own) {
+      const b = Math.floor((e.ts - RANGE.fromMs) / width);
+      series[b] = (series[b] ?? 0) + 1;
+    }
     const newest = [...own].sort(
       (a, b) => b.ts - a.ts || (a.ev_id < b.ev_id ? 1 : a.ev_id > b.ev_id ? -1 : 0),
     );
