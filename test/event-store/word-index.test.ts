@@ -167,11 +167,11 @@ describe('what a filter requires (wordNeeds)', () => {
     expect(wordNeeds(text('needle42'))).toEqual(word('needle42'));
     expect(wordNeeds(text('a b', true))).toEqual(word('a b'));
     expect(wordNeeds(cond('message', 'contains', 'x'))).toEqual(word('x'));
-    expect(wordNeeds(and(text('a'), cond('host', 'eq', 'h'), text('b')))).toEqual({
+    expect(wordNeeds(and(text('a'), cond('host', 'contains', 'h'), text('b')))).toEqual({
       kind: 'all',
       items: [word('a'), word('b')],
     });
-    expect(wordNeeds(and(cond('host', 'eq', 'h'), text('a')))).toEqual(word('a'));
+    expect(wordNeeds(and(cond('severity', 'eq', 'error'), text('a')))).toEqual(word('a'));
     expect(wordNeeds(or(text('a'), cond('message', 'contains', 'b')))).toEqual({
       kind: 'any',
       items: [word('a'), word('b')],
@@ -186,14 +186,33 @@ describe('what a filter requires (wordNeeds)', () => {
     expect(wordNeeds(not(text('a')))).toBeUndefined();
     expect(wordNeeds(cond('message', 'not_contains', 'a'))).toBeUndefined();
     expect(wordNeeds(not(cond('message', 'not_contains', 'a')))).toEqual(word('a'));
-    expect(wordNeeds(or(text('a'), cond('host', 'eq', 'h')))).toBeUndefined();
+    expect(wordNeeds(or(text('a'), cond('severity', 'eq', 'error')))).toBeUndefined();
     expect(wordNeeds(cond('host', 'contains', 'a'))).toBeUndefined();
+    expect(wordNeeds(cond('host', 'ne', 'a'))).toBeUndefined();
+    expect(wordNeeds(not(cond('app', 'eq', 'a')))).toBeUndefined();
     expect(wordNeeds(cond('message', 'regex', 'a|needle'))).toBeUndefined();
     expect(wordNeeds(cond('message', 'regex', '(needle)'))).toBeUndefined();
     expect(wordNeeds(cond('message', 'regex', 'ne(?i)edle'))).toBeUndefined();
     expect(wordNeeds(cond('message', 'gt', 'needle'))).toBeUndefined();
     expect(wordNeeds(not(cond('message', 'eq', 'needle')))).toBeUndefined();
     expect(wordNeeds(cond('message', 'ne', 'needle'))).toBeUndefined();
+  });
+
+  it("a source's exact values: host and app eq and in, under AND and OR", () => {
+    const source = (field: string, value: string) => ({ kind: 'source', field, value });
+    expect(wordNeeds(cond('host', 'eq', 'web-1'))).toEqual(source('host', 'web-1'));
+    expect(wordNeeds(and(text('a'), cond('host', 'eq', 'h'), cond('app', 'eq', 'sshd')))).toEqual({
+      kind: 'all',
+      items: [word('a'), source('host', 'h'), source('app', 'sshd')],
+    });
+    expect(wordNeeds(cond('app', 'in', ['a', 'b']))).toEqual({
+      kind: 'any',
+      items: [source('app', 'a'), source('app', 'b')],
+    });
+    expect(wordNeeds(or(text('a'), cond('host', 'eq', 'h')))).toEqual({
+      kind: 'any',
+      items: [word('a'), source('host', 'h')],
+    });
   });
 
   it('every condition on message that implies a literal: as written, or case-insensitively', () => {
@@ -267,6 +286,7 @@ describe('candidate ranges', () => {
     lowering: lowering.id,
     probes: 7,
     bloom: new Uint8Array(8),
+    sources: true,
     ...extra,
   });
   const hits =
@@ -335,6 +355,10 @@ describe('candidate ranges', () => {
     const test = blockTest({ kind: 'word', value: 'needle42' }, lowering) as BlockTest;
     expect(candidateRanges(blocks, test, all)).toEqual([{ fromMs: 0, toMs: 19 }]);
     expect(loweringOf([1], ['a']).id).not.toBe(loweringOf([1], ['b']).id);
+    // A block built before the source keys may hold any source (its lowering is no matter).
+    const source = blockTest({ kind: 'source', field: 'host', value: 'web-1' }, lowering) as BlockTest;
+    const older = [block(4, 0, 9, { sources: false }), block(5, 10, 19, { lowering: lowering.id + 1 })];
+    expect(candidateRanges(older, source, all)).toEqual([{ fromMs: 0, toMs: 9 }]);
   });
 });
 
@@ -411,6 +435,13 @@ const filterArb = (needle: fc.Arbitrary<string>): fc.Arbitrary<FilterNode> =>
     fc.tuple(needle, needle).map(([a, b]) => or(text(a), cond('message', 'contains', b))),
     fc.tuple(needle, fc.constantFrom('h1', 'h2')).map(([a, h]) => and(text(a), cond('host', 'eq', h))),
     fc.tuple(needle, fc.constantFrom('h1', 'h2')).map(([a, h]) => or(text(a), cond('host', 'eq', h))),
+    // The source fields' exact values (h3 and a3 are in no event).
+    fc.constantFrom('h1', 'h2', 'h3').map((h) => cond('host', 'eq', h)),
+    fc
+      .tuple(fc.constantFrom('h1', 'h3'), fc.constantFrom('a1', 'a2', 'a3'))
+      .map(([h, a]) => and(cond('host', 'eq', h), cond('app', 'eq', a))),
+    fc.constantFrom('a1', 'a2', 'a3').map((a) => or(cond('app', 'eq', a), cond('host', 'in', ['h2', 'h3']))),
+    fc.constantFrom('a1', 'a3').map((a) => not(cond('app', 'eq', a))),
     needle.map((n) => not(text(n))),
     fc.tuple(needle, needle).map(([a, b]) => and(text(a), not(text(b)))),
     // Case-sensitive literals: the other conditions on message.
@@ -526,20 +557,29 @@ describe('a store answers the same with and without the word index', () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(messageArb, fc.constantFrom('h1', 'h2', null), fc.nat(59_000)), {
-          minLength: 1,
-          maxLength: 40,
-        }),
+        fc.array(
+          fc.tuple(
+            messageArb,
+            fc.constantFrom('h1', 'h2', null),
+            fc.nat(59_000),
+            fc.constantFrom('a1', 'a2', null),
+          ),
+          {
+            minLength: 1,
+            maxLength: 40,
+          },
+        ),
         fc.array(fc.integer({ min: 1, max: 15 }), { minLength: 1, maxLength: 4 }),
         async (rows, cuts) => {
           // Each run has its own hour, so runs never see each other's events.
           const hour = BASE + run++ * 3_600_000;
-          const events = rows.map(([message, host, offset], i) =>
+          const events = rows.map(([message, host, offset, app], i) =>
             event(`p${run}-${i}`, {
               ts: hour + offset + i * 1000,
               received_at: hour,
               message,
               host,
+              app,
               bytes: i,
             }),
           );
@@ -636,6 +676,34 @@ describe('a store answers the same with and without the word index', () => {
       count: true,
     };
     expect(searchCountSql(plan as never, []).sql).toContain('WHERE false');
+  });
+
+  it("narrows a source's exact value (host, app) to the blocks that hold it", async () => {
+    const start = 2_000_000;
+    const events = Array.from({ length: 4 * BLOCK_EVENTS }, (_, i) => ({
+      ...timed(start + i, `line ${i}`),
+      host: i === 2 * BLOCK_EVENTS + 7 ? 'rare-host' : `web-${i % 3}`,
+      app: i % 2 ? 'nginx' : 'api',
+    }));
+    await Promise.all([indexed.append(events), plain.append(events)]);
+    const range = { fromMs: BASE + start * 1000, toMs: BASE + (start + events.length) * 1000 };
+    const words = (indexed as unknown as { words: WordIndex }).words;
+    const width = (filter: FilterNode) =>
+      (words.ranges(filter, range) ?? [range]).reduce((w, r) => w + r.toMs - r.fromMs, 0);
+    const rare = and(cond('host', 'eq', 'rare-host'), cond('app', 'eq', 'nginx'));
+    expect(await count(indexed, rare, range)).toBe(1);
+    expect(width(rare)).toBeLessThan((range.toMs - range.fromMs) / 2);
+    expect(words.ranges(cond('host', 'eq', 'nowhere'), range)).toEqual([]);
+    expect(words.ranges(cond('app', 'in', ['no-app', 'none']), range)).toEqual([]);
+    // A value every block holds narrows nothing, and answers as the plain store.
+    expect(width(cond('host', 'eq', 'web-1'))).toBeGreaterThan((range.toMs - range.fromMs) / 2);
+    for (const filter of [
+      rare,
+      cond('host', 'eq', 'web-1'),
+      cond('app', 'in', ['api', 'x']),
+      cond('host', 'eq', 'nowhere'),
+    ])
+      await sameAnswers(indexed, plain, filter, range);
   });
 
   it('small batches grow one open block until it holds BLOCK_EVENTS (across reopening too)', async () => {

@@ -1,4 +1,8 @@
-/** The word index's blocks: distinct byte trigrams, their bloom filters, blocks built from events (pure). */
+/**
+ * The word index's blocks: distinct byte trigrams, their bloom filters, blocks built from
+ * events (pure). A block's bloom also holds a key per distinct value of the source fields
+ * (`host`, `app`): hashes at or above 2^24, apart from the trigrams.
+ */
 import {
   encoder,
   type Lookup,
@@ -107,6 +111,35 @@ function addMessage(set: TrigramSet, message: string, lk: Lookup): void {
   if (sawDottedI) set.addBytes(utf8(message, lk, true));
 }
 
+/** Fields whose exact values a block's bloom holds (the fields naming a source). */
+export const SOURCE_FIELDS = ['host', 'app'] as const;
+export type SourceField = (typeof SOURCE_FIELDS)[number];
+/** Keys are at or above this; trigrams below. */
+const KEY_BASE = 0x1000000;
+
+/** The bloom key of a source field's exact value (FNV-1a of field and value, past the trigrams). */
+export function sourceKey(field: SourceField, value: string): number {
+  let h = 0x811c9dc5;
+  const text = `${field}\u0000${value}`;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h | KEY_BASE) >>> 0;
+}
+
+/** The source keys of an event. */
+function addSourceKeys(keys: Set<number>, e: WordEvent): void {
+  if (e.host !== null && e.host !== undefined) keys.add(sourceKey('host', e.host));
+  if (e.app !== null && e.app !== undefined) keys.add(sourceKey('app', e.app));
+}
+
+/** Trigrams (sorted) and then keys (sorted), as one list for a bloom. */
+function withKeys(trigrams: Uint32Array, keys: ReadonlySet<number>): Uint32Array {
+  if (keys.size === 0) return trigrams;
+  const all = new Uint32Array(trigrams.length + keys.size);
+  all.set(trigrams);
+  all.set(Uint32Array.from(keys).sort(), trigrams.length);
+  return all;
+}
+
 // ---------------------------------------------------------------------------------------
 // Bloom filters
 
@@ -171,6 +204,8 @@ export function bloomHas(bloom: Uint8Array, probes: number, p: Probe): boolean {
 export interface WordEvent {
   readonly ts: number;
   readonly message: string | null;
+  readonly host?: string | null;
+  readonly app?: string | null;
 }
 
 /** A block as built: its bloom, and its distinct trigrams (kept while it may be merged). */
@@ -181,12 +216,16 @@ export interface BuiltBlock {
   readonly lowering: number;
   readonly probes: number;
   readonly bloom: Uint8Array;
+  /** Trigrams, then the source keys (`sourceKey`). */
   readonly trigrams: Uint32Array;
+  /** Whether the bloom holds the source keys (blocks built before them do not). */
+  readonly sources: boolean;
 }
 
 function blockOf(events: readonly WordEvent[], from: number, to: number, l: Lowering): BuiltBlock {
   const lk = lookupOf(l);
   const set = new TrigramSet();
+  const keys = new Set<number>();
   let minTs = Number.POSITIVE_INFINITY;
   let maxTs = Number.NEGATIVE_INFINITY;
   for (let i = from; i < to; i++) {
@@ -196,8 +235,9 @@ function blockOf(events: readonly WordEvent[], from: number, to: number, l: Lowe
     if (t < minTs) minTs = t;
     if (t > maxTs) maxTs = t;
     if (e.message !== null) addMessage(set, e.message, lk);
+    addSourceKeys(keys, e);
   }
-  const trigrams = set.take();
+  const trigrams = withKeys(set.take(), keys);
   return {
     minTs,
     maxTs,
@@ -206,6 +246,7 @@ function blockOf(events: readonly WordEvent[], from: number, to: number, l: Lowe
     probes: PROBES,
     bloom: bloomOf(trigrams),
     trigrams,
+    sources: true,
   };
 }
 
@@ -229,8 +270,13 @@ export function buildWordBlocks(events: readonly WordEvent[], l: Lowering): Buil
 /** One block from several (their trigram sets joined): merging small blocks. */
 export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
   const set = new TrigramSet();
-  for (const p of parts) for (const t of p.trigrams) set.add(t);
-  const trigrams = set.take();
+  const keys = new Set<number>();
+  for (const p of parts)
+    for (const t of p.trigrams) {
+      if (t >= KEY_BASE) keys.add(t);
+      else set.add(t);
+    }
+  const trigrams = withKeys(set.take(), keys);
   const first = parts[0] as BuiltBlock;
   return {
     minTs: Math.min(...parts.map((p) => p.minTs)),
@@ -240,5 +286,6 @@ export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
     probes: PROBES,
     bloom: bloomOf(trigrams),
     trigrams,
+    sources: parts.every((p) => p.sources),
   };
 }

@@ -33,9 +33,13 @@ import { BLOCK_EVENTS, type BuiltBlock, mergeBlocks } from './word-blocks.js';
 import { type Lowering, readLowering } from './word-lowering.js';
 import { blockTest, candidateRanges, type IndexedBlock, type WordRange, wordNeeds } from './word-queries.js';
 
-/** `word_blocks.format`: 0 no bloom (always a candidate), 1 trigram bloom (this file's hashing). */
+/**
+ * `word_blocks.format`: 0 no bloom (always a candidate), 1 trigram bloom (this file's
+ * hashing), 2 the same with the source keys (word-blocks.ts `sourceKey`).
+ */
 const FORMAT_NONE = 0;
 const FORMAT_BLOOM = 1;
+const FORMAT_BLOOM_SOURCES = 2;
 
 export const CREATE_WORD_BLOCKS = `
 CREATE TABLE IF NOT EXISTS word_blocks (
@@ -121,7 +125,11 @@ export class WordIndex {
         events: Number(r.events),
         lowering: Number(r.lowering),
         probes: Number(r.probes),
-        bloom: Number(r.format) === FORMAT_BLOOM && bloom ? bloom.bytes : null,
+        bloom:
+          (Number(r.format) === FORMAT_BLOOM || Number(r.format) === FORMAT_BLOOM_SOURCES) && bloom
+            ? bloom.bytes
+            : null,
+        sources: Number(r.format) === FORMAT_BLOOM_SOURCES,
       });
       covered += Number(r.events);
       if (id >= index.nextId) index.nextId = id + 1n;
@@ -142,6 +150,7 @@ export class WordIndex {
         lowering: index.lowering.id,
         probes: 0,
         bloom: null,
+        sources: false,
       };
       index.appendRows([block]);
       index.insertSorted(block);
@@ -222,7 +231,7 @@ export class WordIndex {
         a.appendTimestamp(tsValue(b.minTs));
         a.appendTimestamp(tsValue(b.maxTs));
         a.appendInteger(b.events);
-        a.appendInteger(b.bloom ? FORMAT_BLOOM : FORMAT_NONE);
+        a.appendInteger(b.bloom ? (b.sources ? FORMAT_BLOOM_SOURCES : FORMAT_BLOOM) : FORMAT_NONE);
         a.appendInteger(b.lowering);
         a.appendInteger(b.probes);
         if (b.bloom) a.appendBlob(b.bloom);
@@ -255,4 +264,5 @@ const pick = (b: BuiltBlock) => ({
   lowering: b.lowering,
   probes: b.probes,
   bloom: b.bloom,
+  sources: b.sources,
 });

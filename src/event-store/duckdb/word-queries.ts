@@ -5,7 +5,15 @@ import { scalarToString } from '../../filter/values.js';
 import type { TimeWindow } from '../query-plan.js';
 import { containsMode } from './duckdb-filter-compiler.js';
 
-import { BLOCK_EVENTS, bloomHas, probeOf, TrigramSet } from './word-blocks.js';
+import {
+  BLOCK_EVENTS,
+  bloomHas,
+  probeOf,
+  SOURCE_FIELDS,
+  type SourceField,
+  sourceKey,
+  TrigramSet,
+} from './word-blocks.js';
 import { type Lowering, lookupOf, utf8 } from './word-lowering.js';
 
 /**
@@ -28,7 +36,10 @@ export const MAX_RANGES = 16;
  */
 export type WordNeed =
   | { readonly kind: 'word' | 'exact'; readonly value: string }
+  | { readonly kind: 'source'; readonly field: SourceField; readonly value: string }
   | { readonly kind: 'all' | 'any'; readonly items: readonly WordNeed[] };
+
+const isSourceField = (f: string): f is SourceField => (SOURCE_FIELDS as readonly string[]).includes(f);
 
 /**
  * The message substrings `filter` requires: bare words, phrases and every condition on
@@ -41,7 +52,8 @@ export function wordNeeds(filter: FilterNode): WordNeed | undefined {
     case 'text':
       return { kind: 'word', value: filter.value };
     case 'cond':
-      return filter.field === 'message' ? condNeeds(filter) : undefined;
+      if (filter.field === 'message') return condNeeds(filter);
+      return isSourceField(filter.field) ? sourceNeeds(filter.field, filter) : undefined;
     case 'and':
       return all(filter.items.map(wordNeeds).filter((n): n is WordNeed => n !== undefined));
     case 'or': {
@@ -56,6 +68,14 @@ export function wordNeeds(filter: FilterNode): WordNeed | undefined {
 
 const all = (items: WordNeed[]): WordNeed | undefined =>
   items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'all', items };
+
+/** What a condition on a source field requires: its exact value (`eq`), or one of them (`in`). */
+function sourceNeeds(field: SourceField, c: CondNode): WordNeed | undefined {
+  if (c.op === 'eq') return { kind: 'source', field, value: scalarToString(c.value) };
+  if (c.op !== 'in' || c.value.length === 0) return undefined;
+  const items = c.value.map((v): WordNeed => ({ kind: 'source', field, value: scalarToString(v) }));
+  return items.length === 1 ? items[0] : { kind: 'any', items };
+}
 
 /** What a condition on `message` requires (its value as the filter compiler tests it). */
 function condNeeds(c: CondNode): WordNeed | undefined {
@@ -157,7 +177,10 @@ export function exactTrigrams(value: string, l: Lowering): Uint32Array {
   return set.take();
 }
 
-/** What the index knows of a block. `bloom` null: no bloom, always a candidate. */
+/**
+ * What the index knows of a block. `bloom` null: no bloom, always a candidate; `sources`
+ * false (built before the source keys): a candidate for every source need.
+ */
 export interface IndexedBlock {
   readonly id: bigint;
   readonly minTs: number;
@@ -166,6 +189,7 @@ export interface IndexedBlock {
   readonly lowering: number;
   readonly probes: number;
   readonly bloom: Uint8Array | null;
+  readonly sources: boolean;
 }
 
 /** Whether a block may hold an event meeting the need; `undefined`: every block may. */
@@ -179,6 +203,10 @@ export function blockTest(need: WordNeed, l: Lowering): BlockTest | undefined {
       if (trigrams.length === 0) return undefined;
       const p = probeOf(trigrams);
       return (b) => b.bloom === null || b.lowering !== l.id || bloomHas(b.bloom, b.probes, p);
+    }
+    case 'source': {
+      const p = probeOf(Uint32Array.of(sourceKey(need.field, need.value)));
+      return (b) => b.bloom === null || !b.sources || bloomHas(b.bloom, b.probes, p);
     }
     case 'all': {
       const tests = need.items.map((n) => blockTest(n, l)).filter((t): t is BlockTest => t !== undefined);
