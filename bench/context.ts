@@ -1,45 +1,6 @@
-import type { NormalisedEvent } from '../src/core/event.js';
-import { newUlid } from '../src/core/ids.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import { flag, fmt, percentile, startServer } from './lib.js';
 import { dataSet } from './query.js';
-
-/** Sources that log once an hour (a cron job on a few hosts), added to the data set once. */
-const SPARSE_SOURCES = 5;
-
-function sparseEvents(windowEnd: number): NormalisedEvent[] {
-  const events: NormalisedEvent[] = [];
-  // In time order: ids are monotonic, so an earlier time after a later one would not be
-  // the id's own time (and a read by id looks near that time).
-  for (let h = 0; h < 24; h++)
-    for (let s = 0; s < SPARSE_SOURCES; s++) {
-      const ts = windowEnd - 86_400_000 + h * 3_600_000 + s * 60_000 + 30_000;
-      events.push({
-        ev_id: newUlid(ts),
-        ts,
-        received_at: ts,
-        host: `sparse-${s}`,
-        app: 'cron',
-        severity: 'info',
-        facility: null,
-        message: `hourly job ${h} done`,
-        src_ip: null,
-        src_port: null,
-        dst_ip: null,
-        dst_port: null,
-        user: null,
-        action: null,
-        status: null,
-        bytes: null,
-        source: null,
-        intake: 'bench',
-        fields: {},
-        shape: null,
-        pattern_id: null,
-      });
-    }
-  return events;
-}
 
 /**
  * An event in its context (API §19): `GET /api/events/{id}/context?before=50&after=50` for
@@ -47,13 +8,13 @@ function sparseEvents(windowEnd: number): NormalisedEvent[] {
  * a source is a host and an app), beside the raw engine's straight query for the same
  * answer: the 50 events of the source before and after the anchor, by (ts, stored_at,
  * ev_id), run on DuckDB directly. Besides the sampled anchors, every fifth anchor is on a
- * source that logs once an hour (SPARSE_SOURCES of them, added once), whose context spans
+ * source that logs once an hour (the data set's `sparse-N` hosts), whose context spans
  * the whole day. Flags: --events 1,000,000, --anchors 100.
  */
 export async function main(argv: string[]) {
   const total = flag(argv, 'events', 1_000_000);
   const anchors = flag(argv, 'anchors', 100);
-  const { dir, windowEnd } = await dataSet(total);
+  const { dir } = await dataSet(total);
 
   // --- raw engine: the anchors, and the best plain SQL for each context
   const store = await DuckDbEventStore.open({
@@ -61,11 +22,6 @@ export async function main(argv: string[]) {
     memoryLimit: '1GB',
     checkpointThreshold: '256MB',
   });
-  const [have] = await store.runSql(`SELECT count(*) AS n FROM events WHERE host LIKE 'sparse-%'`);
-  if (Number(have?.n ?? 0) === 0) {
-    await store.append(sparseEvents(windowEnd));
-    await store.checkpoint();
-  }
   const sparseCount = Math.max(1, Math.floor(anchors / 5));
   const picked = [
     ...(await store.runSql(

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { prng } from '../src/cli/demo-generator.js';
 import type { NormalisedEvent, Severity, StoredEvent } from '../src/core/event.js';
-import { newUlid } from '../src/core/ids.js';
+import { newEventId, newUlid } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
 import type { Compiled as ClickHouseCompiled } from '../src/event-store/clickhouse/clickhouse-plans.js';
 import * as chPlans from '../src/event-store/clickhouse/clickhouse-plans.js';
@@ -205,8 +205,52 @@ const MESSAGES = [
 const SEVERITIES: Severity[] = ['info', 'info', 'info', 'notice', 'warning', 'error'];
 /** Events whose message holds the rare word `needle42`, spread evenly over the data. */
 const RARE_WORD_EVENTS = 5;
-/** Bumped when the data set or its index changes (4: source keys in the word index): an older one under .bench/ is rebuilt. */
-const DATA_VERSION = 4;
+/**
+ * Bumped when the data set or its index changes (4: source keys in the word index; 5: the
+ * hourly sources among the events): an older one under .bench/ is rebuilt.
+ */
+const DATA_VERSION = 5;
+
+/**
+ * Sources that log once an hour (a cron job on a few hosts: `sparse-N`, app `cron`), for
+ * the context bench: appended with the events of their time, as ingest would store them.
+ */
+const SPARSE_SOURCES = 5;
+
+function sparseEvents(start: number): NormalisedEvent[] {
+  const events: NormalisedEvent[] = [];
+  // Each id holds its own time (a read by id looks near it): newEventId encodes the time
+  // it is given, where newUlid, monotonic, would keep the latest time this process used
+  // (the batch's newest, as these go in among a batch's events).
+  for (let h = 0; h < 24; h++)
+    for (let s = 0; s < SPARSE_SOURCES; s++) {
+      const ts = start + h * 3_600_000 + s * 60_000 + 30_000;
+      events.push({
+        ev_id: newEventId(ts),
+        ts,
+        received_at: ts,
+        host: `sparse-${s}`,
+        app: 'cron',
+        severity: 'info',
+        facility: null,
+        message: `hourly job ${h} done`,
+        src_ip: null,
+        src_port: null,
+        dst_ip: null,
+        dst_port: null,
+        user: null,
+        action: null,
+        status: null,
+        bytes: null,
+        source: null,
+        intake: 'bench',
+        fields: {},
+        shape: null,
+        pattern_id: null,
+      });
+    }
+  return events;
+}
 
 async function buildData(dir: string, total: number, windowEnd: number) {
   const tmp = `${dir}.tmp`;
@@ -217,6 +261,7 @@ async function buildData(dir: string, total: number, windowEnd: number) {
   const miner = new TemplateMiner();
   const start = windowEnd - 86_400_000;
   const batch = 50_000;
+  let sparse = sparseEvents(start);
   for (let done = 0; done < total; done += batch) {
     const events: NormalisedEvent[] = [];
     for (let i = 0; i < batch && done + i < total; i++) {
@@ -250,6 +295,12 @@ async function buildData(dir: string, total: number, windowEnd: number) {
         pattern_id: null,
       });
     }
+    // The hourly sources' events of this batch's time, among its events in time order.
+    const last = (events[events.length - 1] as NormalisedEvent).ts;
+    const isLast = done + batch >= total;
+    events.push(...sparse.filter((e) => isLast || e.ts <= last));
+    sparse = isLast ? [] : sparse.filter((e) => e.ts > last);
+    events.sort((a, b) => a.ts - b.ts);
     for (const e of events) e.pattern_id = miner.match(e.app ?? '', e.message ?? '').id;
     await store.append(events);
     process.stderr.write(`\r  building: ${fmt(Math.min(total, done + batch))} events`);
