@@ -74,6 +74,11 @@ describe(`event context (${BACKEND}, ${EVENT_STORE})`, () => {
     const rest = await context('line 6', `?before=10&cursor=${older.before_cursor}`);
     expect(messages(rest.before)).toEqual(['line 0', 'line 1', 'line 2']);
     expect(rest.before_cursor).toBeNull();
+    // A page that takes the side's last events ends it: no cursor to an empty page.
+    const last = await context('line 2', '?before=2&after=0');
+    expect(messages(last.before)).toEqual(['line 0', 'line 1']);
+    expect(last.before_cursor).toBeNull();
+    expect((await context('line 2', '?before=1&after=0')).before_cursor).toEqual(expect.any(String));
   });
 
   it('by= chooses the source fields; empty means every event', async () => {

@@ -7,7 +7,7 @@ import type { EventStore } from '../../event-store/event-store.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
-import { decodeCursor, nearest, nextCursor, type Side, sidePlan, sourceOf } from './event-context.js';
+import { decodeCursor, nearest, type Side, sidePage, sidePlan, sideRows, sourceOf } from './event-context.js';
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -99,15 +99,16 @@ export class EventsService {
       n: number,
     ) => {
       if (n === 0) return { events: [] as StoredEvent[], cursor: null };
+      const rows = sideRows(n);
       const found = await nearest(
-        (window) => this.store.execute(sidePlan(scope, by, from, s, n, window)),
+        (window) => this.store.execute(sidePlan(scope, by, from, s, rows, window)),
         s,
         from.ts,
         span,
-        n,
+        rows,
       );
-      const events = s === 'before' ? [...found].reverse() : found;
-      return { events, cursor: nextCursor(s, found, n, by) };
+      const page = sidePage(s, found, n, by);
+      return { events: s === 'before' ? page.events.reverse() : page.events, cursor: page.cursor };
     };
     if (opts.cursor !== undefined) {
       const c = decodeCursor(opts.cursor);
