@@ -29,10 +29,11 @@ export const MAX_RANGES = 16;
 // Queries (pure)
 
 /**
- * What a filter requires of `message` in substring terms: `word` (the message contains
- * the value, case-insensitively, as `containsText` tests it), `exact` (the message
- * contains the value as it is written, case included), every one of `all`, or at least
- * one of `any`; `undefined` requires nothing the index can use.
+ * What a filter requires in the index's terms: `word` (the message contains the value,
+ * case-insensitively, as `containsText` tests it), `exact` (the message contains the value
+ * as it is written, case included), `source` (a source field holds exactly the value),
+ * every one of `all`, or at least one of `any`; `undefined` requires nothing the index can
+ * use.
  */
 export type WordNeed =
   | { readonly kind: 'word' | 'exact'; readonly value: string }
@@ -42,10 +43,11 @@ export type WordNeed =
 const isSourceField = (f: string): f is SourceField => (SOURCE_FIELDS as readonly string[]).includes(f);
 
 /**
- * The message substrings `filter` requires: bare words, phrases and every condition on
- * `message` that implies a literal (`contains`, `startswith`, `endswith`, `eq`, `in`, and
- * a regex's required literals, which also covers wildcards), under ANDs, and under ORs
- * whose every branch requires one. Negations and every other condition require nothing.
+ * The message substrings and source values `filter` requires: bare words, phrases, every
+ * condition on `message` that implies a literal (`contains`, `startswith`, `endswith`,
+ * `eq`, `in`, and a regex's required literals, which also covers wildcards), and `eq` and
+ * `in` on `host` and `app`, under ANDs, and under ORs whose every branch requires one.
+ * Negations and every other condition require nothing.
  */
 export function wordNeeds(filter: FilterNode): WordNeed | undefined {
   switch (filter.kind) {
