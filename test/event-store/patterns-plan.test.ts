@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
 import type { PatternsResult } from '../../src/event-store/query-plan.js';
 import type { ReadScope } from '../../src/event-store/read-scope.js';
-import { and, cond } from '../../src/filter/ast.js';
+import { cond } from '../../src/filter/ast.js';
 import { appendEvents, event } from './filter-store.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
@@ -100,7 +100,7 @@ describe.each(STORES.filter((s) => s.run))('$name: the Patterns plan', (kind) =>
         const result = (await t.store.execute({
           kind: 'patterns',
           scope: SCOPE,
-          filter: and(cond('ev_id', 'startswith', prefix)),
+          filter: cond('ev_id', 'startswith', prefix),
           range: RANGE,
           n,
           buckets: 20,
