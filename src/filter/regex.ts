@@ -1,15 +1,18 @@
 /**
  * RE2 patterns (`regex` uses RE2 syntax and never backtracks). DuckDB and
- * ClickHouse evaluate regexes with RE2; in this process the `re2` binding does, so the
- * JavaScript evaluator (trigger matching, live tails) and `title__iregex` agree with the
- * stores and every match runs in linear time: no pattern can stall the server.
+ * ClickHouse evaluate regexes with RE2; in this process `re2js` (RE2's port to
+ * JavaScript, no native code) does, so the JavaScript evaluator (trigger matching, live
+ * tails) and `title__iregex` agree with the stores and every match runs in linear time:
+ * no pattern can stall the server.
  */
-import RE2 from 're2';
+import { RE2JS } from 're2js';
+
+/** A compiled pattern: `test` is an unanchored search; `exec` as `RegExp.prototype.exec`. */
+export type Regex = Pick<RE2JS, 'test' | 'exec'>;
 
 /**
- * Escapes the binding translates from JavaScript syntax but RE2 itself (so DuckDB and
- * ClickHouse) refuses: accepting them here would let a pattern pass validation and then
- * fail in the store.
+ * Escapes JavaScript knows and RE2 (so DuckDB and ClickHouse) refuses, said in the terms
+ * of a JavaScript user.
  */
 const JS_ONLY_ESCAPES: Readonly<Record<string, string>> = {
   u: '\\u (use \\x{...})',
@@ -17,117 +20,97 @@ const JS_ONLY_ESCAPES: Readonly<Record<string, string>> = {
   C: '\\C (single bytes)',
 };
 
-function jsOnlyEscape(pattern: string): string | undefined {
-  for (let i = 0; i < pattern.length; i++) {
-    if (pattern[i] !== '\\') continue;
-    const what = JS_ONLY_ESCAPES[pattern[i + 1] ?? ''];
-    if (what !== undefined) return `${what} is not supported by RE2`;
-    i++;
-  }
-  return undefined;
-}
+/**
+ * Unicode classes `re2js` knows and the stores' RE2 does not: binary properties, two
+ * categories and the scripts of Unicode 16 and later. A pattern naming one would pass
+ * validation and then fail in the store (test/event-store/duckdb-filter-compiler.test.ts
+ * checks this list against DuckDB for every name `re2js` knows).
+ */
+const NOT_IN_STORES = new Set([
+  ...['Cn', 'LC', 'ASCII_Hex_Digit', 'Alphabetic', 'Dash', 'Emoji', 'Emoji_Component'],
+  ...['Emoji_Modifier', 'Emoji_Modifier_Base', 'Emoji_Presentation', 'Extended_Pictographic'],
+  ...['Hex_Digit', 'Lowercase', 'Math', 'Quotation_Mark', 'Terminal_Punctuation', 'Uppercase'],
+  ...['White_Space', 'Beria_Erfe', 'Garay', 'Gurung_Khema', 'Kirat_Rai', 'Ol_Onal', 'Sidetic'],
+  ...['Sunuwar', 'Tai_Yo', 'Todhri', 'Tolong_Siki', 'Tulu_Tigalari', 'Unknown'],
+]);
 
 /**
- * `\Q...\E` spelled as escaped characters: the binding rewrites `/` to `\/` inside
- * the quote, where RE2 would then match the backslash literally.
+ * What RE2 as the stores have it refuses but `re2js` takes, or what a JavaScript user
+ * may write: JavaScript's `(?<name>` (RE2 of this age wants `(?P<name>`), escapes of
+ * JavaScript only and Unicode classes the stores lack. Escapes, `\Q…\E` and
+ * character classes are read as RE2 reads them, so text quoted is never mistaken for either.
  */
-function expandQuotes(pattern: string): string {
-  let out = '';
+function storeProblem(pattern: string): string | undefined {
+  let inClass = false;
+  let named: string | undefined;
   for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
+    const ch = pattern[i];
     if (ch !== '\\') {
-      out += ch;
+      if (inClass) {
+        if (ch === ']') inClass = false;
+        else if (ch === '[' && pattern[i + 1] === ':') i = Math.max(i, pattern.indexOf(':]', i + 2) + 1);
+      } else if (ch === '[') {
+        inClass = true;
+        if (pattern[i + 1] === '^') i++;
+        if (pattern[i + 1] === ']') i++;
+      } else if (ch === '(' && pattern[i + 1] === '?' && pattern[i + 2] === '<') {
+        if (pattern[i + 3] === '=' || pattern[i + 3] === '!') return LOOKAROUND;
+        // Said unless something worse follows (a backreference to it).
+        named = 'named groups are written (?P<name>...) in RE2, not (?<name>...)';
+      }
       continue;
     }
     const next = pattern[i + 1];
-    if (next !== 'Q') {
-      // An escape (`\\` included) is copied whole: its second character starts nothing.
-      out += ch + (next ?? '');
-      i++;
+    if (next === 'Q') {
+      const end = pattern.indexOf('\\E', i + 2);
+      if (end === -1) return named;
+      i = end + 1;
       continue;
     }
-    const end = pattern.indexOf('\\E', i + 2);
-    const literal = pattern.slice(i + 2, end === -1 ? pattern.length : end);
-    out += literal.replace(/[^\p{L}\p{N}_\s]/gu, (c) => `\\${c}`);
-    i = end === -1 ? pattern.length : end + 1;
+    if (next === 'k') return 'named backreferences (\\k<...>) are not supported by RE2';
+    if (next !== undefined && next >= '1' && next <= '9')
+      return 'backreferences (\\1) are not supported by RE2';
+    const jsOnly = JS_ONLY_ESCAPES[next ?? ''];
+    if (jsOnly !== undefined) return `${jsOnly} is not supported by RE2`;
+    if ((next === 'p' || next === 'P') && pattern[i + 2] === '{') {
+      const close = pattern.indexOf('}', i + 3);
+      const name = pattern.slice(i + 3, close === -1 ? undefined : close).replace(/^\^/, '');
+      if (NOT_IN_STORES.has(name))
+        return `the Unicode class \\p{${name}} is not supported by RE2; use a general category (\\pL, \\p{Lu}) or a script name (\\p{Greek})`;
+    }
+    i++;
   }
-  return out;
+  return named;
 }
+
+const LOOKAROUND = 'lookaround ((?=, (?!, (?<=, (?<!) is not supported by RE2';
 
 /** RE2's own messages, said in the terms a user of the query language knows. */
 const FRIENDLY: ReadonlyArray<[RegExp, string]> = [
-  [/invalid perl operator: \(\?<?[=!]/, 'lookaround ((?=, (?!, (?<=, (?<!) is not supported by RE2'],
-  [/invalid escape sequence: \\[1-9]/, 'backreferences (\\1) are not supported by RE2'],
-  [/invalid escape sequence: \\k/, 'named backreferences (\\k<...>) are not supported by RE2'],
-  [/invalid repetition size/, 'repeat counts over 1000 are not supported by RE2'],
+  [/unsupported Perl syntax: `\(\?<?[=!]/, LOOKAROUND],
+  [/invalid repeat count/, 'repeat counts over 1000 are not supported by RE2'],
+  [
+    /invalid character class range: `\\[pP]\{/,
+    'the Unicode property is not supported by RE2; use a general category (\\pL, \\p{Lu}) or a script name (\\p{Greek})',
+  ],
 ];
 
-/**
- * What the binding hands RE2 for a pattern in RE2's own syntax: the same text with each
- * unescaped `/` escaped and `\p{L}` shortened to `\pL` (no-ops for RE2), `(?:)` for the
- * empty pattern.
- */
-function untranslated(pattern: string): string {
-  if (pattern === '') return '(?:)';
-  let out = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
-    if (ch === '\\' && i + 1 < pattern.length) {
-      const next = pattern[i + 1]!;
-      const short = (next === 'p' || next === 'P') && /^\{[^}]\}/u.exec(pattern.slice(i + 2));
-      if (short) {
-        out += `\\${next}${[...short[0]][1]}`;
-        i += 1 + short[0].length;
-      } else {
-        out += ch + next;
-        i++;
-      }
-    } else out += ch === '/' ? '\\/' : ch;
-  }
-  return out;
-}
-
-/**
- * Why the binding's translation from JavaScript syntax changed `pattern`: it then means
- * something RE2 itself (so DuckDB and ClickHouse) would refuse or read differently.
- */
-function translationProblem(pattern: string): string {
-  if (/\(\?<(?![=!])/.test(pattern)) return 'named groups are written (?P<name>...) in RE2, not (?<name>...)';
-  const property = /\\[pP]\{([^}]*)\}/.exec(pattern);
-  if (property) {
-    return `the Unicode property \\p{${property[1]}} is not supported by RE2; use a general category (\\pL, \\p{Lu}) or a script name (\\p{Greek})`;
-  }
-  return 'JavaScript-only regex syntax is not supported by RE2';
-}
-
-function make(pattern: string, flags: string): RE2 {
-  const problem = jsOnlyEscape(pattern);
+function make(pattern: string, flags: number): Regex {
+  const problem = storeProblem(pattern);
   if (problem !== undefined) throw new SyntaxError(problem);
-  const source = expandQuotes(pattern);
-  let re: RE2;
   try {
-    re = new RE2(source, flags);
+    return RE2JS.compile(pattern, flags);
   } catch (error) {
-    const message = error instanceof Error ? error.message : '';
+    const message = (error instanceof Error ? error.message : '').replace(/^error parsing regexp: /, '');
     const friendly = FRIENDLY.find(([re]) => re.test(message))?.[1];
-    // A Unicode property RE2 lacks (`\p{Emoji}`): say what RE2 offers instead.
-    const property = /invalid character class range/.test(message) && /\\[pP]\{/.test(pattern);
-    throw new SyntaxError(
-      friendly ?? (property ? translationProblem(pattern) : `invalid regular expression: ${message}`),
-    );
+    throw new SyntaxError(friendly ?? `invalid regular expression: ${message}`);
   }
-  // The binding accepts some JavaScript syntax by rewriting it (`(?<name>`, `\p{Letter}`,
-  // `\p{Script=Greek}`, `\p{Emoji}`); the stores' RE2 gets the pattern as written.
-  // (`internalSource` is a property of the binding its 1.22 typings do not declare.)
-  if ((re as RE2 & { internalSource: string }).internalSource !== untranslated(source))
-    throw new SyntaxError(translationProblem(pattern));
-  return re;
 }
 
 /** Why `pattern` is not accepted as an RE2 regex, or `undefined` when it is. */
 export function checkRegex(pattern: string): string | undefined {
   try {
-    make(pattern, 'u');
+    make(pattern, 0);
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -138,8 +121,8 @@ export function checkRegex(pattern: string): string | undefined {
  * The compiled RE2 pattern: `test` is an unanchored search (RE2's partial match), as
  * DuckDB's `regexp_matches`. Throws for patterns `checkRegex` rejects.
  */
-export function compileRegex(pattern: string, opts: { ignoreCase?: boolean } = {}): RE2 {
-  return make(pattern, opts.ignoreCase ? 'iu' : 'u');
+export function compileRegex(pattern: string, opts: { ignoreCase?: boolean } = {}): Regex {
+  return make(pattern, opts.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
 }
 
 /** A group of a regex as `rewriteGroups` meets it: its number (capturing only) and name. */

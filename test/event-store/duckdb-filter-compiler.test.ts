@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { DuckDBInstance, DuckDBListValue } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -346,7 +348,7 @@ describe('what the compiler assumes of DuckDB', () => {
     }
   });
 
-  it('runs every regex validation accepts (RE2 as DuckDB has it, not the JavaScript dialect of the binding)', async () => {
+  it('runs every regex validation accepts (RE2 as DuckDB has it, not the extensions of re2js or JavaScript)', async () => {
     const accepts = async (pattern: string) => {
       try {
         await store.runSql('SELECT regexp_matches($1, $2) AS m', ['abc', pattern]);
@@ -355,7 +357,7 @@ describe('what the compiler assumes of DuckDB', () => {
         return false;
       }
     };
-    // JavaScript syntax the binding rewrites and DuckDB's RE2 refuses: validation refuses it.
+    // JavaScript syntax (and re2js's extensions) DuckDB's RE2 refuses: validation refuses it.
     for (const p of [
       '(?<n>a)',
       '\\p{Letter}',
@@ -370,6 +372,15 @@ describe('what the compiler assumes of DuckDB', () => {
     for (const p of ['(?P<n>a)', '\\p{L}', '\\pL', '\\p{Greek}', '\\P{Lu}', 'a/b', '\\/', '']) {
       expect(checkRegex(p), p).toBeUndefined();
       expect(await accepts(p), p).toBe(true);
+    }
+    // Every Unicode class the in-process engine (re2js) knows: accepted exactly when
+    // DuckDB's RE2 knows it too (its tables, read from its build, are the whole list).
+    const built = readFileSync(createRequire(import.meta.url).resolve('re2js'), 'utf8');
+    const names = [...built.matchAll(/^\t\t([A-Za-z_]+): \(\) => new UnicodeRangeTable/gm)].map((m) => m[1]);
+    expect(names.length).toBeGreaterThan(150);
+    for (const name of names) {
+      const p = `x\\p{${name}}`;
+      expect(checkRegex(p) === undefined, p).toBe(await accepts(p));
     }
     // Random patterns from regex syntax: none that validation accepts fails in DuckDB.
     const token = fc.constantFrom(
