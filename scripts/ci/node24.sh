@@ -4,12 +4,11 @@
 # the machine's Node) stay as they are.
 #
 # Node 24 comes from the npm registry: the package node-linux-<arch> is Node's official
-# Linux build (bin/node, and include/node with the headers and common.gypi). node-gyp
-# builds better-sqlite3 and re2 against those headers (npm_config_nodedir), so nothing is
-# fetched from nodejs.org. (The `node` package would pull the same one in through an
-# install script; installing the platform package directly needs none.) better-sqlite3 is
-# built because it is a dependency, but on Node 24 the metadata store runs on node:sqlite,
-# which the run checks.
+# Linux build. (The `node` package would pull the same one in through an install script;
+# installing the platform package directly needs none.) Nothing is compiled: the native
+# modules (DuckDB, libsql, snappy, resvg) come prebuilt from the npm registry. On Node 24
+# the metadata store runs on node:sqlite, which the run checks; libsql's adapter is tested
+# there too.
 #
 # LOGSCOPE_CI_NODE24_PREFIX: where Node 24 is installed (default /opt/logscope-ci/node24);
 # it is installed once and reused while its major version is 24.
@@ -26,14 +25,14 @@ pkg=node-linux-$arch
 home=$prefix/node_modules/$pkg
 
 node24_ready() {
-  [ -x "$home/bin/node" ] && [ -f "$home/include/node/node.h" ] && [ -f "$home/include/node/common.gypi" ] &&
+  [ -x "$home/bin/node" ] &&
     [ "$("$home/bin/node" -p 'process.versions.node.split(".")[0]' 2>/dev/null)" = 24 ]
 }
 if ! node24_ready; then
   echo "installing $pkg@24 into $prefix"
   mkdir -p "$prefix"
   npm install --no-save --no-audit --no-fund --no-package-lock --prefix "$prefix" "$pkg@24"
-  node24_ready || { echo "node24: $pkg@24 in $prefix lacks bin/node or include/node" >&2; exit 1; }
+  node24_ready || { echo "node24: $pkg@24 in $prefix lacks bin/node" >&2; exit 1; }
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/logscope-node24.XXXXXX")
@@ -45,8 +44,6 @@ fi
 cd "$tmp"
 
 export PATH=$home/bin:$PATH
-# Native modules: Node 24's headers, no prebuilt binaries (their hosts are not needed).
-export npm_config_nodedir=$home npm_config_build_from_source=true
 unset LOGSCOPE_TEST_DATABASE_URL
 # ClickHouse is a server the event-store kind reaches over HTTP, the same on any Node; the
 # Node-dependent store is DuckDB's native module, which that kind runs here.
@@ -55,10 +52,10 @@ unset LOGSCOPE_TEST_CLICKHOUSE_URL LOGSCOPE_TEST_REQUIRE_CLICKHOUSE
 # 30-minute budget and test the same browser code again.
 unset LOGSCOPE_TEST_REQUIRE_BROWSER
 export LOGSCOPE_TEST_CHROMIUM=/nonexistent/chromium-skipped-on-node24
-echo "Node $(node -v) ($(command -v node)), npm $(npm -v), headers $npm_config_nodedir, HEAD $(git -C "$repo" rev-parse --short HEAD)"
+echo "Node $(node -v) ($(command -v node)), npm $(npm -v), HEAD $(git -C "$repo" rev-parse --short HEAD)"
 
-# node_modules for Node 24 are built once per lockfile (compiling the native modules takes
-# minutes) and kept beside Node 24; the copy links to them. A failed install leaves no
+# node_modules for Node 24 are installed once per lockfile and kept beside Node 24; the
+# copy links to them. A failed install leaves no
 # marker and is done again.
 lock=$(sha256sum package-lock.json | cut -c1-16)
 modules=$prefix/modules-$(node -v)-$lock
@@ -74,10 +71,9 @@ else
   echo "node_modules for Node $(node -v) and this lockfile: $modules (built earlier)"
 fi
 ln -s "$modules/node_modules" node_modules
-# The native modules load in Node 24 (built for its ABI).
-node -e "new (require('better-sqlite3'))(':memory:').close(); new (require('re2'))('a+'); console.log('native modules load on Node', process.version)"
-# The metadata store uses Node's own node:sqlite on Node 24: better-sqlite3 12 (built, but
-# not loaded) aborts the process there when one of its statements is garbage-collected.
+# The native modules load in Node 24.
+node -e "new (require('libsql'))(':memory:').close(); console.log('native modules load on Node', process.version)"
+# The metadata store uses Node's own node:sqlite on Node 24.
 driver=$(node --import tsx --input-type=module -e "
   const { openSqliteDatabase } = await import('./src/metadata/sqlite-driver.ts');
   const sqlite = await openSqliteDatabase(':memory:');
@@ -86,7 +82,7 @@ driver=$(node --import tsx --input-type=module -e "
 echo "metadata SQLite library on Node $(node -v): $driver"
 [ "$driver" = node:sqlite ] || { echo "node24: the metadata store chose $driver, not node:sqlite" >&2; exit 1; }
 
-# What differs between Node versions: the native modules (DuckDB, re2, node:sqlite), the
+# What differs between Node versions: the native modules (DuckDB, libsql, node:sqlite), the
 # HTTP and socket stack, zlib, worker threads, the build and the process lifecycle: the
 # metadata, api and process kinds and the event stores (test/kinds.ts). The rest (the
 # query language, renderers, parsers, the browser) ran on Node 20 and tests JavaScript

@@ -40,8 +40,8 @@ export async function openMetadataDb(options: MetadataDbOptions): Promise<Metada
 }
 
 /**
- * SQLite at `<dataDir>/meta.sqlite`, through node:sqlite on Node 24+ and better-sqlite3
- * before (see sqlite-driver.ts); `sqliteDriver` says which.
+ * SQLite at `<dataDir>/meta.sqlite`, through node:sqlite on Node 24+ and libsql before
+ * (see sqlite-driver.ts); `sqliteDriver` says which.
  */
 async function openSqlite(dataDir: string): Promise<MetadataDb> {
   mkdirSync(dataDir, { recursive: true });

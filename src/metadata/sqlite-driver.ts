@@ -2,22 +2,23 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { SQLITE_ERROR_CODES } from './sqlite-error-codes.js';
 
 /**
- * The SQLite library under the metadata store.
+ * The SQLite library under the metadata store; neither compiles anything at install.
  *
- * - `node:sqlite` (Node's built-in `DatabaseSync`) on Node 24 and later. better-sqlite3 12
- *   aborts the process there when one of its statements is garbage-collected (an addon
- *   built against Node 24.19+'s headers gets an `ObjectWrap` whose destructor needs a
- *   current environment, which the GC does not have), so Node 24 never loads it.
- * - `better-sqlite3` on Node 20 (no `node:sqlite`) and Node 22 (where `node:sqlite` is
- *   still experimental and prints an ExperimentalWarning). If better-sqlite3 cannot be
- *   loaded there (no native build for this Node), `node:sqlite` stands in when usable.
+ * - `node:sqlite` (Node's built-in `DatabaseSync`) on Node 24 and later.
+ * - `libsql` (Turso's SQLite with better-sqlite3's API; prebuilt binaries from the npm
+ *   registry) on Node 20 (no `node:sqlite`) and Node 22 (where `node:sqlite` is still
+ *   experimental). If libsql cannot be loaded (no binary for this platform),
+ *   `node:sqlite` stands in when usable. (better-sqlite3, used before, compiled SQLite
+ *   at every `npm ci` where its prebuilt binary could not be downloaded, and its
+ *   statements abort the process on Node 24.19+ when garbage-collected.)
  *
- * Both behave the same to Kysely and to us: the node:sqlite adapter below gives what
- * better-sqlite3 gives (plain row objects, Buffers for blobs, `undefined` bound as NULL,
- * booleans and objects refused, one statement per `prepare`, errors' `code` the SQLite
- * code name such as SQLITE_CONSTRAINT_UNIQUE).
+ * One adapter gives Kysely and us the same from both: plain row objects, Buffers for
+ * blobs, `undefined` bound as NULL, booleans and objects refused (libsql aborts the
+ * process on a boolean: they never reach it), errors' `code` the SQLite code name such as
+ * SQLITE_CONSTRAINT_UNIQUE. node:sqlite also refuses a second statement in one `prepare`
+ * (it says where the first ended; libsql does not, and runs the first, as SQLite does).
  */
-export type SqliteDriverName = 'node:sqlite' | 'better-sqlite3';
+export type SqliteDriverName = 'node:sqlite' | 'libsql';
 
 export interface OpenedSqlite {
   /** What Kysely's SqliteDialect takes; its `close()` may be called more than once. */
@@ -32,12 +33,14 @@ export interface OpenSqliteOptions {
   driver?: SqliteDriverName;
 }
 
-/** The settings every connection gets, on both libraries (as before node:sqlite). */
+/** The settings every connection gets, on both libraries. */
 const PRAGMAS = [
   'PRAGMA journal_mode = WAL',
   'PRAGMA synchronous = NORMAL',
   'PRAGMA foreign_keys = ON',
   'PRAGMA busy_timeout = 5000',
+  // SQLite's own default page cache is 2 MB; the metadata store has had 16 MB.
+  'PRAGMA cache_size = -16000',
 ];
 
 /** Opens (creating it if missing) a SQLite database file with the library this Node wants. */
@@ -57,7 +60,7 @@ export async function openSqliteDatabase(
 
 /** The library `openSqliteDatabase` uses on this Node unless told otherwise. */
 export function preferredSqliteDriver(): SqliteDriverName {
-  return nodeMajor() >= 24 && nodeSqlite() ? 'node:sqlite' : 'better-sqlite3';
+  return nodeMajor() >= 24 && nodeSqlite() ? 'node:sqlite' : 'libsql';
 }
 
 /** Whether this Node has a `node:sqlite` the adapter can use (Node 22.16+, 23.11+, 24). */
@@ -72,52 +75,48 @@ async function openWith(file: string, forced: SqliteDriverName | undefined): Pro
     if (!sqlite) throw new Error(`node:sqlite is not usable on Node ${process.version}`);
     return openNodeSqlite(sqlite, file);
   }
-  let Database: typeof import('better-sqlite3');
+  let Database: typeof import('libsql');
   try {
-    Database = (await import('better-sqlite3')).default;
-    // The native addon loads with the first database: one in memory tells whether it can.
-    new Database(':memory:').close();
+    Database = (await import('libsql')).default;
   } catch (err) {
-    // No native build for this Node (node_modules installed with another one): the
-    // built-in library, where there is one.
+    // No libsql binary for this platform: the built-in library, where there is one.
     const sqlite = forced ? undefined : nodeSqlite();
     if (!sqlite) throw err;
     return openNodeSqlite(sqlite, file);
   }
-  const db = new Database(file);
-  return { database: db, driver: 'better-sqlite3', exec: (sql) => void db.exec(sql) };
+  const database = new AdaptedDatabase(translated(() => new Database(file)));
+  return { database, driver: 'libsql', exec: (sql) => database.exec(sql) };
 }
 
 function openNodeSqlite(sqlite: NodeSqliteModule, file: string): OpenedSqlite {
-  const database = new NodeSqliteDatabase(translated(() => new sqlite.DatabaseSync(file)));
-  // better-sqlite3 is built with SQLITE_DEFAULT_CACHE_SIZE=-16000 (16 MB); SQLite's own default is 2 MB.
-  database.exec('PRAGMA cache_size = -16000');
+  const database = new AdaptedDatabase(translated(() => new sqlite.DatabaseSync(file)));
   return { database, driver: 'node:sqlite', exec: (sql) => database.exec(sql) };
 }
 
 const nodeMajor = () => Number(process.versions.node.split('.')[0]);
 
-// ---- node:sqlite, as much of it as the adapter uses --------------------------------------
+// ---- the libraries, as much of them as the adapter uses ----------------------------------
 
 type Row = Record<string, unknown>;
 
-interface NodeStatementSync {
-  readonly sourceSQL: string;
+/** A statement of either library (`sourceSQL`: node:sqlite's, the text it compiled). */
+interface LibraryStatement {
+  readonly sourceSQL?: string;
   columns(): unknown[];
-  all(...parameters: unknown[]): Row[];
+  all(...parameters: unknown[]): unknown[];
   run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
-  iterate(...parameters: unknown[]): Iterator<Row, unknown, undefined>;
+  iterate(...parameters: unknown[]): Iterator<unknown, unknown, undefined>;
 }
 
-interface NodeDatabaseSync {
-  prepare(sql: string): NodeStatementSync;
-  exec(sql: string): void;
-  close(): void;
+interface LibraryDatabase {
+  prepare(sql: string): LibraryStatement;
+  exec(sql: string): unknown;
+  close(): unknown;
 }
 
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string) => NodeDatabaseSync;
-  StatementSync: { prototype: Partial<NodeStatementSync> };
+  DatabaseSync: new (path: string) => LibraryDatabase;
+  StatementSync: { prototype: Partial<LibraryStatement> };
 }
 
 let nodeSqliteLookup: { module: NodeSqliteModule | undefined } | undefined;
@@ -170,21 +169,22 @@ function isSqliteExperimentalWarning(warning: string | Error, typeOrOptions: unk
   );
 }
 
-/** better-sqlite3's `Database`, as far as Kysely and we use it, over node:sqlite. */
-class NodeSqliteDatabase implements SqliteDatabase {
-  #db: NodeDatabaseSync;
+/** What Kysely's SqliteDialect expects of a database (better-sqlite3's API), over either library. */
+class AdaptedDatabase implements SqliteDatabase {
+  #db: LibraryDatabase;
   #open = true;
 
-  constructor(db: NodeDatabaseSync) {
+  constructor(db: LibraryDatabase) {
     this.#db = db;
   }
 
   prepare(sql: string): SqliteStatement {
     const statement = translated(() => this.#db.prepare(sql));
-    // node:sqlite compiles the first statement and drops the rest; better-sqlite3 refuses.
-    if (!onlyCommentsAndSpace(sql.slice(statement.sourceSQL.length)))
+    // node:sqlite compiles the first statement and drops the rest: refused instead.
+    const source = statement.sourceSQL;
+    if (source !== undefined && !onlyCommentsAndSpace(sql.slice(source.length)))
       throw new RangeError('The supplied SQL string contains more than one statement');
-    return new NodeSqliteStatement(statement);
+    return new AdaptedStatement(statement);
   }
 
   exec(sql: string): void {
@@ -198,11 +198,11 @@ class NodeSqliteDatabase implements SqliteDatabase {
   }
 }
 
-class NodeSqliteStatement implements SqliteStatement {
+class AdaptedStatement implements SqliteStatement {
   readonly reader: boolean;
-  #statement: NodeStatementSync;
+  #statement: LibraryStatement;
 
-  constructor(statement: NodeStatementSync) {
+  constructor(statement: LibraryStatement) {
     this.#statement = statement;
     this.reader = statement.columns().length > 0;
   }
@@ -228,7 +228,7 @@ class NodeSqliteStatement implements SqliteStatement {
         const step = translated(() => rows.next());
         return step.done ? { done: true, value: undefined } : { done: false, value: plainRow(step.value) };
       },
-      // Leaving a loop early resets the statement, as better-sqlite3 does.
+      // Leaving a loop early resets the statement.
       return: (value?: unknown) => {
         rows.return?.();
         return { done: true, value };
@@ -246,9 +246,9 @@ class NodeSqliteStatement implements SqliteStatement {
 const BIND_ERROR = 'SQLite3 can only bind numbers, strings, bigints, buffers, and null';
 
 /**
- * The parameters as better-sqlite3 binds them: `undefined` as NULL; a boolean, a Date or
- * any other object refused (node:sqlite would bind a boolean as 0/1, or read an object
- * as named parameters).
+ * The parameters as the metadata store binds them: `undefined` as NULL; a boolean, a Date
+ * or any other object refused (node:sqlite would bind a boolean as 0/1, or read an object
+ * as named parameters; libsql aborts the process on a boolean).
  */
 function bindable(parameters: ReadonlyArray<unknown>): unknown[] {
   const values = new Array<unknown>(parameters.length);
@@ -265,13 +265,18 @@ function bindable(parameters: ReadonlyArray<unknown>): unknown[] {
   return values;
 }
 
-/** A row as better-sqlite3 gives it: an ordinary object (node:sqlite's have no prototype), blobs as Buffers. */
-function plainRow(row: Row): Row {
+/**
+ * A row as the repositories read it: an ordinary object (node:sqlite's have no
+ * prototype), blobs as Buffers (node:sqlite gives Uint8Arrays, libsql ArrayBuffers).
+ */
+function plainRow(raw: unknown): Row {
+  const row = raw as Row;
   const out: Row = {};
   for (const key in row) {
     let value = row[key];
     if (value instanceof Uint8Array && !Buffer.isBuffer(value))
       value = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    else if (value instanceof ArrayBuffer) value = Buffer.from(value);
     if (key === '__proto__')
       Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
     else out[key] = value;
@@ -279,7 +284,7 @@ function plainRow(row: Row): Row {
   return out;
 }
 
-/** Whether SQL text is only white space, `;`, and comments (what better-sqlite3 allows after a statement). */
+/** Whether SQL text is only white space, `;`, and comments (allowed after a statement). */
 function onlyCommentsAndSpace(text: string): boolean {
   let i = 0;
   while (i < text.length) {
@@ -296,7 +301,7 @@ function onlyCommentsAndSpace(text: string): boolean {
   return true;
 }
 
-/** Runs `fn`; a SQLite error it throws gets better-sqlite3's `code` (SQLITE_BUSY, SQLITE_CONSTRAINT_UNIQUE, …). */
+/** Runs `fn`; a SQLite error node:sqlite throws gets the code's name as `code` (SQLITE_BUSY, SQLITE_CONSTRAINT_UNIQUE, …), as libsql's have. */
 function translated<T>(fn: () => T): T {
   try {
     return fn();

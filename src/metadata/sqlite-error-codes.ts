@@ -1,7 +1,7 @@
 /**
- * SQLite's result codes by number, named as better-sqlite3 names them in its errors'
- * `code` (the extended code where SQLite gives one): the node:sqlite adapter gives its
- * errors the same `code`. Generated from sqlite3.h, for the codes better-sqlite3 knows.
+ * SQLite's result codes by number, named as libsql (and better-sqlite3) name them in
+ * their errors' `code` (the extended code where SQLite gives one): the node:sqlite
+ * adapter gives its errors the same `code`. Generated from sqlite3.h.
  */
 export const SQLITE_ERROR_CODES: ReadonlyMap<number, string> = new Map([
   [1, 'SQLITE_ERROR'],
