@@ -31,6 +31,7 @@ export interface StoreKind {
 const duckdb: StoreKind = {
   name: 'duckdb',
   run: true,
+  knownDifference: (ast) => unicodeTables(ast),
   async open() {
     const store = await openFilterStore();
     return { store, selects: (ast, prefix) => sqlSelects(store, ast, prefix), close: () => store.close() };
@@ -54,10 +55,30 @@ function sigmaNeedle(ast: FilterNode): boolean {
   }
 }
 
+/**
+ * Whether a regex in the filter has a Unicode class or ignores case: the server's RE2
+ * (re2js) has newer Unicode tables than the stores' (characters of Unicode 16+, such as
+ * `Ɤ`, classify and fold differently; docs/query-language.md). The agreement on the
+ * characters both know, and the pinned difference, are in duckdb-filter-compiler.test.ts.
+ */
+function unicodeTables(ast: FilterNode): boolean {
+  switch (ast.kind) {
+    case 'and':
+    case 'or':
+      return ast.items.some(unicodeTables);
+    case 'not':
+      return unicodeTables(ast.item);
+    case 'cond':
+      return ast.op === 'regex' && /\\[pP]|\(\?[a-zA-Z]*i/.test(String(ast.value));
+    default:
+      return false;
+  }
+}
+
 const clickhouse: StoreKind = {
   name: 'clickhouse',
   run: clickHouseTest.run,
-  knownDifference: sigmaNeedle,
+  knownDifference: (ast) => sigmaNeedle(ast) || unicodeTables(ast),
   async open() {
     const { url, database } = clickHouseTestDatabase();
     const store = await ClickHouseEventStore.open({ url });
