@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { StoredEvent } from '../../src/core/event.js';
 import { AppError, storageFull } from '../../src/errors/errors.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../../src/event-store/query-plan.js';
@@ -113,6 +114,40 @@ describe('the event store in a worker thread', () => {
     expect(unstamped(await worker.getById(id, SYSTEM_SCOPE))).toEqual(
       unstamped(await inline.getById(id, SYSTEM_SCOPE)),
     );
+  });
+
+  it('streams wide events in messages of a bounded number of values', async () => {
+    const store = await WorkerEventStore.open({ kind: 'duckdb', options: opts });
+    try {
+      const wide = Array.from({ length: 120 }, (_, i) =>
+        event({
+          ts: T0 + i * 1000,
+          bytes: i,
+          fields: Object.fromEntries(Array.from({ length: 999 }, (_, f) => [`f${f}`, `v${i}-${f}`])),
+        }),
+      );
+      await store.append(wide);
+      const plan: SearchPlan = {
+        kind: 'search',
+        scope: SYSTEM_SCOPE,
+        filter: TRUE,
+        range,
+        sort: [{ field: 'ts', desc: false }],
+        limit: 1000,
+        offset: 0,
+        count: false,
+      };
+      const asked = vi.spyOn(store as unknown as { stoppable: (...a: unknown[]) => unknown }, 'stoppable');
+      const got: StoredEvent[] = [];
+      for await (const e of store.stream(plan)) got.push(e);
+      expect(got.map((e) => e.bytes)).toEqual(wide.map((e) => e.bytes));
+      expect(got[7]?.fields).toEqual(wide[7]?.fields);
+      // 120 events of about 1,000 values: at most 40 a message (40,000 values), so 3 or more
+      // pages and the stream's opening, where one message of 1,000 events would hold them all.
+      expect(asked.mock.calls.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await store.close();
+    }
   });
 
   it('keeps the per-hour histogram in step with appends and deletes', async () => {

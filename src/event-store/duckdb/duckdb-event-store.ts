@@ -378,7 +378,10 @@ export class DuckDbEventStore implements EventStore {
         for (;;) {
           const chunk = await result.fetchChunk();
           if (!chunk || chunk.rowCount === 0) break;
-          for (const row of chunk.getRows()) {
+          // A row at a time: converting the whole chunk (2,048 rows) at once held it all as
+          // JavaScript values, a few hundred MB for rows of 999 fields.
+          for (let r = 0; r < chunk.rowCount; r++) {
+            const row = chunk.getRowValues(r);
             const obj: Record<string, DuckDBValue> = {};
             names.forEach((n, i) => {
               obj[n] = row[i] as DuckDBValue;

@@ -23,7 +23,7 @@ export type StoreRequest =
   | { id: number; op: 'execute'; plan: unknown; progress: boolean; tag: string | undefined }
   | { id: number; op: 'streamOpen'; plan: unknown; tag: string | undefined }
   | { id: number; op: 'abandon'; tagPrefix: string }
-  | { id: number; op: 'streamNext'; stream: number; max: number }
+  | { id: number; op: 'streamNext'; stream: number; max: number; maxValues: number }
   | { id: number; op: 'streamClose'; stream: number }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }

@@ -78,15 +78,18 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       const s = streams.get(req.stream);
       if (!s) return { events: [], done: true };
       const events: StoredEvent[] = [];
+      let values = 0;
       running.set(req.id, s.abort);
       try {
-        while (events.length < req.max) {
+        while (events.length < req.max && values < req.maxValues) {
           const next = await s.it.next();
           if (next.done) {
             endStream(req.stream);
             return { events, done: true };
           }
           events.push(next.value);
+          values += 20;
+          for (const _ in next.value.fields) values++;
         }
       } catch (err) {
         endStream(req.stream);

@@ -14,8 +14,13 @@ import type { ReadScope } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import { fromWire, type StoreRequest, type StoreResponse, type WorkerStoreConfig } from './protocol.js';
 
-/** Events per message when a stream (an export) is read from the worker. */
+/**
+ * Events per message when a stream (an export) is read from the worker: at most 1,000,
+ * and at most STREAM_BATCH_VALUES values (columns and fields), so a page of wide events
+ * (999 fields each) is not one message of a million values, copied at once.
+ */
 const STREAM_BATCH = 1000;
+const STREAM_BATCH_VALUES = 40_000;
 
 /**
  * The most values (columns and fields) in one message of an append: copying a message
@@ -190,7 +195,7 @@ export class WorkerEventStore implements EventStore {
       while (!done) {
         if (signal?.aborted) throw abortError();
         const batch = await this.stoppable<{ events: StoredEvent[]; done: boolean }>(
-          { op: 'streamNext', stream, max: STREAM_BATCH },
+          { op: 'streamNext', stream, max: STREAM_BATCH, maxValues: STREAM_BATCH_VALUES },
           signal ? { signal } : {},
         );
         done = batch.done;
