@@ -139,17 +139,20 @@ export function sidePage(
   };
 }
 
-/** The first window tried around the anchor (ms): an hour. */
-const FIRST_WINDOW_MS = 3_600_000;
+/** The first window tried around the anchor (ms): ten minutes. */
+const FIRST_WINDOW_MS = 600_000;
 /** Windows tried before the rest of the store is read at once. */
 const MAX_WINDOWS = 4;
 
 /**
- * One side's `n` nearest events: searched in a window of an hour around the anchor, then
+ * One side's `n` nearest events: searched in a window of ten minutes from the anchor, then
  * in windows sized from what the last one held (a source that logged k of the n events in
- * w is read next over about w·n/k, with a margin; one that logged nothing over 24·w), then
- * everything, until a window holds `n` or covers the store. A source that logs every second
- * costs one narrow read; one that logs once an hour, a few reads of the span it needs.
+ * w is read next over about w·n/k, with a margin), until a window holds `n` or covers the
+ * store. A window that holds none of the source's events sends the next read to the whole
+ * store at once: the word index keeps that read to the blocks that hold the source, which
+ * is cheap for a source rare enough to leave ten minutes empty. A busy source costs one
+ * narrow read; one that logs once an hour, two. (An hour first, with 24 windows after an
+ * empty one, measured p50 50 / p95 68 ms over 10 M events; this, 31 / 53.)
  */
 export async function nearest(
   run: (span: { oldest: number; newest: number }) => Promise<{ events: StoredEvent[] }>,
@@ -167,7 +170,8 @@ export async function nearest(
     const covers = side === 'before' ? window.oldest === span.oldest : window.newest === span.newest;
     const found = (await run(window)).events;
     if (found.length >= n || covers) return found;
-    w = found.length > 0 ? Math.max(2 * w, Math.ceil((w * n * 1.5) / found.length)) : 24 * w;
+    if (found.length === 0) break;
+    w = Math.max(2 * w, Math.ceil((w * n * 1.5) / found.length));
   }
   return (await run(span)).events;
 }
