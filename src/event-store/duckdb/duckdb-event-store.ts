@@ -268,10 +268,14 @@ export class DuckDbEventStore implements EventStore {
     }
     // The ULID's time is the receive time (or, after a clock step back, a little later):
     // a narrow range on received_at lets DuckDB's zone maps skip almost every row group.
-    const reader = await this.gate.readAll(
-      this.reader,
-      `SELECT * FROM events WHERE received_at BETWEEN $1 AND $2 AND ev_id = $3 LIMIT 1`,
-      [sqlTime(receivedAt - 3_600_000), sqlTime(receivedAt + 1000), evId],
+    // On a connection of its own: the shared reader would queue it behind `stats`, which a
+    // context asks for at the same time.
+    const reader = await this.withConnection({}, (conn) =>
+      this.gate.readAll(
+        conn,
+        `SELECT * FROM events WHERE received_at BETWEEN $1 AND $2 AND ev_id = $3 LIMIT 1`,
+        [sqlTime(receivedAt - 3_600_000), sqlTime(receivedAt + 1000), evId],
+      ),
     );
     const row = reader.getRowObjects()[0];
     const event = row ? rowToEvent(row) : null;
