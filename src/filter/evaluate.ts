@@ -32,7 +32,7 @@
  *   wildcards, no tokenising). A text node is `contains` on `message`.
  * startswith / endswith: case-sensitive prefix / suffix.
  * regex: RE2 syntax, partial match (unanchored search), case-sensitive unless `(?i)`;
- *   evaluated by the RE2 binding (regex.ts), so in linear time and as the stores do.
+ *   evaluated by RE2 (re2js, regex.ts), so in linear time and as the stores do.
  * String operators (contains, startswith, endswith, regex) on integer columns work on the
  *   decimal text (`String(n)`, SQL `CAST(x AS VARCHAR)`); on time columns they are false
  *   (so their negations are true). Validation refuses the time case anyway.
