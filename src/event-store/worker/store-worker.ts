@@ -4,7 +4,13 @@ import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store.js';
 import { DuckDbEventStore } from '../duckdb/duckdb-event-store.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
 import type { SqlValue } from '../sql/sql-params.js';
-import { type StoreRequest, type StoreResponse, toWire, type WorkerStoreConfig } from './protocol.js';
+import {
+  eventValues,
+  type StoreRequest,
+  type StoreResponse,
+  toWire,
+  type WorkerStoreConfig,
+} from './protocol.js';
 
 /**
  * The event-store worker: owns the store (DuckDB or ClickHouse) and answers the main
@@ -88,8 +94,7 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
             return { events, done: true };
           }
           events.push(next.value);
-          values += 20;
-          for (const _ in next.value.fields) values++;
+          values += eventValues(next.value);
         }
       } catch (err) {
         endStream(req.stream);

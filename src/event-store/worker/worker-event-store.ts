@@ -12,23 +12,17 @@ import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
 import type { ReadScope } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
-import { fromWire, type StoreRequest, type StoreResponse, type WorkerStoreConfig } from './protocol.js';
+import {
+  eventValues,
+  fromWire,
+  MESSAGE_VALUES,
+  type StoreRequest,
+  type StoreResponse,
+  type WorkerStoreConfig,
+} from './protocol.js';
 
-/**
- * Events per message when a stream (an export) is read from the worker: at most 1,000,
- * and at most STREAM_BATCH_VALUES values (columns and fields), so a page of wide events
- * (999 fields each) is not one message of a million values, copied at once.
- */
+/** Events per message when a stream (an export) is read from the worker (and MESSAGE_VALUES at most). */
 const STREAM_BATCH = 1000;
-const STREAM_BATCH_VALUES = 40_000;
-
-/**
- * The most values (columns and fields) in one message of an append: copying a message
- * blocks the event loop (about 3 µs for an event of 20 values), so a large batch goes in
- * parts of about 2,000 ordinary events, fewer wide ones, with a turn of the loop between.
- */
-const APPEND_PART_VALUES = 40_000;
-const VALUES_PER_EVENT = 20;
 
 type Body<R> = R extends unknown ? Omit<R, 'id'> : never;
 
@@ -166,15 +160,14 @@ export class WorkerEventStore implements EventStore {
     let from = 0;
     let values = 0;
     for (let i = 0; i < events.length; i++) {
-      let fields = 0;
-      for (const _ in (events[i] as NormalisedEvent).fields) fields++;
-      values += VALUES_PER_EVENT + fields;
-      if (values <= APPEND_PART_VALUES || i === from) continue;
+      const own = eventValues(events[i] as NormalisedEvent);
+      values += own;
+      if (values <= MESSAGE_VALUES || i === from) continue;
       if (this.dead) throw this.dead;
       this.worker.postMessage({ id, op: 'appendPart', events: events.slice(from, i) });
       await new Promise<void>((resolve) => setImmediate(resolve));
       from = i;
-      values = VALUES_PER_EVENT + fields;
+      values = own;
     }
     const last = from === 0 ? events : events.slice(from);
     return { stored: this.call({ op: 'append', events: last as unknown[] }, {}, undefined, id) };
@@ -195,7 +188,7 @@ export class WorkerEventStore implements EventStore {
       while (!done) {
         if (signal?.aborted) throw abortError();
         const batch = await this.stoppable<{ events: StoredEvent[]; done: boolean }>(
-          { op: 'streamNext', stream, max: STREAM_BATCH, maxValues: STREAM_BATCH_VALUES },
+          { op: 'streamNext', stream, max: STREAM_BATCH, maxValues: MESSAGE_VALUES },
           signal ? { signal } : {},
         );
         done = batch.done;
