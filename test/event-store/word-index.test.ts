@@ -22,6 +22,9 @@ import {
   candidateRanges,
   type IndexedBlock,
   needleTrigrams,
+  rangesPay,
+  SOURCE_RANGE_EVENTS,
+  sourceOnly,
   wordNeeds,
 } from '../../src/event-store/duckdb/word-queries.js';
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
@@ -359,6 +362,30 @@ describe('candidate ranges', () => {
     const source = blockTest({ kind: 'source', field: 'host', value: 'web-1' }, lowering) as BlockTest;
     const older = [block(4, 0, 9, { sources: false }), block(5, 10, 19, { lowering: lowering.id + 1 })];
     expect(candidateRanges(older, source, all)).toEqual([{ fromMs: 0, toMs: 9 }]);
+  });
+
+  it('reads ranges for exact source values only where they save more than they cost', () => {
+    const host = { kind: 'source', field: 'host', value: 'web-1' } as const;
+    const app = { kind: 'source', field: 'app', value: 'cron' } as const;
+    const both = { kind: 'all', items: [host, app] } as const;
+    const many = (events: number) =>
+      Array.from({ length: 10 }, (_, i) => block(i + 1, i * 10, i * 10 + 9, { events }));
+    const two = [
+      { fromMs: 0, toMs: 9 },
+      { fromMs: 50, toMs: 59 },
+    ];
+    expect(sourceOnly(host) && sourceOnly(both)).toBe(true);
+    expect(sourceOnly({ kind: 'all', items: [host, { kind: 'word', value: 'x' }] })).toBe(false);
+    expect(sourceOnly({ kind: 'any', items: [host, app] })).toBe(false);
+    // Two ranges leave 8 blocks out: they pay once those hold more than two ranges' cost.
+    const small = Math.floor((2 * SOURCE_RANGE_EVENTS) / 8);
+    expect(rangesPay(both, two, many(small), all)).toBe(false);
+    expect(rangesPay(both, two, many(small + 1), all)).toBe(true);
+    // Only the blocks in the query's range count.
+    expect(rangesPay(both, two, many(small + 1), { fromMs: 0, toMs: 60 })).toBe(false);
+    // No range reads nothing; a word is dear to test on every event: both always pay.
+    expect(rangesPay(both, [], many(1), all)).toBe(true);
+    expect(rangesPay({ kind: 'word', value: 'needle42' }, two, many(1), all)).toBe(true);
   });
 });
 
@@ -704,6 +731,34 @@ describe('a store answers the same with and without the word index', () => {
       cond('host', 'eq', 'nowhere'),
     ])
       await sameAnswers(indexed, plain, filter, range);
+  });
+
+  it("stores a batch's rows source by source, each in time order, and answers as before", async () => {
+    const [store, reference] = await Promise.all([open(':memory:'), open(':memory:', false)]);
+    try {
+      // Three sources interleaved, times shuffled within the batch.
+      const events = Array.from({ length: 300 }, (_, i) =>
+        timed((i * 7919) % 300, `line ${i}`, { host: `h${i % 3}`, app: i % 2 ? 'a' : 'b' }),
+      );
+      await store.append(events);
+      const stored = await store.runSql('SELECT host, app, epoch_ms(ts) AS ts FROM events ORDER BY rowid');
+      const keys = stored.map((r) => `${r.host}/${r.app}`);
+      // Each source's rows are one run, in time order.
+      const runs = keys.filter((k, i) => i === 0 || k !== keys[i - 1]);
+      expect(runs.length).toBe(6);
+      expect(new Set(runs).size).toBe(6);
+      for (const k of runs) {
+        const times = stored.filter((r) => `${r.host}/${r.app}` === k).map((r) => Number(r.ts));
+        expect(times).toEqual([...times].sort((a, b) => a - b));
+      }
+      // The same events appended a few at a time (another physical order) answer the same.
+      for (let at = 0; at < events.length; at += 7) await reference.append(events.slice(at, at + 7));
+      const all = { fromMs: 0, toMs: 4e12 };
+      for (const filter of [TRUE, cond('host', 'eq', 'h1'), and(cond('app', 'eq', 'a'), text('line'))])
+        await sameAnswers(store, reference, filter, all);
+    } finally {
+      await Promise.all([store.close(), reference.close()]);
+    }
   });
 
   it('small batches grow one open block until it holds BLOCK_EVENTS (across reopening too)', async () => {

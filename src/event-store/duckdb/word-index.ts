@@ -31,7 +31,14 @@ import type { TimeWindow } from '../query-plan.js';
 import { tsValue } from './duckdb-schema.js';
 import { BLOCK_EVENTS, type BuiltBlock, mergeBlocks } from './word-blocks.js';
 import { type Lowering, readLowering } from './word-lowering.js';
-import { blockTest, candidateRanges, type IndexedBlock, type WordRange, wordNeeds } from './word-queries.js';
+import {
+  blockTest,
+  candidateRanges,
+  type IndexedBlock,
+  rangesPay,
+  type WordRange,
+  wordNeeds,
+} from './word-queries.js';
 
 /**
  * `word_blocks.format`: 0 no bloom (always a candidate), 1 trigram bloom (this file's
@@ -171,6 +178,13 @@ export class WordIndex {
     const need = wordNeeds(filter);
     const test = need && blockTest(need, this.lowering);
     return test && candidateRanges(this.blocks, test, range);
+  }
+
+  /** The ranges a query reads: `ranges`, unless a plain scan of `range` costs less (`rangesPay`). */
+  scan(filter: FilterNode, range: TimeWindow): WordRange[] | undefined {
+    const found = this.ranges(filter, range);
+    const need = found && wordNeeds(filter);
+    return need && rangesPay(need, found, this.blocks, range) ? found : undefined;
   }
 
   /**
