@@ -19,6 +19,7 @@ import { scopedPlan } from './read-scope.js';
 import {
   type ResultRow,
   type StatementRows,
+  samplesFrom,
   shapeLastN,
   shapePatternCounts,
   shapePatternDetails,
@@ -50,10 +51,12 @@ export interface PlanDialect<S> {
   summary(plan: SummaryPlan): S;
   /** Rows `{ b, s, c }`. */
   timeline(plan: TimelinePlan): S;
-  /** Rows `{ v, c, first_seen, last_seen }` of the top `n` patterns, totals `{ c }`. */
+  /**
+   * Rows `{ v, b, c, first_seen, last_seen, total }` of the top `n` patterns, one per
+   * pattern and bucket it has events in (`b`: 0 … buckets − 1 over the range, `c` its
+   * count there, first and last seen there); `total`: every matching event with a pattern.
+   */
   patternCounts(plan: PatternsPlan): S;
-  /** Rows `{ v, b, c }`: counts of these patterns per bucket (0 … buckets − 1 over the range). */
-  patternSeries(plan: PatternsPlan, ids: readonly string[]): S;
   /** Rows `{ v, ev_id, ts, message }`: the newest 3 events of each of these patterns. */
   patternSamples(plan: PatternsPlan, ids: readonly string[]): S;
   /** Rows `{ c0, c1, … }` of a Table's program, at most MAX_TABLE_ROWS + 1, in order. */
@@ -122,9 +125,10 @@ async function executeAny<S>(
 }
 
 /**
- * Patterns in three or four statements: the top patterns' counts (the TopN of
- * `pattern_id`, with their first and last events), then, for those alone, their counts per
- * bucket, their newest samples and their counts in the range compared to.
+ * Patterns in two or three statements: the top patterns with their counts per bucket (one
+ * scan, the TopN of `pattern_id` by bucket), then, for those alone, their newest samples,
+ * read only from the buckets that hold each pattern's newest (`samplesFrom`), and their
+ * counts in the range compared to.
  */
 async function patterns<S>(
   dialect: PlanDialect<S>,
@@ -132,14 +136,14 @@ async function patterns<S>(
   plan: PatternsPlan,
   opts: ExecOptions,
 ): Promise<PatternsResult> {
-  const counts = shapePatternCounts(await run(dialect.patternCounts(plan), opts));
+  const counts = shapePatternCounts(plan, await run(dialect.patternCounts(plan), opts));
   const ids = counts.items.map((i) => i.patternId);
   if (!ids.length) return counts;
   const plain = opts.signal ? { signal: opts.signal } : {};
   const only = cond('pattern_id', 'in', ids);
-  const [series, samples, previous] = await Promise.all([
-    run(dialect.patternSeries(plan, ids), plain),
-    run(dialect.patternSamples(plan, ids), plain),
+  const recent = { ...plan, range: { fromMs: samplesFrom(plan, counts), toMs: plan.range.toMs } };
+  const [samples, previous] = await Promise.all([
+    run(dialect.patternSamples(recent, ids), plain),
     plan.compareTo
       ? run(
           dialect.topn({
@@ -154,5 +158,5 @@ async function patterns<S>(
         )
       : null,
   ]);
-  return shapePatternDetails(plan, counts, series.rows, samples.rows, previous?.rows ?? null);
+  return shapePatternDetails(counts, samples.rows, previous?.rows ?? null);
 }

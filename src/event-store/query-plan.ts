@@ -92,6 +92,10 @@ export interface PatternsPlan extends Base {
   compareTo?: TimeWindow;
 }
 
+/** The width of one of a patterns plan's buckets (ms): the range in `buckets` equal slices. */
+export const bucketWidth = (plan: PatternsPlan) =>
+  Math.max(1, Math.ceil((plan.range.toMs - plan.range.fromMs) / plan.buckets));
+
 /** Table (API §21): the query's pipes, run in the store over the matching events. */
 export interface TablePlan extends Base {
   kind: 'table';

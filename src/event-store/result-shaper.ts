@@ -1,4 +1,5 @@
 import {
+  bucketWidth,
   type LastNResult,
   metricKey,
   type PatternsPlan,
@@ -95,39 +96,69 @@ export function shapeTimeline(plan: TimelinePlan, rows: readonly ResultRow[]): T
   return { buckets: [...buckets.values()] };
 }
 
-export function shapePatternCounts({ rows, totals }: StatementRows): PatternsResult {
-  return {
-    total: Number(totals?.c ?? 0),
-    items: rows.map((r) => ({
-      patternId: String(r.v),
-      count: Number(r.c),
-      firstSeen: Number(r.first_seen),
-      lastSeen: Number(r.last_seen),
-      series: [],
-      samples: [],
-    })),
-  };
+/** The top patterns (count, first and last seen, series) from their rows per bucket, most common first. */
+export function shapePatternCounts(plan: PatternsPlan, { rows }: StatementRows): PatternsResult {
+  const byId = new Map<string, PatternsResult['items'][number]>();
+  for (const r of rows) {
+    const id = String(r.v);
+    let item = byId.get(id);
+    if (!item) {
+      item = {
+        patternId: id,
+        count: 0,
+        firstSeen: Number.POSITIVE_INFINITY,
+        lastSeen: Number.NEGATIVE_INFINITY,
+        series: new Array<number>(plan.buckets).fill(0),
+        samples: [],
+      };
+      byId.set(id, item);
+    }
+    const c = Number(r.c);
+    const b = Math.min(plan.buckets - 1, Math.max(0, Number(r.b)));
+    item.count += c;
+    item.series[b] = (item.series[b] ?? 0) + c;
+    item.firstSeen = Math.min(item.firstSeen, Number(r.first_seen));
+    item.lastSeen = Math.max(item.lastSeen, Number(r.last_seen));
+  }
+  const items = [...byId.values()].sort(
+    (a, b) => b.count - a.count || (a.patternId < b.patternId ? -1 : a.patternId > b.patternId ? 1 : 0),
+  );
+  return { total: Number(rows[0]?.total ?? 0), items };
 }
 
-/** The counts with each pattern's series, samples and (when compared) earlier count. */
+/** Samples per pattern (the newest, by time then id). */
+const SAMPLES = 3;
+
+/**
+ * Where the newest samples of every listed pattern begin: for each, the start of the
+ * latest bucket from which on it has `SAMPLES` events (or all it has); the earliest of
+ * those. Its newest events, ties on their time included, are all at or after it.
+ */
+export function samplesFrom(plan: PatternsPlan, counts: PatternsResult): number {
+  const width = bucketWidth(plan);
+  let from = plan.range.toMs;
+  for (const item of counts.items) {
+    let seen = 0;
+    let b = item.series.length - 1;
+    for (; b > 0; b--) {
+      seen += item.series[b] ?? 0;
+      if (seen >= SAMPLES) break;
+    }
+    from = Math.min(from, plan.range.fromMs + b * width);
+  }
+  return from;
+}
+
+/** The counts with each pattern's samples and (when compared) earlier count. */
 export function shapePatternDetails(
-  plan: PatternsPlan,
   counts: PatternsResult,
-  series: readonly ResultRow[],
   samples: readonly ResultRow[],
   previous: readonly ResultRow[] | null,
 ): PatternsResult {
-  const byId = new Map(
-    counts.items.map((i) => [i.patternId, { ...i, series: new Array<number>(plan.buckets).fill(0) }]),
-  );
-  for (const r of series) {
-    const item = byId.get(String(r.v));
-    const b = Math.min(plan.buckets - 1, Math.max(0, Number(r.b)));
-    if (item) item.series[b] = (item.series[b] ?? 0) + Number(r.c);
-  }
+  const byId = new Map(counts.items.map((i) => [i.patternId, { ...i }]));
   for (const r of samples) {
     const item = byId.get(String(r.v));
-    if (item && item.samples.length < 3)
+    if (item && item.samples.length < SAMPLES)
       item.samples = [
         ...item.samples,
         { evId: String(r.ev_id), ts: Number(r.ts), message: r.message == null ? null : String(r.message) },

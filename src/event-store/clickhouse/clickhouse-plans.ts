@@ -2,16 +2,17 @@ import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import { and, cond } from '../../filter/ast.js';
 import { rewriteGroups } from '../../filter/regex.js';
 import type { PlanDialect } from '../plan-executor.js';
-import type {
-  LastNPlan,
-  Metric,
-  PatternsPlan,
-  SearchPlan,
-  SummaryPlan,
-  TablePlan,
-  TimelinePlan,
-  TimeWindow,
-  TopNPlan,
+import {
+  bucketWidth,
+  type LastNPlan,
+  type Metric,
+  type PatternsPlan,
+  type SearchPlan,
+  type SummaryPlan,
+  type TablePlan,
+  type TimelinePlan,
+  type TimeWindow,
+  type TopNPlan,
 } from '../query-plan.js';
 import { type OrderDialect, orderSql } from '../sql/order-sql.js';
 import { compilePipes, type PipeDialect } from '../sql/pipe-sql.js';
@@ -188,21 +189,16 @@ export function timelineSql(table: string, plan: TimelinePlan): Compiled {
 
 export function patternCountsSql(table: string, plan: PatternsPlan): Compiled {
   const params = newParams();
-  const scan = scanSql(table, plan.filter, plan.range, params);
-  return {
-    sql: `SELECT "pattern_id" AS v, count() AS c, min("ts") AS first_seen, max("ts") AS last_seen
-      ${scan} AND v IS NOT NULL GROUP BY v WITH TOTALS ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`,
-    totals: true,
-  };
-}
-
-export function patternSeriesSql(table: string, plan: PatternsPlan, ids: readonly string[]): Compiled {
-  const params = newParams();
   const from = params.add(plan.range.fromMs);
-  const width = params.add(Math.max(1, Math.ceil((plan.range.toMs - plan.range.fromMs) / plan.buckets)));
-  const scan = scanSql(table, and(plan.filter, cond('pattern_id', 'in', ids)), plan.range, params);
+  const width = params.add(bucketWidth(plan));
+  const scan = scanSql(table, plan.filter, plan.range, params);
+  const top = `SELECT "pattern_id" AS v ${scanSql(table, plan.filter, plan.range, params)} AND v IS NOT NULL
+    GROUP BY v ORDER BY count() DESC, v ASC LIMIT ${params.add(plan.n)}`;
+  const total = `SELECT count() ${scanSql(table, plan.filter, plan.range, params)} AND "pattern_id" IS NOT NULL`;
   return {
-    sql: `SELECT "pattern_id" AS v, intDiv("ts" - ${from}, ${width}) AS b, count() AS c ${scan} GROUP BY v, b`,
+    sql: `SELECT "pattern_id" AS v, intDiv("ts" - ${from}, ${width}) AS b, count() AS c,
+      min("ts") AS first_seen, max("ts") AS last_seen, (${total}) AS total
+      ${scan} AND v GLOBAL IN (${top}) GROUP BY v, b`,
   };
 }
 
@@ -284,7 +280,6 @@ export function clickHouseDialect(table: string): PlanDialect<Compiled> {
     summary: (plan) => summarySql(table, plan),
     timeline: (plan) => timelineSql(table, plan),
     patternCounts: (plan) => patternCountsSql(table, plan),
-    patternSeries: (plan, ids) => patternSeriesSql(table, plan, ids),
     patternSamples: (plan, ids) => patternSamplesSql(table, plan, ids),
     tableRows: (plan) => tableSql(table, plan, 'rows'),
     tableCount: (plan) => tableSql(table, plan, 'count'),

@@ -2,17 +2,18 @@ import type { DuckDBValue } from '@duckdb/node-api';
 import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import { and, cond } from '../../filter/ast.js';
 import type { PlanDialect } from '../plan-executor.js';
-import type {
-  LastNPlan,
-  Metric,
-  PatternsPlan,
-  QueryPlan,
-  SearchPlan,
-  SummaryPlan,
-  TablePlan,
-  TimelinePlan,
-  TimeWindow,
-  TopNPlan,
+import {
+  bucketWidth,
+  type LastNPlan,
+  type Metric,
+  type PatternsPlan,
+  type QueryPlan,
+  type SearchPlan,
+  type SummaryPlan,
+  type TablePlan,
+  type TimelinePlan,
+  type TimeWindow,
+  type TopNPlan,
 } from '../query-plan.js';
 import type { ResultRow, StatementRows } from '../result-shaper.js';
 import { type OrderDialect, orderSql } from '../sql/order-sql.js';
@@ -225,32 +226,17 @@ export function timelineSql(plan: TimelinePlan, words?: readonly WordRange[]): C
 
 export function patternCountsSql(plan: PatternsPlan, words?: readonly WordRange[]): Compiled {
   const params = new SqlParams();
-  const scan = scanSql(plan.filter, plan.range, params, words);
-  const sql = `WITH g AS (
-    SELECT pattern_id AS v, count(*) AS c, epoch_ms(min(ts)) AS first_seen, epoch_ms(max(ts)) AS last_seen
-    ${scan} AND pattern_id IS NOT NULL GROUP BY ALL
-  ) SELECT v, c, first_seen, last_seen, (SELECT sum(c) FROM g) AS total FROM g
-    ORDER BY c DESC, v ASC LIMIT ${params.add(plan.n)}`;
-  return { sql, params, read: (rows) => ({ rows, totals: { c: rows[0]?.total ?? 0 } }) };
-}
-
-/** The width of one of a patterns plan's buckets (ms): the range in `buckets` equal slices. */
-export const bucketWidth = (plan: PatternsPlan) =>
-  Math.max(1, Math.ceil((plan.range.toMs - plan.range.fromMs) / plan.buckets));
-
-export function patternSeriesSql(
-  plan: PatternsPlan,
-  ids: readonly string[],
-  words?: readonly WordRange[],
-): Compiled {
-  const params = new SqlParams();
   const from = params.add(plan.range.fromMs);
   const width = params.add(bucketWidth(plan));
-  const scan = scanSql(and(plan.filter, cond('pattern_id', 'in', ids)), plan.range, params, words);
-  return {
-    sql: `SELECT pattern_id AS v, (epoch_ms(ts) - ${from}) // ${width} AS b, count(*) AS c ${scan} GROUP BY ALL`,
-    params,
-  };
+  const scan = scanSql(plan.filter, plan.range, params, words);
+  // One scan: counts per pattern and bucket, the top n patterns by their sum, and their rows.
+  const sql = `WITH g AS MATERIALIZED (
+    SELECT pattern_id AS v, (epoch_ms(ts) - ${from}) // ${width} AS b, count(*) AS c,
+      epoch_ms(min(ts)) AS first_seen, epoch_ms(max(ts)) AS last_seen
+    ${scan} AND pattern_id IS NOT NULL GROUP BY ALL
+  ), t AS (SELECT v, sum(c) AS n FROM g GROUP BY v ORDER BY n DESC, v ASC LIMIT ${params.add(plan.n)})
+  SELECT v, b, c, first_seen, last_seen, (SELECT sum(c) FROM g) AS total FROM g SEMI JOIN t USING (v)`;
+  return { sql, params };
 }
 
 export function patternSamplesSql(
@@ -350,7 +336,6 @@ export function duckDbDialect(
     summary: (plan) => () => summarySql(plan, words(plan)),
     timeline: (plan) => () => timelineSql(plan, words(plan)),
     patternCounts: (plan) => () => patternCountsSql(plan, words(plan)),
-    patternSeries: (plan, ids) => () => patternSeriesSql(plan, ids, words(plan)),
     patternSamples: (plan, ids) => () => patternSamplesSql(plan, ids, words(plan)),
     tableRows: (plan) => () => tableSql(plan, 'rows', words(plan)),
     tableCount: (plan) => () => tableSql(plan, 'count', words(plan)),
