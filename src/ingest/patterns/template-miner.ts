@@ -132,11 +132,16 @@ const weight = (token: string) => (WORD.test(token) ? 2 : 1);
 
 /**
  * Two tokens at one position that no variable can make alike: the same masked value in
- * another frame (`(uid=<*>)`, `LOGIN(uid=<*>)`). Only a position whose tokens are plain
- * words or whole values becomes a variable.
+ * another frame (`(uid=<*>)`, `LOGIN(uid=<*>)`), or a key without a value and the same
+ * key with one (`rhost=` and `rhost=<*>`: a value absent is a form of its own, not one
+ * more value). Only a position whose tokens are plain words or whole values becomes a
+ * variable.
  */
 function differsInKind(a: string, b: string): boolean {
-  return a.includes(WILDCARD) && b.includes(WILDCARD);
+  if (a.includes(WILDCARD) && b.includes(WILDCARD)) return true;
+  const emptyA = a.endsWith('=');
+  if (emptyA === b.endsWith('=')) return false;
+  return emptyA ? b.startsWith(a) : a.startsWith(b);
 }
 
 interface Cluster extends MinedTemplate {
@@ -260,13 +265,13 @@ export class TemplateMiner {
       let hard = false;
       for (let i = 0; i < tokens.length; i++) {
         const t = c.tokens[i] as string;
-        if (t === WILDCARD) {
+        const m = tokens[i] as string;
+        if (t === WILDCARD || (t !== m && keyedValue(t, m) === t)) {
           wild += 1;
           continue;
         }
         const w = weight(t);
         total += w;
-        const m = tokens[i] as string;
         if (t === m) same += w;
         else if (differsInKind(t, m)) {
           hard = true;
@@ -299,15 +304,30 @@ function forgetRarest(held: Set<Cluster>): Cluster | null {
 
 const countWild = (c: Cluster) => c.tokens.reduce((n, t) => n + (t === WILDCARD ? 1 : 0), 0);
 
-/** Positions where the message differs become variables; answers whether any did. */
+/**
+ * Positions where the message differs become variables (a key's value alone when both
+ * hold one after the same `key=`: `tty=<*>`); answers whether any did.
+ */
 function generalise(c: Cluster, tokens: readonly string[]): boolean {
   let changed = false;
-  for (let i = 0; i < tokens.length; i++)
-    if (c.tokens[i] !== tokens[i] && c.tokens[i] !== WILDCARD) {
-      c.tokens[i] = WILDCARD;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = c.tokens[i] as string;
+    const m = tokens[i] as string;
+    if (t === m || t === WILDCARD) continue;
+    const general = keyedValue(t, m) ?? WILDCARD;
+    if (general !== t) {
+      c.tokens[i] = general;
       changed = true;
     }
+  }
   return changed;
+}
+
+/** `key=<*>` when both tokens hold a value after the same `key=`, else undefined. */
+function keyedValue(a: string, b: string): string | undefined {
+  const eq = a.indexOf('=');
+  if (eq <= 0 || eq === a.length - 1 || b.length <= eq + 1 || b.charCodeAt(eq) !== 61) return undefined;
+  return a.startsWith(b.slice(0, eq)) ? `${a.slice(0, eq + 1)}${WILDCARD}` : undefined;
 }
 
 /**

@@ -52,6 +52,19 @@ describe('the template miner', () => {
     ]);
   });
 
+  it('varies a key’s value and keeps its key; a key without a value is another form', () => {
+    const miner = new TemplateMiner();
+    const remote = miner.match('pam', 'authentication failure; tty=NODEVssh ruser= rhost=10.0.0.1');
+    const named = miner.match('pam', 'authentication failure; tty=ssh ruser= rhost=example.org');
+    expect(named.id).toBe(remote.id);
+    expect(remote.tokens.slice(2)).toEqual(['tty=<*>', 'ruser=', 'rhost=<*>']);
+    // No remote host: its own template, whatever else it shares.
+    const local = miner.match('pam', 'authentication failure; tty=:0 ruser= rhost=');
+    expect(local.id).not.toBe(remote.id);
+    expect(miner.match('pam', 'authentication failure; tty=pts/1 ruser= rhost=10.0.0.2').id).toBe(remote.id);
+    expect(remote.tokens.slice(2)).toEqual(['tty=<*>', 'ruser=', 'rhost=<*>']);
+  });
+
   it('keeps a template’s id when it generalises, and gives the same ids to the same messages', () => {
     const lines = [
       'Invalid user webmaster from 173.234.31.186',
