@@ -246,7 +246,11 @@ const tsMs = fc.oneof(
 const numericText = fc.oneof(
   fc.constantFrom(...NUMERIC_TEXTS),
   fc.integer({ min: -2000, max: 2000 }).map(String),
-  fc.double({ noNaN: true }).map(String),
+  // Not ±5e-324, the smallest double: ClickHouse 18.16 reads it as 0 (docs/query-language.md).
+  fc
+    .double({ noNaN: true })
+    .filter((x) => Math.abs(x) !== Number.MIN_VALUE)
+    .map(String),
 );
 const mapValue = fc.oneof(str, ip, numericText, numericText);
 // What ingest stores, plus a value that is no severity (a store written by other means).
