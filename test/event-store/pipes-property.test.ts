@@ -363,6 +363,16 @@ describe.each(STORES.filter((s) => s.run))('$name: pipes', (kind) => {
     expect(accepted).toBeGreaterThan(20);
   }, 300_000);
 
+  it('writes numbers as text as JavaScript does (small ones, exponents)', async () => {
+    const values = [
+      1.1664816626749664e-7, -2.5e-8, 1e-7, 0.000001, -0.0000015, 0.000099, 0.0001, 1.5e22, 123.456,
+    ];
+    const events = values.map((v, i) => event(`n${i}`, { ts: T0 + i * 1000, fields: { v: String(v) } }));
+    const { result, expected } = await table('* | eval t = concat(v * 1) | sort ts | fields t', events);
+    expect(result.rows.map((r) => r.at(-1))).toEqual(values.map(String));
+    expect(sameCells(result.rows, expected)).toBe(true);
+  });
+
   it('fills every bucket of a timechart and folds series past the top 5 into other', async () => {
     const events = Array.from({ length: 14 }, (_, i) =>
       event(`t${i}`, { ts: T0 + (i % 3) * 600_000, host: `h${i % 7}` }),

@@ -277,9 +277,15 @@ const PIPES: PipeDialect = {
   double: (x) => `CAST(${x} AS DOUBLE)`,
   numericText: (x, params) => numericTextSql(x, params),
   // As JavaScript writes numbers: whole ones below 10^21 as digits (DuckDB's own text uses
-  // an exponent from 10^15 on).
-  numberText: (x) =>
-    `(CASE WHEN ${x} = floor(${x}) AND abs(${x}) < 1e21 THEN CAST(CAST(${x} AS HUGEINT) AS VARCHAR) ELSE CAST(${x} AS VARCHAR) END)`,
+  // an exponent from 10^15 on); 10^-6 ≤ |x| < 10^-4 without an exponent (DuckDB writes
+  // `9.9e-05`, JavaScript `0.000099`); an exponent without a leading zero (`e-7`, not `e-07`).
+  numberText: (x) => {
+    const text = `CAST(${x} AS VARCHAR)`;
+    const fixed = `(CASE WHEN ${x} < 0 THEN '-' ELSE '' END) || '0.' || repeat('0', CAST(right(${text}, 1) AS INTEGER) - 1) || replace(regexp_extract(${text}, '^-?([0-9.]+)e', 1), '.', '')`;
+    return `(CASE WHEN ${x} = floor(${x}) AND abs(${x}) < 1e21 THEN CAST(CAST(${x} AS HUGEINT) AS VARCHAR)
+      WHEN regexp_matches(${text}, 'e-0[56]$') THEN ${fixed}
+      ELSE regexp_replace(${text}, 'e-0([0-9])$', 'e-\\1') END)`;
+  },
   lower: (x) => `lower(${x})`,
   upper: (x) => `upper(${x})`,
   length: (x) => `length(${x})`,
