@@ -551,9 +551,10 @@ function readError(err: unknown): unknown {
 /**
  * A batch's rows as they are stored: each source's (host and app) events together, in
  * time order, sources in the order they first occur. A source's neighbouring events (a
- * context, a `host:` search) then sit in a few vectors instead of one per event, and
- * columns that follow the source (app, host, severity, message shape) compress better.
- * Nothing reads the physical order: every order a query gives ends in `ev_id`.
+ * context, a `host:` search) then sit in a few vectors instead of one per event. It costs
+ * `ts` some compression (out of time order across sources) and saves a little on `host`
+ * and `ev_id` (bench/README.md). Nothing reads the physical order: every order a query
+ * gives ends in `ev_id`.
  */
 function bySource(events: readonly NormalisedEvent[]): NormalisedEvent[] {
   const groups = new Map<string, NormalisedEvent[]>();

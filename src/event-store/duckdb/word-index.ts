@@ -36,6 +36,7 @@ import {
   candidateRanges,
   type IndexedBlock,
   rangesPay,
+  type WordNeed,
   type WordRange,
   wordNeeds,
 } from './word-queries.js';
@@ -175,16 +176,22 @@ export class WordIndex {
    * `undefined` when the filter requires no indexed word.
    */
   ranges(filter: FilterNode, range: TimeWindow): WordRange[] | undefined {
-    const need = wordNeeds(filter);
-    const test = need && blockTest(need, this.lowering);
-    return test && candidateRanges(this.blocks, test, range);
+    return this.candidates(filter, range)?.ranges;
   }
 
   /** The ranges a query reads: `ranges`, unless a plain scan of `range` costs less (`rangesPay`). */
   scan(filter: FilterNode, range: TimeWindow): WordRange[] | undefined {
-    const found = this.ranges(filter, range);
-    const need = found && wordNeeds(filter);
-    return need && rangesPay(need, found, this.blocks, range) ? found : undefined;
+    const found = this.candidates(filter, range);
+    return found && rangesPay(found.need, found.ranges, this.blocks, range) ? found.ranges : undefined;
+  }
+
+  private candidates(
+    filter: FilterNode,
+    range: TimeWindow,
+  ): { need: WordNeed; ranges: WordRange[] } | undefined {
+    const need = wordNeeds(filter);
+    const test = need && blockTest(need, this.lowering);
+    return need && test ? { need, ranges: candidateRanges(this.blocks, test, range) } : undefined;
   }
 
   /**
