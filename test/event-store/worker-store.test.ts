@@ -231,4 +231,18 @@ describe('the event store in a worker thread', () => {
     await store.close();
     await expect(store.ping()).rejects.toMatchObject({ status: 503 });
   });
+
+  it('closes while a query runs: the query is stopped and waited for before the thread ends', async () => {
+    const store = await WorkerEventStore.open({ kind: 'duckdb', options: opts });
+    const slow = store.runSql('SELECT count(*) AS n FROM range(100000000000)');
+    const settled = slow.then(
+      () => 'done',
+      () => 'stopped',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = performance.now();
+    await store.close();
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(await settled).toBe('stopped');
+  });
 });

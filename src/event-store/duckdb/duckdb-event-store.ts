@@ -89,6 +89,11 @@ export class DuckDbEventStore implements EventStore {
   private idleTimer: NodeJS.Timeout | null = null;
   /** The idle checkpoint while it runs (close waits for it). */
   private idleCheckpoint: Promise<void> | null = null;
+  /**
+   * Calls into DuckDB under way on read connections, each with its connection: `close`
+   * interrupts them and waits, so no query completes into a thread that is gone.
+   */
+  private readonly busy = new Map<Promise<unknown>, DuckDBConnection>();
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
@@ -295,7 +300,7 @@ export class DuckDbEventStore implements EventStore {
         }, 100)
       : undefined;
     try {
-      return await fn(conn);
+      return await this.pending(conn, fn(conn));
     } catch (err) {
       if (opts.signal?.aborted) throw abortError();
       throw readError(err);
@@ -304,6 +309,16 @@ export class DuckDbEventStore implements EventStore {
       opts.signal?.removeEventListener('abort', onAbort);
       if (this.idle.length < 4) this.idle.push(conn);
       else conn.closeSync();
+    }
+  }
+
+  /** `work` on `conn`, known to `close` until it settles. */
+  private async pending<T>(conn: DuckDBConnection, work: Promise<T>): Promise<T> {
+    this.busy.set(work, conn);
+    try {
+      return await work;
+    } finally {
+      this.busy.delete(work);
     }
   }
 
@@ -373,15 +388,13 @@ export class DuckDbEventStore implements EventStore {
       let remaining = plan.limit;
       for (const range of this.streamWindows(plan)) {
         const window: SearchPlan = { ...plan, range, limit: remaining, offset: 0 };
-        const result = await this.gate.start(
+        const result = await this.pending(
           conn,
-          () => searchRowsSql(window, this.wordRanges(window)),
-          [],
-          true,
+          this.gate.start(conn, () => searchRowsSql(window, this.wordRanges(window)), [], true),
         );
         const names = result.columnNames();
         for (;;) {
-          const chunk = await result.fetchChunk();
+          const chunk = await this.pending(conn, result.fetchChunk());
           if (!chunk || chunk.rowCount === 0) break;
           // A row at a time: converting the whole chunk (2,048 rows) at once held it all as
           // JavaScript values, a few hundred MB for rows of 999 fields.
@@ -450,9 +463,9 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async stats(): Promise<EventStoreStats> {
-    const r = await this.gate.readAll(
+    const r = await this.pending(
       this.reader,
-      'SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events',
+      this.gate.readAll(this.reader, 'SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events'),
     );
     const row = r.getRowObjects()[0] ?? {};
     let bytesOnDisk = 0;
@@ -468,9 +481,12 @@ export class DuckDbEventStore implements EventStore {
     // Used blocks, not the file: a delete leaves free blocks DuckDB reuses before growing.
     let dataBytes = bytesOnDisk;
     if (this.file) {
-      const size = await this.gate.readAll(
+      const size = await this.pending(
         this.reader,
-        'SELECT used_blocks * block_size AS used, wal_size FROM pragma_database_size() WHERE database_name = current_database()',
+        this.gate.readAll(
+          this.reader,
+          'SELECT used_blocks * block_size AS used, wal_size FROM pragma_database_size() WHERE database_name = current_database()',
+        ),
       );
       const s = size.getRowObjectsJS()[0] as { used?: bigint | number } | undefined;
       let wal = 0;
@@ -495,7 +511,7 @@ export class DuckDbEventStore implements EventStore {
    * raw-engine side) and tests; the API never passes user text here.
    */
   async runSql(sql: string, params: readonly Bound[] = []): Promise<Record<string, unknown>[]> {
-    const reader = await this.gate.readAll(this.reader, sql, params);
+    const reader = await this.pending(this.reader, this.gate.readAll(this.reader, sql, params));
     return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
 
@@ -509,7 +525,7 @@ export class DuckDbEventStore implements EventStore {
 
   /** Fails while the store cannot answer, or cannot write for lack of space. */
   async ping(): Promise<void> {
-    await this.reader.run('SELECT 1');
+    await this.pending(this.reader, this.reader.run('SELECT 1'));
     const free = this.freeBytes();
     if (free === null) return;
     // Room again since the failed write (someone freed space): writes are expected to work.
@@ -519,6 +535,8 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    for (const conn of new Set(this.busy.values())) conn.interrupt();
+    await Promise.allSettled(this.busy.keys());
     await this.appendQueue;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
