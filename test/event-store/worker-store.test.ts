@@ -23,6 +23,17 @@ const opts = { dataDir: ':memory:', memoryLimit: '256MB', checkpointThreshold: '
 const unstamped = (v: unknown): unknown =>
   JSON.parse(JSON.stringify(v, (key, value) => (key === 'stored_at' ? undefined : value)));
 const range = { fromMs: T0, toMs: T0 + 100_000_000 };
+/** Every event of `range`, oldest first, up to `limit`. */
+const oldestFirst = (limit: number): SearchPlan => ({
+  kind: 'search',
+  scope: SYSTEM_SCOPE,
+  filter: TRUE,
+  range,
+  sort: [{ field: 'ts', desc: false }],
+  limit,
+  offset: 0,
+  count: false,
+});
 const events = Array.from({ length: 2500 }, (_, i) =>
   event({
     ts: T0 + i * 10_000,
@@ -91,16 +102,7 @@ describe('the event store in a worker thread', () => {
   );
 
   it('streams more events than one message holds, in order, and stops early without leaking', async () => {
-    const plan: SearchPlan = {
-      kind: 'search',
-      scope: SYSTEM_SCOPE,
-      filter: TRUE,
-      range,
-      sort: [{ field: 'ts', desc: false }],
-      limit: 10_000,
-      offset: 0,
-      count: false,
-    };
+    const plan = oldestFirst(10_000);
     const all: number[] = [];
     for await (const e of worker.stream(plan)) all.push(e.bytes as number);
     expect(all).toEqual(events.map((e) => e.bytes));
@@ -127,16 +129,7 @@ describe('the event store in a worker thread', () => {
         }),
       );
       await store.append(wide);
-      const plan: SearchPlan = {
-        kind: 'search',
-        scope: SYSTEM_SCOPE,
-        filter: TRUE,
-        range,
-        sort: [{ field: 'ts', desc: false }],
-        limit: 1000,
-        offset: 0,
-        count: false,
-      };
+      const plan = oldestFirst(1000);
       const asked = vi.spyOn(store as unknown as { stoppable: (...a: unknown[]) => unknown }, 'stoppable');
       const got: StoredEvent[] = [];
       for await (const e of store.stream(plan)) got.push(e);
