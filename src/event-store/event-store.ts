@@ -1,7 +1,7 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from './query-plan.js';
-import type { ReadScope } from './read-scope.js';
+import type { ReadScope, StreamRules } from './read-scope.js';
 
 /** What a backend can do, so callers choose a strategy without knowing the engine. */
 export interface EventStoreCapabilities {
@@ -38,8 +38,8 @@ export interface EventStore {
    */
   append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }>;
   /**
-   * Runs a query plan within its scope (`plan.scope`, ANDed into its filter by
-   * plan-executor.ts); aborting `opts.signal` interrupts the engine's work.
+   * Runs a query plan within its scope (`plan.scope`, applied by plan-executor.ts);
+   * aborting `opts.signal` interrupts the engine's work.
    */
   execute<P extends QueryPlan>(plan: P, opts?: ExecOptions): Promise<ResultOf<P>>;
   /** Every event a search matches within its scope, in order, streamed (exports). */
@@ -54,6 +54,12 @@ export interface EventStore {
    * (a cluster node's commit): counted in the histogram behind `estimateInRange`.
    */
   appendedElsewhere(count: number, fromMs: number, toMs: number): void;
+  /**
+   * The streams' rules, from which read scopes are made (ADR 0016). A store may keep each
+   * event's membership of them and read scopes made under the same rules by it; resolves
+   * once the stored events have it (at once for a store that keeps none).
+   */
+  setStreamRules(rules: StreamRules): Promise<void>;
   /** One event by id, or null, as well when it lies outside `scope`. */
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null>;
   /**

@@ -44,6 +44,27 @@ export class HourHistogram {
     return [...this.perHour];
   }
 
+  /**
+   * Time ranges covering all time, in order, each of whole hours holding about `maxEvents`
+   * or fewer (an hour holding more is a range of its own).
+   */
+  parts(maxEvents: number): Array<{ fromMs: number; toMs: number }> {
+    const hours = [...this.perHour].sort((a, b) => a[0] - b[0]);
+    const parts: Array<{ fromMs: number; toMs: number }> = [];
+    let from = Number.NEGATIVE_INFINITY;
+    let n = 0;
+    for (const [hour, count] of hours) {
+      if (n > 0 && n + count > maxEvents) {
+        parts.push({ fromMs: from, toMs: hour });
+        from = hour;
+        n = 0;
+      }
+      n += count;
+    }
+    parts.push({ fromMs: from, toMs: Number.POSITIVE_INFINITY });
+    return parts;
+  }
+
   /** About how many events lie in [fromMs, toMs), assuming each hour's are spread evenly. */
   estimate(fromMs: number, toMs: number): number {
     let n = 0;

@@ -15,7 +15,6 @@ import type {
   TimelinePlan,
   TopNPlan,
 } from './query-plan.js';
-import { scopedPlan } from './read-scope.js';
 import {
   type ResultRow,
   type StatementRows,
@@ -39,6 +38,12 @@ import {
  * and driver: both hand over `{ rows, totals }`.
  */
 export interface PlanDialect<S> {
+  /**
+   * The plan within its scope (ADR 0013): `scopedPlan`, its scope's filter ANDed into its
+   * filter, unless the engine reads scopes itself as each statement is built (DuckDB's
+   * stream membership, ADR 0016).
+   */
+  scoped<P extends QueryPlan>(plan: P): P;
   /** A page of a search, in its order. */
   searchRows(plan: SearchPlan): S;
   /** The number of a search's matches, as a row `{ n }`. */
@@ -76,8 +81,8 @@ export async function executePlan<S, P extends QueryPlan>(
   plan: P,
   opts: ExecOptions = {},
 ): Promise<ResultOf<P>> {
-  // The one place a plan's scope meets its filter, for every engine (ADR 0013).
-  return (await executeAny(dialect, run, scopedPlan(plan), opts)) as ResultOf<P>;
+  // The one place a plan meets its scope, for every engine (ADR 0013).
+  return (await executeAny(dialect, run, dialect.scoped(plan), opts)) as ResultOf<P>;
 }
 
 async function executeAny<S>(

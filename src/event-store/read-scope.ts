@@ -13,6 +13,27 @@ import type { QueryPlan } from './query-plan.js';
 export interface ReadScope {
   readonly key: string;
   readonly filter: FilterNode | null;
+  /**
+   * The streams the filter stands for, when it is made of streams (ADR 0016): the key of
+   * the rules it was made from, the readable streams that have a rule, and whether the
+   * events no rule claims (Default) are readable. A store that keeps each event's stream
+   * membership under the same rules reads the scope by it; any other reads the filter.
+   */
+  readonly streams?: {
+    readonly rules: string;
+    readonly ids: readonly number[];
+    readonly unclaimed: boolean;
+  };
+}
+
+/**
+ * The streams' rules, as read scopes are made from them (ADR 0016): each stream that has a
+ * rule, in id order, and a key naming exactly these rules. Given to the event store, which
+ * may keep each event's membership of them.
+ */
+export interface StreamRules {
+  readonly key: string;
+  readonly streams: ReadonlyArray<{ readonly id: number; readonly filter: FilterNode }>;
 }
 
 /** An administrator's reads: every event. */

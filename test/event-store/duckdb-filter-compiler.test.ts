@@ -249,10 +249,11 @@ describe('SqlParams and quoteIdent', () => {
 
 describe('what the compiler assumes of DuckDB', () => {
   it('EVENT_COLUMN_SQL matches the events table', async () => {
-    // `fields` is read through map lookups and `shape` (how to rebuild the record) is never filtered on.
+    // `fields` is read through map lookups, `shape` (how to rebuild the record) is never
+    // filtered on, and `streams` is the store's stream membership (stream-sets.ts).
     const rows = await store.runSql(
       `SELECT column_name, data_type, is_nullable FROM information_schema.columns
-       WHERE table_name = 'events' AND column_name NOT IN ('fields', 'shape') ORDER BY ordinal_position`,
+       WHERE table_name = 'events' AND column_name NOT IN ('fields', 'shape', 'streams') ORDER BY ordinal_position`,
     );
     expect(
       Object.fromEntries(

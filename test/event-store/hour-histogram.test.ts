@@ -32,4 +32,24 @@ describe('the hour histogram behind query slices', () => {
     h.addSpread(10, T0 - 400 * 24 * H, T0 + 10);
     expect(h.estimate(T0, T0 + H)).toBe(10);
   });
+
+  it('cuts all time into parts of whole hours holding at most so many events', () => {
+    const h = new HourHistogram();
+    h.reset([
+      [T0 + 2 * H, 40],
+      [T0, 30],
+      [T0 + H, 50],
+      [T0 + 3 * H, 200],
+      [T0 + 4 * H, 10],
+    ]);
+    expect(h.parts(100)).toEqual([
+      { fromMs: Number.NEGATIVE_INFINITY, toMs: T0 + 2 * H },
+      { fromMs: T0 + 2 * H, toMs: T0 + 3 * H },
+      { fromMs: T0 + 3 * H, toMs: T0 + 4 * H },
+      { fromMs: T0 + 4 * H, toMs: Number.POSITIVE_INFINITY },
+    ]);
+    expect(new HourHistogram().parts(100)).toEqual([
+      { fromMs: Number.NEGATIVE_INFINITY, toMs: Number.POSITIVE_INFINITY },
+    ]);
+  });
 });

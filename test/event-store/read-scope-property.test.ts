@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rulesWithKey } from '../../src/components/streams/membership.js';
 import { scopeOf } from '../../src/components/streams/read-scopes.js';
 import type { StoredEvent } from '../../src/core/event.js';
 import type { ReadScope } from '../../src/event-store/read-scope.js';
@@ -15,7 +16,8 @@ const EVERYWHERE = { fromMs: -1e15, toMs: 1e15 };
  * Zero leaks, on each store: with random streams (rules from the filter arbitraries, and
  * Default as what no rule takes), a random set of them readable and a random query, every
  * plan kind and the export stream return exactly what the JavaScript evaluator returns
- * over the events the caller may read.
+ * over the events the caller may read: read by the scope's filter, or (DuckDB) by the
+ * stream membership the store keeps once it is given the rules (ADR 0016).
  */
 describe.each(STORES.filter((s) => s.run))('$name: reads see exactly their read scope', (kind) => {
   let t: StoreUnderTest;
@@ -35,18 +37,27 @@ describe.each(STORES.filter((s) => s.run))('$name: reads see exactly their read 
         streamsArb,
         fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
         filter,
-        async (events, rules, readable, query) => {
+        fc.boolean(),
+        async (events, rules, readable, query, keepMembership) => {
           const prefix = `a${run++}-`;
-          const stored = await appendEvents(
-            t.store,
-            events.map((e) => ({ ...e, ev_id: prefix + e.ev_id })),
-          );
-          // Streams as membership() makes them: each rule, and Default for the rest.
+          // Streams as membership() makes them: each rule (ids 1…), and Default for the rest.
           const [first, ...rest] = rules as [FilterNode, ...FilterNode[]];
           const streams = [...rules, not(or(first, ...rest))];
-          const mine = streams.filter((_, i) => readable[i]);
-          const scope: ReadScope = scopeOf(mine, mine.length === streams.length);
           if ([...streams, query].some((f) => kind.knownDifference?.(f))) return;
+          const streamRules = rulesWithKey(rules.map((filter, i) => ({ id: i + 1, filter })));
+          const mine = streams.filter((_, i) => readable[i]);
+          const scope: ReadScope = scopeOf(mine, mine.length === streams.length, {
+            rules: streamRules.key,
+            ids: rules.flatMap((_, i) => (readable[i] ? [i + 1] : [])),
+            unclaimed: !!readable[rules.length],
+          });
+          // Half the events stored before the store is given the rules (their membership
+          // is written over them, in SQL), half after (written as they are appended).
+          const named = events.map((e) => ({ ...e, ev_id: prefix + e.ev_id }));
+          const half = Math.floor(named.length / 2);
+          const stored = await appendEvents(t.store, named.slice(0, half));
+          if (keepMembership) await t.store.setStreamRules(streamRules);
+          stored.push(...(await appendEvents(t.store, named.slice(half))));
           const filterOf = and(cond('ev_id', 'startswith', prefix), query);
           const visible = scope.filter ? and(scope.filter, query) : query;
           const expected = jsSelects(stored, visible);

@@ -702,7 +702,7 @@ describe('a store answers the same with and without the word index', () => {
       offset: 0,
       count: true,
     };
-    expect(searchCountSql(plan as never, []).sql).toContain('WHERE false');
+    expect(searchCountSql(plan as never, { words: [] }).sql).toContain('WHERE false');
   });
 
   it("narrows a source's exact value (host, app) to the blocks that hold it", async () => {

@@ -4,6 +4,7 @@ import { UsersRepository } from '../../metadata/users-repository.js';
 import { component } from '../component.js';
 import { StreamReadScopes } from './read-scopes.js';
 import { StreamRetention } from './retention.js';
+import { StreamMembership } from './stream-membership.js';
 import { StreamSchema } from './stream-schema.js';
 import { StreamsRepository } from './streams-repository.js';
 import { streamRoutes } from './streams-routes.js';
@@ -21,16 +22,19 @@ declare module '../component.js' {
 export const streams = component({
   name: 'streams',
   migrations: { '0012-streams': streamsMigration },
-  build({ meta, events, bus, config }, { teams }) {
+  build({ meta, events, bus, config, log }, { teams }) {
     const repository = new StreamsRepository(meta.db);
     const streams = new StreamsService(repository, teams, events, () =>
       bus.publish('rights-changed', { keyId: null }),
     );
     const readScopes = new StreamReadScopes(repository, teams, new UsersRepository(meta.db));
+    const membership = new StreamMembership(repository, events, log);
     // Streams, teams, users or tokens changed here or on another node.
     // (One token's change, a sign-out say, changes no scope: those keep.)
     bus.subscribe('rights-changed', (m) => {
-      if (m.keyId === null) readScopes.forget();
+      if (m.keyId !== null) return;
+      readScopes.forget();
+      void membership.update();
     });
     const retention = new StreamRetention(events, repository, {
       retentionDays: config.retentionDays,
@@ -39,10 +43,11 @@ export const streams = component({
     const timers: NodeJS.Timeout[] = [];
     return {
       provides: { streams, readScopes, retention },
-      metrics: [retention],
+      metrics: [retention, membership],
       // Retention runs soon after start, then every retentionIntervalSeconds (each node:
       // a run that finds nothing to delete costs one read of the streams and a count).
       async start() {
+        void membership.update();
         const sweep = () => void retention.run().catch(() => undefined);
         timers.push(setTimeout(sweep, 5_000).unref());
         timers.push(setInterval(sweep, config.retentionIntervalSeconds * 1000).unref());

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type { StreamRules } from '../../event-store/read-scope.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { not, or, TRUE } from '../../filter/builders.js';
 import { parseQuery } from '../../filter/language/parse-query.js';
@@ -9,16 +11,25 @@ import type { StreamRow } from './streams-repository.js';
  * read, so a new or changed stream applies to what is already stored.
  */
 export function membership(streams: readonly StreamRow[]): Map<number, FilterNode> {
-  const out = new Map<number, FilterNode>();
-  const rules: FilterNode[] = [];
-  for (const s of streams) {
-    if (s.builtin || s.rule === null) continue;
-    const rule = parseQuery(s.rule, { path: 'rule' });
-    rules.push(rule);
-    out.set(s.id, rule);
-  }
-  const [first, ...rest] = rules;
+  const rules = streamRules(streams).streams;
+  const out = new Map<number, FilterNode>(rules.map((r) => [r.id, r.filter]));
+  const [first, ...rest] = rules.map((r) => r.filter);
   const unclaimed = first ? not(or(first, ...rest)) : TRUE;
   for (const s of streams) if (s.builtin) out.set(s.id, unclaimed);
   return out;
+}
+
+/** The streams' rules, parsed, in id order, with the key that names them (the event store's). */
+export function streamRules(streams: readonly StreamRow[]): StreamRules {
+  const rules = streams
+    .filter((s) => !s.builtin && s.rule !== null)
+    .sort((a, b) => a.id - b.id)
+    .map((s) => ({ id: s.id, filter: parseQuery(s.rule as string, { path: 'rule' }) }));
+  return rulesWithKey(rules);
+}
+
+/** Rules with their key: a digest of the ids and parsed rules. */
+export function rulesWithKey(streams: StreamRules['streams']): StreamRules {
+  const key = createHash('sha256').update(JSON.stringify(streams)).digest('base64url').slice(0, 22);
+  return Object.freeze({ key, streams });
 }

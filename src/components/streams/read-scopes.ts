@@ -7,7 +7,7 @@ import type { FilterNode } from '../../filter/ast.js';
 import { and, not, or } from '../../filter/builders.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
 import type { TeamsService } from '../teams/teams-service.js';
-import { membership } from './membership.js';
+import { membership, streamRules } from './membership.js';
 import type { Readers, StreamRow, StreamsRepository } from './streams-repository.js';
 
 /** What a user may read: the streams, and each stream's events as a filter. */
@@ -106,24 +106,37 @@ export class StreamReadScopes implements ReadScopes {
       const filter = filters.get(row.id);
       if (filter && names(readers.get(row.id))) streams.set(row.id, { row, filter });
     }
+    const readable = [...streams.values()];
     return {
       scope: scopeOf(
-        [...streams.values()].map((s) => s.filter),
+        readable.map((s) => s.filter),
         streams.size === rows.length,
+        {
+          rules: streamRules(rows).key,
+          ids: readable.filter((s) => !s.row.builtin).map((s) => s.row.id),
+          unclaimed: readable.some((s) => s.row.builtin),
+        },
       ),
       streams,
     };
   }
 }
 
-/** The scope of the OR of some streams' filters; every event when they are all the streams. */
-export function scopeOf(filters: readonly FilterNode[], all: boolean): ReadScope {
+/**
+ * The scope of the OR of some streams' filters; every event when they are all the streams.
+ * `streams`: which streams those are, under which rules (ADR 0016).
+ */
+export function scopeOf(
+  filters: readonly FilterNode[],
+  all: boolean,
+  streams?: ReadScope['streams'],
+): ReadScope {
   if (all) return EVERY_EVENT;
   const [first, ...rest] = filters;
   if (!first) return NO_EVENT;
   const filter = or(first, ...rest);
   const key = createHash('sha256').update(JSON.stringify(filter)).digest('base64url').slice(0, 22);
-  return Object.freeze({ key: `streams:${key}`, filter });
+  return Object.freeze({ key: `streams:${key}`, filter, ...(streams ? { streams } : {}) });
 }
 
 const isStreamCond = (n: FilterNode) => n.kind === 'cond' && n.field === 'stream';

@@ -11,7 +11,7 @@ import { abortError, type EventStore, type EventStoreStats } from '../event-stor
 import { HourHistogram } from '../hour-histogram.js';
 import { executePlan, type PlanDialect } from '../plan-executor.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
-import { inScope, type ReadScope, scopedPlan } from '../read-scope.js';
+import { inScope, type ReadScope, type StreamRules, scopedPlan } from '../read-scope.js';
 import type { StatementRows } from '../result-shaper.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
 import { clickHouseBind, compileFilter } from './clickhouse-filter-compiler.js';
@@ -366,6 +366,9 @@ export class ClickHouseEventStore implements EventStore {
     });
     this.perHour.reset(rows.map((r) => [Number(r.h) * HOUR_MS, Number(r.n)] as const));
   }
+
+  /** Reads scopes by their filters: membership is not kept here (ADR 0016). */
+  async setStreamRules(_rules: StreamRules): Promise<void> {}
 
   async getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
     let receivedAt: number;

@@ -14,6 +14,7 @@ import {
   type TimeWindow,
   type TopNPlan,
 } from '../query-plan.js';
+import { scopedPlan } from '../read-scope.js';
 import { type OrderDialect, orderSql } from '../sql/order-sql.js';
 import { compilePipes, type PipeDialect } from '../sql/pipe-sql.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
@@ -273,6 +274,7 @@ export function tableSql(table: string, plan: TablePlan, what: 'rows' | 'count')
 /** The plans as ClickHouse statements on `table` for the shared executor (plan-executor.ts). */
 export function clickHouseDialect(table: string): PlanDialect<Compiled> {
   return {
+    scoped: scopedPlan,
     searchRows: (plan) => searchRowsSql(table, plan),
     searchCount: (plan) => searchCountSql(table, plan),
     topn: (plan) => topnSql(table, plan),

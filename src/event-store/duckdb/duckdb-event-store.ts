@@ -22,10 +22,10 @@ import { abortError, type EventStore, type EventStoreStats } from '../event-stor
 import { HourHistogram } from '../hour-histogram.js';
 import { type Driver, executePlan } from '../plan-executor.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
-import { inScope, type ReadScope, scopedPlan } from '../read-scope.js';
+import { inScope, type ReadScope, type StreamRules, scopedPlan } from '../read-scope.js';
 import { SqlParams, sqlTime } from '../sql/sql-params.js';
 import { compileFilter, registerFilterFunctions } from './duckdb-filter-compiler.js';
-import { type Compiled, duckDbDialect, searchRowsSql } from './duckdb-plans.js';
+import { type Compiled, duckDbDialect, type Reach, searchRowsSql } from './duckdb-plans.js';
 import {
   appendValues,
   CREATE_EVENTS,
@@ -37,9 +37,9 @@ import {
   upgradeEventsTable,
 } from './duckdb-schema.js';
 import { type Bound, StatementGate } from './statement-gate.js';
+import { StreamSets } from './stream-sets.js';
 import { buildWordBlocks } from './word-blocks.js';
 import { WordIndex } from './word-index.js';
-import type { WordRange } from './word-queries.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -49,6 +49,12 @@ const MIN_FREE_BYTES = 256 * 1024;
 /** Appends paused this long: a large WAL is checkpointed (`checkpointWhenIdle`). */
 const IDLE_CHECKPOINT_MS = 2_000;
 const IDLE_CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Events whose stream membership one statement writes under new rules (ADR 0016): an
+ * append waits for at most one such part (about a second at this size, measured).
+ */
+const MEMBERSHIP_PART_EVENTS = 2_000_000;
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK_ROWS = 2048;
@@ -62,6 +68,8 @@ export interface DuckDbEventStoreOptions {
   checkpointThreshold: string;
   /** Events per window when streaming a time-sorted search (default 100,000). */
   streamWindowEvents?: number;
+  /** Events per part when writing stream membership under new rules (default MEMBERSHIP_PART_EVENTS). */
+  membershipPartEvents?: number;
   threads?: number;
   /**
    * Whether queries use the word index (ADR 0004; default true). It is kept either way,
@@ -104,9 +112,12 @@ export class DuckDbEventStore implements EventStore {
     private readonly order: Awaited<ReturnType<typeof tableOrder>>,
     private readonly file: string | null,
     private readonly streamWindowEvents: number,
+    private readonly membershipPartEvents: number,
     /** Word index (ADR 0004): the blooms, and whether queries use them. */
     private readonly words: WordIndex,
     private readonly useWords: boolean,
+    /** Each event's stream membership (ADR 0016). */
+    private readonly sets: StreamSets,
   ) {}
 
   static async open(opts: DuckDbEventStoreOptions): Promise<DuckDbEventStore> {
@@ -140,6 +151,8 @@ export class DuckDbEventStore implements EventStore {
     await upgradeEventsTable(writer);
     const reader = await instance.connect();
     registerFilterFunctions(reader);
+    // The writer compiles stream rules too (stream-sets.ts).
+    registerFilterFunctions(writer);
     // Word index (ADR 0004): created, or loaded into memory, before the first append.
     const words = await WordIndex.open(writer);
     const appender = await writer.createAppender('events');
@@ -153,8 +166,10 @@ export class DuckDbEventStore implements EventStore {
       await tableOrder(writer),
       file,
       opts.streamWindowEvents ?? 100_000,
+      opts.membershipPartEvents ?? MEMBERSHIP_PART_EVENTS,
       words,
       opts.wordIndex ?? true,
+      await StreamSets.open(writer),
     );
     await store.loadHistogram();
     return store;
@@ -198,6 +213,33 @@ export class DuckDbEventStore implements EventStore {
     this.idleTimer.unref();
   }
 
+  /**
+   * The streams' rules, whose membership each event keeps (ADR 0016): appends write it at
+   * once, and the stored events get it a part at a time (about MEMBERSHIP_PART_EVENTS each,
+   * appends taking turns with the parts); resolves once they all have it.
+   */
+  setStreamRules(rules: StreamRules): Promise<void> {
+    if (!this.sets.use(rules)) return Promise.resolve();
+    return this.writeMembership(rules).catch((err) => {
+      throw this.writeError(err);
+    });
+  }
+
+  private async writeMembership(rules: StreamRules): Promise<void> {
+    // Each step in the append queue: between two appends, never inside one.
+    const queued = <T>(step: () => Promise<T>): Promise<T> => {
+      const run = this.appendQueue.then(() => this.gate.write(step));
+      this.appendQueue = run.catch(() => undefined);
+      return run;
+    };
+    if (this.sets.stale(rules)) {
+      if (!(await queued(() => this.sets.begin(this.writer, rules)))) return;
+      for (const part of this.perHour.parts(this.membershipPartEvents))
+        if (!(await queued(() => this.sets.writePart(this.writer, rules, part)))) return;
+    }
+    await queued(() => this.sets.finish(this.writer, rules));
+  }
+
   private async appendNow(batch: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
     // The word index's blocks are time slices of the batch (tight ranges for its reads).
     const events = [...batch].sort((a, b) => a.ts - b.ts);
@@ -218,6 +260,8 @@ export class DuckDbEventStore implements EventStore {
         const n = chunkRows.length;
         const cols: DuckDBValue[][] = this.types.map(() => new Array<DuckDBValue>(n));
         appendValues(this.order, chunkRows, stored, cols);
+        const bits = cols[this.order.length] as DuckDBValue[];
+        for (let i = 0; i < n; i++) bits[i] = this.sets.of(chunkRows[i] as NormalisedEvent, storedAt);
         const chunk = DuckDBDataChunk.create(this.types, n);
         chunk.setColumns(cols);
         this.appender.appendDataChunk(chunk);
@@ -328,12 +372,17 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /**
-   * Word index (ADR 0004): the time ranges that may hold the words the plan's filter
-   * requires; undefined when it requires none (or the index is off). Called only while
-   * a statement is being planned (statement-gate.ts), so no write is half done.
+   * What a statement of `plan` reads, decided while it is being planned (statement-gate.ts),
+   * so no write is half done: the plan within its scope, by the stored stream membership
+   * when every event holds that of the scope's rules (`streams`, ADR 0016), by the scope's
+   * filter otherwise; and the time ranges that may hold the words the filter requires
+   * (`words`, the word index, ADR 0004; undefined when it requires none or the index is off).
    */
-  private wordRanges(plan: QueryPlan): WordRange[] | undefined {
-    return this.useWords ? this.words.scan(plan.filter, plan.range) : undefined;
+  private reach<P extends QueryPlan>(unscoped: P): Reach<P> {
+    const streams = unscoped.scope.filter ? this.sets.read(unscoped.scope) : undefined;
+    const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
+    const words = this.useWords ? this.words.scan(plan.filter, plan.range) : undefined;
+    return { plan, ...(words ? { words } : {}), ...(streams === undefined ? {} : { streams }) };
   }
 
   /** Runs a plan (plan-executor.ts): each statement on its own connection, interrupted by the signal. */
@@ -341,7 +390,7 @@ export class DuckDbEventStore implements EventStore {
     return executePlan(this.dialect, this.driver, plan, opts);
   }
 
-  private readonly dialect = duckDbDialect((plan) => this.wordRanges(plan));
+  private readonly dialect = duckDbDialect((plan) => this.reach(plan));
 
   private readonly driver: Driver<() => Compiled> = (build, opts) =>
     this.withConnection(opts, async (conn) => {
@@ -379,8 +428,7 @@ export class DuckDbEventStore implements EventStore {
    * Streams every event a search matches, in its order, a chunk at a time, so an export
    * of a million rows never holds them all in memory.
    */
-  async *stream(unscoped: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
-    const plan = scopedPlan(unscoped);
+  async *stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
     const conn = await this.instance.connect();
     const onAbort = () => conn.interrupt();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -390,7 +438,15 @@ export class DuckDbEventStore implements EventStore {
         const window: SearchPlan = { ...plan, range, limit: remaining, offset: 0 };
         const result = await this.pending(
           conn,
-          this.gate.start(conn, () => searchRowsSql(window, this.wordRanges(window)), [], true),
+          this.gate.start(
+            conn,
+            () => {
+              const reach = this.reach(window);
+              return searchRowsSql(reach.plan, reach);
+            },
+            [],
+            true,
+          ),
         );
         const names = result.columnNames();
         for (;;) {

@@ -20,7 +20,7 @@ import { type OrderDialect, orderSql } from '../sql/order-sql.js';
 import { compilePipes, type PipeDialect } from '../sql/pipe-sql.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
 import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
-import { rowToEvent } from './duckdb-schema.js';
+import { MEMBERSHIP_COLUMN, rowToEvent } from './duckdb-schema.js';
 import type { WordRange } from './word-queries.js';
 
 /** SQL text plus its bound values. */
@@ -45,6 +45,21 @@ function groupSql(field: string, params: SqlParams): string {
 }
 
 /**
+ * What narrows a statement's scan beyond its plan's filter, as the store decides it (its
+ * `reach`): `words`, the word index's candidate ranges; `streams`, the stream membership
+ * bits that stand for the plan's scope (stream-sets.ts, ADR 0016).
+ */
+export interface Narrowing {
+  readonly words?: readonly WordRange[];
+  readonly streams?: bigint;
+}
+
+/** A plan as a statement reads it: within its scope (by its filter or by `streams`), and narrowed. */
+export interface Reach<P extends QueryPlan> extends Narrowing {
+  readonly plan: P;
+}
+
+/**
  * What every query reads: `FROM … WHERE …` with the time range and the filter. `words`:
  * the word index's candidate ranges (inclusive, word-index.ts) when the filter requires
  * an indexed word. The range shrinks to them; with several, the rows are the union of
@@ -56,11 +71,14 @@ export function scanSql(
   filter: SearchPlan['filter'],
   range: TimeWindow,
   params: SqlParams,
-  words?: readonly WordRange[],
+  { words, streams }: Narrowing = {},
 ): string {
   // No candidate: nothing to bind (DuckDB refuses values without placeholders).
-  if (words?.length === 0) return 'FROM events WHERE false';
-  const f = filter.kind === 'true' ? '' : ` AND (${compileFilter(filter, params)})`;
+  if (words?.length === 0 || streams === 0n) return 'FROM events WHERE false';
+  // Stream membership: the store's own integer, written as it is (a bound value would
+  // keep DuckDB from testing it in its scan).
+  const member = streams === undefined ? '' : ` AND (${MEMBERSHIP_COLUMN} & ${streams}) <> 0`;
+  const f = (filter.kind === 'true' ? '' : ` AND (${compileFilter(filter, params)})`) + member;
   const first = words?.[0];
   const last = words?.[words.length - 1];
   let from = 'events';
@@ -80,28 +98,28 @@ export function scanSql(
   return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
 }
 
-export function searchCountSql(plan: SearchPlan, words?: readonly WordRange[]): Compiled {
+export function searchCountSql(plan: SearchPlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
   return {
-    sql: `SELECT count(*) AS n ${scanSql(plan.filter, plan.range, params, words)}`,
+    sql: `SELECT count(*) AS n ${scanSql(plan.filter, plan.range, params, reach)}`,
     params,
   };
 }
 
 const ORDER: OrderDialect = { fieldSql, numericTextSql };
 
-export function searchRowsSql(plan: SearchPlan, words?: readonly WordRange[]): Compiled {
+export function searchRowsSql(plan: SearchPlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   const order = orderSql(plan.sort, params, ORDER);
   const sql = `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
   return { sql, params };
 }
 
-export function topnSql(plan: TopNPlan, words?: readonly WordRange[]): Compiled {
+export function topnSql(plan: TopNPlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
   const v = groupSql(plan.field, params);
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   // One pass: the per-value counts once, their grand total and the top n from them. A
   // window sum over every group would keep them all for the sort (a unique field: about
   // 10 % slower over 1 M events than the plain top n); the subquery lets the top n keep a
@@ -112,10 +130,10 @@ export function topnSql(plan: TopNPlan, words?: readonly WordRange[]): Compiled 
   return { sql, params, read: (rows) => ({ rows, totals: { c: rows[0]?.total ?? 0 } }) };
 }
 
-export function lastnSql(plan: LastNPlan, words?: readonly WordRange[]): Compiled {
+export function lastnSql(plan: LastNPlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
   const v = groupSql(plan.field, params);
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   const sql = `SELECT ${v} AS v, epoch_ms(max(ts)) AS last_seen, epoch_ms(min(ts)) AS first_seen, count(*) AS c
     ${scan} AND ${v} IS NOT NULL GROUP BY ALL
     ORDER BY last_seen DESC, v ASC LIMIT ${params.add(plan.n)}`;
@@ -176,11 +194,11 @@ function metricSql(m: Metric, params: SqlParams): string {
  * (A CTE read twice, once for the total and once for the groups, is materialised whole
  * by DuckDB: at 100 M events it spilled and took 45 times its 10 M time.)
  */
-export function summarySql(plan: SummaryPlan, words?: readonly WordRange[]): Compiled {
+export function summarySql(plan: SummaryPlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
   const metrics = plan.metrics.map((m, i) => `${metricSql(m, params)} AS m${i}`);
   const groups = plan.groupBy.map((f, i) => `${groupSql(f, params)} AS g${i}`);
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   if (!groups.length) {
     return { sql: `SELECT count(*) AS c, ${metrics.join(', ')} ${scan}`, params };
   }
@@ -203,11 +221,11 @@ export function summarySql(plan: SummaryPlan, words?: readonly WordRange[]): Com
   };
 }
 
-export function timelineSql(plan: TimelinePlan, words?: readonly WordRange[]): Compiled {
+export function timelineSql(plan: TimelinePlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
   const interval = params.add(plan.intervalMs);
   const bucket = `(epoch_ms(ts) // ${interval}) * ${interval}`;
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   if (!plan.splitBy) {
     return {
       sql: `SELECT ${bucket} AS b, count(*) AS c ${scan} GROUP BY b ORDER BY b`,
@@ -224,11 +242,11 @@ export function timelineSql(plan: TimelinePlan, words?: readonly WordRange[]): C
   return { sql, params };
 }
 
-export function patternCountsSql(plan: PatternsPlan, words?: readonly WordRange[]): Compiled {
+export function patternCountsSql(plan: PatternsPlan, reach?: Narrowing): Compiled {
   const params = new SqlParams();
   const from = params.add(plan.range.fromMs);
   const width = params.add(bucketWidth(plan));
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   // One scan: counts per pattern and bucket, the top n patterns by their sum, and their rows.
   const sql = `WITH g AS MATERIALIZED (
     SELECT pattern_id AS v, (epoch_ms(ts) - ${from}) // ${width} AS b, count(*) AS c,
@@ -239,15 +257,11 @@ export function patternCountsSql(plan: PatternsPlan, words?: readonly WordRange[
   return { sql, params };
 }
 
-export function patternSamplesSql(
-  plan: PatternsPlan,
-  ids: readonly string[],
-  words?: readonly WordRange[],
-): Compiled {
+export function patternSamplesSql(plan: PatternsPlan, ids: readonly string[], reach?: Narrowing): Compiled {
   const params = new SqlParams();
   const filter = and(plan.filter, cond('pattern_id', 'in', ids));
-  const keys = scanSql(filter, plan.range, params, words);
-  const rows = scanSql(filter, plan.range, params, words);
+  const keys = scanSql(filter, plan.range, params, reach);
+  const rows = scanSql(filter, plan.range, params, reach);
   // The newest 3 of each pattern are among its events at its 3 newest times: those times
   // by an aggregate (max(ts, 3): no sort of every row, and no arg-max over (ts, ev_id),
   // which took 48 ms over 1 M events where this takes 18), then the events of the same
@@ -320,31 +334,42 @@ const PIPES: PipeDialect = {
   floorTo: (x, span) => `((${x} // CAST(${span} AS BIGINT)) * CAST(${span} AS BIGINT))`,
 };
 
-export function tableSql(plan: TablePlan, what: 'rows' | 'count', words?: readonly WordRange[]): Compiled {
+export function tableSql(plan: TablePlan, what: 'rows' | 'count', reach?: Narrowing): Compiled {
   const params = new SqlParams();
-  const scan = scanSql(plan.filter, plan.range, params, words);
+  const scan = scanSql(plan.filter, plan.range, params, reach);
   return { sql: compilePipes(PIPES, plan.program, scan, plan.range, params, what), params };
 }
 
 /**
  * The plans as DuckDB statements for the shared executor (plan-executor.ts). A statement
- * is built when it is planned (the store's `start`), so the word index's candidate ranges
- * (`words`) are those of the snapshot it reads.
+ * is built when it is planned (the store's `start`), so its reach (its scope by stream
+ * membership or by filter, the word index's candidate ranges) is that of the snapshot it
+ * reads.
  */
 export function duckDbDialect(
-  words: (plan: QueryPlan) => WordRange[] | undefined,
+  reach: <P extends QueryPlan>(plan: P) => Reach<P>,
 ): PlanDialect<() => Compiled> {
+  // Each statement reads its plan as the store's reach has it when the statement is built.
+  const at =
+    <P extends QueryPlan>(plan: P, sql: (plan: P, narrowing: Narrowing) => Compiled) =>
+    () => {
+      const r = reach(plan);
+      return sql(r.plan, r);
+    };
   return {
-    searchRows: (plan) => () => searchRowsSql(plan, words(plan)),
-    searchCount: (plan) => () => searchCountSql(plan, words(plan)),
-    topn: (plan) => () => topnSql(plan, words(plan)),
-    lastn: (plan) => () => lastnSql(plan, words(plan)),
-    summary: (plan) => () => summarySql(plan, words(plan)),
-    timeline: (plan) => () => timelineSql(plan, words(plan)),
-    patternCounts: (plan) => () => patternCountsSql(plan, words(plan)),
-    patternSamples: (plan, ids) => () => patternSamplesSql(plan, ids, words(plan)),
-    tableRows: (plan) => () => tableSql(plan, 'rows', words(plan)),
-    tableCount: (plan) => () => tableSql(plan, 'count', words(plan)),
+    // The scope is the store's to apply (`reach`): by the stream membership it keeps, or
+    // by the scope's filter.
+    scoped: (plan) => plan,
+    searchRows: (plan) => at(plan, searchRowsSql),
+    searchCount: (plan) => at(plan, searchCountSql),
+    topn: (plan) => at(plan, topnSql),
+    lastn: (plan) => at(plan, lastnSql),
+    summary: (plan) => at(plan, summarySql),
+    timeline: (plan) => at(plan, timelineSql),
+    patternCounts: (plan) => at(plan, patternCountsSql),
+    patternSamples: (plan, ids) => at(plan, (p, n) => patternSamplesSql(p, ids, n)),
+    tableRows: (plan) => at(plan, (p, n) => tableSql(p, 'rows', n)),
+    tableCount: (plan) => at(plan, (p, n) => tableSql(p, 'count', n)),
     event: (row) => rowToEvent(row as Record<string, DuckDBValue>),
   };
 }

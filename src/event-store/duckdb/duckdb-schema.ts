@@ -77,6 +77,9 @@ export function duckDbValue(v: SqlValue | DuckDBValue): DuckDBValue {
 
 type SchemaEntry = (typeof EVENT_SCHEMA)[number];
 
+/** Each event's stream membership (stream-sets.ts): the table's last column, not the schema's. */
+export const MEMBERSHIP_COLUMN = 'streams';
+
 /**
  * The schema in the order of the table's columns, which is the appender's order (a table
  * made by an older version has `intake` and `shape` last). Fails when the table and the
@@ -86,7 +89,11 @@ export async function tableOrder(conn: DuckDBConnection): Promise<readonly Schem
   const reader = await conn.runAndReadAll(
     `SELECT column_name FROM information_schema.columns WHERE table_name = 'events' ORDER BY ordinal_position`,
   );
-  const names = reader.getRowObjects().map((r) => String(r.column_name));
+  const all = reader.getRowObjects().map((r) => String(r.column_name));
+  // Stream membership (stream-sets.ts) is the store's own, after the schema's columns.
+  if (all[all.length - 1] !== MEMBERSHIP_COLUMN)
+    throw new Error(`the events table's last column (${all[all.length - 1]}) is not ${MEMBERSHIP_COLUMN}`);
+  const names = all.slice(0, -1);
   const byName = new Map<string, SchemaEntry>(EVENT_SCHEMA.map((c) => [c.name, c]));
   const order = names.map((n) => byName.get(n));
   if (order.length !== EVENT_SCHEMA.length || order.some((c) => c === undefined)) {
@@ -182,6 +189,9 @@ export async function upgradeEventsTable(writer: DuckDBConnection): Promise<void
   if (!columns.has('intake')) await addIntakeAndShape(writer);
   // Tables made before patterns: the column at the end; earlier events have none.
   if (!columns.has('pattern_id')) await writer.run('ALTER TABLE events ADD COLUMN pattern_id VARCHAR');
+  // Every table: stream membership, last (stream-sets.ts); NULL until written.
+  if (!columns.has(MEMBERSHIP_COLUMN))
+    await writer.run(`ALTER TABLE events ADD COLUMN ${MEMBERSHIP_COLUMN} BIGINT`);
 }
 
 async function addIntakeAndShape(writer: DuckDBConnection): Promise<void> {

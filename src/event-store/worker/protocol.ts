@@ -3,7 +3,7 @@ import { StartupError } from '../../errors/startup.js';
 import type { FilterNode } from '../../filter/ast.js';
 import type { ClickHouseEventStoreOptions } from '../clickhouse/clickhouse-event-store.js';
 import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
-import type { ReadScope } from '../read-scope.js';
+import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 
 /**
@@ -40,6 +40,7 @@ export type StoreRequest =
   | { id: number; op: 'abandon'; tagPrefix: string }
   | { id: number; op: 'streamNext'; stream: number; max: number; maxValues: number }
   | { id: number; op: 'streamClose'; stream: number }
+  | { id: number; op: 'setStreamRules'; rules: StreamRules }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }
   | { id: number; op: 'hourCounts' }

@@ -113,6 +113,8 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
     case 'abort':
       running.get(req.target)?.abort();
       return null;
+    case 'setStreamRules':
+      return store.setStreamRules(req.rules);
     case 'getById':
       return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':

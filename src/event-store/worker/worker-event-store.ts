@@ -10,7 +10,7 @@ import {
 } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
-import type { ReadScope } from '../read-scope.js';
+import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import {
   eventValues,
@@ -205,6 +205,10 @@ export class WorkerEventStore implements EventStore {
 
   appendedElsewhere(count: number, fromMs: number, toMs: number): void {
     this.hours.addSpread(count, fromMs, toMs);
+  }
+
+  setStreamRules(rules: StreamRules): Promise<void> {
+    return this.call({ op: 'setStreamRules', rules });
   }
 
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
