@@ -27,6 +27,8 @@ export class StreamSets {
   private rules: {
     key: string;
     bits: Map<number, bigint>;
+    /** Each rule's bit, in order. */
+    ownBits: bigint[];
     unclaimed: bigint;
     tests: Array<(e: EventLike) => boolean>;
     /** Whether a rule reads `stored_at`. */
@@ -64,7 +66,7 @@ export class StreamSets {
       return null;
     }
     let bits = 0n;
-    const { tests, unclaimed, storedAtRead } = this.rules;
+    const { tests, ownBits, unclaimed, storedAtRead } = this.rules;
     // The event as stored: `stored_at` is the store's, given as it is appended.
     const event: EventLike = storedAtRead ? { ...normalised, stored_at: storedAt } : normalised;
     for (let i = 0; i < tests.length; i++)
@@ -85,6 +87,7 @@ export class StreamSets {
     this.rules = {
       key: rules.key,
       bits: new Map(rules.streams.map((s, i) => [s.id, 1n << BigInt(i)])),
+      ownBits: rules.streams.map((_, i) => 1n << BigInt(i)),
       unclaimed: 1n << BigInt(rules.streams.length),
       tests: rules.streams.map((s) => compilePredicate(s.filter)),
       storedAtRead: rules.streams.some((s) => readsField(s.filter, 'stored_at')),
