@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+import type { WorkerEventStore } from '../../src/event-store/worker/worker-event-store.js';
+import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../helpers/app.js';
 
 type Who = { id: number; token: string };
 interface StreamBody {
@@ -262,4 +263,42 @@ describe(`streams on ${BACKEND}`, () => {
     const back = (await call(t.adminToken, 'GET', '/api/streams?counts=true')).json().results;
     expect(back.map((s: StreamBody) => s.event_count)).toEqual([5]);
   });
+
+  // ADR 0016: the server gives the store the streams' rules as they change, and the store
+  // writes each event's membership bits (read scopes are then read by them).
+  it.runIf(EVENT_STORE === 'duckdb')(
+    'gives the event store the rules, whose bits it writes over stored events',
+    async () => {
+      const res = await call(t.adminToken, 'POST', '/api/ingest', [
+        { host: 'bits-a', message: 'one' },
+        { host: 'bits-b', message: 'two' },
+      ] as unknown as object);
+      expect(res.statusCode, res.body).toBe(200);
+      const made = await call(t.adminToken, 'POST', '/api/streams', {
+        title: 'Bits',
+        rule: 'host:bits-a',
+        readers: {},
+      });
+      expect(made.statusCode, made.body).toBe(201);
+      const id = made.json().id as number;
+      const rules = (await t.rt.meta.db.selectFrom('streams').select(['id', 'rule']).execute())
+        .filter((r) => r.rule !== null)
+        .sort((a, b) => a.id - b.id);
+      const bit = 1n << BigInt(rules.findIndex((r) => r.id === id));
+      const unclaimed = 1n << BigInt(rules.length);
+      const store = t.rt.events as WorkerEventStore;
+      const bitsOf = async () => {
+        const rows = await store.runSql(
+          "SELECT host, streams FROM events WHERE host IN ('bits-a', 'bits-b') ORDER BY host",
+        );
+        return rows.map((r) => [r.host, r.streams === null ? null : BigInt(r.streams as bigint)]);
+      };
+      await expect.poll(bitsOf, { timeout: 10_000 }).toEqual([
+        ['bits-a', bit],
+        ['bits-b', unclaimed],
+      ]);
+      const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+      expect(metrics.body).toMatch(/^logscope_stream_membership_pending 0$/m);
+    },
+  );
 });

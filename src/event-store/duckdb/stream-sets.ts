@@ -70,7 +70,7 @@ export class StreamSets {
     // The event as stored: `stored_at` is the store's, given as it is appended.
     const event: EventLike = storedAtRead ? { ...normalised, stored_at: storedAt } : normalised;
     for (let i = 0; i < tests.length; i++)
-      if ((tests[i] as (e: EventLike) => boolean)(event)) bits |= 1n << BigInt(i);
+      if ((tests[i] as (e: EventLike) => boolean)(event)) bits |= ownBits[i] as bigint;
     return bits === 0n ? unclaimed : bits;
   }
 
