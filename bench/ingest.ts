@@ -19,6 +19,7 @@ import {
   flag,
   fmt,
   percentile,
+  scrapeMetrics,
   startServer,
 } from './lib.js';
 
@@ -200,6 +201,8 @@ export async function ingestThroughApi(
 
 interface ApiRun extends ApiIngest {
   rate: number;
+  /** The server's event-loop lag while it ingested (s): p99 and max, from /metrics. */
+  lag: { p99: number; max: number };
   peakRss: number;
   bytesOnDisk: number;
   stopSeconds: number;
@@ -224,7 +227,14 @@ async function runApi(
   const server = await startServer({ ...(ch ? { LOGSCOPE_EVENT_STORE_URL: ch.url } : {}), ...env });
   await addTriggers(server, triggers);
   const label = `api${ch ? ' on ClickHouse' : ''} (${triggers} triggers${env.LOGSCOPE_PATTERN_MINING ? ', no mining' : ''})`;
+  // A scrape resets the server's event-loop delay histogram: the next covers the ingest.
+  await scrapeMetrics(server);
   const run = await ingestThroughApi(server, bodies, total, batch, clients, label);
+  const metrics = await scrapeMetrics(server);
+  const lag = {
+    p99: metrics.get('logscope_nodejs_eventloop_lag_p99_seconds') ?? Number.NaN,
+    max: metrics.get('logscope_nodejs_eventloop_lag_max_seconds') ?? Number.NaN,
+  };
   const peakRss = server.peakRss();
   // Stopping waits for the trigger matches still being recorded.
   const t1 = performance.now();
@@ -236,7 +246,7 @@ async function runApi(
     : await columnBytes(path.join(server.dataDir, 'events.duckdb'), ['events', 'word_blocks']);
   rmSync(server.dataDir, { recursive: true, force: true });
   if (ch) await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
-  return { ...run, rate: run.accepted / run.seconds, peakRss, bytesOnDisk, stopSeconds, columns };
+  return { ...run, rate: run.accepted / run.seconds, lag, peakRss, bytesOnDisk, stopSeconds, columns };
 }
 
 /** Bytes of the bench database's active parts on every server. */
@@ -369,6 +379,7 @@ export async function main(argv: string[]) {
     );
     console.log(
       `  ack latency p50 ${fmt(percentile(run.latencies, 50))} ms, p99 ${fmt(percentile(run.latencies, 99))} ms; ` +
+        `event-loop lag p99 ${fmt(run.lag.p99 * 1000, 1)} ms, max ${fmt(run.lag.max * 1000)} ms (goal p99 ≤ 50); ` +
         `${fmt(run.bytesOnDisk / run.accepted, 1)} bytes/event on disk; peak RSS ${fmt(run.peakRss / 1048576)} MiB; ` +
         `stop ${fmt(run.stopSeconds, 1)} s`,
     );
