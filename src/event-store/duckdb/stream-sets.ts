@@ -20,7 +20,7 @@ import { duckDbValue } from './duckdb-schema.js';
  *
  * Rules are still what decides: appends write the bits of the rules the store holds, and
  * new rules (`use`) are written over every stored event before scopes are read by them;
- * until then, and for scopes made under other rules, the scope's filter is read.
+ * until then, and for scopes made under other rules, a scope is read by its filter.
  */
 export class StreamSets {
   /** The rules the store holds, with each one's bit and predicate; null before any. */
@@ -75,8 +75,9 @@ export class StreamSets {
   }
 
   /**
-   * Takes the streams' rules. Scopes read filters until `write` has written their bits
-   * over the stored events. False when there are too many rules to keep membership of.
+   * Takes the streams' rules. Scopes are read by their filters until `begin`, `writePart`
+   * and `finish` have written the rules' bits over the stored events. False when there are
+   * too many rules to keep membership of.
    */
   use(rules: StreamRules): boolean {
     if (rules.streams.length > StreamSets.MAX_RULES) {
