@@ -7,11 +7,15 @@ import type { StreamRow } from './streams-repository.js';
 
 /**
  * Which events belong to each stream, as filters: a stream's parsed rule, and for the
- * built-in Default the events no other rule matches. Rules are evaluated when events are
- * read, so a new or changed stream applies to what is already stored.
+ * built-in Default the events no other rule matches (`rules`: theirs, when parsed already).
+ * Rules are evaluated when events are read, so a new or changed stream applies to what is
+ * already stored (a store that keeps membership reads it only once written under the same
+ * rules, ADR 0016).
  */
-export function membership(streams: readonly StreamRow[]): Map<number, FilterNode> {
-  const rules = streamRules(streams).streams;
+export function membership(
+  streams: readonly StreamRow[],
+  { streams: rules }: StreamRules = streamRules(streams),
+): Map<number, FilterNode> {
   const out = new Map<number, FilterNode>(rules.map((r) => [r.id, r.filter]));
   const [first, ...rest] = rules.map((r) => r.filter);
   const unclaimed = first ? not(or(first, ...rest)) : TRUE;

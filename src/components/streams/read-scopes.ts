@@ -95,7 +95,8 @@ export class StreamReadScopes implements ReadScopes {
       this.streams.readers(),
       this.teams.teamsOf(userId),
     ]);
-    const filters = membership(rows);
+    const rules = streamRules(rows);
+    const filters = membership(rows, rules);
     const mine = new Set(teams);
     // Administrators read every stream; a deleted user none.
     const names = (r: Readers | undefined) =>
@@ -112,7 +113,7 @@ export class StreamReadScopes implements ReadScopes {
         readable.map((s) => s.filter),
         streams.size === rows.length,
         {
-          rules: streamRules(rows).key,
+          rules: rules.key,
           ids: readable.filter((s) => !s.row.builtin).map((s) => s.row.id),
           unclaimed: readable.some((s) => s.row.builtin),
         },
