@@ -19,8 +19,15 @@ import { event } from './filter-store.js';
  */
 
 const EVERYWHERE = { fromMs: -1e15, toMs: 1e15 };
-const open = (dataDir: string) =>
-  DuckDbEventStore.open({ dataDir, memoryLimit: '256MB', checkpointThreshold: '16MB' });
+const H = 3_600_000;
+/** `membershipPartEvents`: events per part when new rules' bits are written (default the store's). */
+const open = (dataDir: string, membershipPartEvents?: number) =>
+  DuckDbEventStore.open({
+    dataDir,
+    memoryLimit: '256MB',
+    checkpointThreshold: '16MB',
+    ...(membershipPartEvents ? { membershipPartEvents } : {}),
+  });
 
 const hostRules = (...hosts: string[]): StreamRules =>
   rulesWithKey(hosts.map((h, i) => ({ id: i + 1, filter: cond('host', 'eq', h) })));
@@ -113,16 +120,9 @@ describe('DuckDB keeps each event’s stream membership', () => {
 
   it('writes new rules a part of the hours at a time, appends taking turns', async () => {
     const partsDir = mkdtempSync(path.join(tmpdir(), 'logscope-sets-parts-'));
-    const H = 3_600_000;
     const at = (hour: number, host: string, i: number) =>
       event(`p${hour}-${host}-${i}`, { host, ts: Date.UTC(2024, 4, 1) + hour * H + i });
-    const opts = {
-      dataDir: partsDir,
-      memoryLimit: '256MB',
-      checkpointThreshold: '16MB',
-      membershipPartEvents: 3,
-    };
-    const parts = await DuckDbEventStore.open(opts);
+    const parts = await open(partsDir, 3);
     try {
       await parts.append(Array.from({ length: 6 }, (_, h) => [at(h, 'a', 0), at(h, 'b', 1)]).flat());
       await parts.setStreamRules(ab);
@@ -142,14 +142,7 @@ describe('DuckDB keeps each event’s stream membership', () => {
 
   it('stops writing parts when the store closes, and writes them all when opened again', async () => {
     const dir2 = mkdtempSync(path.join(tmpdir(), 'logscope-sets-close-'));
-    const H = 3_600_000;
-    const opts = {
-      dataDir: dir2,
-      memoryLimit: '256MB',
-      checkpointThreshold: '16MB',
-      membershipPartEvents: 1,
-    };
-    let s = await DuckDbEventStore.open(opts);
+    let s = await open(dir2, 1);
     try {
       await s.append(
         Array.from({ length: 30 }, (_, h) => event(`c${h}`, { host: h % 2 ? 'a' : 'b', ts: h * H })),
@@ -161,7 +154,7 @@ describe('DuckDB keeps each event’s stream membership', () => {
       await s.close();
       // What was not written is left, not run against a closed store.
       await expect(writing).resolves.toBeUndefined();
-      s = await DuckDbEventStore.open(opts);
+      s = await open(dir2, 1);
       await s.setStreamRules(bc);
       expect(await hostsRead(s, scopeOf(bc, [1]))).toEqual(['b:15']);
       expect(await hostsRead(s, scopeOf(bc, [], true))).toEqual(['a:15']);

@@ -65,7 +65,8 @@ export interface Reach<P extends QueryPlan> extends Narrowing {
  * an indexed word. The range shrinks to them; with several, the rows are the union of
  * one scan per range (disjoint, so UNION ALL), each pruned by its own `ts` zone maps
  * (an OR of the ranges in one scan measured up to twice as slow at 5–10 ranges). None:
- * no event can match.
+ * no event can match. `streams`: the membership bits the plan's scope is read by, when
+ * it is (ADR 0016); none set: no event is in the scope.
  */
 export function scanSql(
   filter: SearchPlan['filter'],
@@ -98,28 +99,28 @@ export function scanSql(
   return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
 }
 
-export function searchCountSql(plan: SearchPlan, reach?: Narrowing): Compiled {
+export function searchCountSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
   return {
-    sql: `SELECT count(*) AS n ${scanSql(plan.filter, plan.range, params, reach)}`,
+    sql: `SELECT count(*) AS n ${scanSql(plan.filter, plan.range, params, narrowing)}`,
     params,
   };
 }
 
 const ORDER: OrderDialect = { fieldSql, numericTextSql };
 
-export function searchRowsSql(plan: SearchPlan, reach?: Narrowing): Compiled {
+export function searchRowsSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   const order = orderSql(plan.sort, params, ORDER);
   const sql = `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
   return { sql, params };
 }
 
-export function topnSql(plan: TopNPlan, reach?: Narrowing): Compiled {
+export function topnSql(plan: TopNPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
   const v = groupSql(plan.field, params);
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   // One pass: the per-value counts once, their grand total and the top n from them. A
   // window sum over every group would keep them all for the sort (a unique field: about
   // 10 % slower over 1 M events than the plain top n); the subquery lets the top n keep a
@@ -130,10 +131,10 @@ export function topnSql(plan: TopNPlan, reach?: Narrowing): Compiled {
   return { sql, params, read: (rows) => ({ rows, totals: { c: rows[0]?.total ?? 0 } }) };
 }
 
-export function lastnSql(plan: LastNPlan, reach?: Narrowing): Compiled {
+export function lastnSql(plan: LastNPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
   const v = groupSql(plan.field, params);
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   const sql = `SELECT ${v} AS v, epoch_ms(max(ts)) AS last_seen, epoch_ms(min(ts)) AS first_seen, count(*) AS c
     ${scan} AND ${v} IS NOT NULL GROUP BY ALL
     ORDER BY last_seen DESC, v ASC LIMIT ${params.add(plan.n)}`;
@@ -194,11 +195,11 @@ function metricSql(m: Metric, params: SqlParams): string {
  * (A CTE read twice, once for the total and once for the groups, is materialised whole
  * by DuckDB: at 100 M events it spilled and took 45 times its 10 M time.)
  */
-export function summarySql(plan: SummaryPlan, reach?: Narrowing): Compiled {
+export function summarySql(plan: SummaryPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
   const metrics = plan.metrics.map((m, i) => `${metricSql(m, params)} AS m${i}`);
   const groups = plan.groupBy.map((f, i) => `${groupSql(f, params)} AS g${i}`);
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   if (!groups.length) {
     return { sql: `SELECT count(*) AS c, ${metrics.join(', ')} ${scan}`, params };
   }
@@ -221,11 +222,11 @@ export function summarySql(plan: SummaryPlan, reach?: Narrowing): Compiled {
   };
 }
 
-export function timelineSql(plan: TimelinePlan, reach?: Narrowing): Compiled {
+export function timelineSql(plan: TimelinePlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
   const interval = params.add(plan.intervalMs);
   const bucket = `(epoch_ms(ts) // ${interval}) * ${interval}`;
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   if (!plan.splitBy) {
     return {
       sql: `SELECT ${bucket} AS b, count(*) AS c ${scan} GROUP BY b ORDER BY b`,
@@ -242,11 +243,11 @@ export function timelineSql(plan: TimelinePlan, reach?: Narrowing): Compiled {
   return { sql, params };
 }
 
-export function patternCountsSql(plan: PatternsPlan, reach?: Narrowing): Compiled {
+export function patternCountsSql(plan: PatternsPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
   const from = params.add(plan.range.fromMs);
   const width = params.add(bucketWidth(plan));
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   // One scan: counts per pattern and bucket, the top n patterns by their sum, and their rows.
   const sql = `WITH g AS MATERIALIZED (
     SELECT pattern_id AS v, (epoch_ms(ts) - ${from}) // ${width} AS b, count(*) AS c,
@@ -257,11 +258,15 @@ export function patternCountsSql(plan: PatternsPlan, reach?: Narrowing): Compile
   return { sql, params };
 }
 
-export function patternSamplesSql(plan: PatternsPlan, ids: readonly string[], reach?: Narrowing): Compiled {
+export function patternSamplesSql(
+  plan: PatternsPlan,
+  ids: readonly string[],
+  narrowing?: Narrowing,
+): Compiled {
   const params = new SqlParams();
   const filter = and(plan.filter, cond('pattern_id', 'in', ids));
-  const keys = scanSql(filter, plan.range, params, reach);
-  const rows = scanSql(filter, plan.range, params, reach);
+  const keys = scanSql(filter, plan.range, params, narrowing);
+  const rows = scanSql(filter, plan.range, params, narrowing);
   // The newest 3 of each pattern are among its events at its 3 newest times: those times
   // by an aggregate (max(ts, 3): no sort of every row, and no arg-max over (ts, ev_id),
   // which took 48 ms over 1 M events where this takes 18), then the events of the same
@@ -334,9 +339,9 @@ const PIPES: PipeDialect = {
   floorTo: (x, span) => `((${x} // CAST(${span} AS BIGINT)) * CAST(${span} AS BIGINT))`,
 };
 
-export function tableSql(plan: TablePlan, what: 'rows' | 'count', reach?: Narrowing): Compiled {
+export function tableSql(plan: TablePlan, what: 'rows' | 'count', narrowing?: Narrowing): Compiled {
   const params = new SqlParams();
-  const scan = scanSql(plan.filter, plan.range, params, reach);
+  const scan = scanSql(plan.filter, plan.range, params, narrowing);
   return { sql: compilePipes(PIPES, plan.program, scan, plan.range, params, what), params };
 }
 
