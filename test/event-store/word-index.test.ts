@@ -514,6 +514,20 @@ function plans(filter: FilterNode, range: TimeWindow): QueryPlan[] {
       offset: 1,
       count: false,
     },
+    // A page and its total: read page first when the index leaves few events, the total
+    // taken from a page short of its limit (at its offset, or past every match).
+    ...[0, 2, 6].map(
+      (offset): QueryPlan => ({
+        kind: 'search',
+        scope: SYSTEM_SCOPE,
+        filter,
+        range,
+        sort: [{ field: 'ts', desc: true }],
+        limit: 3,
+        offset,
+        count: true,
+      }),
+    ),
     { kind: 'topn', scope: SYSTEM_SCOPE, filter, range, field: 'host', n: 3 },
     { kind: 'lastn', scope: SYSTEM_SCOPE, filter, range, field: 'host', n: 3 },
     {

@@ -277,6 +277,8 @@ export function clickHouseDialect(table: string): PlanDialect<Compiled> {
     scoped: scopedPlan,
     searchRows: (plan) => searchRowsSql(table, plan),
     searchCount: (plan) => searchCountSql(table, plan),
+    // Its skip indexes are the server's to use: nothing here tells how many events they leave.
+    fewMatches: () => false,
     topn: (plan) => topnSql(table, plan),
     lastn: (plan) => lastnSql(table, plan),
     summary: (plan) => summarySql(table, plan),

@@ -353,6 +353,7 @@ export function tableSql(plan: TablePlan, what: 'rows' | 'count', narrowing?: Na
  */
 export function duckDbDialect(
   reach: <P extends QueryPlan>(plan: P) => Reach<P>,
+  fewMatches: (plan: SearchPlan) => boolean,
 ): PlanDialect<() => Compiled> {
   // Each statement reads its plan as the store's reach has it when the statement is built.
   const at =
@@ -367,6 +368,7 @@ export function duckDbDialect(
     scoped: (plan) => plan,
     searchRows: (plan) => at(plan, searchRowsSql),
     searchCount: (plan) => at(plan, searchCountSql),
+    fewMatches,
     topn: (plan) => at(plan, topnSql),
     lastn: (plan) => at(plan, lastnSql),
     summary: (plan) => at(plan, summarySql),
