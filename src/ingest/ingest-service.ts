@@ -24,8 +24,33 @@ export interface IngestPiecesOptions {
   afterPiece?: (piece: number, soFar: IngestOutcome) => void;
 }
 
-/** Gives the event loop a turn between two pieces. */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Turns of the event loop for pieces: at most one piece's work (normalise, pipelines,
+ * mining) runs per turn, so timers and other sockets are served between two pieces,
+ * whichever requests they are of.
+ */
+class Turns {
+  private readonly waiting: Array<() => void> = [];
+  private scheduled = false;
+
+  take(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.waiting.length === 0) return;
+    this.scheduled = true;
+    // An immediate queued by an immediate runs on the next turn of the loop.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.waiting.shift()?.();
+      this.schedule();
+    });
+  }
+}
 
 /**
  * Turns parsed records into events and hands the accepted ones to the batcher; resolves
@@ -34,6 +59,7 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 export class IngestService {
   /** Records refused (malformed, too many fields, ...) since start. */
   rejectedRecords = 0;
+  private readonly turns = new Turns();
 
   metrics(): MetricDecl[] {
     return [
@@ -81,7 +107,7 @@ export class IngestService {
     const outcome: IngestOutcome = { accepted: 0, rejected: 0, errors: [], items: [] };
     const keepItems = options.items ?? true;
     for (let p = 0; p < pieces.length; p++) {
-      if (p > 0) await yieldToLoop();
+      await this.turns.take();
       const events: NormalisedEvent[] = [];
       for (const entry of pieces[p]!()) {
         const result =

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import type { NormalisedEvent } from '../../src/core/event.js';
+import type { Batcher } from '../../src/ingest/batcher.js';
+import { IngestService } from '../../src/ingest/ingest-service.js';
+import type { ParsedEntry } from '../../src/ingest/parsers/ndjson.js';
+
+/** A batcher that takes every batch at once (what it stores is not the point here). */
+const taking = { submit: async (_events: NormalisedEvent[]) => undefined } as unknown as Batcher;
+
+/** A piece of one record whose parsing keeps the thread busy for `ms` and says when it ran. */
+const piece = (name: string, order: string[], ms: number) => (): ParsedEntry[] => {
+  order.push(name);
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+  return [{ index: 0, value: { message: name } }];
+};
+
+describe('ingest service', () => {
+  it("runs one piece per turn of the event loop: timers fire between two requests' pieces", async () => {
+    const ingest = new IngestService(taking);
+    const order: string[] = [];
+    // Two requests arriving together, and a timer due meanwhile: the timer runs between
+    // their pieces, not after both (each piece is normalised, piped and mined in one go).
+    const a = ingest.ingestPieces([piece('a1', order, 5), piece('a2', order, 5)], 'test');
+    const b = ingest.ingestPieces([piece('b1', order, 5)], 'test');
+    setTimeout(() => order.push('timer'), 0);
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(ra.accepted + rb.accepted).toBe(3);
+    expect(order.indexOf('timer')).toBeGreaterThan(0);
+    expect(order.indexOf('timer')).toBeLessThan(order.length - 1);
+    expect(order.slice(0, 1)).toEqual(['a1']);
+  });
+});
