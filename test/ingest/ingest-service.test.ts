@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
 import type { Batcher } from '../../src/ingest/batcher.js';
-import { IngestService } from '../../src/ingest/ingest-service.js';
+import { IngestService, SLICE_RECORDS } from '../../src/ingest/ingest-service.js';
 import type { ParsedEntry } from '../../src/ingest/parsers/ndjson.js';
+import type { PipelineSet } from '../../src/ingest/pipelines/pipeline.js';
 
 /** A batcher that takes every batch at once (what it stores is not the point here). */
 const taking = { submit: async (_events: NormalisedEvent[]) => undefined } as unknown as Batcher;
@@ -29,5 +30,42 @@ describe('ingest service', () => {
     expect(order.indexOf('timer')).toBeGreaterThan(0);
     expect(order.indexOf('timer')).toBeLessThan(order.length - 1);
     expect(order.slice(0, 1)).toEqual(['a1']);
+  });
+
+  it('turns the event loop between slices of a piece, and keeps its records in order', async () => {
+    const log: string[] = [];
+    const seen: string[] = [];
+    const batcher = {
+      submit: async (events: NormalisedEvent[]) => {
+        seen.push(...events.map((e) => e.message ?? ''));
+      },
+    } as unknown as Batcher;
+    // The pipelines see each slice; an immediate re-queued by itself marks each turn.
+    const pipelines = {
+      process: (events: NormalisedEvent[]) => {
+        log.push(`slice ${events.length}`);
+        return events;
+      },
+    } as unknown as PipelineSet;
+    const ingest = new IngestService(batcher, () => pipelines);
+    const n = SLICE_RECORDS * 2 + 7;
+    const entries: ParsedEntry[] = Array.from({ length: n }, (_, i) => ({
+      index: i,
+      value: { message: `m${i}` },
+    }));
+    let done = false;
+    const turn = () => {
+      log.push('turn');
+      if (!done) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const out = await ingest.ingestPieces([() => entries], 'test');
+    done = true;
+    expect(out.accepted).toBe(n);
+    const slices = log.filter((l) => l !== 'turn');
+    expect(slices).toEqual([`slice ${SLICE_RECORDS}`, `slice ${SLICE_RECORDS}`, 'slice 7']);
+    // A turn between each two slices: no slice right after another.
+    expect(log.filter((l, i) => l !== 'turn' && log[i - 1]?.startsWith('slice'))).toEqual([]);
+    expect(seen).toEqual(entries.map((e) => `m${e.index}`));
   });
 });
