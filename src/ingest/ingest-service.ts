@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { NormalisedEvent } from '../core/event.js';
 import { newEventId } from '../core/ids.js';
 import { counter, type MetricDecl } from '../core/metrics.js';
@@ -29,9 +30,6 @@ export interface IngestPiecesOptions {
  * so timers and sockets wait a few milliseconds, not a whole 1,000-record request.
  */
 export const SLICE_RECORDS = 250;
-
-/** A turn of the event loop: an immediate queued by an immediate runs on the next turn. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * One piece at a time, in order of arrival, each let in on a turn of the event loop of

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { unavailable } from '../../errors/errors.js';
@@ -165,7 +166,7 @@ export class WorkerEventStore implements EventStore {
       if (values <= MESSAGE_VALUES || i === from) continue;
       if (this.dead) throw this.dead;
       this.worker.postMessage({ id, op: 'appendPart', events: events.slice(from, i) });
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       from = i;
       values = own;
     }

@@ -1,10 +1,11 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors/errors.js';
 import type { IngestService } from '../../ingest/ingest-service.js';
 import { normaliseRecord } from '../../ingest/normalise.js';
-import { PIECE_BYTES, PIECE_RECORDS, planNdjson, yieldToLoop } from '../../ingest/parsers/chunked.js';
+import { PIECE_BYTES, PIECE_RECORDS, planNdjson } from '../../ingest/parsers/chunked.js';
 import { decodeUtf8Body, IngestBodyError, type ParsedEntry } from '../../ingest/parsers/ndjson.js';
 import { gelfToRecord } from '../../ingest/protocols/gelf.js';
 import { ingestBodies } from '../ingest-body.js';
@@ -102,7 +103,7 @@ export async function gelfRoutes(
           return { ...entry, value: gelf.record };
         });
       for (let p = 0; p < pieces.length; p++) {
-        if (p > 0) await yieldToLoop();
+        if (p > 0) await nextTurn();
         const entries = convert(pieces[p]!());
         for (const entry of entries) {
           const normalised = normaliseRecord(entry.value, dryRun);

@@ -8,6 +8,7 @@
  * other requests (health checks above all) are answered meanwhile.
  */
 import { isUtf8 } from 'node:buffer';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError } from '../../errors/errors.js';
 import { decodeUtf8Body, IngestBodyError, type ParsedEntry, parseJsonBody } from './ndjson.js';
 import { parseNdjsonBytes } from './ndjson-bytes.js';
@@ -40,9 +41,6 @@ export function tooManyRecords(maxRecords: number): AppError {
     `Request holds more than ${maxRecords} records (setting ingestMaxRecords); send them in several requests.`,
   );
 }
-
-/** Gives the event loop a turn (timers, sockets: a health check waiting to be answered). */
-export const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Lines between two turns of the event loop while scanning. */
 const SCAN_LINES_PER_TURN = 20_000;
@@ -97,7 +95,7 @@ export async function planNdjson(bytes: Buffer, limits: PieceLimits): Promise<Pi
     }
     if (++sinceTurn >= SCAN_LINES_PER_TURN) {
       sinceTurn = 0;
-      await yieldToLoop();
+      await nextTurn();
     }
   }
   close(bytes.length, line + 1);
@@ -127,7 +125,7 @@ export async function planJson(bytes: Buffer, limits: PieceLimits): Promise<Piec
   if (pieces.length > 1) {
     for (const piece of pieces) {
       piece();
-      await yieldToLoop();
+      await nextTurn();
     }
   }
   return { records, pieces };
@@ -178,7 +176,7 @@ async function scanJsonArray(bytes: Buffer, open: number, limits: PieceLimits): 
   let count = 0;
   let piece: ArrayPiece | null = null;
   let i = open + 1;
-  let nextTurn = i + SCAN_BYTES_PER_TURN;
+  let turnAt = i + SCAN_BYTES_PER_TURN;
   const skipBlank = () => {
     while (i < n && isBlankByte(bytes[i]!)) i++;
   };
@@ -232,9 +230,9 @@ async function scanJsonArray(bytes: Buffer, open: number, limits: PieceLimits): 
     i++;
     if (c === 0x5d /* ] */) break;
     if (c !== 0x2c /* , */) throw framingError(`unexpected "${String.fromCharCode(c ?? 0)}"`, i - 1);
-    if (i >= nextTurn) {
-      nextTurn = i + SCAN_BYTES_PER_TURN;
-      await yieldToLoop();
+    if (i >= turnAt) {
+      turnAt = i + SCAN_BYTES_PER_TURN;
+      await nextTurn();
     }
   }
   if (piece) pieces.push(piece);

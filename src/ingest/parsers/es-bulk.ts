@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ParsedEntry } from './ndjson.js';
 /**
  * Elasticsearch `_bulk` intake, so Filebeat, Logstash, Fluent Bit and Vector
@@ -206,7 +207,7 @@ export async function planEsBulk(
     }
     if (++sinceTurn >= 20_000) {
       sinceTurn = 0;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   }
   if (pieceFrom < items.length) pieces.push([pieceFrom, items.length]);
