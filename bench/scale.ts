@@ -197,8 +197,9 @@ export async function main(argv: string[]) {
   row(
     'rate (events/s)',
     `${fmt(rate)}`,
-    `≥ 100,000 (${fmt(ingest.accepted)} in ${fmt(ingest.seconds, 1)} s)`,
-    rate >= 100_000,
+    // The goal is a ratio to the raw appender, which `ingest` runs beside the server.
+    `0.7× raw: see ingest (${fmt(ingest.accepted)} in ${fmt(ingest.seconds, 1)} s)`,
+    null,
   );
   row(
     'ack p50 / p99 (ms)',
@@ -220,7 +221,7 @@ export async function main(argv: string[]) {
     '≤ 1,024',
     peakRss <= 1024 * 1048576,
   );
-  row('disk (bytes/event)', fmt(perEvent, 1), `≤ 100 (${fmt(mib(bytes))} MiB)`, perEvent <= 100);
+  row('disk (bytes/event)', fmt(perEvent, 1), `≤ 80 (${fmt(mib(bytes))} MiB)`, perEvent <= 80);
 
   console.log('');
   console.log(
