@@ -239,3 +239,29 @@ describe('the event store in a worker thread', () => {
     expect(await settled).toBe('stopped');
   });
 });
+
+describe('events crossing into the worker thread', () => {
+  it('stores text that JSON escapes (quotes, controls, a lone surrogate, astral) as the store in this thread does', async () => {
+    const odd = event({
+      ts: T0 + 1,
+      message: 'say "hi"\\ \u0000\u0007\n\t lone \ud800 end 😀 \u2028',
+      user: '\udfff',
+      fields: { 'we"ird\\key': 'x\ud83d', empty: '', '😀': '\u0001' },
+      shape: null,
+    });
+    const [worker, inline] = await Promise.all([
+      WorkerEventStore.open({ kind: 'duckdb', options: opts }),
+      DuckDbEventStore.open(opts),
+    ]);
+    await Promise.all([worker.append([odd]), inline.append([odd])]);
+    const [a, b] = await Promise.all([
+      worker.getById(odd.ev_id, SYSTEM_SCOPE),
+      inline.getById(odd.ev_id, SYSTEM_SCOPE),
+    ]);
+    expect(a?.message).toBe(b?.message);
+    expect(a?.user).toBe(b?.user);
+    expect(a?.fields).toEqual(b?.fields);
+    expect(unstamped(a)).toEqual(unstamped(b));
+    await Promise.all([worker.close(), inline.close()]);
+  });
+});
