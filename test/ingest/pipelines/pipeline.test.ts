@@ -3,6 +3,7 @@
  * gives back afterwards, definitions refused with the position of the problem, the time
  * formats, and the built-ins' patterns held to RE2.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../../src/core/event.js';
 import { rebuildRecord } from '../../../src/core/record-shape.js';
@@ -249,6 +250,53 @@ describe('the built-in pipelines', () => {
         }
       }
     }
+  });
+
+  it('give on a text without a colon what the whole pattern gives (an IPv6 address needs a colon)', () => {
+    const grokPatterns = BUILTIN_PIPELINES.flatMap((def) =>
+      (def.steps as Array<Record<string, { patterns?: string[] }>>).flatMap((s) => s.grok?.patterns ?? []),
+    );
+    const withIp = grokPatterns.filter(
+      (p) => expandGrok(p).source !== p && /%\{IP(?:V6|ORHOST)?[:}]/.test(p),
+    );
+    expect(withIp.length).toBeGreaterThan(10);
+    // The whole expansion, compiled as a plain regex (groups g0, g1, ... named back to fields).
+    const whole = withIp.map((pattern) => {
+      const { source, captures } = expandGrok(pattern);
+      const field = new Map(captures.map((c) => [c.group, c.field]));
+      const regex = compileUserPattern(source, false);
+      return {
+        pattern,
+        grok: compileUserPattern(pattern, true),
+        whole: (text: string) => regex(text)?.map(([g, v]) => [field.get(g), v]) ?? null,
+      };
+    });
+    const token = fc.oneof(
+      fc.constantFrom(
+        ...'Accepted Failed Invalid Disconnected Received Connection closed by disconnect password publickey none for invalid user from port ssh2 root admin rhost= user= [preauth] - " GET /x HTTP/1.1 200 512 [client] error'.split(
+          ' ',
+        ),
+      ),
+      fc.ipV4(),
+      fc.integer({ min: 0, max: 70_000 }).map(String),
+      fc.stringMatching(/^[0-9a-fA-F.]{1,12}$/),
+    );
+    const colonless = [
+      ...samples.map((s) => s.replaceAll(':', ' ')),
+      'Accepted publickey for deploy from 2001 db8  1 port 22 ssh2',
+    ];
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.array(token, { maxLength: 14 }).map((t) => t.join(' ')),
+          fc.constantFrom(...colonless),
+        ),
+        (text) => {
+          for (const p of whole) expect(p.grok(text), `${p.pattern} on ${text}`).toEqual(p.whole(text));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('fill the columns the dashboards query', () => {
