@@ -121,7 +121,7 @@ export class IngestService {
     const keepItems = options.items ?? true;
     for (let p = 0; p < pieces.length; p++) {
       const leave = await this.lane.enter();
-      let stored: NormalisedEvent[] = [];
+      const stored: NormalisedEvent[] = [];
       let accepted = 0;
       try {
         const entries = pieces[p]!();
@@ -152,7 +152,7 @@ export class IngestService {
           // Before the batcher: triggers and live tails see events as they are stored.
           const piped = pipelines?.process(events) ?? events;
           this.patterns?.assign(piped);
-          stored = stored.length === 0 ? piped : stored.concat(piped);
+          for (const event of piped) stored.push(event);
         }
       } finally {
         leave();
