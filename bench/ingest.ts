@@ -16,6 +16,7 @@ import {
   type BenchServer,
   benchClickHouse,
   countFlag,
+  cpuMs,
   flag,
   fmt,
   percentile,
@@ -208,6 +209,8 @@ interface ApiRun extends ApiIngest {
   stopSeconds: number;
   /** Where the DuckDB store's bytes go, per table and column (none on ClickHouse). */
   columns: Awaited<ReturnType<typeof columnBytes>>;
+  /** The server's CPU time while it ingested, per event (µs): its main thread, and all threads. */
+  cpu: { main: number; all: number };
 }
 
 /**
@@ -229,7 +232,13 @@ async function runApi(
   const label = `api${ch ? ' on ClickHouse' : ''} (${triggers} triggers${env.LOGSCOPE_PATTERN_MINING ? ', no mining' : ''})`;
   // A scrape resets the server's event-loop delay histogram: the next covers the ingest.
   await scrapeMetrics(server);
+  const cpu0 = cpuMs(server.pid);
   const run = await ingestThroughApi(server, bodies, total, batch, clients, label);
+  const cpu1 = cpuMs(server.pid);
+  const cpu = {
+    main: ((cpu1.main - cpu0.main) * 1000) / run.accepted,
+    all: ((cpu1.all - cpu0.all) * 1000) / run.accepted,
+  };
   const metrics = await scrapeMetrics(server);
   const lag = {
     p99: metrics.get('logscope_nodejs_eventloop_lag_p99_seconds') ?? Number.NaN,
@@ -246,7 +255,7 @@ async function runApi(
     : await columnBytes(path.join(server.dataDir, 'events.duckdb'), ['events', 'word_blocks']);
   rmSync(server.dataDir, { recursive: true, force: true });
   if (ch) await ch.onEach(`DROP DATABASE IF EXISTS ${ch.database}`);
-  return { ...run, rate: run.accepted / run.seconds, lag, peakRss, bytesOnDisk, stopSeconds, columns };
+  return { ...run, rate: run.accepted / run.seconds, lag, peakRss, bytesOnDisk, stopSeconds, columns, cpu };
 }
 
 /** Bytes of the bench database's active parts on every server. */
@@ -354,7 +363,9 @@ export async function main(argv: string[]) {
     process.stderr.write('\n');
     return (performance.now() - t1) / 1000;
   };
+  const rawCpu0 = cpuMs(process.pid);
   const rawSeconds = await appendAll(store, rawBatch, 'raw');
+  const rawCpu = ((cpuMs(process.pid).all - rawCpu0.all) * 1000) / total;
   await store.close();
   const smallDir = mkdtempSync(path.join(tmpdir(), 'logscope-bench-raw-'));
   const small = await DuckDbEventStore.open({
@@ -382,6 +393,9 @@ export async function main(argv: string[]) {
         `event-loop lag p99 ${fmt(run.lag.p99 * 1000, 1)} ms, max ${fmt(run.lag.max * 1000)} ms (goal p99 ≤ 50); ` +
         `${fmt(run.bytesOnDisk / run.accepted, 1)} bytes/event on disk; peak RSS ${fmt(run.peakRss / 1048576)} MiB; ` +
         `stop ${fmt(run.stopSeconds, 1)} s`,
+    );
+    console.log(
+      `  CPU per event: ${fmt(run.cpu.all, 1)} µs in all threads, ${fmt(run.cpu.main, 1)} µs of them on the main thread (the raw appender: ${fmt(rawCpu, 1)} µs)`,
     );
   };
   console.log('');

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -69,6 +69,30 @@ export async function scrapeMetrics(server: Pick<BenchServer, 'url'>): Promise<M
 export function procStatus(pid: number, key: string): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+}
+
+/**
+ * CPU time (ms) a process has used, its main thread and all its threads apart (user +
+ * system, from /proc): the main thread is the one whose id is the process's; the others
+ * are worker threads, the engine's own and the runtime's helpers (GC, the libuv pool).
+ */
+export function cpuMs(pid: number): { main: number; all: number } {
+  const perSecond = 100; // USER_HZ on Linux
+  let main = 0;
+  let all = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+    } catch {
+      continue; // a thread that ended meanwhile
+    }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = ((Number(f[11]) + Number(f[12])) * 1000) / perSecond;
+    all += ms;
+    if (task === String(pid)) main = ms;
+  }
+  return { main, all };
 }
 
 let built = false;
