@@ -94,6 +94,12 @@ export function expandGrok(pattern: string, library = GROK_LIBRARY): CompiledPat
   return { source: expand(pattern, [], true), captures };
 }
 
+/** The grok library with `IPV6` a class no character is in: a text without `:` holds no IPv6 address. */
+const NO_IPV6_LIBRARY: Readonly<Record<string, string>> = {
+  ...GROK_LIBRARY,
+  IPV6: '[^\\x00-\\x{10FFFF}]',
+};
+
 /**
  * Compiles a user's pattern for RE2. Throws PatternError (with the offset, where RE2's
  * message names a part of the pattern as written) for patterns RE2 refuses.
@@ -118,12 +124,6 @@ export function compileUserPattern(pattern: string, grok: boolean): Extractor {
   const colonFree = matcher(lean);
   return (text) => (text.includes(':') ? full(text) : colonFree(text));
 }
-
-/** The grok library with `IPV6` a class no character is in: a text without `:` holds no IPv6 address. */
-const NO_IPV6_LIBRARY: Readonly<Record<string, string>> = {
-  ...GROK_LIBRARY,
-  IPV6: '[^\\x00-\\x{10FFFF}]',
-};
 
 function matcher(compiled: CompiledPattern): Extractor {
   const re = compileRegex(compiled.source);
