@@ -33,8 +33,8 @@ export type WorkerStoreConfig =
 
 export type StoreRequest =
   /** The first parts of a large append (no answer); the `append` with the same id ends it. */
-  | { id: number; op: 'appendPart'; events: string }
-  | { id: number; op: 'append'; events: string }
+  | { id: number; op: 'appendPart'; events: unknown[] }
+  | { id: number; op: 'append'; events: unknown[] }
   | { id: number; op: 'execute'; plan: unknown; progress: boolean; tag: string | undefined }
   | { id: number; op: 'streamOpen'; plan: unknown; tag: string | undefined }
   | { id: number; op: 'abandon'; tagPrefix: string }

@@ -45,13 +45,16 @@ type Store = DuckDbEventStore | ClickHouseEventStore;
 async function serve(store: Store, req: StoreRequest): Promise<unknown> {
   switch (req.op) {
     case 'appendPart':
-      parts.set(req.id, [...(parts.get(req.id) ?? []), JSON.parse(req.events) as NormalisedEvent[]]);
+      parts.set(req.id, [...(parts.get(req.id) ?? []), req.events as NormalisedEvent[]]);
       return undefined;
     case 'append': {
       const earlier = parts.get(req.id) ?? [];
       parts.delete(req.id);
-      const events = JSON.parse(req.events) as NormalisedEvent[];
-      return store.append(earlier.length ? [...earlier, events].flat() : events);
+      return store.append(
+        earlier.length
+          ? [...earlier, req.events as NormalisedEvent[]].flat()
+          : (req.events as NormalisedEvent[]),
+      );
     }
     case 'execute': {
       const abort = new AbortController();
