@@ -241,7 +241,7 @@ describe('the event store in a worker thread', () => {
 });
 
 describe('events crossing into the worker thread', () => {
-  it('stores text that JSON escapes (quotes, controls, a lone surrogate, astral) as the store in this thread does', async () => {
+  it('stores awkward text (quotes, control characters, lone surrogates, astral characters) as the store in this thread does', async () => {
     const odd = event({
       ts: T0 + 1,
       message: 'say "hi"\\ \u0000\u0007\n\t lone \ud800 end 😀 \u2028',
