@@ -6,7 +6,7 @@ import type { ReadScopes } from '../../domain/auth/read-scopes.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { cond } from '../../filter/ast.js';
-import { type MinedTemplate, TemplateMiner, WILDCARD } from '../../ingest/patterns/template-miner.js';
+import { knownValues, type MinedTemplate, TemplateMiner } from '../../ingest/patterns/template-miner.js';
 import type { PatternsRepository } from './patterns-repository.js';
 import type { PatternRow } from './patterns-table.js';
 
@@ -204,11 +204,3 @@ export class PatternsService {
  * more general in place), joined into its text only when written.
  */
 type PendingRow = Omit<PatternRow, 'template'> & { tokens: readonly string[] };
-
-/** Values pipelines or intake put in columns: where the message holds them, they are variables. */
-function knownValues(e: NormalisedEvent): string[] | undefined {
-  if (e.user === null && e.src_ip === null && e.dst_ip === null) return undefined;
-  const known: string[] = [];
-  for (const v of [e.user, e.src_ip, e.dst_ip]) if (v && v !== WILDCARD) known.push(v);
-  return known;
-}

@@ -111,20 +111,42 @@ function maskValue(token: string): string {
   return masked === WILDCARD || /^[^A-Za-z]*$/.test(masked) ? WILDCARD : masked;
 }
 
-/** A message's tokens, masked, capped at `MAX_TOKENS` (the rest one variable). */
+/**
+ * A message's tokens, masked, capped at `MAX_TOKENS` (the rest one variable). A `known`
+ * value masks the last token equal to it, not every one: a value follows what names it
+ * (`Invalid user user from …`: the user is the second `user`, the first is the text).
+ */
 export function tokenize(message: string, known?: readonly string[]): string[] {
   const text = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message;
   const raw = text.split(/\s+/);
+  const values: number[] = [];
+  if (known) for (const v of known) values.push(raw.lastIndexOf(v));
   const out: string[] = [];
-  for (const t of raw) {
+  for (let i = 0; i < raw.length; i++) {
+    const t = raw[i] as string;
     if (!t) continue;
     if (out.length === MAX_TOKENS - 1) {
       out.push(WILDCARD);
       break;
     }
-    out.push(known?.includes(t) ? WILDCARD : maskToken(t));
+    out.push(values.includes(i) ? WILDCARD : maskToken(t));
   }
   return out;
+}
+
+/**
+ * Values pipelines or intake put in columns (`user`, `src_ip`, `dst_ip`): where the message
+ * holds them, they are variables (`tokenize`'s `known`).
+ */
+export function knownValues(e: {
+  user: string | null;
+  src_ip: string | null;
+  dst_ip: string | null;
+}): string[] | undefined {
+  if (e.user === null && e.src_ip === null && e.dst_ip === null) return undefined;
+  const known: string[] = [];
+  for (const v of [e.user, e.src_ip, e.dst_ip]) if (v && v !== WILDCARD) known.push(v);
+  return known;
 }
 
 /** How much a constant token says about a message: words most, values least. */

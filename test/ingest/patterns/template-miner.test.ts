@@ -50,6 +50,14 @@ describe('the template miner', () => {
       'for',
       WILDCARD,
     ]);
+    // The value is the last token equal to it: a user named `user` leaves the word alone.
+    expect(tokenize('Invalid user user from 10.0.0.1', ['user', '10.0.0.1'])).toEqual([
+      'Invalid',
+      'user',
+      WILDCARD,
+      'from',
+      WILDCARD,
+    ]);
   });
 
   it('varies a key’s value and keeps its key; a key without a value is another form', () => {
