@@ -78,8 +78,9 @@ describeBrowser('test/e2e/dashboards.test.ts', 'dashboards in Chromium', () => {
       .toBe(0);
     await expect.poll(() => region('Top hosts').getByRole('listitem').count()).toBeGreaterThan(0);
     await expect.poll(() => region('Latest errors').locator('tbody tr').count()).toBeGreaterThan(0);
-    expect(await region('Event rate').getByRole('img').count()).toBe(1);
-    expect(await region('Severity breakdown').getByRole('img').count()).toBe(1);
+    // A chart is drawn on the frame after its results arrive.
+    await expect.poll(() => region('Event rate').getByRole('img').count()).toBe(1);
+    await expect.poll(() => region('Severity breakdown').getByRole('img').count()).toBe(1);
     expect(await page.getByText('read-only').count()).toBe(0);
     await shot(page, 'dashboard-view');
     await region('Latest errors').scrollIntoViewIfNeeded();
