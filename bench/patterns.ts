@@ -3,8 +3,7 @@ import vm from 'node:vm';
 import { normaliseRecord } from '../src/ingest/normalise.js';
 import { groupingAccuracy } from '../src/ingest/patterns/grouping-accuracy.js';
 import { knownValues, TemplateMiner, tokenize } from '../src/ingest/patterns/template-miner.js';
-import { BUILTIN_PIPELINES } from '../src/ingest/pipelines/builtin-pipelines.js';
-import { compilePipeline, PipelineSet } from '../src/ingest/pipelines/pipeline.js';
+import { builtinPipelineSet } from '../src/ingest/pipelines/builtin-pipelines.js';
 import { readLoghubCsv, readLoghubLines } from '../test/helpers/loghub.js';
 import { flag, fmt, percentile } from './lib.js';
 
@@ -50,9 +49,7 @@ export async function main(argv: string[]) {
   );
 
   // --- as ingest mines: raw lines, built-in pipelines (app, host, time, extracted values), per app
-  const pipelines = new PipelineSet(
-    [...BUILTIN_PIPELINES].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)),
-  );
+  const pipelines = builtinPipelineSet();
   const ctx = { receivedAt: Date.now(), intake: 'bench', newId: () => 'bench' };
   console.log('');
   console.log('the same lines as ingest mines them (raw line → built-in pipelines → templates per app)');

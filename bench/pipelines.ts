@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { NormalisedEvent } from '../src/core/event.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
 import { parseSyslog } from '../src/ingest/parsers/syslog.js';
-import { BUILTIN_PIPELINES } from '../src/ingest/pipelines/builtin-pipelines.js';
+import { BUILTIN_PIPELINES, builtinPipelineSet } from '../src/ingest/pipelines/builtin-pipelines.js';
 import { compileTrustedPattern } from '../src/ingest/pipelines/grok.js';
 import { compilePipeline, PipelineSet } from '../src/ingest/pipelines/pipeline.js';
 import { countFlag, fmt } from './lib.js';
@@ -21,9 +21,7 @@ import { countFlag, fmt } from './lib.js';
 export async function main(argv: string[]): Promise<void> {
   const n = countFlag(argv, '--events', 200_000);
   const rounds = countFlag(argv, '--rounds', 5);
-  const set = new PipelineSet(
-    [...BUILTIN_PIPELINES].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)),
-  );
+  const set = builtinPipelineSet();
   const ctx = { receivedAt: Date.now(), intake: 'bench', newId: () => 'id' };
   const normalise = (records: Record<string, unknown>[]): NormalisedEvent[] =>
     records.map((r) => {

@@ -20,7 +20,7 @@
  * (`http.method`, `url.path`, `user_agent`); helper fields start with `_` and are removed
  * before the pipeline ends.
  */
-import type { PipelineDefinition } from './pipeline.js';
+import { compilePipeline, type PipelineDefinition, PipelineSet } from './pipeline.js';
 
 export interface BuiltinPipeline extends PipelineDefinition {
   /** Stable key: the row of a built-in is found by it. */
@@ -250,4 +250,14 @@ function accessLogSteps(): unknown[] {
     { timestamp: { field: '_time', formats: ['dd/MMM/yyyy:HH:mm:ss Z'] } },
     { remove: { field: '_time' } },
   ];
+}
+
+/**
+ * The built-ins alone, in their order, as a set that runs them (benches and tests; the
+ * server runs them from their rows, with the admin's choices, pipelines-service.ts).
+ */
+export function builtinPipelineSet(): PipelineSet {
+  return new PipelineSet(
+    [...BUILTIN_PIPELINES].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)),
+  );
 }

@@ -9,17 +9,14 @@ import { describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../../src/core/event.js';
 import { normaliseRecord } from '../../../src/ingest/normalise.js';
 import { parseSyslog } from '../../../src/ingest/parsers/syslog.js';
-import { BUILTIN_PIPELINES } from '../../../src/ingest/pipelines/builtin-pipelines.js';
-import { compilePipeline, PipelineSet } from '../../../src/ingest/pipelines/pipeline.js';
+import { builtinPipelineSet } from '../../../src/ingest/pipelines/builtin-pipelines.js';
 import { readLoghubCsv as readCsv, readLoghubLines as readLines } from '../../helpers/loghub.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** The samples' years: Linux 2005, OpenSSH read at the end of 2015 (any year works alike). */
 const RECEIVED = Date.UTC(2005, 11, 31);
-const set = new PipelineSet(
-  [...BUILTIN_PIPELINES].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)),
-);
+const set = builtinPipelineSet();
 
 function run(record: Record<string, unknown>): NormalisedEvent {
   const r = normaliseRecord(record, { receivedAt: RECEIVED, intake: 'test', newId: () => 'id' });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../../src/core/event.js';
 import { rebuildRecord } from '../../../src/core/record-shape.js';
 import { normaliseRecord } from '../../../src/ingest/normalise.js';
-import { BUILTIN_PIPELINES } from '../../../src/ingest/pipelines/builtin-pipelines.js';
+import { BUILTIN_PIPELINES, builtinPipelineSet } from '../../../src/ingest/pipelines/builtin-pipelines.js';
 import { compileTrustedPattern, compileUserPattern, expandGrok } from '../../../src/ingest/pipelines/grok.js';
 import {
   compilePipeline,
@@ -162,9 +162,7 @@ describe('when, if, failures and raw', () => {
 
   it('raw keeps what was sent when an extraction replaces it, and leaves out what was added', () => {
     const line = 'May 30 10:00:00 host1 sshd[7]: Failed password for root from 1.2.3.4 port 22 ssh2';
-    const set = new PipelineSet(
-      [...BUILTIN_PIPELINES].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)),
-    );
+    const set = builtinPipelineSet();
     const out = set.run(event({ message: line, host: 'shipper' }))!;
     expect(out).toMatchObject({ host: 'host1', app: 'sshd', action: 'login_failure', user: 'root' });
     expect(new Date(out.ts).toISOString()).toBe('2024-05-30T10:00:00.000Z');
@@ -298,9 +296,7 @@ describe('the built-in pipelines', () => {
   });
 
   it('fill the columns the dashboards query', () => {
-    const set = new PipelineSet(
-      [...BUILTIN_PIPELINES].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)),
-    );
+    const set = builtinPipelineSet();
     const run = (r: Record<string, unknown>) => set.run(event(r))!;
     expect(run({ app: 'sshd', message: samples[1] })).toMatchObject({
       action: 'login_failure',
