@@ -39,3 +39,17 @@ it('writes a large WAL into the main file once appends pause, and keeps every ev
     await store.close();
   }
 });
+
+it("gives freed memory back from DuckDB's allocator thread, not only after a large query", async () => {
+  const store = await DuckDbEventStore.open({
+    dataDir: ':memory:',
+    memoryLimit: '256MB',
+    checkpointThreshold: '16MB',
+  });
+  try {
+    const rows = await store.runSql("SELECT current_setting('allocator_background_threads') AS on");
+    expect(rows[0]?.on).toBe(true);
+  } finally {
+    await store.close();
+  }
+});
