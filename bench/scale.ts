@@ -159,7 +159,7 @@ export async function main(argv: string[]) {
     const ingestPeakRss = server.peakRss();
     bodies.length = 0;
     // The store writes its WAL into the main file once appends pause (its idle checkpoint,
-    // seconds at 10 M): queries wait for it, as the raw engine's open a checkpointed file.
+    // seconds at 10 M): queries wait for it, as the raw engine opens a checkpointed file.
     const settle = await walSettled(server.dataDir);
     process.stderr.write(`  idle checkpoint done ${fmt(settle, 1)} s after ingest\n`);
     process.stderr.write(`  queries through the API (${runs} runs each)\n`);

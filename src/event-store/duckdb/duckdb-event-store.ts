@@ -155,9 +155,9 @@ export class DuckDbEventStore implements EventStore {
       checkpoint_threshold: opts.checkpointThreshold,
       ...(opts.threads ? { threads: String(opts.threads) } : {}),
       // DuckDB's allocator gives freed memory back to the system from a thread of its own,
-      // not only when a large query ends (the abuse bench: RSS after storing 2,000 records
-      // of 999 fields 612-661 → 503-523 MiB; six sorted reports over them after it peaked
-      // at 1,083-1,101 MiB instead of 1,221-1,275).
+      // not only when a large query ends (the abuse bench, two runs each: RSS after storing
+      // 2,000 records of 999 fields 549-666 → 487-502 MiB; six sorted reports over them
+      // after it peaked at 1,123-1,136 MiB instead of 1,183-1,235).
       allocator_background_threads: 'true',
     });
     const writer = await instance.connect();
