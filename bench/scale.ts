@@ -1,6 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
+import {
+  DuckDbEventStore,
+  IDLE_CHECKPOINT_MS,
+  IDLE_CHECKPOINT_WAL_BYTES,
+} from '../src/event-store/duckdb/duckdb-event-store.js';
 import { addTriggers, demoPool, ingestThroughApi, ndjson, storeBytes } from './ingest.js';
 import { countFlag, flag, fmt, percentile, scrapeMetrics, startServer, textFlag } from './lib.js';
 import { API_QUERY_ENV, type QueryCase, stats, timeApi, timeRaw } from './query.js';
@@ -31,16 +35,15 @@ const RATIO_GOAL = 1.3;
 const ABSOLUTE_GOAL_MS = 50;
 
 /**
- * Seconds until the data dir's WAL is under the store's idle-checkpoint size (8 MiB, or
- * gone), polled every 200 ms for at most 5 minutes.
+ * Seconds until the data dir's WAL is under the size the store's idle checkpoint takes (or
+ * gone), polled every 200 ms from when that checkpoint starts, for at most 5 minutes.
  */
 async function walSettled(dataDir: string): Promise<number> {
   const t0 = performance.now();
   const wal = path.join(dataDir, 'events.duckdb.wal');
-  // The checkpoint starts 2 s after the last append.
-  await new Promise((r) => setTimeout(r, 2500));
+  await new Promise((r) => setTimeout(r, IDLE_CHECKPOINT_MS + 500));
   while (performance.now() - t0 < 300_000) {
-    if (!existsSync(wal) || statSync(wal).size < 8 * 1024 * 1024) break;
+    if (!existsSync(wal) || statSync(wal).size < IDLE_CHECKPOINT_WAL_BYTES) break;
     await new Promise((r) => setTimeout(r, 200));
   }
   return (performance.now() - t0) / 1000;

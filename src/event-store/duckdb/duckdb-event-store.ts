@@ -46,9 +46,9 @@ const HOUR_MS = 3_600_000;
 /** Below this much free space on the data dir's file system the store reports itself full. */
 const MIN_FREE_BYTES = 256 * 1024;
 
-/** Appends paused this long: a large WAL is checkpointed (`checkpointWhenIdle`). */
-const IDLE_CHECKPOINT_MS = 2_000;
-const IDLE_CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
+/** Appends paused this long: a WAL this large or more is checkpointed (`checkpointWhenIdle`). */
+export const IDLE_CHECKPOINT_MS = 2_000;
+export const IDLE_CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
 
 /**
  * Events whose stream membership one statement writes under new rules (ADR 0016): an
