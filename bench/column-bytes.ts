@@ -18,6 +18,13 @@ export async function columnBytes(
   const instance = await DuckDBInstance.create(path.resolve(file), { access_mode: 'READ_ONLY' });
   const conn = await instance.connect();
   try {
+    // Extra fields in columns of their own (field-columns.ts) are named by their field.
+    const fieldOf = new Map<string, string>();
+    const own = await conn
+      .runAndReadAll('SELECT key, col FROM field_columns')
+      .then((r) => r.getRows())
+      .catch(() => []);
+    for (const [key, col] of own) fieldOf.set(String(col), `${String(col)} (${String(key)})`);
     const out: Array<{ table: string; column: string; bytes: number; compression: string }> = [];
     for (const table of tables) {
       const reader = await conn.runAndReadAll(
@@ -44,7 +51,12 @@ export async function columnBytes(
         });
       }
       for (const [column, b] of bytes)
-        out.push({ table, column, bytes: b, compression: [...(compression.get(column) ?? [])].join(', ') });
+        out.push({
+          table,
+          column: (table === 'events' && fieldOf.get(column)) || column,
+          bytes: b,
+          compression: [...(compression.get(column) ?? [])].join(', '),
+        });
     }
     return out.sort((a, b) => b.bytes - a.bytes);
   } finally {

@@ -599,10 +599,13 @@ async function rawReplay(o: {
   const sqlAt = (i: number, baseMs: number) => {
     const v = valid[i] as (typeof valid)[number];
     const filter = and(parseFilter(v.params.filter, {}), parseQuery(v.params.query, {}));
-    return sqlFor({
-      ...QUERY_TYPE_DEFS[v.type].plan(v.params, filter, resolveTimeRange(v.params.time_range, baseMs)),
-      scope: SYSTEM_SCOPE,
-    } as QueryPlan);
+    return sqlFor(
+      {
+        ...QUERY_TYPE_DEFS[v.type].plan(v.params, filter, resolveTimeRange(v.params.time_range, baseMs)),
+        scope: SYSTEM_SCOPE,
+      } as QueryPlan,
+      store.extras.columnOf,
+    );
   };
   const cpuOf = async (fn: () => Promise<unknown>) => {
     const c0 = process.cpuUsage();

@@ -49,7 +49,7 @@ export async function appendEvents(
 
 /** The ev_ids the compiled filter selects (among those starting with `prefix`), sorted. */
 export async function sqlSelects(store: DuckDbEventStore, ast: FilterNode, prefix = ''): Promise<string[]> {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, store.extras.columnOf);
   const scope = params.add(prefix);
   const where = compileFilter(ast, params);
   const rows = await store.runSql(

@@ -170,7 +170,7 @@ describe('DuckDB keeps each event’s stream membership', () => {
     try {
       await conn.run(CREATE_EVENTS);
       await upgradeEventsTable(conn);
-      const sets = await StreamSets.open(conn);
+      const sets = await StreamSets.open(conn, () => undefined);
       sets.use(ab);
       await sets.finish(conn, ab);
       expect(sets.stale(ab)).toBe(false);
@@ -180,7 +180,7 @@ describe('DuckDB keeps each event’s stream membership', () => {
       await sets.writePart(conn, cb, { fromMs: Number.NEGATIVE_INFINITY, toMs: 0 });
       // The process ends here. Opened again, under either rules, every part is written again.
       for (const rules of [ab, cb]) {
-        const again = await StreamSets.open(conn);
+        const again = await StreamSets.open(conn, () => undefined);
         again.use(rules);
         expect(again.stale(rules)).toBe(true);
       }

@@ -128,7 +128,10 @@ export const clickHouseFilterDialect: FilterDialect = {
   true: '1',
   false: '0',
   standardNullLogic: false,
-  mapValue: (key) => `if(has("fields.key", ${key}), "fields.value"[indexOf("fields.key", ${key})], NULL)`,
+  extraField(field, params) {
+    const key = params.add(field);
+    return `if(has("fields.key", ${key}), "fields.value"[indexOf("fields.key", ${key})], NULL)`;
+  },
   integerText: (x) => `toString(${x})`,
   double: (p) => `toFloat64(${p})`,
   tryDouble: (x) => `toFloat64OrNull(if(startsWith(${x}, '+'), substring(${x}, 2), ${x}))`,

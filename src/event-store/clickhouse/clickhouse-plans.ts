@@ -52,7 +52,7 @@ const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_K
 
 /** A field as a SQL value: its column, or its entry in the `fields` arrays (NULL when absent). */
 export function fieldSql(field: string, params: SqlParams): string {
-  return isColumn(field) ? quoteIdent(field) : clickHouseFilterDialect.mapValue(params.add(field));
+  return isColumn(field) ? quoteIdent(field) : clickHouseFilterDialect.extraField(field, params);
 }
 
 const ORDER: OrderDialect = { fieldSql, numericTextSql };

@@ -32,10 +32,12 @@ import {
   duckDbValue,
   fromTs,
   rowToEvent,
+  type TableOrder,
   tableOrder,
   tsValue,
   upgradeEventsTable,
 } from './duckdb-schema.js';
+import { FieldColumns } from './field-columns.js';
 import { type Bound, StatementGate } from './statement-gate.js';
 import { StreamSets } from './stream-sets.js';
 import { buildWordBlocks } from './word-blocks.js';
@@ -115,10 +117,10 @@ export class DuckDbEventStore implements EventStore {
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     private readonly reader: DuckDBConnection,
-    private readonly appender: DuckDBAppender,
-    private readonly types: DuckDBType[],
-    /** The event schema in the table's column order (the appender's). */
-    private readonly order: Awaited<ReturnType<typeof tableOrder>>,
+    /** The table's appender, its column types and order: new ones when a field gets a column. */
+    private appender: DuckDBAppender,
+    private types: DuckDBType[],
+    private order: TableOrder,
     private readonly file: string | null,
     private readonly streamWindowEvents: number,
     private readonly membershipPartEvents: number,
@@ -127,6 +129,11 @@ export class DuckDbEventStore implements EventStore {
     private readonly useWords: boolean,
     /** Each event's stream membership (ADR 0016). */
     private readonly sets: StreamSets,
+    /**
+     * Extra fields in columns of their own (field-columns.ts, ADR 0017); public for SQL
+     * written outside the store (tests, the benchmarks' raw side) that reads such fields.
+     */
+    readonly extras: FieldColumns,
   ) {}
 
   static async open(opts: DuckDbEventStoreOptions): Promise<DuckDbEventStore> {
@@ -169,21 +176,22 @@ export class DuckDbEventStore implements EventStore {
     registerFilterFunctions(writer);
     // Word index (ADR 0004): created, or loaded into memory, before the first append.
     const words = await WordIndex.open(writer);
-    const appender = await writer.createAppender('events');
-    const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+    const extras = await FieldColumns.open(writer);
+    const { appender, types, order } = await openAppender(writer, extras);
     const store = new DuckDbEventStore(
       instance,
       writer,
       reader,
       appender,
       types,
-      await tableOrder(writer),
+      order,
       file,
       opts.streamWindowEvents ?? 100_000,
       opts.membershipPartEvents ?? MEMBERSHIP_PART_EVENTS,
       words,
       opts.wordIndex ?? true,
-      await StreamSets.open(writer),
+      await StreamSets.open(writer, extras.columnOf),
+      extras,
     );
     await store.loadHistogram();
     return store;
@@ -259,6 +267,8 @@ export class DuckDbEventStore implements EventStore {
   }
 
   private async appendNow(batch: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
+    const due = this.extras.due(batch);
+    if (due.length > 0) await this.addFieldColumns(due);
     // The word index's blocks are time slices of the batch (tight ranges for its reads).
     const events = [...batch].sort((a, b) => a.ts - b.ts);
     const rows = bySource(events);
@@ -277,8 +287,16 @@ export class DuckDbEventStore implements EventStore {
         const chunkRows = rows.slice(start, start + CHUNK_ROWS);
         const n = chunkRows.length;
         const cols: DuckDBValue[][] = this.types.map(() => new Array<DuckDBValue>(n));
-        appendValues(this.order, chunkRows, stored, cols);
-        const bits = cols[this.order.length] as DuckDBValue[];
+        // After the schema's columns: stream membership, then the extra fields' own.
+        const { schema, extras } = this.order;
+        const own = new Map(
+          extras.map((column, j) => [
+            this.extras.fieldOf(column) as string,
+            cols[schema.length + 1 + j] as DuckDBValue[],
+          ]),
+        );
+        appendValues(schema, chunkRows, stored, cols, own);
+        const bits = cols[schema.length] as DuckDBValue[];
         for (let i = 0; i < n; i++) bits[i] = this.sets.of(chunkRows[i] as NormalisedEvent, storedAt);
         const chunk = DuckDBDataChunk.create(this.types, n);
         chunk.setColumns(cols);
@@ -301,6 +319,24 @@ export class DuckDbEventStore implements EventStore {
     }
     this.full = null;
     return { storedAt };
+  }
+
+  /**
+   * Gives `keys` columns of their own (field-columns.ts), and the appender the table's
+   * new shape. A failure leaves them in the map: the append goes on either way.
+   */
+  private async addFieldColumns(keys: readonly string[]): Promise<void> {
+    try {
+      await this.extras.add(this.writer, keys);
+    } catch {
+      return; // e.g. no space for the catalog: the fields stay in the map
+    }
+    this.appender.closeSync();
+    ({
+      appender: this.appender,
+      types: this.types,
+      order: this.order,
+    } = await openAppender(this.writer, this.extras));
   }
 
   /**
@@ -346,7 +382,7 @@ export class DuckDbEventStore implements EventStore {
       ),
     );
     const row = reader.getRowObjects()[0];
-    const event = row ? rowToEvent(row) : null;
+    const event = row ? this.event(row) : null;
     return event && inScope(scope, event) ? event : null;
   }
 
@@ -400,7 +436,8 @@ export class DuckDbEventStore implements EventStore {
     const streams = unscoped.scope.filter ? this.sets.read(unscoped.scope) : undefined;
     const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
     const words = this.useWords ? this.words.scan(plan.filter, plan.range) : undefined;
-    return { plan, ...(words ? { words } : {}), ...(streams === undefined ? {} : { streams }) };
+    const columnOf = this.extras.columnOf;
+    return { plan, columnOf, ...(words ? { words } : {}), ...(streams === undefined ? {} : { streams }) };
   }
 
   /** Runs a plan (plan-executor.ts): each statement on its own connection, interrupted by the signal. */
@@ -408,9 +445,14 @@ export class DuckDbEventStore implements EventStore {
     return executePlan(this.dialect, this.driver, plan, opts);
   }
 
+  /** A row of `SELECT *` as its event, extra fields of their own columns among its fields. */
+  private readonly event = (row: Record<string, DuckDBValue>): StoredEvent =>
+    rowToEvent(row, (column) => this.extras.fieldOf(column));
+
   private readonly dialect = duckDbDialect(
     (plan) => this.reach(plan),
     (plan) => this.fewMatches(plan),
+    this.event,
   );
 
   /**
@@ -496,7 +538,7 @@ export class DuckDbEventStore implements EventStore {
               obj[n] = row[i] as DuckDBValue;
             });
             remaining--;
-            yield rowToEvent(obj);
+            yield this.event(obj);
           }
         }
         if (remaining <= 0) break;
@@ -533,7 +575,7 @@ export class DuckDbEventStore implements EventStore {
       if (keep) {
         // Some older events stay: their word blocks stay too (a block only prunes, so the
         // blocks of deleted events are false candidates at worst, as after a crash).
-        const params = new SqlParams();
+        const params = new SqlParams(undefined, this.extras.columnOf);
         const cut = params.add(sqlTime(tsMs));
         const kept = compileFilter(keep, params);
         return this.writer.run(
@@ -640,6 +682,24 @@ export class DuckDbEventStore implements EventStore {
     this.writer.closeSync();
     this.instance.closeSync();
   }
+}
+
+/**
+ * The table's appender, with its column types and order. Every column after stream
+ * membership must be an extra field's (field-columns.ts): a table that says otherwise is
+ * refused rather than appended into.
+ */
+async function openAppender(
+  writer: DuckDBConnection,
+  extras: FieldColumns,
+): Promise<{ appender: DuckDBAppender; types: DuckDBType[]; order: TableOrder }> {
+  const order = await tableOrder(writer);
+  const unknown = order.extras.filter((column) => extras.fieldOf(column) === undefined);
+  if (unknown.length > 0)
+    throw new Error(`the events table has columns of no known field: ${unknown.join(', ')}`);
+  const appender = await writer.createAppender('events');
+  const types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+  return { appender, types, order };
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * The filter compiler's DuckDB dialect (sql/filter-compiler.ts owns the rules):
- * - map fields: `map_extract_value(fields, key)`, the value as VARCHAR, NULL when the key
- *   is absent (DuckDB 1.5; `element_at` returns a list);
+ * - extra fields: `map_extract_value(fields, key)`, the value as VARCHAR, NULL when the key
+ *   is absent (DuckDB 1.5; `element_at` returns a list); a field the store keeps in a
+ *   column of its own (field-columns.ts) is that column, or the map for events stored
+ *   before the column was;
  * - numbers in text: `TRY_CAST(x AS DOUBLE)` (which also reads `NaN`, ` 42`, `1e400`,
  *   hence the compiler's pattern and `isfinite`);
  * - contains: `contains(lower(x), needle)`. DuckDB's `lower()` equals `toLowerCase()` on
@@ -27,6 +29,7 @@ import {
 } from '@duckdb/node-api';
 import { parseCidr } from '../../filter/ast.js';
 import { createFilterCompiler, type FilterDialect } from '../sql/filter-compiler.js';
+import { quoteIdent } from '../sql/sql-params.js';
 
 /** Names of the JavaScript scalar functions compiled filters call. */
 export const FILTER_FUNCTIONS = Object.freeze({
@@ -57,7 +60,11 @@ export const duckDbFilterDialect: FilterDialect = {
   true: 'true',
   false: 'false',
   standardNullLogic: true,
-  mapValue: (key) => `map_extract_value(fields, ${key})`,
+  extraField(field, params) {
+    const inMap = `map_extract_value(fields, ${params.add(field)})`;
+    const column = params.columnOf(field);
+    return column === undefined ? inMap : `coalesce(${quoteIdent(column)}, ${inMap})`;
+  },
   integerText: (x) => `CAST(${x} AS VARCHAR)`,
   double: (p) => `CAST(${p} AS DOUBLE)`,
   tryDouble: (x) => `TRY_CAST(${x} AS DOUBLE)`,

@@ -1,5 +1,5 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
+import { COLUMN_KINDS, type EventColumn, type StoredEvent } from '../../core/event.js';
 import { and, cond } from '../../filter/ast.js';
 import type { PlanDialect } from '../plan-executor.js';
 import {
@@ -18,9 +18,9 @@ import {
 import type { ResultRow, StatementRows } from '../result-shaper.js';
 import { type OrderDialect, orderSql } from '../sql/order-sql.js';
 import { compilePipes, type PipeDialect } from '../sql/pipe-sql.js';
-import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
-import { compileFilter, numericTextSql } from './duckdb-filter-compiler.js';
-import { MEMBERSHIP_COLUMN, rowToEvent } from './duckdb-schema.js';
+import { type FieldColumnOf, quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
+import { compileFilter, duckDbFilterDialect, numericTextSql } from './duckdb-filter-compiler.js';
+import { MEMBERSHIP_COLUMN } from './duckdb-schema.js';
 import type { WordRange } from './word-queries.js';
 
 /** SQL text plus its bound values. */
@@ -33,9 +33,12 @@ export interface Compiled {
 
 const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
 
-/** A field as a SQL value: its column, or its entry in the `fields` map (NULL when absent). */
+/**
+ * A field as a SQL value: its column, or as an extra field (NULL when absent; in the
+ * `fields` map or a column of its own, field-columns.ts).
+ */
 export function fieldSql(field: string, params: SqlParams): string {
-  return isColumn(field) ? quoteIdent(field) : `map_extract_value(fields, ${params.add(field)})`;
+  return isColumn(field) ? quoteIdent(field) : duckDbFilterDialect.extraField(field, params);
 }
 
 /** A field as grouped and returned: times as epoch ms, everything else as stored. */
@@ -47,11 +50,13 @@ function groupSql(field: string, params: SqlParams): string {
 /**
  * What narrows a statement's scan beyond its plan's filter, as the store decides it (its
  * `reach`): `words`, the word index's candidate ranges; `streams`, the stream membership
- * bits that stand for the plan's scope (stream-sets.ts, ADR 0016).
+ * bits that stand for the plan's scope (stream-sets.ts, ADR 0016). And where the fields
+ * it reads are: `columnOf`, the extra fields kept in columns of their own (field-columns.ts).
  */
 export interface Narrowing {
   readonly words?: readonly WordRange[];
   readonly streams?: bigint;
+  readonly columnOf?: FieldColumnOf;
 }
 
 /** A plan as a statement reads it: within its scope (by its filter or by `streams`), and narrowed. */
@@ -100,7 +105,7 @@ export function scanSql(
 }
 
 export function searchCountSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   return {
     sql: `SELECT count(*) AS n ${scanSql(plan.filter, plan.range, params, narrowing)}`,
     params,
@@ -110,7 +115,7 @@ export function searchCountSql(plan: SearchPlan, narrowing?: Narrowing): Compile
 const ORDER: OrderDialect = { fieldSql, numericTextSql };
 
 export function searchRowsSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
   const order = orderSql(plan.sort, params, ORDER);
   const sql = `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
@@ -118,7 +123,7 @@ export function searchRowsSql(plan: SearchPlan, narrowing?: Narrowing): Compiled
 }
 
 export function topnSql(plan: TopNPlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const v = groupSql(plan.field, params);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
   // One pass: the per-value counts once, their grand total and the top n from them. A
@@ -132,7 +137,7 @@ export function topnSql(plan: TopNPlan, narrowing?: Narrowing): Compiled {
 }
 
 export function lastnSql(plan: LastNPlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const v = groupSql(plan.field, params);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
   const sql = `SELECT ${v} AS v, epoch_ms(max(ts)) AS last_seen, epoch_ms(min(ts)) AS first_seen, count(*) AS c
@@ -196,7 +201,7 @@ function metricSql(m: Metric, params: SqlParams): string {
  * by DuckDB: at 100 M events it spilled and took 45 times its 10 M time.)
  */
 export function summarySql(plan: SummaryPlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const metrics = plan.metrics.map((m, i) => `${metricSql(m, params)} AS m${i}`);
   const groups = plan.groupBy.map((f, i) => `${groupSql(f, params)} AS g${i}`);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
@@ -223,7 +228,7 @@ export function summarySql(plan: SummaryPlan, narrowing?: Narrowing): Compiled {
 }
 
 export function timelineSql(plan: TimelinePlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const interval = params.add(plan.intervalMs);
   const bucket = `(epoch_ms(ts) // ${interval}) * ${interval}`;
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
@@ -244,7 +249,7 @@ export function timelineSql(plan: TimelinePlan, narrowing?: Narrowing): Compiled
 }
 
 export function patternCountsSql(plan: PatternsPlan, narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const from = params.add(plan.range.fromMs);
   const width = params.add(bucketWidth(plan));
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
@@ -263,7 +268,7 @@ export function patternSamplesSql(
   ids: readonly string[],
   narrowing?: Narrowing,
 ): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const filter = and(plan.filter, cond('pattern_id', 'in', ids));
   const keys = scanSql(filter, plan.range, params, narrowing);
   const rows = scanSql(filter, plan.range, params, narrowing);
@@ -340,7 +345,7 @@ const PIPES: PipeDialect = {
 };
 
 export function tableSql(plan: TablePlan, what: 'rows' | 'count', narrowing?: Narrowing): Compiled {
-  const params = new SqlParams();
+  const params = new SqlParams(undefined, narrowing?.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
   return { sql: compilePipes(PIPES, plan.program, scan, plan.range, params, what), params };
 }
@@ -354,6 +359,7 @@ export function tableSql(plan: TablePlan, what: 'rows' | 'count', narrowing?: Na
 export function duckDbDialect(
   reach: <P extends QueryPlan>(plan: P) => Reach<P>,
   fewMatches: (plan: SearchPlan) => boolean,
+  event: (row: Record<string, DuckDBValue>) => StoredEvent,
 ): PlanDialect<() => Compiled> {
   // Each statement reads its plan as the store's reach has it when the statement is built.
   const at =
@@ -377,6 +383,6 @@ export function duckDbDialect(
     patternSamples: (plan, ids) => at(plan, (p, n) => patternSamplesSql(p, ids, n)),
     tableRows: (plan) => at(plan, (p, n) => tableSql(p, 'rows', n)),
     tableCount: (plan) => at(plan, (p, n) => tableSql(p, 'count', n)),
-    event: (row) => rowToEvent(row as Record<string, DuckDBValue>),
+    event: (row) => event(row as Record<string, DuckDBValue>),
   };
 }

@@ -80,37 +80,47 @@ type SchemaEntry = (typeof EVENT_SCHEMA)[number];
 /** Each event's stream membership (stream-sets.ts): the table's last column, not the schema's. */
 export const MEMBERSHIP_COLUMN = 'streams';
 
+/** The table's columns: the event schema's, in the appender's order, then the store's own. */
+export interface TableOrder {
+  /** The schema in the table's column order (a table made by an older version has `intake` and `shape` last). */
+  readonly schema: readonly SchemaEntry[];
+  /** After stream membership: the columns holding extra fields of their own (field-columns.ts). */
+  readonly extras: readonly string[];
+}
+
 /**
- * The schema in the order of the table's columns, which is the appender's order (a table
- * made by an older version has `intake` and `shape` last). Fails when the table and the
+ * The table's columns in order, which is the appender's. Fails when the table and the
  * schema disagree, rather than appending values into the wrong columns.
  */
-export async function tableOrder(conn: DuckDBConnection): Promise<readonly SchemaEntry[]> {
+export async function tableOrder(conn: DuckDBConnection): Promise<TableOrder> {
   const reader = await conn.runAndReadAll(
     `SELECT column_name FROM information_schema.columns WHERE table_name = 'events' ORDER BY ordinal_position`,
   );
   const all = reader.getRowObjects().map((r) => String(r.column_name));
   // Stream membership (stream-sets.ts) is the store's own, after the schema's columns.
-  if (all[all.length - 1] !== MEMBERSHIP_COLUMN)
-    throw new Error(`the events table's last column (${all[all.length - 1]}) is not ${MEMBERSHIP_COLUMN}`);
-  const names = all.slice(0, -1);
+  const membership = all.indexOf(MEMBERSHIP_COLUMN);
+  if (membership < 0) throw new Error(`the events table has no ${MEMBERSHIP_COLUMN} column`);
+  const names = all.slice(0, membership);
   const byName = new Map<string, SchemaEntry>(EVENT_SCHEMA.map((c) => [c.name, c]));
   const order = names.map((n) => byName.get(n));
   if (order.length !== EVENT_SCHEMA.length || order.some((c) => c === undefined)) {
     throw new Error(`the events table's columns (${names.join(', ')}) are not the event schema's`);
   }
-  return order as SchemaEntry[];
+  return { schema: order as SchemaEntry[], extras: all.slice(membership + 1) };
 }
 
 /**
- * Fills `cols` (one array per table column, in `order`) with the values of `rows`:
- * column by column, so each loop converts one type. `stored_at` is the store's.
+ * Fills `cols` (one array per schema column, in `order`) with the values of `rows`:
+ * column by column, so each loop converts one type. `stored_at` is the store's. An extra
+ * field with a column of its own (`extras`: field → that column's array) goes there
+ * instead of into the `fields` map.
  */
 export function appendValues(
   order: readonly SchemaEntry[],
   rows: readonly NormalisedEvent[],
   storedAt: DuckDBTimestampValue,
   cols: DuckDBValue[][],
+  extras: ReadonlyMap<string, DuckDBValue[]>,
 ): void {
   const n = rows.length;
   for (let p = 0; p < order.length; p++) {
@@ -132,10 +142,15 @@ export function appendValues(
         }
         break;
       case 'map':
+        for (const own of extras.values()) own.fill(null, 0, n);
         for (let i = 0; i < n; i++) {
           const fields = (rows[i] as NormalisedEvent)[name] as Record<string, string>;
           const entries = [];
-          for (const key in fields) entries.push({ key, value: fields[key] as string });
+          for (const key in fields) {
+            const own = extras.get(key);
+            if (own) own[i] = fields[key] as string;
+            else entries.push({ key, value: fields[key] as string });
+          }
           col[i] = new DuckDBMapValue(entries);
         }
         break;
@@ -146,8 +161,14 @@ export function appendValues(
   }
 }
 
-/** A row of `SELECT *` as the event it holds. */
-export function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
+/**
+ * A row of `SELECT *` as the event it holds; `fieldOf` names the extra field each column
+ * after the schema's holds (field-columns.ts), whose values join the `fields` map's.
+ */
+export function rowToEvent(
+  row: Record<string, DuckDBValue>,
+  fieldOf: (column: string) => string | undefined = () => undefined,
+): StoredEvent {
   const event: Record<string, unknown> = {};
   for (const c of EVENT_SCHEMA) {
     const v = row[c.name];
@@ -172,6 +193,12 @@ export function rowToEvent(row: Record<string, DuckDBValue>): StoredEvent {
       default:
         event[c.name] = String(v);
     }
+  }
+  for (const column in row) {
+    const v = row[column];
+    if (v === null || v === undefined) continue;
+    const field = fieldOf(column);
+    if (field !== undefined) (event.fields as Record<string, string>)[field] = String(v);
   }
   return event as unknown as StoredEvent;
 }

@@ -4,7 +4,7 @@ import type { FilterNode } from '../../filter/ast.js';
 import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
 import type { TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
-import { SqlParams, sqlTime } from '../sql/sql-params.js';
+import { type FieldColumnOf, SqlParams, sqlTime } from '../sql/sql-params.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
 import { duckDbValue } from './duckdb-schema.js';
 
@@ -43,17 +43,19 @@ export class StreamSets {
   private constructor(
     /** The rules the stored bits are of (`stream_membership`), null when none are. */
     private tableKey: string | null,
+    /** Where the store keeps extra fields the rules read (field-columns.ts). */
+    private readonly columnOf: FieldColumnOf,
   ) {}
 
   /** The rules beyond which membership is not kept (a BIGINT's bits, Default's one of them). */
   static readonly MAX_RULES = 62;
 
-  static async open(writer: DuckDBConnection): Promise<StreamSets> {
+  static async open(writer: DuckDBConnection, columnOf: FieldColumnOf): Promise<StreamSets> {
     await writer.run('CREATE TABLE IF NOT EXISTS stream_membership (rules_key VARCHAR NOT NULL)');
     const key = (
       await writer.runAndReadAll('SELECT rules_key FROM stream_membership LIMIT 1')
     ).getRows()[0]?.[0];
-    return new StreamSets(typeof key === 'string' ? key : null);
+    return new StreamSets(typeof key === 'string' ? key : null, columnOf);
   }
 
   /**
@@ -118,7 +120,7 @@ export class StreamSets {
   /** Writes the rules' bits over the stored events with `ts` in `range`. */
   async writePart(writer: DuckDBConnection, rules: StreamRules, range: TimeWindow): Promise<boolean> {
     if (this.rules?.key !== rules.key) return false;
-    const params = new SqlParams();
+    const params = new SqlParams(undefined, this.columnOf);
     const value = bitsSql(rules, params);
     const from = params.add(sqlTime(range.fromMs));
     const to = params.add(sqlTime(range.toMs));
@@ -132,7 +134,7 @@ export class StreamSets {
    */
   async finish(writer: DuckDBConnection, rules: StreamRules): Promise<void> {
     if (this.rules?.key !== rules.key || (this.tableKey === rules.key && !this.unwritten)) return;
-    const params = new SqlParams();
+    const params = new SqlParams(undefined, this.columnOf);
     const value = bitsSql(rules, params);
     await writer.run('BEGIN TRANSACTION');
     try {

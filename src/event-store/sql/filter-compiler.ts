@@ -77,8 +77,11 @@ export interface FilterDialect {
    * `coalesce(<test>, 0)` instead of `(col IS NOT NULL AND <test>)`.
    */
   readonly standardNullLogic: boolean;
-  /** The extra field named by `keyParam`, as text; NULL when the event lacks it. */
-  mapValue(keyParam: string): string;
+  /**
+   * The extra field `field` as text, NULL when the event lacks it: its entry in the
+   * `fields` map, or where `params.columnOf` says the store keeps it.
+   */
+  extraField(field: string, params: SqlParams): string;
   /** An integer expression as decimal text. */
   integerText(x: string): string;
   /** A bound number (or the decimal text of a large integer) as a double. */
@@ -287,7 +290,7 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
     let sql: string | undefined;
     return {
       get sql() {
-        sql ??= d.mapValue(params.add(field));
+        sql ??= d.extraField(field, params);
         return sql;
       },
       kind: 'string',

@@ -25,6 +25,14 @@ export type Placeholder = (value: SqlValue, position: number) => string;
 const dollar: Placeholder = (_value, position) => `$${position}`;
 
 /**
+ * Where a store keeps an extra field in a column of its own (DuckDB: field-columns.ts):
+ * the column's name, or undefined when the field lives in the `fields` map only.
+ */
+export type FieldColumnOf = (field: string) => string | undefined;
+
+const mapOnly: FieldColumnOf = () => undefined;
+
+/**
  * The values of one statement. SQL is composed from fragments whose every value goes
  * through `add`, which returns what stands for it in the text: a placeholder (`$1`, `$2`,
  * ...; DuckDB binds the values) or, for an engine without bound parameters, the one
@@ -34,7 +42,11 @@ const dollar: Placeholder = (_value, position) => `$${position}`;
 export class SqlParams {
   readonly values: SqlValue[] = [];
 
-  constructor(private readonly placeholder: Placeholder = dollar) {}
+  constructor(
+    private readonly placeholder: Placeholder = dollar,
+    /** Where the statement's store keeps extra fields (compilers read a field through it). */
+    readonly columnOf: FieldColumnOf = mapOnly,
+  ) {}
 
   /** Adds `value` and returns what stands for it in the SQL text. */
   add(value: SqlValue): string {

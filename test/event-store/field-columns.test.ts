@@ -1,0 +1,193 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ulid } from 'ulidx';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NormalisedEvent, StoredEvent } from '../../src/core/event.js';
+import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { FieldColumns } from '../../src/event-store/duckdb/field-columns.js';
+import type { SearchPlan, TableResult, TopNResult } from '../../src/event-store/query-plan.js';
+import { EVERY_EVENT } from '../../src/event-store/read-scope.js';
+import { cond, TRUE } from '../../src/filter/ast.js';
+import { parseTableQuery } from '../../src/filter/language/parse-query.js';
+import { event } from './filter-store.js';
+
+/**
+ * Extra fields in columns of their own (field-columns.ts, ADR 0017): which fields get
+ * one, and that every read gives what it gave before (events stored before the column
+ * keep their value in the map, events after it in the column).
+ */
+
+const T = Date.UTC(2024, 4, 1, 10);
+const RANGE = { fromMs: T - 1, toMs: T + 10_000_000 };
+let dirs: string[] = [];
+let stores: DuckDbEventStore[] = [];
+
+async function open(dir = mkdtempSync(path.join(tmpdir(), 'logscope-field-columns-'))) {
+  dirs.push(dir);
+  const store = await DuckDbEventStore.open({
+    dataDir: dir,
+    memoryLimit: '256MB',
+    checkpointThreshold: '16MB',
+  });
+  stores.push(store);
+  return { store, dir };
+}
+
+afterEach(async () => {
+  for (const s of stores) await s.close().catch(() => undefined);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  stores = [];
+  dirs = [];
+});
+
+/** Event `n`: `method` on every one, `rare` on one in fifty, `trace` on a third. */
+function make(n: number): NormalisedEvent {
+  const fields: Record<string, string> = { method: n % 3 === 0 ? 'POST' : 'GET' };
+  if (n % 50 === 0) fields.rare = `r${n}`;
+  if (n % 3 === 1) fields.trace = `t${n.toString(16)}`;
+  // A ULID (getById reads its time): the event's receive time is within it.
+  return event(ulid(T + n), { ts: T + n, message: `m ${n}`, fields });
+}
+
+const batches = (from: number, to: number, size: number) => {
+  const out: NormalisedEvent[][] = [];
+  for (let i = from; i < to; i += size)
+    out.push(Array.from({ length: Math.min(size, to - i) }, (_, j) => make(i + j)));
+  return out;
+};
+
+const search = (filter: SearchPlan['filter'], limit = 10_000): SearchPlan => ({
+  kind: 'search',
+  scope: EVERY_EVENT,
+  filter,
+  range: RANGE,
+  sort: [{ field: 'ts', desc: false }],
+  limit,
+  offset: 0,
+  count: true,
+});
+
+const own = (store: DuckDbEventStore) =>
+  ['method', 'rare', 'trace'].filter((k) => store.extras.columnOf(k) !== undefined);
+
+describe('extra fields in columns of their own (DuckDB)', () => {
+  it('gives a column to the fields at least a tenth of a sample carried, and reads every event as appended', async () => {
+    const { store, dir } = await open();
+    const appended: NormalisedEvent[] = [];
+    for (const b of batches(0, 3_000, 250)) {
+      await store.append(b);
+      appended.push(...b);
+      // Before the first sample is complete, no field has a column.
+      if (appended.length < FieldColumns.SAMPLE_EVENTS) expect(own(store)).toEqual([]);
+    }
+    expect(own(store)).toEqual(['method', 'trace']);
+    const columns = await store.runSql(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'events' AND column_name LIKE 'extra_%' ORDER BY column_name`,
+    );
+    expect(columns.map((c) => c.column_name)).toEqual(['extra_1', 'extra_2']);
+    // The events after the sample hold their `method` in the column, not in the map.
+    const split = await store.runSql(
+      `SELECT count(*) FILTER (WHERE map_contains(fields, 'method')) AS in_map, count(extra_1) AS own FROM events`,
+    );
+    // The append that completes the sample (events 750-999) is the first into the columns.
+    expect([Number(split[0]?.in_map), Number(split[0]?.own)]).toEqual([750, 2_250]);
+
+    const all = await store.execute(search(TRUE));
+    expect(all.total).toBe(3_000);
+    expect(all.events.map((e) => [e.ev_id, e.fields])).toEqual(appended.map((e) => [e.ev_id, e.fields]));
+    const streamed: StoredEvent[] = [];
+    for await (const e of store.stream({ ...search(TRUE), count: false })) streamed.push(e);
+    expect(streamed.map((e) => e.fields)).toEqual(appended.map((e) => e.fields));
+    const late = appended[2_998] as NormalisedEvent;
+    expect((await store.getById(late.ev_id, EVERY_EVENT))?.fields).toEqual(late.fields);
+
+    // Filters, groups and pipes read both halves.
+    const posts = appended.filter((e) => e.fields.method === 'POST');
+    expect((await store.execute(search(cond('method', 'eq', 'POST')))).total).toBe(posts.length);
+    expect((await store.execute(search(cond('trace', 'exists')))).total).toBe(1_000);
+    expect((await store.execute(search(cond('trace', 'endswith', 'f')))).total).toBe(
+      appended.filter((e) => e.fields.trace?.endsWith('f')).length,
+    );
+    const top = (await store.execute({
+      kind: 'topn',
+      scope: EVERY_EVENT,
+      filter: TRUE,
+      range: RANGE,
+      field: 'method',
+      n: 5,
+    })) as TopNResult;
+    expect(top.items.map((v) => [v.value, v.count])).toEqual([
+      ['GET', 2_000],
+      ['POST', 1_000],
+    ]);
+    const { filter, program } = parseTableQuery('* | stats count() as n, count(trace) as t by method');
+    const table = (await store.execute({
+      kind: 'table',
+      scope: EVERY_EVENT,
+      filter,
+      range: RANGE,
+      program,
+    })) as TableResult;
+    expect(table.rows).toEqual([
+      ['GET', 2_000, 1_000],
+      ['POST', 1_000, 0],
+    ]);
+
+    // Reopened, the store keeps its columns and goes on appending into them.
+    await store.close();
+    stores = stores.filter((s) => s !== store);
+    const again = (await open(dir)).store;
+    expect(own(again)).toEqual(['method', 'trace']);
+    await again.append(batches(3_000, 3_100, 100)[0] as NormalisedEvent[]);
+    expect((await again.execute(search(cond('method', 'eq', 'GET')))).total).toBe(2_000 + 66);
+    const last = (await again.execute(search(TRUE, 3_100))).events[3_099];
+    expect(last?.fields).toEqual(make(3_099).fields);
+    expect((await again.getById(last?.ev_id as string, EVERY_EVENT))?.fields).toEqual(make(3_099).fields);
+  });
+
+  it(`gives at most ${FieldColumns.MAX} columns, the rest stay in the map`, async () => {
+    const { store } = await open();
+    const wide = (n: number) => {
+      const fields: Record<string, string> = {};
+      for (let k = 0; k < 40; k++) fields[`k${k}`] = `v${n}-${k}`;
+      return event(`w${n}`, { ts: T + n, fields });
+    };
+    const events = Array.from({ length: 1_200 }, (_, n) => wide(n));
+    for (let i = 0; i < events.length; i += 300) await store.append(events.slice(i, i + 300));
+    const kept = Array.from({ length: 40 }, (_, k) => `k${k}`).filter((k) => store.extras.columnOf(k));
+    expect(kept).toHaveLength(FieldColumns.MAX);
+    const back = await store.execute(search(TRUE, 2_000));
+    expect(back.events.map((e) => e.fields)).toEqual(events.map((e) => e.fields));
+  });
+
+  it('answers statements that run while a field gets its column as the events they read say', async () => {
+    const { store } = await open();
+    // Each event carries `method`; every statement's `count(method)` equals its `count()`,
+    // whichever side of the column's arrival its snapshot lies.
+    const { filter, program } = parseTableQuery('* | stats count() as n, count(method) as m');
+    const appends = (async () => {
+      for (const b of batches(0, 2_400, 60)) await store.append(b);
+    })();
+    let reads = 0;
+    let done = false;
+    void appends.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      const r = (await store.execute({
+        kind: 'table',
+        scope: EVERY_EVENT,
+        filter,
+        range: RANGE,
+        program,
+      })) as TableResult;
+      const [n, m] = r.rows[0] ?? [];
+      expect(m).toBe(n);
+      reads++;
+    }
+    await appends;
+    expect(store.extras.columnOf('method')).toBeDefined();
+    expect(reads).toBeGreaterThan(3);
+  });
+});
