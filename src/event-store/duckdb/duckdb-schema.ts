@@ -77,7 +77,10 @@ export function duckDbValue(v: SqlValue | DuckDBValue): DuckDBValue {
 
 type SchemaEntry = (typeof EVENT_SCHEMA)[number];
 
-/** Each event's stream membership (stream-sets.ts): the table's last column, not the schema's. */
+/**
+ * Each event's stream membership (stream-sets.ts): the column after the schema's (then
+ * only extra fields' own columns, field-columns.ts).
+ */
 export const MEMBERSHIP_COLUMN = 'streams';
 
 /** The table's columns: the event schema's, in the appender's order, then the store's own. */
@@ -216,7 +219,7 @@ export async function upgradeEventsTable(writer: DuckDBConnection): Promise<void
   if (!columns.has('intake')) await addIntakeAndShape(writer);
   // Tables made before patterns: the column at the end; earlier events have none.
   if (!columns.has('pattern_id')) await writer.run('ALTER TABLE events ADD COLUMN pattern_id VARCHAR');
-  // Every table: stream membership, last (stream-sets.ts); NULL until written.
+  // Every table: stream membership, after the schema's columns (stream-sets.ts); NULL until written.
   if (!columns.has(MEMBERSHIP_COLUMN))
     await writer.run(`ALTER TABLE events ADD COLUMN ${MEMBERSHIP_COLUMN} BIGINT`);
 }
