@@ -208,10 +208,10 @@ const SEVERITIES: Severity[] = ['info', 'info', 'info', 'notice', 'warning', 'er
 const RARE_WORD_EVENTS = 5;
 /**
  * Bumped when the data set or its index changes (4: source keys in the word index; 5: the
- * hourly sources among the events; 6: each batch's rows stored source by source): an older
- * one under .bench/ is rebuilt.
+ * hourly sources among the events; 6: each batch's rows stored source by source; 7: frequent
+ * extra fields in columns of their own): an older one under .bench/ is rebuilt.
  */
-const DATA_VERSION = 6;
+const DATA_VERSION = 7;
 
 /**
  * Sources that log once an hour (a cron job on a few hosts: `sparse-N`, app `cron`), for
