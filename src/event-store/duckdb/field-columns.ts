@@ -9,7 +9,8 @@ import { quoteIdent } from '../sql/sql-params.js';
  * where a map lookup reads both lists, and an append writes one value where a map entry
  * writes a key and a value.
  *
- * The store counts the keys of the events it appends; after `SAMPLE_EVENTS` of them, each
+ * The store counts the keys of the events it appends (but those of records with more than
+ * `MAX_FIELDS_COUNTED` fields); after `SAMPLE_EVENTS` of them, each
  * key at least `MIN_SHARE` of them carried gets a column (`extra_1`, `extra_2`, … in the
  * table, after the schema's columns; the table `field_columns` names each one's key), up
  * to `MAX` columns, and the counting starts again. From then on an event's value of that
@@ -22,8 +23,20 @@ export class FieldColumns {
   /** Columns at most: the table stays narrow; the rest stay in the map. */
   static readonly MAX = 32;
   static readonly SAMPLE_EVENTS = 1_000;
-  static readonly MIN_SHARE = 0.1;
-  /** Keys counted at most per sample (records of a thousand distinct keys each). */
+  /**
+   * Where a statement holds rows (a sort), a column costs every row a slot, a map entry
+   * about two on the rows that have it: below half the events a column costs memory.
+   */
+  static readonly MIN_SHARE = 0.5;
+  /**
+   * Events with more extra fields than this are not counted: a record of hundreds of
+   * fields is a dump more than a log line, and its keys would give columns most other
+   * events lack, each costing every row a slot where a statement holds rows (a sort: six
+   * CSV reports sorted by host over 200,000 events after 2,000 records of 999 fields
+   * peaked at 1,281 MiB with their 32 columns, 1,123-1,136 without).
+   */
+  static readonly MAX_FIELDS_COUNTED = 32;
+  /** Keys counted at most per sample. */
   private static readonly MAX_COUNTED_KEYS = 4_096;
 
   /** Field → its column, and column → its field. */
@@ -64,14 +77,17 @@ export class FieldColumns {
   due(events: readonly NormalisedEvent[]): string[] {
     if (this.byKey.size >= FieldColumns.MAX) return [];
     const counts = this.counts;
+    let counted = 0;
     for (const e of events) {
+      if (fieldCount(e.fields) > FieldColumns.MAX_FIELDS_COUNTED) continue;
+      counted++;
       for (const key in e.fields) {
         const n = counts.get(key);
         if (n !== undefined) counts.set(key, n + 1);
         else if (counts.size < FieldColumns.MAX_COUNTED_KEYS && !this.byKey.has(key)) counts.set(key, 1);
       }
     }
-    this.counted += events.length;
+    this.counted += counted;
     if (this.counted < FieldColumns.SAMPLE_EVENTS) return [];
     const least = this.counted * FieldColumns.MIN_SHARE;
     const keys = [...counts]
@@ -106,4 +122,11 @@ export class FieldColumns {
     }
     for (const [key, column] of added) this.remember(key, column);
   }
+}
+
+/** How many fields `fields` holds, up to one past the most counted. */
+function fieldCount(fields: Readonly<Record<string, string>>): number {
+  let n = 0;
+  for (const _ in fields) if (++n > FieldColumns.MAX_FIELDS_COUNTED) break;
+  return n;
 }
