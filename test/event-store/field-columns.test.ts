@@ -68,6 +68,17 @@ const search = (filter: SearchPlan['filter'], limit = 10_000): SearchPlan => ({
   count: true,
 });
 
+async function table(store: DuckDbEventStore, query: string): Promise<TableResult> {
+  const { filter, program } = parseTableQuery(query);
+  return (await store.execute({
+    kind: 'table',
+    scope: EVERY_EVENT,
+    filter,
+    range: RANGE,
+    program,
+  })) as TableResult;
+}
+
 const own = (store: DuckDbEventStore) =>
   ['method', 'rare', 'trace'].filter((k) => store.extras.columnOf(k) !== undefined);
 
@@ -121,15 +132,7 @@ describe('extra fields in columns of their own (DuckDB)', () => {
       ['GET', 2_000],
       ['POST', 1_000],
     ]);
-    const { filter, program } = parseTableQuery('* | stats count() as n, count(trace) as t by method');
-    const table = (await store.execute({
-      kind: 'table',
-      scope: EVERY_EVENT,
-      filter,
-      range: RANGE,
-      program,
-    })) as TableResult;
-    expect(table.rows).toEqual([
+    expect((await table(store, '* | stats count() as n, count(trace) as t by method')).rows).toEqual([
       ['GET', 2_000, 1_000],
       ['POST', 1_000, 0],
     ]);
@@ -180,7 +183,6 @@ describe('extra fields in columns of their own (DuckDB)', () => {
     const { store } = await open();
     // Each event carries `method`; every statement's `count(method)` equals its `count()`,
     // whichever side of the column's arrival its snapshot lies.
-    const { filter, program } = parseTableQuery('* | stats count() as n, count(method) as m');
     const appends = (async () => {
       for (const b of batches(0, 2_400, 60)) await store.append(b);
     })();
@@ -190,14 +192,7 @@ describe('extra fields in columns of their own (DuckDB)', () => {
       done = true;
     });
     while (!done) {
-      const r = (await store.execute({
-        kind: 'table',
-        scope: EVERY_EVENT,
-        filter,
-        range: RANGE,
-        program,
-      })) as TableResult;
-      const [n, m] = r.rows[0] ?? [];
+      const [n, m] = (await table(store, '* | stats count() as n, count(method) as m')).rows[0] ?? [];
       expect(m).toBe(n);
       reads++;
     }

@@ -447,7 +447,7 @@ export class DuckDbEventStore implements EventStore {
 
   /** A row of `SELECT *` as its event, extra fields of their own columns among its fields. */
   private readonly event = (row: Record<string, DuckDBValue>): StoredEvent =>
-    rowToEvent(row, (column) => this.extras.fieldOf(column));
+    rowToEvent(row, this.extras.columns);
 
   private readonly dialect = duckDbDialect(
     (plan) => this.reach(plan),

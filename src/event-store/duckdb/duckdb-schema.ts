@@ -165,12 +165,12 @@ export function appendValues(
 }
 
 /**
- * A row of `SELECT *` as the event it holds; `fieldOf` names the extra field each column
+ * A row of `SELECT *` as the event it holds; `extras` names the extra field each column
  * after the schema's holds (field-columns.ts), whose values join the `fields` map's.
  */
 export function rowToEvent(
   row: Record<string, DuckDBValue>,
-  fieldOf: (column: string) => string | undefined = () => undefined,
+  extras: ReadonlyArray<readonly [column: string, field: string]> = [],
 ): StoredEvent {
   const event: Record<string, unknown> = {};
   for (const c of EVENT_SCHEMA) {
@@ -197,11 +197,9 @@ export function rowToEvent(
         event[c.name] = String(v);
     }
   }
-  for (const column in row) {
+  for (const [column, field] of extras) {
     const v = row[column];
-    if (v === null || v === undefined) continue;
-    const field = fieldOf(column);
-    if (field !== undefined) (event.fields as Record<string, string>)[field] = String(v);
+    if (v !== null && v !== undefined) (event.fields as Record<string, string>)[field] = String(v);
   }
   return event as unknown as StoredEvent;
 }

@@ -39,9 +39,10 @@ export class FieldColumns {
   /** Keys counted at most per sample. */
   private static readonly MAX_COUNTED_KEYS = 4_096;
 
-  /** Field → its column, and column → its field. */
+  /** Field → its column, and column → its field; `columns`, the latter as a list. */
   private readonly byKey = new Map<string, string>();
   private readonly byColumn = new Map<string, string>();
+  private list: ReadonlyArray<readonly [column: string, field: string]> = [];
   private counts = new Map<string, number>();
   private counted = 0;
 
@@ -60,6 +61,12 @@ export class FieldColumns {
   private remember(key: string, column: string): void {
     this.byKey.set(key, column);
     this.byColumn.set(column, key);
+    this.list = [...this.list, [column, key]];
+  }
+
+  /** Each column with the field it holds. */
+  get columns(): ReadonlyArray<readonly [column: string, field: string]> {
+    return this.list;
   }
 
   /** The column that holds `field`, when one does. */
