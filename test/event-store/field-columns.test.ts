@@ -179,6 +179,22 @@ describe('extra fields in columns of their own (DuckDB)', () => {
     expect(back.events.map((e) => e.fields)).toEqual(events.map((e) => e.fields));
   });
 
+  it('takes any key as a column holder: quotes, other scripts, long keys', async () => {
+    const { store } = await open();
+    const keys = [`we'ird "key"`, 'Ünïcode.größe', 'k'.repeat(1_000), 'Method', 'method'];
+    const events = Array.from({ length: 1_100 }, (_, n) =>
+      event(ulid(T + n), { ts: T + n, fields: Object.fromEntries(keys.map((k, i) => [k, `${i}-${n % 7}`])) }),
+    );
+    for (let i = 0; i < events.length; i += 550) await store.append(events.slice(i, i + 550));
+    expect(keys.map((k) => store.extras.columnOf(k) !== undefined)).toEqual(keys.map(() => true));
+    for (const [i, k] of keys.entries())
+      expect((await store.execute(search(cond(k, 'eq', `${i}-3`)))).total).toBe(
+        events.filter((e) => e.fields[k] === `${i}-3`).length,
+      );
+    const back = await store.execute(search(TRUE, 2_000));
+    expect(back.events.map((e) => e.fields)).toEqual(events.map((e) => e.fields));
+  });
+
   it('answers statements that run while a field gets its column as the events they read say', async () => {
     const { store } = await open();
     // Each event carries `method`; every statement's `count(method)` equals its `count()`,
