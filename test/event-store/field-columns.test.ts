@@ -179,9 +179,9 @@ describe('extra fields in columns of their own (DuckDB)', () => {
     expect(back.events.map((e) => e.fields)).toEqual(events.map((e) => e.fields));
   });
 
-  it('takes any key as a column holder: quotes, other scripts, long keys', async () => {
+  it('takes any key as a column holder: quotes, other scripts, long keys, __proto__', async () => {
     const { store } = await open();
-    const keys = [`we'ird "key"`, 'Ünïcode.größe', 'k'.repeat(1_000), 'Method', 'method'];
+    const keys = [`we'ird "key"`, 'Ünïcode.größe', 'k'.repeat(1_000), 'Method', 'method', '__proto__'];
     const events = Array.from({ length: 1_100 }, (_, n) =>
       event(ulid(T + n), { ts: T + n, fields: Object.fromEntries(keys.map((k, i) => [k, `${i}-${n % 7}`])) }),
     );

@@ -48,7 +48,12 @@ const EVENTS: NormalisedEvent[] = Array.from({ length: 60 }, (_, i) =>
     fields:
       i % 8 === 0
         ? {}
-        : { k: `v${i % 3}`, n: String(i % 4), ...(i % 10 === 0 ? { odd: "it's\n\u0000" } : {}) },
+        : {
+            k: `v${i % 3}`,
+            n: String(i % 4),
+            // A field named like Object.prototype's accessor is data like any other.
+            ...(i % 10 === 0 ? { odd: "it's\n\u0000", ['__proto__']: 'p' } : {}),
+          },
   }),
 );
 

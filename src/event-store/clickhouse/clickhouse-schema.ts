@@ -5,6 +5,7 @@ import {
   type StoredEvent,
   type StoredType,
 } from '../../core/event.js';
+import { setOwn } from '../../core/record-shape.js';
 import { quoteIdent } from '../sql/sql-params.js';
 
 /**
@@ -141,7 +142,8 @@ export function rowToEvent(row: Record<string, unknown>): StoredEvent {
       const values = (row[`${c.name}.value`] ?? []) as string[];
       const fields: Record<string, string> = {};
       keys.forEach((k, i) => {
-        fields[k] = values[i] as string;
+        // A field named `__proto__` (ingest keeps it as data) is defined, not assigned.
+        setOwn(fields, k, values[i] as string);
       });
       event[c.name] = fields;
       continue;

@@ -13,6 +13,7 @@ import {
   type StoredEvent,
   type StoredType,
 } from '../../core/event.js';
+import { setOwn } from '../../core/record-shape.js';
 import { isSqlTime, quoteIdent, type SqlValue } from '../sql/sql-params.js';
 
 /**
@@ -189,7 +190,8 @@ export function rowToEvent(
         break;
       case 'map': {
         const fields: Record<string, string> = {};
-        for (const { key, value } of (v as DuckDBMapValue).entries) fields[String(key)] = String(value);
+        for (const { key, value } of (v as DuckDBMapValue).entries)
+          setField(fields, String(key), String(value));
         event[c.name] = fields;
         break;
       }
@@ -199,9 +201,15 @@ export function rowToEvent(
   }
   for (const [column, field] of extras) {
     const v = row[column];
-    if (v !== null && v !== undefined) (event.fields as Record<string, string>)[field] = String(v);
+    if (v !== null && v !== undefined) setField(event.fields as Record<string, string>, field, String(v));
   }
   return event as unknown as StoredEvent;
+}
+
+/** A field read back: one named `__proto__` (ingest keeps it as data) defined, not assigned. */
+function setField(fields: Record<string, string>, key: string, value: string): void {
+  if (key === '__proto__') setOwn(fields, key, value);
+  else fields[key] = value;
 }
 
 /**
