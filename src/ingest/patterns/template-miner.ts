@@ -11,9 +11,11 @@ import { createHash } from 'node:crypto';
  *   addresses, paths and fully qualified host names. Values a pipeline already extracted
  *   from the message (`src_ip`, `user`, …) are variables by definition: given as `known`,
  *   they are masked too.
- * - Messages are grouped first by app (each app its own set of templates), token count
- *   and first constant token, as Drain's fixed-depth parse tree does (He et al., ICWS
- *   2017), so a message is compared with the few templates that could hold it.
+ * - Messages are grouped first by app (each app its own set of templates), token count,
+ *   first constant token and the token after it, as Drain's fixed-depth parse tree does
+ *   (He et al., ICWS 2017), so a message is compared with the few templates that could
+ *   hold it, and two that differ in their leading words (`Failed password …`, `Failed
+ *   none …`) are two templates.
  * - Within a group a message joins the template sharing the largest part of its constant
  *   tokens; a position becomes a variable only when the rest agrees enough. A constant
  *   word made of letters only weighs more than one with digits or punctuation, because
@@ -31,6 +33,8 @@ export const MAX_TEMPLATES_PER_APP = 5000;
 export const WILDCARD = '<*>';
 /** The share of a template's constant weight a message must have to join it. */
 export const SIMILARITY = 0.7;
+/** Groups under one first word, the second word's `<*>` among them (Drain's `maxChild`). */
+export const MAX_CHILDREN = 100;
 
 export interface MinedTemplate {
   id: string;
@@ -166,6 +170,16 @@ function differsInKind(a: string, b: string): boolean {
   return emptyA ? b.startsWith(a) : a.startsWith(b);
 }
 
+/**
+ * The groups under one first word, by the second: the first second word seen, and a map
+ * only when there are more (most first words have one).
+ */
+interface Branch {
+  second: string;
+  group: Cluster[];
+  more: Map<string, Cluster[]> | null;
+}
+
 interface Cluster extends MinedTemplate {
   /** The miner's clock when it last matched: of the rarest, the least recent is forgotten first. */
   used: number;
@@ -180,9 +194,9 @@ interface Cluster extends MinedTemplate {
 export class TemplateMiner {
   /**
    * Groups by app, then token count (an index: at most MAX_TOKENS), then first constant
-   * token: no key is made per message or per template.
+   * token and the token after it: no key is made per message or per template.
    */
-  private readonly groups = new Map<string, Array<Map<string, Cluster[]> | undefined>>();
+  private readonly groups = new Map<string, Array<Map<string, Branch> | undefined>>();
   private readonly byId = new Map<string, Cluster>();
   private readonly perApp = new Map<string, Set<Cluster>>();
   private clock = 0;
@@ -257,9 +271,18 @@ export class TemplateMiner {
     return made;
   }
 
-  /** The group a message of `app` with these tokens is compared in: app, length and first word. */
+  /**
+   * The group a message of `app` with these tokens is compared in: app, length, first
+   * constant word and the token after it (a variable there is `<*>`), as Drain's parse tree
+   * descends by the leading tokens. The second word tells messages apart that share all but
+   * it (`Failed password for …`, `Failed none for …`); past `MAX_CHILDREN` distinct second
+   * words under one first, new ones share the `<*>` group (the second word was a value).
+   */
   private groupOf(app: string, tokens: readonly string[]): Cluster[] {
-    const first = tokens.find((t) => !t.includes(WILDCARD)) ?? WILDCARD;
+    const at = tokens.findIndex((t) => !t.includes(WILDCARD));
+    const first = at < 0 ? WILDCARD : (tokens[at] as string);
+    const next = at < 0 ? undefined : tokens[at + 1];
+    let second = next === undefined ? '' : next.includes(WILDCARD) ? WILDCARD : next;
     let byLength = this.groups.get(app);
     if (!byLength) {
       byLength = [];
@@ -270,11 +293,24 @@ export class TemplateMiner {
       byFirst = new Map();
       byLength[tokens.length] = byFirst;
     }
-    let group = byFirst.get(first);
-    if (!group) {
-      group = [];
-      byFirst.set(first, group);
+    let branch = byFirst.get(first);
+    if (!branch) {
+      branch = { second: intern(second), group: [], more: null };
+      byFirst.set(first, branch);
     }
+    if (branch.second === second) return branch.group;
+    let group = branch.more?.get(second);
+    if (group) return group;
+    // Past the cap a new second word is a value: the `<*>` group takes it (one place is kept for it).
+    if (2 + (branch.more?.size ?? 0) >= MAX_CHILDREN) {
+      second = WILDCARD;
+      if (branch.second === second) return branch.group;
+      group = branch.more?.get(second);
+      if (group) return group;
+    }
+    group = [];
+    branch.more ??= new Map();
+    branch.more.set(intern(second), group);
     return group;
   }
 

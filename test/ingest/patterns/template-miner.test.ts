@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupingAccuracy } from '../../../src/ingest/patterns/grouping-accuracy.js';
 import {
+  MAX_CHILDREN,
   MAX_TOKENS,
   maskToken,
   TemplateMiner,
@@ -94,6 +95,29 @@ describe('the template miner', () => {
     expect(lines.map((l) => b.match('sshd', l).id)).toEqual([first, first, first, closed]);
     // Each app has its own templates.
     expect(b.match('nginx', lines[0] as string).id).not.toBe(first);
+  });
+
+  it('tells messages apart by their second word, until so many differ there that it is a value', () => {
+    const miner = new TemplateMiner();
+    const password = miner.match('sshd', 'Failed password for invalid user alice from 10.0.0.1 port 22 ssh2');
+    const none = miner.match('sshd', 'Failed none for invalid user bob from 10.0.0.2 port 23 ssh2');
+    expect(none.id).not.toBe(password.id);
+    expect(miner.match('sshd', 'Failed password for invalid user carol from 10.0.0.3 port 24 ssh2').id).toBe(
+      password.id,
+    );
+    expect(password.tokens[1]).toBe('password');
+    // A word after the first that keeps changing is a value: past the cap the rest share one template.
+    const word = (n: number) =>
+      `${String.fromCharCode(97 + (n % 26))}${String.fromCharCode(97 + Math.floor(n / 26))}x`;
+    const ids = new Set<string>();
+    for (let i = 0; i < MAX_CHILDREN * 2; i++) ids.add(miner.match('app', `User ${word(i)} logged in`).id);
+    expect(ids.size).toBe(MAX_CHILDREN);
+    expect(miner.match('app', `User ${word(MAX_CHILDREN * 3)} logged in`).tokens).toEqual([
+      'User',
+      WILDCARD,
+      'logged',
+      'in',
+    ]);
   });
 
   it('gives empty, huge, binary and 10,000-token messages a template at once', () => {
