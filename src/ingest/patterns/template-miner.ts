@@ -43,51 +43,79 @@ export interface MinedTemplate {
   count: number;
 }
 
-/**
- * Whole tokens that are variables by their form, each with a test of what it cannot match
- * without (a length, a character), so most tokens are refused before any regex runs.
- */
-const VARIABLE_FORMS: ReadonlyArray<readonly [(token: string) => boolean, RegExp]> = [
-  // numbers, signed, with decimals or a unit suffix of letters (12ms, 1.5s, 64KB)
-  [(t) => isDigit(t.charCodeAt(0)) || isDigit(t.charCodeAt(1)), /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/],
-  // hex ids and hashes (with a digit: `deadbeef` alone is a word)
-  [(t) => t.length >= 8, /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/],
-  [(t) => t.startsWith('0x'), /^0x[0-9a-fA-F]+$/],
-  // UUIDs
-  [(t) => t.length === 36, /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/],
-  // MAC addresses
-  [(t) => t.length === 17, /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/],
-  // URLs and e-mail addresses
-  [(t) => t.includes('://'), /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/],
-  [(t) => t.includes('@'), /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/],
-  // paths: /a/b, ./a, ~/a, /a, C:\a
-  [(t) => t.includes('/') || t.includes(':\\'), /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/],
-  // fully qualified host names (three labels or more)
-  [(t) => t.includes('.'), /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/],
-];
+/** Characters a token holds, as bits (`charsOf`): what a form cannot match without. */
+const DIGIT = 1;
+const DOT = 2;
+const SLASH = 4;
+const AT = 8;
+const COLON = 16;
+const BACKSLASH = 32;
+const LETTER = 64;
+
+/** The bits of the characters `token` holds, in one pass (most tokens are short). */
+function charsOf(token: string): number {
+  let bits = 0;
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c >= 48 && c <= 57) bits |= DIGIT;
+    else if ((c | 32) >= 97 && (c | 32) <= 122) bits |= LETTER;
+    else if (c === 46) bits |= DOT;
+    else if (c === 47) bits |= SLASH;
+    else if (c === 64) bits |= AT;
+    else if (c === 58) bits |= COLON;
+    else if (c === 92) bits |= BACKSLASH;
+  }
+  return bits;
+}
+
+const NUMBER = /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/;
+const HEX = /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/;
+const HEX_0X = /^0x[0-9a-fA-F]+$/;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const MAC = /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/;
+const URL_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/;
+const PATH = /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/;
+const FQDN = /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/;
 const isDigit = (c: number) => c >= 48 && c <= 57;
-const isVariableForm = (token: string) =>
-  VARIABLE_FORMS.some(([may, form]) => may(token) && form.test(token));
+
+/**
+ * Whether a whole token is a variable by its form. Each form is tried only when the token
+ * holds what it cannot match without (a length, a character: `chars`), so most tokens are
+ * refused before any regex runs.
+ */
+function isVariableForm(t: string, chars: number): boolean {
+  // numbers, signed, with decimals or a unit suffix of letters (12ms, 1.5s, 64KB)
+  if ((isDigit(t.charCodeAt(0)) || isDigit(t.charCodeAt(1))) && NUMBER.test(t)) return true;
+  // hex ids and hashes (with a digit: `deadbeef` alone is a word)
+  if ((chars & DIGIT) !== 0 && t.length >= 8 && HEX.test(t)) return true;
+  if (t.startsWith('0x') && HEX_0X.test(t)) return true;
+  if (t.length === 36 && UUID.test(t)) return true;
+  if ((chars & COLON) !== 0 && t.length === 17 && MAC.test(t)) return true;
+  // URLs and e-mail addresses
+  if ((chars & COLON) !== 0 && (chars & SLASH) !== 0 && t.includes('://') && URL_FORM.test(t)) return true;
+  if ((chars & AT) !== 0 && EMAIL.test(t)) return true;
+  // paths: /a/b, ./a, ~/a, /a, C:\a
+  if (((chars & SLASH) !== 0 || ((chars & BACKSLASH) !== 0 && t.includes(':\\'))) && PATH.test(t))
+    return true;
+  // fully qualified host names (three labels or more)
+  return (chars & DOT) !== 0 && FQDN.test(t);
+}
 /**
  * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers; digits
  * right after a letter only from three on (`ssh2`, `eth0` and `utf8` are names, `user1234` a value).
  */
 const INNER_VALUE =
   /\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?|(?<![A-Za-z])(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
-const HAS_DIGIT = /\d/;
 /** A token without any of these is a word (a hex id has a digit, a host a dot, a path a slash). */
-const MAYBE_VALUE = /[\d/@.:\\]/;
+const MAYBE_VALUE = DIGIT | DOT | SLASH | AT | COLON | BACKSLASH;
 /** An IPv6 address (also in brackets, with a port). */
 const IPV6 = /^\[?[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\]?(?::\d+)?$/;
 const WORD = /^[A-Za-z]+$/;
 
 /** Punctuation around a token's value: `(host)`, `[1.2.3.4]`, `"x",`. */
-const FRAME = /^([([{<"']*)(.*?)([)\]}>"',;:.]*)$/s;
 const OPENS = '([{<"\'';
 const CLOSES = ')]}>"\',;:.';
-/** Whether FRAME finds a frame at all: an opening first or a closing last character. */
-const framed = (token: string) =>
-  OPENS.includes(token[0] as string) || CLOSES.includes(token.at(-1) as string);
 
 /**
  * A token as compared: a variable by its form becomes `<*>`, and so does a value in a
@@ -95,22 +123,27 @@ const framed = (token: string) =>
  * inside a word (`sshd[1234]:` → `sshd[<*>]:`).
  */
 export function maskToken(token: string): string {
+  const chars = charsOf(token);
   // Most tokens are words: nothing in them can be a value.
-  if (!MAYBE_VALUE.test(token)) return token;
-  if (token.includes('::') && IPV6.test(token)) return WILDCARD;
+  if ((chars & MAYBE_VALUE) === 0) return token;
+  if ((chars & COLON) !== 0 && token.includes('::') && IPV6.test(token)) return WILDCARD;
   const eq = token.indexOf('=');
   if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskToken(token.slice(eq + 1))}`;
-  const frame = framed(token) ? FRAME.exec(token) : null;
-  if (frame && (frame[1] || frame[3]) && frame[2]) {
-    const core = maskValue(frame[2]);
-    if (core === WILDCARD) return `${frame[1]}${WILDCARD}${frame[3]}`;
+  let start = 0;
+  while (start < token.length && OPENS.includes(token[start] as string)) start++;
+  let end = token.length;
+  while (end > start && CLOSES.includes(token[end - 1] as string)) end--;
+  // In a frame (`[1.2.3.4]`, `(host)`, `"x",`): the value inside it.
+  if ((start > 0 || end < token.length) && end > start) {
+    const core = maskValue(token.slice(start, end));
+    if (core === WILDCARD) return `${token.slice(0, start)}${WILDCARD}${token.slice(end)}`;
   }
-  return maskValue(token);
+  return maskValue(token, chars);
 }
 
-function maskValue(token: string): string {
-  if (isVariableForm(token)) return WILDCARD;
-  if (!HAS_DIGIT.test(token)) return token;
+function maskValue(token: string, chars = charsOf(token)): string {
+  if (isVariableForm(token, chars)) return WILDCARD;
+  if ((chars & DIGIT) === 0) return token;
   const masked = token.replace(INNER_VALUE, WILDCARD);
   return masked === WILDCARD || /^[^A-Za-z]*$/.test(masked) ? WILDCARD : masked;
 }
