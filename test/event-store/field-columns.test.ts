@@ -216,4 +216,28 @@ describe('extra fields in columns of their own (DuckDB)', () => {
     expect(store.extras.columnOf('method')).toBeDefined();
     expect(reads).toBeGreaterThan(3);
   });
+
+  it('goes on appending into the map when adding a column fails, and loses nothing', async () => {
+    const { store } = await open();
+    // A name the store will take for its first column, already in `field_columns`: the
+    // column is added, then naming it breaks the table's unique constraint, and the
+    // transaction is rolled back (the engine's own failure, nothing injected into the store).
+    await store.runSql(`INSERT INTO field_columns VALUES ('taken', 'extra_1')`);
+    const appended: NormalisedEvent[] = [];
+    for (const b of batches(0, 2_500, 250)) {
+      await store.append(b);
+      appended.push(...b);
+    }
+    expect(own(store)).toEqual([]);
+    const columns = await store.runSql(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'events' AND column_name LIKE 'extra_%'`,
+    );
+    expect(columns).toEqual([]);
+    const back = await store.execute(search(TRUE));
+    expect(back.total).toBe(2_500);
+    expect(back.events.map((e) => [e.ev_id, e.fields])).toEqual(appended.map((e) => [e.ev_id, e.fields]));
+    expect((await store.execute(search(cond('method', 'eq', 'POST')))).total).toBe(
+      appended.filter((e) => e.fields.method === 'POST').length,
+    );
+  });
 });
