@@ -28,8 +28,15 @@ import { createHash } from 'node:crypto';
 
 export const MAX_TOKENS = 64;
 export const MAX_CHARS = 4096;
-/** Templates kept per app; the one matched least long ago is forgotten first beyond it. */
+/** Templates kept per app; beyond it the rarest of the app's is forgotten. */
 export const MAX_TEMPLATES_PER_APP = 5000;
+/**
+ * Templates kept in all, over every app (an `app` of many values, each with templates of
+ * its own, is bounded too); beyond it the rarest of the `EVICTION_SAMPLE` held longest is
+ * forgotten, and the others go to the back.
+ */
+export const MAX_TEMPLATES = 100_000;
+export const EVICTION_SAMPLE = 32;
 export const WILDCARD = '<*>';
 /** The share of a template's constant weight a message must have to join it. */
 export const SIMILARITY = 0.7;
@@ -204,20 +211,43 @@ function differsInKind(a: string, b: string): boolean {
 }
 
 /**
- * The groups under one first word, by the second: the first second word seen, and a map
- * only when there are more (most first words have one).
+ * Templates compared with each other (one app, length, first and second word), and where
+ * the group hangs, to let go of it once its last template is forgotten.
+ */
+class Group {
+  readonly members: Cluster[] = [];
+  constructor(
+    private readonly byFirst: Map<string, Branch>,
+    readonly first: string,
+    readonly second: string,
+  ) {}
+
+  /** Takes an empty group out of the tree (a first word's own group once its others are gone too). */
+  release(): void {
+    const branch = this.byFirst.get(this.first);
+    if (!branch) return;
+    if (branch.more?.get(this.second) === this) {
+      branch.more.delete(this.second);
+      if (branch.more.size === 0) branch.more = null;
+    }
+    if (branch.more === null && branch.group.members.length === 0) this.byFirst.delete(this.first);
+  }
+}
+
+/**
+ * The groups under one first word, by the second: the group of the first second word
+ * seen, and a map only when there are more (most first words have one).
  */
 interface Branch {
-  second: string;
-  group: Cluster[];
-  more: Map<string, Cluster[]> | null;
+  group: Group;
+  more: Map<string, Group> | null;
 }
 
 interface Cluster extends MinedTemplate {
   /** The miner's clock when it last matched: of the rarest, the least recent is forgotten first. */
   used: number;
   /** The group it is in, to leave it when forgotten. */
-  group: Cluster[];
+  group: Group;
 }
 
 /**
@@ -239,9 +269,11 @@ export class TemplateMiner {
       /** Share of a template's constant weight a message must have to join it (0–1). */
       similarity?: number;
       maxTemplatesPerApp?: number;
+      /** Templates held in all (`MAX_TEMPLATES`). */
+      maxTemplates?: number;
       /** Told of each template made or generalised (for the other nodes of a cluster). */
       onChange?: (t: MinedTemplate) => void;
-      /** Told of each template forgotten (beyond the cap of its app). */
+      /** Told of each template forgotten (beyond the cap of its app, or of all). */
       onForget?: (t: MinedTemplate) => void;
     } = {},
   ) {}
@@ -257,10 +289,13 @@ export class TemplateMiner {
       if (held.tokens.length === t.tokens.length) generalise(held, t.tokens);
       return;
     }
-    const tokens = t.tokens.slice(0, MAX_TOKENS).map(intern);
-    const group = this.groupOf(t.app, tokens);
-    const made: Cluster = { id: t.id, app: t.app, tokens, count: t.count, used: 0, group };
-    this.hold(made);
+    this.hold({
+      id: t.id,
+      app: t.app,
+      tokens: t.tokens.slice(0, MAX_TOKENS).map(intern),
+      count: t.count,
+      used: 0,
+    });
   }
 
   /** A template held now, by its id. */
@@ -270,8 +305,14 @@ export class TemplateMiner {
 
   /** How many templates are held. */
   get size(): number {
+    return this.byId.size;
+  }
+
+  /** How many groups templates are compared in (each held by a template; for tests). */
+  get groupCount(): number {
     let n = 0;
-    for (const v of this.perApp.values()) n += v.size;
+    for (const byLength of this.groups.values())
+      for (const byFirst of byLength) for (const b of byFirst?.values() ?? []) n += 1 + (b.more?.size ?? 0);
     return n;
   }
 
@@ -280,26 +321,19 @@ export class TemplateMiner {
     const tokens = tokenize(message, known);
     const group = this.groupOf(app, tokens);
     this.clock += 1;
-    const best = this.closest(group, tokens);
+    const best = this.closest(group.members, tokens);
     if (best) {
       if (generalise(best, tokens)) this.opts.onChange?.(best);
       best.count += 1;
       best.used = this.clock;
       return best;
     }
-    // The template keeps one copy of each word (`intern`): most are shared by many templates.
-    const made: Cluster = {
-      id: templateId(app, tokens),
-      app,
-      tokens: tokens.map(intern),
-      count: 1,
-      used: this.clock,
-      group,
-    };
     // Two templates of one app made from the same tokens would share an id: the first is kept.
-    const twin = this.byId.get(made.id);
+    const id = templateId(app, tokens);
+    const twin = this.byId.get(id);
     if (twin) return twin;
-    this.hold(made);
+    // The template keeps one copy of each word (`intern`): most are shared by many templates.
+    const made = this.hold({ id, app, tokens: tokens.map(intern), count: 1, used: this.clock });
     this.opts.onChange?.(made);
     return made;
   }
@@ -311,7 +345,7 @@ export class TemplateMiner {
    * it (`Failed password for …`, `Failed none for …`); past `MAX_CHILDREN` distinct second
    * words under one first, new ones share the `<*>` group (the second word was a value).
    */
-  private groupOf(app: string, tokens: readonly string[]): Cluster[] {
+  private groupOf(app: string, tokens: readonly string[]): Group {
     const at = tokens.findIndex((t) => !t.includes(WILDCARD));
     const first = at < 0 ? WILDCARD : (tokens[at] as string);
     const next = at < 0 ? undefined : tokens[at + 1];
@@ -328,41 +362,80 @@ export class TemplateMiner {
     }
     let branch = byFirst.get(first);
     if (!branch) {
-      branch = { second: intern(second), group: [], more: null };
-      byFirst.set(first, branch);
+      const group = new Group(byFirst, intern(first), intern(second));
+      branch = { group, more: null };
+      byFirst.set(group.first, branch);
     }
-    if (branch.second === second) return branch.group;
+    if (branch.group.second === second) return branch.group;
     let group = branch.more?.get(second);
     if (group) return group;
     // Past the cap a new second word is a value: the `<*>` group takes it (one place is kept for it).
     if (2 + (branch.more?.size ?? 0) >= MAX_CHILDREN) {
       second = WILDCARD;
-      if (branch.second === second) return branch.group;
+      if (branch.group.second === second) return branch.group;
       group = branch.more?.get(second);
       if (group) return group;
     }
-    group = [];
+    group = new Group(byFirst, branch.group.first, intern(second));
     branch.more ??= new Map();
-    branch.more.set(intern(second), group);
+    branch.more.set(group.second, group);
     return group;
   }
 
-  private hold(made: Cluster): void {
-    let held = this.perApp.get(made.app);
+  /**
+   * Holds a new template: first forgets one beyond the caps (the rarest of its app's, or
+   * one of the rarest of all), then puts it in its group.
+   */
+  private hold(t: Omit<Cluster, 'group'>): Cluster {
+    const same = this.perApp.get(t.app);
+    if (same && same.size >= (this.opts.maxTemplatesPerApp ?? MAX_TEMPLATES_PER_APP)) {
+      const gone = rarest(same);
+      if (gone) this.forget(gone);
+    } else if (this.byId.size >= (this.opts.maxTemplates ?? MAX_TEMPLATES)) this.forgetOneOfAll();
+    let held = this.perApp.get(t.app);
     if (!held) {
       held = new Set();
-      this.perApp.set(made.app, held);
+      this.perApp.set(t.app, held);
     }
-    if (held.size >= (this.opts.maxTemplatesPerApp ?? MAX_TEMPLATES_PER_APP)) {
-      const gone = forgetRarest(held);
-      if (gone) {
-        this.byId.delete(gone.id);
-        this.opts.onForget?.(gone);
-      }
-    }
-    made.group.push(made);
+    // The group after forgetting: forgetting may have let go of the one the message was compared in.
+    const group = this.groupOf(t.app, t.tokens);
+    const made: Cluster = { id: t.id, app: t.app, tokens: t.tokens, count: t.count, used: t.used, group };
+    made.group.members.push(made);
     held.add(made);
     this.byId.set(made.id, made);
+    return made;
+  }
+
+  /** Forgets the rarest of the templates held longest; the others looked at go to the back. */
+  private forgetOneOfAll(): void {
+    const looked: Cluster[] = [];
+    for (const c of this.byId.values()) {
+      looked.push(c);
+      if (looked.length === EVICTION_SAMPLE) break;
+    }
+    const victim = rarest(looked);
+    for (const c of looked) {
+      if (c === victim) continue;
+      this.byId.delete(c.id);
+      this.byId.set(c.id, c);
+    }
+    if (victim) this.forget(victim);
+  }
+
+  /** Lets go of a template, and of its group and its app's tree once they hold none. */
+  private forget(victim: Cluster): void {
+    this.byId.delete(victim.id);
+    const members = victim.group.members;
+    const at = members.indexOf(victim);
+    if (at >= 0) members.splice(at, 1);
+    if (members.length === 0) victim.group.release();
+    const held = this.perApp.get(victim.app);
+    held?.delete(victim);
+    if (held?.size === 0) {
+      this.perApp.delete(victim.app);
+      this.groups.delete(victim.app);
+    }
+    this.opts.onForget?.(victim);
   }
 
   /** The template of the group a message joins, or none when no template is like it enough. */
@@ -402,15 +475,11 @@ export class TemplateMiner {
   }
 }
 
-/** Forgets the rarest of an app's templates (of those, the one matched least recently). */
-function forgetRarest(held: Set<Cluster>): Cluster | null {
+/** The rarest of the templates (of those, the one matched least recently). */
+function rarest(of: Iterable<Cluster>): Cluster | null {
   let victim: Cluster | null = null;
-  for (const c of held)
+  for (const c of of)
     if (!victim || c.count < victim.count || (c.count === victim.count && c.used < victim.used)) victim = c;
-  if (!victim) return null;
-  held.delete(victim);
-  const at = victim.group.indexOf(victim);
-  if (at >= 0) victim.group.splice(at, 1);
   return victim;
 }
 

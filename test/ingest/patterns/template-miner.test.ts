@@ -149,5 +149,22 @@ describe('the template miner', () => {
     expect(miner.size).toBe(10);
     expect(miner.match('app', 'frequent message here').id).toBe(kept);
     expect(miner.size).toBe(10);
+    // What the forgotten templates were compared in goes with them: 200 first words, 10 groups.
+    expect(miner.groupCount).toBe(10);
+  });
+
+  it('holds at most its cap of templates over all apps, forgetting among the rarest', () => {
+    const forgotten: string[] = [];
+    const miner = new TemplateMiner({ maxTemplates: 50, onForget: (t) => forgotten.push(t.app) });
+    for (let i = 0; i < 20; i++) miner.match('steady', 'the steady kind of message');
+    const steady = miner.match('steady', 'the steady kind of message').id;
+    // An `app` of many values (a request id put there by mistake): each value its own template.
+    for (let i = 0; i < 5_000; i++) miner.match(`request-${i}`, `handled request number ${i}`);
+    expect(miner.size).toBe(50);
+    expect(miner.groupCount).toBe(50);
+    expect(forgotten).toHaveLength(5_001 - 50);
+    expect(forgotten).not.toContain('steady');
+    expect(miner.match('steady', 'the steady kind of message').id).toBe(steady);
+    expect(miner.get(steady)?.count).toBe(22);
   });
 });
