@@ -24,6 +24,12 @@ export class PatternsRepository {
       .execute();
   }
 
+  /** Deletes the templates last seen before `ms` (event time); answers how many. */
+  async deleteLastSeenBefore(ms: number): Promise<number> {
+    const r = await this.db.deleteFrom('patterns').where('last_seen', '<', ms).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   /**
    * Adds what was mined since the last write: new templates, and for known ones their
    * (generalised) template, the widened time span and the count added, in one statement.

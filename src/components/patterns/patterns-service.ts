@@ -14,6 +14,8 @@ import type { PatternRow } from './patterns-table.js';
 export const FLUSH_MS = 1000;
 /** Templates a starting miner takes up again, the most common first. */
 export const ADOPTED = 100_000;
+/** How often the templates none of whose events is left are deleted (ms). */
+export const PRUNE_MS = 3_600_000;
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -48,6 +50,7 @@ export class PatternsService {
   /** What was mined since the last write, by template id; the template's text is read at the write. */
   private pending = new Map<string, PendingRow>();
   private timer: NodeJS.Timeout | null = null;
+  private pruner: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -76,12 +79,31 @@ export class PatternsService {
     }
     this.timer = setInterval(() => void this.flush(), FLUSH_MS);
     this.timer.unref();
+    this.pruner = setInterval(() => {
+      this.prune().catch((err: Error) => this.log.warn({ err: err.message }, 'Could not prune patterns'));
+    }, PRUNE_MS);
+    this.pruner.unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.pruner) clearInterval(this.pruner);
     this.timer = null;
+    this.pruner = null;
     await this.flush();
+  }
+
+  /**
+   * Deletes the templates last seen before the store's oldest event: retention took every
+   * one of their events, so nothing shows them (the table would otherwise keep a row for
+   * every template ever made, an `app` of a value per request one per event). The miner
+   * keeps what it holds: a template seen again is written again, counted from then.
+   */
+  async prune(): Promise<number> {
+    const { oldestTs } = await this.store.stats();
+    if (oldestTs === null) return 0;
+    await this.flush();
+    return this.repo.deleteLastSeenBefore(oldestTs);
   }
 
   /** Gives each event its template's id (the events are the batch about to be stored). */
