@@ -57,7 +57,6 @@ const SLASH = 4;
 const AT = 8;
 const COLON = 16;
 const BACKSLASH = 32;
-const LETTER = 64;
 
 /** The bits of the characters `token` holds, in one pass (most tokens are short). */
 function charsOf(token: string): number {
@@ -65,7 +64,8 @@ function charsOf(token: string): number {
   for (let i = 0; i < token.length; i++) {
     const c = token.charCodeAt(i);
     if (c >= 48 && c <= 57) bits |= DIGIT;
-    else if ((c | 32) >= 97 && (c | 32) <= 122) bits |= LETTER;
+    // Letters, the commonest, are nothing a form needs.
+    else if ((c | 32) >= 97 && (c | 32) <= 122) continue;
     else if (c === 46) bits |= DOT;
     else if (c === 47) bits |= SLASH;
     else if (c === 64) bits |= AT;
@@ -331,7 +331,10 @@ export class TemplateMiner {
     // Two templates of one app made from the same tokens would share an id: the first is kept.
     const id = templateId(app, tokens);
     const twin = this.byId.get(id);
-    if (twin) return twin;
+    if (twin) {
+      if (group.members.length === 0) group.release();
+      return twin;
+    }
     // The template keeps one copy of each word (`intern`): most are shared by many templates.
     const made = this.hold({ id, app, tokens: tokens.map(intern), count: 1, used: this.clock });
     this.opts.onChange?.(made);
