@@ -189,7 +189,13 @@ function insertPath(root: Record<string, unknown>, path: string[], key: string, 
   else if (!Object.hasOwn(root, key)) setOwn(root, key, value);
 }
 
-/** Assignment would run the `__proto__` setter for that key; a definition does not. */
+/**
+ * Sets an own property: assignment for every key but `__proto__`, whose assignment would
+ * run Object.prototype's setter (that one is defined; a definition costs more, and rows
+ * read back set every field through here).
+ */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }

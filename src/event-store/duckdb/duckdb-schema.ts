@@ -191,7 +191,7 @@ export function rowToEvent(
       case 'map': {
         const fields: Record<string, string> = {};
         for (const { key, value } of (v as DuckDBMapValue).entries)
-          setField(fields, String(key), String(value));
+          setOwn(fields, String(key), String(value));
         event[c.name] = fields;
         break;
       }
@@ -201,15 +201,9 @@ export function rowToEvent(
   }
   for (const [column, field] of extras) {
     const v = row[column];
-    if (v !== null && v !== undefined) setField(event.fields as Record<string, string>, field, String(v));
+    if (v !== null && v !== undefined) setOwn(event.fields as Record<string, string>, field, String(v));
   }
   return event as unknown as StoredEvent;
-}
-
-/** A field read back: one named `__proto__` (ingest keeps it as data) defined, not assigned. */
-function setField(fields: Record<string, string>, key: string, value: string): void {
-  if (key === '__proto__') setOwn(fields, key, value);
-  else fields[key] = value;
 }
 
 /**
