@@ -316,20 +316,33 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
   }, 60_000);
 
   it('finishes on another node a query and a report whose node was killed', async () => {
-    // What this query costs the engine on this machine, measured on a live node: a take-over
-    // is detection (the 3 s lease and a 1 s adopt pass) plus computing the query and the
-    // report again at once, so that is the bound, not a fixed figure a slower machine misses.
-    // The dead node's two statements would run on in the shared ClickHouse (it ends no HTTP
-    // query whose client went away) beside the two new ones: the taking node kills them
-    // first (`EventStore.abandon`; without it, 2.25 solo times after detection).
+    // What the query and the report cost the engine together on this machine, measured on a
+    // live node: a take-over is detection (the 3 s lease and a 1 s adopt pass) plus computing
+    // both again at once, so that is the bound, not a fixed figure a slower machine misses.
+    // Twice that pair's time: the dead node's two statements may still run in the shared
+    // ClickHouse for a moment (the taking node kills them first, `EventStore.abandon`, which
+    // a ClickHouse store test checks by itself), and CI shares the machine's two cores with
+    // three nodes. The bound was two solo times of the query alone, which the report alone
+    // exceeds (it writes its file too): measured, the pair 7.6 s, a query alone about 2.4,
+    // the take-over 10.2 s after the kill.
     const started = Date.now();
-    const solo = await call(a, token, 'POST', '/api/query', heavyTopN);
-    for (let q = solo.json; q.status !== 'SUCCESS' && Date.now() - started < 30_000; ) {
+    const [solo, soloReport] = await Promise.all([
+      call(a, token, 'POST', '/api/query', heavyTopN),
+      call(a, token, 'POST', '/api/reports', {
+        title: 'heavy solo',
+        ftype: 'csv',
+        source: { kind: 'query', query: heavyTopN },
+      }),
+    ]);
+    expect(soloReport.status, soloReport.text).toBe(202);
+    for (let done = 0; done < 2 && Date.now() - started < 30_000; ) {
       await new Promise((r) => setTimeout(r, 100));
-      q = (await call(a, token, 'GET', `/api/query/${solo.json.query_id}`)).json;
+      const q = (await call(a, token, 'GET', `/api/query/${solo.json.query_id}`)).json;
+      const r = (await call(a, token, 'GET', `/api/reports/${soloReport.json.id}`)).json;
+      done = Number(q.status === 'SUCCESS') + Number(r.status === 'READY');
     }
-    const soloMs = Date.now() - started;
-    const bound = 3000 + 1000 + 2 * soloMs + 1000;
+    const pairMs = Date.now() - started;
+    const bound = 3000 + 1000 + 2 * pairMs + 1000;
     const made = await call(c, token, 'POST', '/api/query', heavyTopN);
     expect(made.status).toBe(202);
     const id = made.json.query_id as string;
