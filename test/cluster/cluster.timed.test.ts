@@ -377,7 +377,7 @@ describe.skipIf(!clusterTest.run)('a cluster of three nodes', () => {
     const file = await call(a, token, 'GET', `/api/reports/${report.json.id}/file`);
     expect(file.status).toBe(200);
     expect(file.text.split('\n').filter(Boolean).length).toBeGreaterThan(5);
-  }, 60_000);
+  }, 90_000);
 
   it('still notifies once the node that may have held the notifier lease is killed', async () => {
     // C was killed above; if it was the notifier, A or B takes its lease within 3 s.
