@@ -11,7 +11,7 @@
  * stall ingest. (The built-ins once ran as JavaScript regular expressions, which capture
  * faster; one 64 KB record then held the event loop for seconds.)
  */
-import { compileRegex, requiredLiteral, rewriteGroups } from '../../filter/regex.js';
+import { compileRegex, type Regex, requiredLiteral, rewriteGroups } from '../../filter/regex.js';
 import { GROK_LIBRARY } from './grok-library.js';
 
 /** A grok or regex pattern that cannot be compiled; `offset` is where, in the pattern as written. */
@@ -106,7 +106,7 @@ const NO_IPV6_LIBRARY: Readonly<Record<string, string>> = {
  */
 export function compileUserPattern(pattern: string, grok: boolean): Extractor {
   const compiled = grok ? expandGrok(pattern) : expandRegexGroups(pattern);
-  let re: ReturnType<typeof compileRegex>;
+  let re: Regex;
   try {
     re = compileRegex(compiled.source);
   } catch (err) {
@@ -116,6 +116,20 @@ export function compileUserPattern(pattern: string, grok: boolean): Extractor {
     throw new PatternError(message, Math.max(0, at));
   }
   if (compiled.captures.length === 0) throw new PatternError('the pattern names no field to extract', 0);
+  return extractor(pattern, grok, compiled, re);
+}
+
+/**
+ * A built-in's pattern (grok), compiled like a user's (RE2) when it is first used: the
+ * built-ins' expressions took about half a second of every start, most of them for apps a
+ * server may never see. A mistake in one is a bug (the pipeline tests compile each).
+ */
+export function compileTrustedPattern(pattern: string): Extractor {
+  return extractor(pattern, true, expandGrok(pattern));
+}
+
+/** `re`: the expression compiled already, when it was (to check it). */
+function extractor(pattern: string, grok: boolean, compiled: CompiledPattern, re?: Regex): Extractor {
   const full = matcher(compiled, re);
   // Every IPv6 address holds a colon, so in a text without one `%{IPV6}` matches nothing,
   // and the pattern with it written as "nothing" gives the same matches and captures: RE2
@@ -126,8 +140,16 @@ export function compileUserPattern(pattern: string, grok: boolean): Extractor {
   return (text) => (text.includes(':') ? full(text) : colonFree(text));
 }
 
-/** `re`: the expression compiled already, when it was (to check it). */
-function matcher(compiled: CompiledPattern, re = compileRegex(compiled.source)): Extractor {
+/** The pattern's matcher, its expressions compiled on its first text. */
+function matcher(compiled: CompiledPattern, re?: Regex): Extractor {
+  let ready: Extractor | null = null;
+  return (text) => {
+    ready ??= compileMatcher(compiled, re ?? compileRegex(compiled.source));
+    return ready(text);
+  };
+}
+
+function compileMatcher(compiled: CompiledPattern, re: Regex): Extractor {
   // Captured by number: a match with named groups also builds a `groups` object.
   const numbered = numberGroups(compiled.source);
   const fast = compileRegex(numbered.source);
@@ -164,11 +186,6 @@ function numberGroups(source: string): { source: string; index: Map<string, numb
     return '(';
   });
   return { source: out, index };
-}
-
-/** A built-in's pattern: compiled like a user's (RE2), and a mistake in it is a bug. */
-export function compileTrustedPattern(pattern: string): Extractor {
-  return compileUserPattern(pattern, true);
 }
 
 /** A regex step's pattern: its RE2 named groups become numbered ones mapped to their names. */

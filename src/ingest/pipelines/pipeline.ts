@@ -231,7 +231,7 @@ function compilePatterns(patterns: unknown, at: string, trusted: boolean, grok: 
   list.forEach((pattern: string, i) => {
     const where = grok ? `${at}[${i}]` : at;
     try {
-      out.push(trusted ? compileTrustedPattern(grok ? pattern : pattern) : compileUserPattern(pattern, grok));
+      out.push(trusted ? compileTrustedPattern(pattern) : compileUserPattern(pattern, grok));
     } catch (err) {
       if (err instanceof PatternError) fail(where, `${err.message} (at position ${err.offset})`);
       else fail(where, (err as Error).message);
