@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { PARSER_FILE, parserSource } from '../../scripts/query-parser.js';
 import { AppError } from '../../src/errors/errors.js';
 import { and, cond, explain, type FilterNode, not, or, TRUE, text } from '../../src/filter/ast.js';
 import { MAX_QUERY_LENGTH, parseQuery, QuerySyntaxError } from '../../src/filter/language/parse-query.js';
@@ -14,6 +16,12 @@ function syntaxError(query: string): QuerySyntaxError {
   }
   throw new Error(`expected a syntax error for ${JSON.stringify(query)}`);
 }
+
+describe('the parser', () => {
+  it('is what Peggy generates from the grammar (after a change: npm run gen:parser)', () => {
+    expect(readFileSync(PARSER_FILE, 'utf8')).toBe(parserSource());
+  });
+});
 
 describe('parseQuery: structure and precedence', () => {
   it.each<[string, FilterNode]>([

@@ -31,7 +31,7 @@
  */
 
 import { isIP } from 'node:net';
-import peggy from 'peggy';
+import type peggy from 'peggy';
 import { AppError } from '../../errors/errors.js';
 import {
   and,
@@ -64,7 +64,7 @@ import {
 } from '../pipes/program.js';
 import { checkCount, PipeError, resolvePipes } from '../pipes/resolve.js';
 import { checkRegex, escapeRegex } from '../regex.js';
-import { QUERY_GRAMMAR } from './grammar.js';
+import * as parser from './query-parser.generated.js';
 
 /** Longest accepted query string. */
 export const MAX_QUERY_LENGTH = 10_000;
@@ -400,8 +400,6 @@ const helpers = {
   phrase: (value: string) => text(value, true),
   word: wordNode,
 };
-
-const parser = peggy.generate(QUERY_GRAMMAR);
 
 // Expectations that all mean "a new term could start here", and "a value could start here".
 const TERM_STARTS = new Set([
