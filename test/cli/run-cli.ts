@@ -21,7 +21,8 @@ export async function buildCli(): Promise<void> {
     build(o: object): Promise<unknown>;
   };
   const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    // `.js` too: the query language's parser is generated JavaScript (scripts/query-parser.ts).
+    .filter((f) => (f.endsWith('.ts') && !f.endsWith('.d.ts')) || f.endsWith('.js'))
     .map((f) => path.join(ROOT, 'src', f));
   await esbuild.build({
     entryPoints: sources,
