@@ -35,10 +35,12 @@ export interface OpenSqliteOptions {
 
 /** The settings every connection gets, on both libraries. */
 const PRAGMAS = [
+  // First: setting the journal mode takes a lock, and without a busy timeout a lock another
+  // process holds that moment (a CLI command closing, which checkpoints) fails it at once.
+  'PRAGMA busy_timeout = 5000',
   'PRAGMA journal_mode = WAL',
   'PRAGMA synchronous = NORMAL',
   'PRAGMA foreign_keys = ON',
-  'PRAGMA busy_timeout = 5000',
   // SQLite's own default page cache is 2 MB; the metadata store has had 16 MB.
   'PRAGMA cache_size = -16000',
 ];
