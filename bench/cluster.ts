@@ -24,6 +24,7 @@ import {
   fmt,
   percentile,
   procStatus,
+  serverNodeFlags,
   textFlag,
   waitForHealth,
 } from './lib.js';
@@ -110,8 +111,7 @@ async function startNode(
   const dataDir = mkdtempSync(path.join(tmpdir(), `logscope-bench-${name.replace(/\W/g, '')}-`));
   res.dirs.push(dataDir);
   const port = await freePort();
-  const extra = process.env.BENCH_SERVER_NODE_FLAGS ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ') : [];
-  const child = spawn(process.execPath, [...extra, 'dist/cli/index.js', 'serve'], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), 'dist/cli/index.js', 'serve'], {
     env: { ...process.env, ...env, LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

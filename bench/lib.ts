@@ -131,13 +131,21 @@ export async function waitForHealth(
   }
 }
 
+/**
+ * Node's flags for a server, as `npm start` and the systemd unit give them (the young
+ * generation's size), then BENCH_SERVER_NODE_FLAGS (e.g. `--cpu-prof`).
+ */
+export function serverNodeFlags(): string[] {
+  const extra = process.env.BENCH_SERVER_NODE_FLAGS ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ') : [];
+  return ['--max-semi-space-size=32', ...extra];
+}
+
 /** Starts a real server process on a free port with a fresh data dir. */
 export async function startServer(env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = env.LOGSCOPE_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'logscope-bench-'));
   const port = 18000 + Math.floor(Math.random() * 2000);
-  const extra = process.env.BENCH_SERVER_NODE_FLAGS ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ') : [];
   buildOnce();
-  const child = spawn(process.execPath, [...extra, 'dist/cli/index.js', 'serve'], {
+  const child = spawn(process.execPath, [...serverNodeFlags(), 'dist/cli/index.js', 'serve'], {
     env: {
       // As `npm start` and the systemd unit run it (fewer malloc arenas: less RSS).
       MALLOC_ARENA_MAX: '2',
