@@ -472,12 +472,20 @@ export class DuckDbEventStore implements EventStore {
   private readonly driver: Driver<() => Compiled> = (build, opts) =>
     this.withConnection(opts, async (conn) => {
       const built: { statement?: Compiled } = {};
-      const rows = await this.rows(conn, () => {
+      let rows = await this.rows(conn, () => {
         const statement = build();
         built.statement = statement;
         return statement;
       });
-      return built.statement?.read ? built.statement.read(rows) : { rows };
+      let answer = built.statement;
+      const next = answer?.then?.(rows);
+      if (next === null) return { rows: [] };
+      if (next) {
+        // The second statement of a page read by its keys (duckdb-plans.ts searchPageSql).
+        rows = await this.rows(conn, () => next);
+        answer = next;
+      }
+      return answer?.read ? answer.read(rows) : { rows };
     });
 
   /** The per-hour counts behind estimateInRange (hour start ms, events). */
