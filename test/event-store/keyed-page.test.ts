@@ -95,13 +95,13 @@ describe('DuckDB: a Search page read by its keys', () => {
         async (filter, sort, limit, offset) => {
           const plan = planOf(filter, sort, limit, offset);
           // The keyed form is the one being tested here.
-          expect(searchPageSql(plan).then).toBeDefined();
+          expect(searchPageSql(plan).followedBy).toBeDefined();
           const keyed = (await store.execute(plan)).events.map((e) => e.ev_id);
           const one = searchRowsSql(plan, { columnOf: store.extras.columnOf });
           const single = (await store.runSql(one.sql, one.params.values)).map((r) => String(r.ev_id));
           const matches = compilePredicate(filter);
           const expected = stored
-            .filter((e) => e.ts >= plan.range.fromMs && e.ts < plan.range.toMs && matches(e))
+            .filter((e) => Number(e.ts) >= plan.range.fromMs && Number(e.ts) < plan.range.toMs && matches(e))
             .sort(eventComparator(sort))
             .slice(offset, offset + limit)
             .map((e) => e.ev_id);
@@ -127,10 +127,10 @@ describe('DuckDB: a Search page read by its keys', () => {
 
   it('reads a page past its keys limit, or under the word index, in one statement', () => {
     const big = planOf(TRUE, [{ field: 'ts', desc: true }], KEYED_PAGE_ROWS + 1, 0);
-    expect(searchPageSql(big).then).toBeUndefined();
+    expect(searchPageSql(big).followedBy).toBeUndefined();
     const narrowed = searchPageSql(planOf(TRUE, [{ field: 'ts', desc: true }], 10, 0), {
       words: [{ fromMs: BASE, toMs: BASE + 1000 }],
     });
-    expect(narrowed.then).toBeUndefined();
+    expect(narrowed.followedBy).toBeUndefined();
   });
 });

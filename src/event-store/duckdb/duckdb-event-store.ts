@@ -478,7 +478,7 @@ export class DuckDbEventStore implements EventStore {
         return statement;
       });
       let answer = built.statement;
-      const next = answer?.then?.(rows);
+      const next = answer?.followedBy?.(rows);
       if (next === null) return { rows: [] };
       if (next) {
         // The second statement of a page read by its keys (duckdb-plans.ts searchPageSql).

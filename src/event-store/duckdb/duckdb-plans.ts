@@ -33,7 +33,7 @@ export interface Compiled {
    * The statement whose rows are the answer, built from this one's rows (run after it on
    * the same connection); null when there is nothing to read.
    */
-  then?: (rows: ResultRow[]) => Compiled | null;
+  followedBy?: (rows: ResultRow[]) => Compiled | null;
 }
 
 const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
@@ -149,7 +149,7 @@ export function searchPageSql(plan: SearchPlan, narrowing: Narrowing = {}): Comp
   return {
     sql: `SELECT epoch_us(ts) AS us, ev_id ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`,
     params,
-    then: (keys) => (keys.length === 0 ? null : keyedRowsSql(plan, narrowing, keys)),
+    followedBy: (keys) => (keys.length === 0 ? null : keyedRowsSql(plan, narrowing, keys)),
   };
 }
 
