@@ -138,8 +138,8 @@ export const KEYED_PAGE_ROWS = 10_000;
  * (`ts`, `ev_id`) first, which the engine sorts without reading any other column, then the
  * rows holding them, read within the keys' time span only. As one statement, DuckDB
  * carries every column of every match through its top-n: at 10 M events, the newest 100
- * of 30,000 matches 157–236 ms, in two statements 40–62 (bench/README "Search pages by
- * their keys"). Under the word index's ranges the scan is narrow already: one statement.
+ * of 30,000 matches 157–236 ms, in two statements 40–62 (ADR 0019). Under the word
+ * index's ranges the scan is narrow already: one statement.
  */
 export function searchPageSql(plan: SearchPlan, narrowing: Narrowing = {}): Compiled {
   if (narrowing.words || plan.limit > KEYED_PAGE_ROWS) return searchRowsSql(plan, narrowing);
