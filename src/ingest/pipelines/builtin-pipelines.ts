@@ -68,8 +68,6 @@ export const BUILTIN_PIPELINES: readonly BuiltinPipeline[] = [
     order: 100,
     when: 'app:sshd',
     steps: [
-      // Any IP in the text, so that every line naming a client has its address.
-      { grok: { field: 'message', patterns: ['%{IPV4:src_ip}', '(?:from|for|rhost=) %{IPV6:src_ip}'] } },
       {
         grok: {
           field: 'message',
@@ -86,6 +84,13 @@ export const BUILTIN_PIPELINES: readonly BuiltinPipeline[] = [
             '^Disconnecting: (?P<_event>Too many authentication failures) for (?:invalid user )?%{USERNAME:user}',
           ],
         },
+      },
+      // Any IP in the text, so that every line naming a client has its address: searched
+      // for only where the line's own pattern gave none (a search for an address anywhere
+      // in the text cost ~15 µs a line, more than all the patterns above).
+      {
+        grok: { field: 'message', patterns: ['%{IPV4:src_ip}', '(?:from|for|rhost=) %{IPV6:src_ip}'] },
+        if: 'NOT _exists_:src_ip',
       },
       actionFor('Accepted', 'login_success'),
       actionFor('Failed', 'login_failure'),
