@@ -19,19 +19,23 @@ function pooledRandom(): number {
 /** Time-ordered ULIDs (monotonic within a millisecond) for events and queries. */
 export const newUlid: (seedTime?: number) => string = monotonicFactory(pooledRandom);
 
-/** 40 bits as 8 Crockford base32 characters. */
+const B32_CODES = Array.from(B32_CHARACTERS, (c) => c.charCodeAt(0));
+const digits: number[] = new Array(8).fill(0);
+
+/** 40 bits as 8 Crockford base32 characters (one string made, not one per character). */
 function base32x8(n: number): string {
-  let out = '';
-  for (let i = 0; i < 8; i++) {
-    out = (B32_CHARACTERS[n % 32] as string) + out;
+  for (let i = 7; i >= 0; i--) {
+    digits[i] = B32_CODES[n % 32] as number;
     n = Math.floor(n / 32);
   }
-  return out;
+  return String.fromCharCode.apply(null, digits);
 }
 
 const BITS_40 = 2 ** 40;
 let prefix = '';
 let counter = BITS_40;
+let lastTime = Number.NaN;
+let lastTimeText = '';
 
 /**
  * An event's id: a ULID (the receiving time, then 80 bits) whose 80 bits are this
@@ -49,5 +53,10 @@ export function newEventId(time: number): string {
     counter = Math.floor(pooledRandom() * 2 ** 30);
   }
   counter++;
-  return `${encodeTime(time, 10)}${prefix}${base32x8(counter)}`;
+  // A request's events share their receiving time: its characters are made once.
+  if (time !== lastTime) {
+    lastTimeText = encodeTime(time, 10);
+    lastTime = time;
+  }
+  return `${lastTimeText}${prefix}${base32x8(counter)}`;
 }

@@ -11,6 +11,9 @@ describe('event ids', () => {
     expect(decodeTime(ids[19_999] as string)).toBe(t + 19);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
+    // Each id holds its own time, however times follow each other (the time part is reused).
+    const times = [t, t + 1, t, t - 86_400_000, t + 5, t + 5];
+    expect(times.map((ms) => decodeTime(newEventId(ms)))).toEqual(times);
   });
 
   it("share this process's random half, so neighbours differ only in their last characters", () => {

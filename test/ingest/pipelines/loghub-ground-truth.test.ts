@@ -10,7 +10,11 @@ import type { NormalisedEvent } from '../../../src/core/event.js';
 import { normaliseRecord } from '../../../src/ingest/normalise.js';
 import { parseSyslog } from '../../../src/ingest/parsers/syslog.js';
 import { BUILTIN_PIPELINES, builtinPipelineSet } from '../../../src/ingest/pipelines/builtin-pipelines.js';
-import { compilePipeline, type PipelineDefinition, PipelineSet } from '../../../src/ingest/pipelines/pipeline.js';
+import {
+  compilePipeline,
+  type PipelineDefinition,
+  PipelineSet,
+} from '../../../src/ingest/pipelines/pipeline.js';
 import { readLoghubCsv as readCsv, readLoghubLines as readLines } from '../../helpers/loghub.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
