@@ -209,9 +209,10 @@ const RARE_WORD_EVENTS = 5;
 /**
  * Bumped when the data set or its index changes (4: source keys in the word index; 5: the
  * hourly sources among the events; 6: each batch's rows stored source by source; 7: frequent
- * extra fields in columns of their own): an older one under .bench/ is rebuilt.
+ * extra fields in columns of their own; 8: a large append's rows source by source within each
+ * word-index block): an older one under .bench/ is rebuilt.
  */
-const DATA_VERSION = 7;
+const DATA_VERSION = 8;
 
 /**
  * Sources that log once an hour (a cron job on a few hosts: `sparse-N`, app `cron`), for

@@ -775,6 +775,41 @@ describe('a store answers the same with and without the word index', () => {
     }
   });
 
+  it("stores a large append's rows block by block: each block's time slice is one run of rows", async () => {
+    const [store, reference] = await Promise.all([open(':memory:'), open(':memory:', false)]);
+    try {
+      // Three blocks' worth, four sources interleaved, times shuffled.
+      const n = 3 * BLOCK_EVENTS + 100;
+      const events = Array.from({ length: n }, (_, i) =>
+        timed((i * 7919) % n, `line ${i}`, { host: `h${i % 4}` }),
+      );
+      await store.append(events);
+      const blocks = (
+        await store.runSql(
+          'SELECT epoch_ms(min_ts) AS lo, epoch_ms(max_ts) AS hi FROM word_blocks ORDER BY min_ts',
+        )
+      ).map((b) => [Number(b.lo), Number(b.hi)] as const);
+      expect(blocks).toHaveLength(3);
+      const stored = await store.runSql('SELECT host, epoch_ms(ts) AS ts FROM events ORDER BY rowid');
+      const blockOf = (ts: number) => blocks.findIndex(([lo, hi]) => ts >= lo && ts <= hi);
+      const order = stored.map((r) => blockOf(Number(r.ts)));
+      // The rows of block 0, then of block 1, then of block 2.
+      expect(order.filter((b, i) => i === 0 || b !== order[i - 1])).toEqual([0, 1, 2]);
+      // Within each block, source by source (4 runs), each in time order.
+      for (let b = 0; b < 3; b++) {
+        const rows = stored.filter((_r, i) => order[i] === b);
+        const hosts = rows.map((r) => r.host);
+        expect(hosts.filter((h, i) => i === 0 || h !== hosts[i - 1])).toHaveLength(4);
+      }
+      await reference.append(events);
+      const all = { fromMs: 0, toMs: 4e12 };
+      for (const filter of [TRUE, cond('host', 'eq', 'h1'), text('line 77')])
+        await sameAnswers(store, reference, filter, all);
+    } finally {
+      await Promise.all([store.close(), reference.close()]);
+    }
+  });
+
   it('small batches grow one open block until it holds BLOCK_EVENTS (across reopening too)', async () => {
     const dir = tmp();
     let small = await open(dir);

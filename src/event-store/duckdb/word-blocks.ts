@@ -256,15 +256,20 @@ function blockOf(events: readonly WordEvent[], from: number, to: number, l: Lowe
  * at least `BLOCK_EVENTS` events. The events should be in time order (tight ranges).
  */
 export function buildWordBlocks(events: readonly WordEvent[], l: Lowering): BuiltBlock[] {
-  if (events.length === 0) return [];
-  const count = Math.max(1, Math.floor(events.length / BLOCK_EVENTS));
-  const blocks: BuiltBlock[] = [];
-  for (let k = 0; k < count; k++) {
-    const from = Math.floor((k * events.length) / count);
-    const to = Math.floor(((k + 1) * events.length) / count);
-    blocks.push(blockOf(events, from, to, l));
-  }
-  return blocks;
+  return blockSlices(events.length).map(([from, to]) => blockOf(events, from, to, l));
+}
+
+/**
+ * Where a batch of `n` events (in time order) is cut into blocks: `[from, to)` slices of
+ * at least `BLOCK_EVENTS` each (one slice when the batch is smaller).
+ */
+export function blockSlices(n: number): Array<[number, number]> {
+  if (n === 0) return [];
+  const count = Math.max(1, Math.floor(n / BLOCK_EVENTS));
+  const slices: Array<[number, number]> = [];
+  for (let k = 0; k < count; k++)
+    slices.push([Math.floor((k * n) / count), Math.floor(((k + 1) * n) / count)]);
+  return slices;
 }
 
 /** One block from several (their trigram sets joined): merging small blocks. */

@@ -98,7 +98,7 @@ describe('built-in pipelines on Loghub OpenSSH_2k', () => {
     // (a cost: ~15 µs a line). Run first, as it once was, the search's address was
     // overwritten by each pattern that names one: the events must not tell them apart.
     const search = (d: PipelineDefinition) =>
-      d.steps.findIndex((s) => 'if' in s && s.if === 'NOT _exists_:src_ip');
+      d.steps.findIndex((s) => (s as { if?: string }).if === 'NOT _exists_:src_ip');
     const sshd = BUILTIN_PIPELINES.find((d) => d.key === 'sshd') as PipelineDefinition;
     expect(search(sshd)).toBeGreaterThan(0);
     const earlier = setOf(
