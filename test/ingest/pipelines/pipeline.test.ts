@@ -308,6 +308,12 @@ describe('the built-in pipelines', () => {
       action: 'login_success',
       src_ip: '2001:db8::1',
     });
+    // A line no pattern reads an address from: the first one in its text, unless the
+    // event came with one; a pattern's address wins over the sender's.
+    const mapsTo = 'Address 203.0.113.7 maps to example.com, but this does not map back to the address';
+    expect(run({ app: 'sshd', message: mapsTo }).src_ip).toBe('203.0.113.7');
+    expect(run({ app: 'sshd', message: mapsTo, src_ip: '198.51.100.1' }).src_ip).toBe('198.51.100.1');
+    expect(run({ app: 'sshd', message: samples[1], src_ip: '198.51.100.1' }).src_ip).toBe('10.1.2.3');
     expect(run({ app: 'sudo', message: samples[4] })).toMatchObject({
       action: 'sudo',
       user: 'alice',
