@@ -23,27 +23,26 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const RECEIVED = Date.UTC(2005, 11, 31);
 const set = builtinPipelineSet();
 
-function run(record: Record<string, unknown>): NormalisedEvent {
-  const r = normaliseRecord(record, { receivedAt: RECEIVED, intake: 'test', newId: () => 'id' });
-  if (!r.ok) throw new Error(r.detail);
-  const out = set.run(r.event);
-  if (out === null) throw new Error('dropped');
-  return out;
-}
-
-function syslogEvent(line: string): NormalisedEvent {
-  const record = parseSyslog(line, { now: RECEIVED }) as unknown as Record<string, unknown>;
+function normalised(record: Record<string, unknown>): NormalisedEvent {
   const r = normaliseRecord(record, { receivedAt: RECEIVED, intake: 'test', newId: () => 'id' });
   if (!r.ok) throw new Error(r.detail);
   return r.event;
+}
+
+function run(record: Record<string, unknown>): NormalisedEvent {
+  const out = set.run(normalised(record));
+  if (out === null) throw new Error('dropped');
+  return out;
 }
 
 /** Pipelines as the built-ins' set runs them (by their order). */
 const setOf = (defs: ReadonlyArray<PipelineDefinition & { order: number }>) =>
   new PipelineSet([...defs].sort((a, b) => a.order - b.order).map((d, i) => compilePipeline(i, d, true)));
 
-const viaSyslog = (line: string) =>
-  run(parseSyslog(line, { now: RECEIVED }) as unknown as Record<string, unknown>);
+const syslogRecord = (line: string) =>
+  parseSyslog(line, { now: RECEIVED }) as unknown as Record<string, unknown>;
+const syslogEvent = (line: string) => normalised(syslogRecord(line));
+const viaSyslog = (line: string) => run(syslogRecord(line));
 const viaMessage = (line: string) => run({ message: line });
 
 function isoOf(month: string, day: string, time: string): string {
