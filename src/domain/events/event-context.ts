@@ -139,19 +139,49 @@ export function sidePage(
   };
 }
 
-/** The first window tried around the anchor (ms): ten minutes. */
-const FIRST_WINDOW_MS = 600_000;
+/** The first window tried around the anchor (ms): ten minutes, at least. */
+export const FIRST_WINDOW_MS = 600_000;
+/**
+ * Events the first window is widened to hold, by the store's per-hour estimate: a read's
+ * cost is mostly its own (planning, the rows it returns), scanning 100,000 more events for
+ * the source's values adds little, and on a store of few events an hour ten minutes hold
+ * too few of a source's events (1 M events a day: ~7 of the 51 a side reads, for a source
+ * logging 1,000 a day), which then costs a second read.
+ */
+export const FIRST_WINDOW_EVENTS = 100_000;
+
+/**
+ * The first window for one side (ms): ten minutes, doubled while the store holds fewer
+ * than `FIRST_WINDOW_EVENTS` events in it (`estimate`: the store's per-hour estimate)
+ * and it does not yet cover the store.
+ */
+export function firstWindow(
+  estimate: (fromMs: number, toMs: number) => number,
+  side: Side,
+  at: number,
+  span: { oldest: number; newest: number },
+): number {
+  let w = FIRST_WINDOW_MS;
+  for (;;) {
+    const from = side === 'before' ? Math.max(span.oldest, at - w) : at;
+    const to = side === 'before' ? at + 1 : Math.min(span.newest, at + w) + 1;
+    const covers = side === 'before' ? from === span.oldest : to === span.newest + 1;
+    if (covers || estimate(from, to) >= FIRST_WINDOW_EVENTS) return w;
+    w *= 2;
+  }
+}
 /** Windows tried before the rest of the store is read at once. */
 const MAX_WINDOWS = 4;
 
 /**
- * One side's `n` nearest events: searched in a window of ten minutes from the anchor, then
+ * One side's `n` nearest events: searched in a window of `first` from the anchor (ten
+ * minutes, or as `firstWindow` widens it on a store of few events an hour), then
  * in windows sized from what the last one held (a source that logged k of the n events in
  * w is read next over about w·n/k, with a margin), until a window holds `n` or covers the
  * store. A window that holds none of the source's events sends the next read to the whole
  * store at once: the word index keeps that read to the blocks that hold the source (or,
  * where those are many, the store scans for the source's values, which DuckDB tests
- * inside its scan), cheap for a source rare enough to leave ten minutes empty. A busy
+ * inside its scan), cheap for a source rare enough to leave its first window empty. A busy
  * source costs one narrow read; one that logs once an hour, two. (An hour first, with 24
  * windows after an empty one, measured p50 50 / p95 68 ms over 10 M events; this, 31 /
  * 53, and 20 / 39 with the word index's reads costed and rows stored by source.)
@@ -162,8 +192,9 @@ export async function nearest(
   at: number,
   span: { oldest: number; newest: number },
   n: number,
+  first = FIRST_WINDOW_MS,
 ): Promise<StoredEvent[]> {
-  let w = FIRST_WINDOW_MS;
+  let w = first;
   for (let tries = 0; tries < MAX_WINDOWS; tries++) {
     const window =
       side === 'before'

@@ -7,7 +7,16 @@ import type { EventStore } from '../../event-store/event-store.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
-import { decodeCursor, nearest, type Side, sidePage, sidePlan, sideRows, sourceOf } from './event-context.js';
+import {
+  decodeCursor,
+  firstWindow,
+  nearest,
+  type Side,
+  sidePage,
+  sidePlan,
+  sideRows,
+  sourceOf,
+} from './event-context.js';
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -106,6 +115,7 @@ export class EventsService {
         from.ts,
         span,
         rows,
+        firstWindow((a, b) => this.store.estimateInRange(a, b), s, from.ts, span),
       );
       const page = sidePage(s, found, n, by);
       return { events: s === 'before' ? page.events.reverse() : page.events, cursor: page.cursor };
