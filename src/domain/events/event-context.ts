@@ -163,12 +163,21 @@ export function firstWindow(
 ): number {
   let w = FIRST_WINDOW_MS;
   for (;;) {
-    const from = side === 'before' ? Math.max(span.oldest, at - w) : at;
-    const to = side === 'before' ? at + 1 : Math.min(span.newest, at + w) + 1;
-    const covers = side === 'before' ? from === span.oldest : to === span.newest + 1;
+    const { window, covers } = windowOf(side, at, w, span);
+    const [from, to] = side === 'before' ? [window.oldest, at + 1] : [at, window.newest + 1];
     if (covers || estimate(from, to) >= FIRST_WINDOW_EVENTS) return w;
     w *= 2;
   }
+}
+
+/** One side's window of `w` ms from the anchor within the store's span, and whether it covers that side of it. */
+function windowOf(side: Side, at: number, w: number, span: { oldest: number; newest: number }) {
+  const window =
+    side === 'before'
+      ? { oldest: Math.max(span.oldest, at - w), newest: span.newest }
+      : { oldest: span.oldest, newest: Math.min(span.newest, at + w) };
+  const covers = side === 'before' ? window.oldest === span.oldest : window.newest === span.newest;
+  return { window, covers };
 }
 /** Windows tried before the rest of the store is read at once. */
 const MAX_WINDOWS = 4;
@@ -196,11 +205,7 @@ export async function nearest(
 ): Promise<StoredEvent[]> {
   let w = first;
   for (let tries = 0; tries < MAX_WINDOWS; tries++) {
-    const window =
-      side === 'before'
-        ? { oldest: Math.max(span.oldest, at - w), newest: span.newest }
-        : { oldest: span.oldest, newest: Math.min(span.newest, at + w) };
-    const covers = side === 'before' ? window.oldest === span.oldest : window.newest === span.newest;
+    const { window, covers } = windowOf(side, at, w, span);
     const found = (await run(window)).events;
     if (found.length >= n || covers) return found;
     if (found.length === 0) break;
