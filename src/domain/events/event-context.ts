@@ -140,7 +140,7 @@ export function sidePage(
 }
 
 /** The first window tried around the anchor (ms): ten minutes, at least. */
-export const FIRST_WINDOW_MS = 600_000;
+const FIRST_WINDOW_MS = 600_000;
 /**
  * Events the first window is widened to hold, by the store's per-hour estimate: a read's
  * cost is mostly its own (planning, the rows it returns), scanning 100,000 more events for
