@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
 import { type MigrationOf, runMigrations } from './migrator.js';
+import { OwnSchemaPostgresDialect } from './postgres-introspector.js';
 import type { Database } from './schema.js';
 import { openSqliteDatabase, type SqliteDriverName } from './sqlite-driver.js';
 
@@ -66,6 +67,6 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Me
   // request meanwhile gets 503 store_unavailable.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -41,8 +41,9 @@ export async function runMigrations(
     if (all[name]) throw new Error(`migration ${name} is declared twice`);
     all[name] = make;
   }
-  // Kysely looks for its migration tables in every schema unless told which one: another
-  // schema's tables (another application, or a parallel test) would pass for ours.
+  // Kysely's migration tables live in our schema, named so (its schema plugin), and are
+  // looked for there only: another schema's (another application, a parallel test) would
+  // pass for ours.
   const schema =
     dialect === 'postgres'
       ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
@@ -55,19 +56,7 @@ export async function runMigrations(
         Object.fromEntries(Object.entries(all).map(([name, make]) => [name, make(dialect)])),
     },
   });
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    // Kysely checks for its tables by reading every schema's catalog, calling functions
-    // by schema name: another schema dropped meanwhile (another application, a parallel
-    // test) fails that read with 3F000 naming it. Nothing was migrated; read again.
-    if (attempt < 10 && droppedMeanwhile(error, schema)) continue;
-    throw error instanceof Error ? error : new Error(String(error));
-  }
-}
-
-/** PostgreSQL's "schema … does not exist" (3F000) for a schema that is not ours. */
-function droppedMeanwhile(error: unknown, ours: string | undefined): boolean {
-  const e = error as { code?: unknown; message?: unknown };
-  return e?.code === '3F000' && typeof e.message === 'string' && !e.message.includes(`"${ours}"`);
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
