@@ -41,9 +41,9 @@ export async function runMigrations(
     if (all[name]) throw new Error(`migration ${name} is declared twice`);
     all[name] = make;
   }
-  // Kysely's migration tables live in our schema, named so (its schema plugin), and are
-  // looked for there only: another schema's (another application, a parallel test) would
-  // pass for ours.
+  // Kysely's migration tables are made in our schema, named through its schema plugin, and
+  // looked for there only (postgres-introspector.ts): otherwise another schema's (another
+  // application's, a parallel test's) would pass for ours.
   const schema =
     dialect === 'postgres'
       ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
