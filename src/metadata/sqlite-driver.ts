@@ -171,22 +171,42 @@ function isSqliteExperimentalWarning(warning: string | Error, typeOrOptions: unk
   );
 }
 
+/**
+ * Compiled statements kept for their SQL text, at most this many (the least recently used
+ * goes): Kysely prepares every query anew, and compiling was ~0.14 ms of the ~2 ms of main
+ * thread a Search costs. The store's queries are a few hundred texts.
+ */
+const KEPT_STATEMENTS = 256;
+
 /** What Kysely's SqliteDialect expects of a database (better-sqlite3's API), over either library. */
 class AdaptedDatabase implements SqliteDatabase {
   #db: LibraryDatabase;
   #open = true;
+  readonly #kept = new Map<string, AdaptedStatement>();
 
   constructor(db: LibraryDatabase) {
     this.#db = db;
   }
 
   prepare(sql: string): SqliteStatement {
+    const kept = this.#kept.get(sql);
+    if (kept && !kept.iterating) {
+      this.#kept.delete(sql);
+      this.#kept.set(sql, kept);
+      return kept;
+    }
     const statement = translated(() => this.#db.prepare(sql));
     // node:sqlite compiles the first statement and drops the rest: refused instead.
     const source = statement.sourceSQL;
     if (source !== undefined && !onlyCommentsAndSpace(sql.slice(source.length)))
       throw new RangeError('The supplied SQL string contains more than one statement');
-    return new AdaptedStatement(statement);
+    const adapted = new AdaptedStatement(statement);
+    // A kept statement still being read (a stream) is not shared: this one is used once.
+    if (!kept) {
+      if (this.#kept.size >= KEPT_STATEMENTS) this.#kept.delete(this.#kept.keys().next().value as string);
+      this.#kept.set(sql, adapted);
+    }
+    return adapted;
   }
 
   exec(sql: string): void {
@@ -202,6 +222,8 @@ class AdaptedDatabase implements SqliteDatabase {
 
 class AdaptedStatement implements SqliteStatement {
   readonly reader: boolean;
+  /** Between an `iterate` and its end: the statement cannot run anything else meanwhile. */
+  iterating = false;
   #statement: LibraryStatement;
 
   constructor(statement: LibraryStatement) {
@@ -225,14 +247,23 @@ class AdaptedStatement implements SqliteStatement {
     this.#mustRead();
     const values = bindable(parameters);
     const rows = translated(() => this.#statement.iterate(...values));
+    this.iterating = true;
     const iterator: IterableIterator<unknown> = {
       next: () => {
-        const step = translated(() => rows.next());
+        let step: IteratorResult<unknown>;
+        try {
+          step = translated(() => rows.next());
+        } catch (err) {
+          this.iterating = false;
+          throw err;
+        }
+        if (step.done) this.iterating = false;
         return step.done ? { done: true, value: undefined } : { done: false, value: plainRow(step.value) };
       },
       // Leaving a loop early resets the statement.
       return: (value?: unknown) => {
         rows.return?.();
+        this.iterating = false;
         return { done: true, value };
       },
       [Symbol.iterator]: () => iterator,

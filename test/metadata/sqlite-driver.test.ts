@@ -135,6 +135,34 @@ describe.each(drivers)('$driver, as Kysely uses it', ({ driver, skip }) => {
     }
   });
 
+  it('keeps a compiled statement for its text, but not one an iteration still reads', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const sqlite = await open();
+    const db = sqlite.database;
+    try {
+      const insert = db.prepare('insert into t (n, s) values (?, ?)');
+      for (let i = 1; i <= 3; i++) insert.run([i, `s${i}`]);
+      const text = 'select id from t where id >= ? order by id';
+      const kept = db.prepare(text);
+      expect(db.prepare(text)).toBe(kept);
+      // An iteration in progress (a stream): the same text meanwhile gets a statement of its own.
+      const reading = kept.iterate([1]);
+      expect(reading.next().value).toEqual({ id: 1 });
+      const meanwhile = db.prepare(text);
+      expect(meanwhile).not.toBe(kept);
+      expect(meanwhile.all([2])).toEqual([{ id: 2 }, { id: 3 }]);
+      expect([...reading]).toEqual([{ id: 2 }, { id: 3 }]);
+      expect(db.prepare(text)).toBe(kept);
+      // A statement kept from before the table changed reads the table as it is now.
+      const star = 'select * from t where id = ?';
+      expect(db.prepare(star).all([2])).toEqual([{ id: 2, n: 2, s: 's2', x: null }]);
+      sqlite.exec('alter table t add column y integer default 7');
+      expect(db.prepare(star).all([2])).toEqual([{ id: 2, n: 2, s: 's2', x: null, y: 7 }]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('binds numbers, strings, bigints, blobs and null; refuses booleans and objects', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const sqlite = await open();
