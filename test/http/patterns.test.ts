@@ -279,3 +279,66 @@ describe(`patterns at ingest (${BACKEND}, ${EVENT_STORE})`, () => {
     }
   });
 });
+
+/**
+ * A pattern's count and span are over the events its caller may read (issue #54): events
+ * of the same template in a stream they may not read neither count nor widen its span.
+ */
+describe(`a pattern counted over readable events (${BACKEND}, ${EVENT_STORE})`, () => {
+  let t: TestApp;
+  const T = Math.floor(Date.now() / 1000) - 900;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('gives a reader of some of its events their count, first and last seen; an admin all', async () => {
+    const reader = await t.user('reader');
+    const team = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/teams',
+      payload: { name: 'vault-keepers', members: [] },
+    });
+    const vault = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/streams',
+      payload: { title: 'Vault', rule: 'host:vault', readers: { teams: [team.json().id] } },
+    });
+    expect(vault.statusCode, vault.body).toBe(201);
+    const line = (n: number, host: string, at: number) => ({
+      app: 'billing',
+      host,
+      message: `invoice ${n} sent to customer ${n * 7}`,
+      timestamp: at,
+    });
+    const sent = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      payload: [
+        line(1, 'vault', T),
+        line(2, 'web', T + 10),
+        line(3, 'web', T + 20),
+        line(4, 'vault', T + 30),
+      ],
+    });
+    expect(sent.statusCode, sent.body).toBe(200);
+    const found = await t.as(reader.token, {
+      method: 'POST',
+      url: '/api/query',
+      payload: { type: 'Search', params: { query: 'app:billing', time_range: { preset: 'last_hour' } } },
+    });
+    const events = found.json().results.events as Ev[];
+    expect(events.map((e) => e.message).sort()).toEqual([
+      'invoice 2 sent to customer 14',
+      'invoice 3 sent to customer 21',
+    ]);
+    const id = events[0]?.pattern_id as string;
+    const seen = await t.as(reader.token, { method: 'GET', url: `/api/patterns/${id}` });
+    expect(seen.statusCode, seen.body).toBe(200);
+    expect(seen.json()).toMatchObject({ pattern_id: id, count: 2, first_seen: T + 10, last_seen: T + 20 });
+    expect(events.map((e) => e.ev_id)).toContain(seen.json().example_ev_id);
+    const all = await t.as(t.adminToken, { method: 'GET', url: `/api/patterns/${id}` });
+    expect(all.json()).toMatchObject({ pattern_id: id, count: 4, first_seen: T, last_seen: T + 30 });
+  });
+});

@@ -180,31 +180,37 @@ export class PatternsService {
     return this.miner.get(id)?.tokens.join(' ');
   }
 
-  /** A pattern the caller may read an event of (404 otherwise). */
+  /**
+   * A pattern the caller may read an event of (404 otherwise), counted over what they may
+   * read: its span and count come from the store under the caller's scope, so events of
+   * streams they may not read neither count nor move first and last seen. Only a scope of
+   * every event (an administrator's) shows the kept counters, which count all time
+   * (retention included).
+   */
   async get(who: Identity, id: string): Promise<Pattern> {
     await this.flush();
     const row = await this.repo.byId(id);
     if (!row) throw notFound('No such pattern.');
     const scope = await this.scopes.of(who);
-    const { events } = await this.store.execute({
-      kind: 'search',
+    const { items } = await this.store.execute({
+      kind: 'patterns',
       scope,
       filter: cond('pattern_id', 'eq', id),
       range: { fromMs: row.first_seen, toMs: row.last_seen + 1 },
-      sort: [{ field: 'ts', desc: true }],
-      limit: 1,
-      offset: 0,
-      count: false,
+      n: 1,
+      buckets: 1,
     });
-    const example = events[0];
-    if (!example) throw notFound('No such pattern.');
+    const readable = items.find((i) => i.patternId === id);
+    const example = readable?.samples[0];
+    if (!readable || !example) throw notFound('No such pattern.');
+    const all = scope.filter === null;
     return {
       pattern_id: row.pattern_id,
       template: row.template,
-      first_seen: seconds(row.first_seen),
-      last_seen: seconds(row.last_seen),
-      count: row.count,
-      example_ev_id: example.ev_id,
+      first_seen: seconds(all ? row.first_seen : readable.firstSeen),
+      last_seen: seconds(all ? row.last_seen : readable.lastSeen),
+      count: all ? row.count : readable.count,
+      example_ev_id: example.evId,
     };
   }
 
