@@ -259,6 +259,15 @@ describe(`streams on ${BACKEND}`, () => {
     expect((await call(alice.token, 'GET', `/api/streams/${pay.id}`)).json()).not.toHaveProperty(
       'event_count',
     );
+    // A manage_streams holder who may read only Default sees Pay to manage it, but not its count.
+    const managed = (await call(keeper.token, 'GET', '/api/streams?counts=true')).json().results;
+    expect(managed.map((s: StreamBody) => [s.title, s.event_count])).toEqual([
+      ['Default', 2],
+      ['Pay', undefined],
+    ]);
+    expect((await call(keeper.token, 'GET', `/api/streams/${pay.id}?counts=1`)).json()).not.toHaveProperty(
+      'event_count',
+    );
     await call(t.adminToken, 'DELETE', `/api/streams/${pay.id}`);
     const back = (await call(t.adminToken, 'GET', '/api/streams?counts=true')).json().results;
     expect(back.map((s: StreamBody) => s.event_count)).toEqual([5]);

@@ -35,7 +35,7 @@ export class StreamsService {
     const rows = await this.streams.all();
     const readers = await this.streams.readers();
     const visible = await this.visibleTo(who, rows, readers);
-    return this.present(visible, readers, opts.counts ? rows : undefined);
+    return this.present(visible, readers, opts.counts ? await this.countable(who, rows, readers) : undefined);
   }
 
   async get(who: Identity, id: number, opts: { counts?: boolean } = {}): Promise<Stream> {
@@ -43,7 +43,8 @@ export class StreamsService {
     const readers = await this.streams.readers();
     const row = (await this.visibleTo(who, rows, readers)).find((r) => r.id === id);
     if (!row) throw notFound();
-    return (await this.present([row], readers, opts.counts ? rows : undefined))[0] as Stream;
+    const countable = opts.counts ? await this.countable(who, rows, readers) : undefined;
+    return (await this.present([row], readers, countable))[0] as Stream;
   }
 
   async create(who: Identity, input: StreamInput): Promise<Stream> {
@@ -125,6 +126,30 @@ export class StreamsService {
     readers: ReadonlyMap<number, Readers>,
   ): Promise<StreamRow[]> {
     if (can(who, 'manage_streams')) return [...rows];
+    return this.readableBy(who, rows, readers);
+  }
+
+  /**
+   * What `event_count` is given for: every stream (their membership rules, `all`) and the
+   * ids of those the caller may read. A `manage_streams` holder sees every stream to manage
+   * it, but counts only the events of those they read, as everyone else.
+   */
+  private async countable(
+    who: Identity,
+    all: readonly StreamRow[],
+    readers: ReadonlyMap<number, Readers>,
+  ): Promise<{ all: readonly StreamRow[]; readable: ReadonlySet<number> }> {
+    const readable = await this.readableBy(who, all, readers);
+    return { all, readable: new Set(readable.map((r) => r.id)) };
+  }
+
+  /** The streams the caller may read: all for admins, else those whose readers name them or a team of theirs. */
+  private async readableBy(
+    who: Identity,
+    rows: readonly StreamRow[],
+    readers: ReadonlyMap<number, Readers>,
+  ): Promise<StreamRow[]> {
+    if (who.isAdmin) return [...rows];
     const teams = new Set(await this.teams.teamsOf(who.userId));
     return rows.filter((r) => {
       const named = readers.get(r.id);
@@ -132,13 +157,21 @@ export class StreamsService {
     });
   }
 
-  /** Representations; with `all` (every stream), each with its events of the last 24 h. */
+  /**
+   * Representations; with `countable`, those the caller may read each with its events of
+   * the last 24 h (the others without `event_count`).
+   */
   private async present(
     rows: readonly StreamRow[],
     readers: ReadonlyMap<number, Readers>,
-    all?: readonly StreamRow[],
+    countable?: { all: readonly StreamRow[]; readable: ReadonlySet<number> },
   ): Promise<Stream[]> {
-    const counts = all ? await this.counts(rows, all) : undefined;
+    const counts = countable
+      ? await this.counts(
+          rows.filter((r) => countable.readable.has(r.id)),
+          countable.all,
+        )
+      : undefined;
     return rows.map((r) => ({
       id: r.id,
       title: r.title,
@@ -150,7 +183,7 @@ export class StreamsService {
       builtin: r.builtin === 1,
       created_at: r.created_at,
       updated_at: r.updated_at,
-      ...(counts ? { event_count: counts.get(r.id) ?? 0 } : {}),
+      ...(counts && countable?.readable.has(r.id) ? { event_count: counts.get(r.id) ?? 0 } : {}),
     }));
   }
 

@@ -1,5 +1,5 @@
 // The permissions a user can hold besides admin: the server's own list (no imports there).
-import { PERMISSIONS } from '@shared/permissions';
+import { ADMIN_LEVEL_PERMISSIONS, PERMISSIONS } from '@shared/permissions';
 import { useId, useState } from 'react';
 import { type AuthToken, api, getToken, type User } from '../api';
 import { Dialog } from '../components/Dialog';
@@ -282,7 +282,7 @@ function UserFields(props: {
         {PERMISSIONS.map((p) => (
           <Check
             key={p}
-            label={p}
+            label={ADMIN_LEVEL_PERMISSIONS.includes(p) ? `${p} (admin-level)` : p}
             checked={permissions.includes(p)}
             onChange={(e) =>
               setPermissions(
@@ -292,6 +292,10 @@ function UserFields(props: {
           />
         ))}
       </fieldset>
+      <p className="muted small-text form-hint">
+        Admin-level permissions let their holder change who reads which events, themselves included: grant
+        them only to people trusted with every event.
+      </p>
     </>
   );
 }

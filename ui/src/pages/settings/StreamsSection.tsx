@@ -72,7 +72,13 @@ export function StreamsSection({ isAdmin }: { isAdmin: boolean }) {
             ? 'forever'
             : `${s.retention_days} days`,
     },
-    { header: 'Events (24 h)', wide: true, cell: (s) => formatCount(s.event_count ?? 0) },
+    {
+      header: 'Events (24 h)',
+      wide: true,
+      // Counted only for the streams the viewer may read (a manager sees them all).
+      cell: (s) =>
+        s.event_count === undefined ? <span className="muted">—</span> : formatCount(s.event_count),
+    },
   ];
 
   return (
