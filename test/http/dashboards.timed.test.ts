@@ -340,16 +340,11 @@ describe(`dashboards on ${BACKEND}`, () => {
       expect(again.widgets).toHaveLength(3);
     });
 
-    it('lets manage_dashboards holders and admins read and change it; its widgets stay read-only', async () => {
+    it('lets manage_dashboards holders read, clone and save it, not change it (403); admins change it', async () => {
       for (const token of [dm.token, t.adminToken]) {
         const got = await req(token, 'GET', `/api/dashboards/${d.id}`);
         expect(got.statusCode).toBe(200);
         expect(got.json().widgets.every((w: WidgetBody) => w.read_only)).toBe(true);
-        expect(
-          (await req(token, 'PATCH', `/api/dashboards/${d.id}`, { description: token })).statusCode,
-        ).toBe(200);
-        const put = await req(token, 'PUT', `/api/dashboards/${d.id}`, { title: 'Private' });
-        expect(put.statusCode).toBe(200);
         expect(
           (await req(token, 'PATCH', `/api/widgets/${d.widgets[0]!.id}`, { title: 'mine now' })).statusCode,
         ).toBe(403);
@@ -360,14 +355,42 @@ describe(`dashboards on ${BACKEND}`, () => {
         });
         expect(saved.statusCode).toBe(200);
       }
-      const added = await req(dm.token, 'POST', `/api/dashboards/${d.id}/widgets`, widget('by dm'));
+      // Seeing every dashboard is not changing another's: only its owner and admins do.
+      const changes: Array<[InjectOptions['method'], string, object?]> = [
+        ['PATCH', `/api/dashboards/${d.id}`, { description: 'by dm' }],
+        ['PUT', `/api/dashboards/${d.id}`, { title: 'by dm' }],
+        ['POST', `/api/dashboards/${d.id}/widgets`, widget('by dm')],
+        ['DELETE', `/api/dashboards/${d.id}/widgets/${d.widgets[0]!.id}`],
+        ['DELETE', `/api/dashboards/${d.id}/widgets?widget_id=${d.widgets[0]!.id}`],
+        ['DELETE', `/api/dashboards/${d.id}/widgets`],
+        ['DELETE', `/api/dashboards/${d.id}`],
+      ];
+      for (const [method, url, body] of changes) {
+        const res = await req(dm.token, method, url, body);
+        expect(res.statusCode, `${method} ${url}`).toBe(403);
+        expect(res.json().code).toBe('permission_denied');
+      }
+      const unchanged = (await req(owner.token, 'GET', `/api/dashboards/${d.id}`)).json();
+      expect(unchanged).toMatchObject({ title: 'Private', description: '' });
+      expect(unchanged.widgets).toHaveLength(3);
+      expect(
+        (await req(t.adminToken, 'PATCH', `/api/dashboards/${d.id}`, { description: 'by admin' })).statusCode,
+      ).toBe(200);
+      expect(
+        (await req(t.adminToken, 'PUT', `/api/dashboards/${d.id}`, { title: 'Private' })).statusCode,
+      ).toBe(200);
+      const added = await req(t.adminToken, 'POST', `/api/dashboards/${d.id}/widgets`, widget('by admin'));
       expect(added.statusCode, added.body).toBe(200);
-      expect(added.json()).toMatchObject({ owner: dm.id, read_only: false, dashboards: [d.id] });
+      expect(added.json()).toMatchObject({ read_only: false, dashboards: [d.id] });
       const seenByOwner = (await req(owner.token, 'GET', `/api/dashboards/${d.id}`)).json();
       expect(seenByOwner.widgets.at(-1)).toMatchObject({ id: added.json().id, read_only: true });
       // The owner still sees only the dashboards it can see in a widget's list.
       expect(seenByOwner.widgets[0].dashboards).toEqual([d.id]);
-      const detached = await req(dm.token, 'DELETE', `/api/dashboards/${d.id}/widgets/${added.json().id}`);
+      const detached = await req(
+        t.adminToken,
+        'DELETE',
+        `/api/dashboards/${d.id}/widgets/${added.json().id}`,
+      );
       expect(detached.statusCode).toBe(204);
       expect(await widgetExists(added.json().id)).toBe(404);
       const admin = await req(
@@ -378,7 +401,7 @@ describe(`dashboards on ${BACKEND}`, () => {
       expect(admin.statusCode).toBe(204);
     });
 
-    it('lets the owner do everything, and a manage_dashboards holder delete it', async () => {
+    it('lets the owner do everything, and an admin (not a manage_dashboards holder) delete it', async () => {
       const added = await req(owner.token, 'POST', `/api/dashboards/${d.id}/widgets/`, widget('own'));
       expect(added.statusCode).toBe(200);
       expect(added.json().read_only).toBe(false);
@@ -389,7 +412,8 @@ describe(`dashboards on ${BACKEND}`, () => {
       expect(
         (await req(owner.token, 'DELETE', `/api/dashboards/${d.id}/widgets/${added.json().id}/`)).statusCode,
       ).toBe(204);
-      expect((await req(dm.token, 'DELETE', `/api/dashboards/${d.id}`)).statusCode).toBe(204);
+      expect((await req(dm.token, 'DELETE', `/api/dashboards/${d.id}`)).statusCode).toBe(403);
+      expect((await req(t.adminToken, 'DELETE', `/api/dashboards/${d.id}`)).statusCode).toBe(204);
       expect((await req(owner.token, 'GET', `/api/dashboards/${d.id}`)).statusCode).toBe(404);
     });
   });

@@ -1,5 +1,12 @@
 import type { Page, PageRequest } from '../../core/list.js';
-import { conflict, type FieldErrors, fieldError, notFound, validationError } from '../../errors/errors.js';
+import {
+  conflict,
+  type FieldErrors,
+  fieldError,
+  notFound,
+  permissionDenied,
+  validationError,
+} from '../../errors/errors.js';
 import type { DashboardFilter, DashboardRepositories } from '../../metadata/dashboards-repository.js';
 import type { DashboardRow, WidgetRow } from '../../metadata/schema.js';
 import type { Identity } from '../auth/identity.js';
@@ -324,9 +331,16 @@ export class DashboardsService {
     return row;
   }
 
-  /** Whoever sees a dashboard may change it: its owner and manage_dashboards holders. */
-  private writable(who: Identity, id: number): Promise<DashboardRow> {
-    return this.visible(who, id);
+  /**
+   * A dashboard its owner or an admin may change (its layout, title, widgets) or delete.
+   * `manage_dashboards` lets its holder see every dashboard (and clone it), not change
+   * another's: `403` for one they see but do not own, `404` for one they do not see.
+   */
+  private async writable(who: Identity, id: number): Promise<DashboardRow> {
+    const row = await this.visible(who, id);
+    if (row.owner_id !== who.userId && !who.isAdmin)
+      throw permissionDenied('Only its owner or an administrator may change this dashboard.');
+    return row;
   }
 
   private async present(who: Identity, row: DashboardRow): Promise<Dashboard> {
