@@ -238,6 +238,18 @@ export const ConfigSchema = Type.Object(
       default: 100,
       description: 'Triggers one user may own; beyond it creating one answers `409 limit_reached`',
     }),
+    savedSearchesPerUser: Type.Integer({
+      minimum: 1,
+      default: 500,
+      description: 'Saved searches one user may own; beyond it saving one answers `409 limit_reached`',
+    }),
+    savedSearchMaxBytes: Type.Integer({
+      minimum: 4096,
+      maximum: 1_048_576,
+      default: 65536,
+      description:
+        'Largest saved search, counted as the bytes it is stored as (its texts and JSON values); a larger one answers `400`',
+    }),
     reportsPerUser: Type.Integer({
       minimum: 1,
       default: 2,

@@ -15,8 +15,11 @@ declare module '../component.js' {
 export const savedSearches = component({
   name: 'saved-searches',
   migrations: { '0014-saved-searches': savedSearchesMigration },
-  build({ meta }, { teams }) {
-    const searches = new SavedSearchesService(new SavedSearchesRepository(meta.db), teams);
+  build({ meta, config }, { teams }) {
+    const searches = new SavedSearchesService(new SavedSearchesRepository(meta.db), teams, {
+      perUser: config.savedSearchesPerUser,
+      maxBytes: config.savedSearchMaxBytes,
+    });
     return {
       provides: { savedSearches: searches },
       schemas: [SavedSearchSchema],

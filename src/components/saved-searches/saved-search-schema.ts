@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { IsoDateTime } from '../../core/resource-schema.js';
-import { TimeRangeSchema } from '../../query/time-range.js';
+import { OptionalTimeRangeSchema, TimeRangeSchema } from '../../query/time-range.js';
 
 const SharedWith = Type.Object(
   {
@@ -39,7 +39,8 @@ const writable = {
   description: Type.Optional(Type.String({ maxLength: 10_000 })),
   query: Type.Optional(Type.String({ maxLength: 10_000, description: 'Default "".' })),
   filter: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 1000 })),
-  time_range: Type.Optional(TimeRangeSchema),
+  // No default here: a PATCH that leaves it out keeps it (the create body adds the default).
+  time_range: Type.Optional(OptionalTimeRangeSchema),
   streams: Type.Optional(
     Type.Union([Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 1000 }), Type.Null()]),
   ),
@@ -56,7 +57,11 @@ const writable = {
   ),
 };
 
-export const SavedSearchCreateSchema = Type.Object(writable, { additionalProperties: false });
+export const SavedSearchCreateSchema = Type.Object(
+  { ...writable, time_range: Type.Optional(TimeRangeSchema) },
+  { additionalProperties: false },
+);
 export type SavedSearchInput = Static<typeof SavedSearchCreateSchema>;
-export const SavedSearchPatchSchema = Type.Partial(SavedSearchCreateSchema, { additionalProperties: false });
+/** What a PATCH gives changes; nothing is filled in for what it leaves out (no defaults). */
+export const SavedSearchPatchSchema = Type.Partial(Type.Object(writable), { additionalProperties: false });
 export type SavedSearchPatch = Static<typeof SavedSearchPatchSchema>;

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { envelope, planList } from '../../http/list.js';
+import { envelope, planList, splitIntList } from '../../http/list.js';
 import { caller } from '../../http/plugins/auth.js';
 import {
   errorResponses,
@@ -33,7 +33,9 @@ export async function savedSearchRoutes(fastify: FastifyInstance, opts: { search
           title: Type.Optional(
             Type.String({ maxLength: 200, description: 'Title contains (ignoring case).' }),
           ),
-          owner: Type.Optional(Type.Integer({ minimum: 1 })),
+          owner: Type.Optional(
+            Type.String({ maxLength: 10_000, description: 'Owner user ids, comma-separated.' }),
+          ),
           shared: Type.Optional(QueryBoolean('true: only those others shared with you; false: only yours.')),
         }),
         response: {
@@ -50,7 +52,7 @@ export async function savedSearchRoutes(fastify: FastifyInstance, opts: { search
         plan,
         await searches.list(
           caller(request),
-          { title: q.title, owner: q.owner, shared: parseBoolean(q.shared) },
+          { title: q.title, owners: splitIntList('owner', q.owner), shared: parseBoolean(q.shared) },
           plan,
         ),
       );

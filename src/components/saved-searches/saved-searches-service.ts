@@ -10,6 +10,7 @@ import {
 import { parseQuery } from '../../filter/language/parse-query.js';
 import { parseFilter } from '../../filter/parse-filter.js';
 import { validateTimeRange } from '../../query/time-range.js';
+import { DEFAULT_PRESET } from '../../shared/time-presets.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import type { SavedSearch, SavedSearchInput, SavedSearchPatch } from './saved-search-schema.js';
 import type { SavedSearchesRepository, SavedSearchRow } from './saved-searches-repository.js';
@@ -17,89 +18,96 @@ import type { SavedSearchesRepository, SavedSearchRow } from './saved-searches-r
 export interface SavedSearchFilter {
   /** Title contains, ignoring case. */
   title?: string | undefined;
-  owner?: number | undefined;
+  /** Owned by any of these users. */
+  owners?: readonly number[] | undefined;
   /** true: only those others shared with the caller; false: only the caller's own. */
   shared?: boolean | undefined;
 }
 
-const DEFAULT_RANGE = { preset: 'last_hour' };
+/** How many saved searches a user may own, and how large one may be when stored. */
+export interface SavedSearchBounds {
+  /** Setting `savedSearchesPerUser`. */
+  perUser: number;
+  /** Setting `savedSearchMaxBytes`: the UTF-8 bytes of its stored texts and JSON values. */
+  maxBytes: number;
+}
+
+const DEFAULT_RANGE = { preset: DEFAULT_PRESET };
+
+/** The stored columns a saved search's size counts (each named as the API field that fills it). */
+const SIZED = [
+  'title',
+  'description',
+  'query',
+  'filter',
+  'time_range',
+  'streams',
+  'columns',
+  'sort',
+] as const;
+type Sized = Pick<SavedSearchRow, (typeof SIZED)[number]>;
 
 /**
  * Saved searches (API §19): visible to their owner, to the teams (or everyone) they are
  * shared with and to admins; changed and deleted by their owner and admins only. What a
  * saved search shows a reader is always within that reader's own streams: it stores the
- * search, not results.
+ * search, not results. Each is bounded in size and each user in how many they own, so no
+ * user grows the store without bound; lists are filtered and paged by the store.
  */
 export class SavedSearchesService {
   constructor(
     private readonly repo: SavedSearchesRepository,
     private readonly teams: TeamsService,
+    private readonly bounds: SavedSearchBounds,
   ) {}
 
   async list(who: Identity, filter: SavedSearchFilter, page: PageRequest): Promise<Page<SavedSearch>> {
-    const [rows, shares, mine] = await Promise.all([
-      this.repo.all(),
-      this.repo.teams(),
-      this.teams.teamsOf(who.userId),
-    ]);
-    const myTeams = new Set(mine);
-    const sharedWithMe = (r: SavedSearchRow) =>
-      r.share_everyone === 1 || (shares.get(r.id) ?? []).some((t) => myTeams.has(t));
-    const title = filter.title?.toLowerCase();
-    const visible = rows.filter(
-      (r) =>
-        (r.owner === who.userId || who.isAdmin || sharedWithMe(r)) &&
-        (title === undefined || r.title.toLowerCase().includes(title)) &&
-        (filter.owner === undefined || r.owner === filter.owner) &&
-        (filter.shared === undefined ||
-          (filter.shared ? r.owner !== who.userId && sharedWithMe(r) : r.owner === who.userId)),
+    const reader = { userId: who.userId, teams: await this.teams.teamsOf(who.userId), all: who.isAdmin };
+    const found = await this.repo.list(
+      { reader, titleContains: filter.title, owners: filter.owners, shared: filter.shared },
+      page,
     );
-    const ordered = sortRows(visible, page);
-    return {
-      count: ordered.length,
-      rows: ordered
-        .slice(page.offset, page.offset + page.limit)
-        .map((r) => present(r, shares.get(r.id) ?? [])),
-    };
+    const shares = await this.repo.teamsOf(found.rows.map((r) => r.id));
+    return { count: found.count, rows: found.rows.map((r) => present(r, shares.get(r.id) ?? [])) };
   }
 
   async get(who: Identity, id: number): Promise<SavedSearch> {
-    const row = await this.repo.byId(id);
-    const shares = await this.repo.teams();
-    if (!row || !(await this.visible(who, row, shares.get(id) ?? [])))
-      throw notFound('No such saved search.');
-    return present(row, shares.get(id) ?? []);
+    const { row, teams } = await this.visible(who, id);
+    return present(row, teams);
   }
 
   async create(who: Identity, input: SavedSearchInput): Promise<SavedSearch> {
     const checked = await this.check(input);
     const now = new Date().toISOString();
-    const id = await this.repo.insert(
-      {
-        title: input.title.trim(),
-        description: input.description ?? '',
-        query: input.query ?? '',
-        filter: JSON.stringify(input.filter ?? []),
-        time_range: JSON.stringify(input.time_range ?? DEFAULT_RANGE),
-        streams: input.streams ? JSON.stringify(input.streams) : null,
-        columns: JSON.stringify(input.columns ?? []),
-        sort: JSON.stringify(input.sort ?? ['-ts']),
-        owner: who.userId,
-        share_everyone: input.shared_with?.everyone ? 1 : 0,
-        created_at: now,
-        updated_at: now,
-      },
-      checked.teams ?? [],
-    );
-    return this.get(who, id);
+    const row = {
+      title: input.title.trim(),
+      description: input.description ?? '',
+      query: input.query ?? '',
+      filter: JSON.stringify(input.filter ?? []),
+      time_range: JSON.stringify(input.time_range ?? DEFAULT_RANGE),
+      streams: input.streams ? JSON.stringify(input.streams) : null,
+      columns: JSON.stringify(input.columns ?? []),
+      sort: JSON.stringify(input.sort ?? ['-ts']),
+      owner: who.userId,
+      share_everyone: input.shared_with?.everyone ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    };
+    const teams = checked.teams ?? [];
+    this.checkSize(row, teams, input);
+    const stored = await this.repo.insert(row, teams, this.bounds.perUser);
+    if ('owned' in stored)
+      throw new AppError(
+        409,
+        'limit_reached',
+        `You own ${stored.owned} saved searches, the most one user may (setting savedSearchesPerUser); delete one first.`,
+      );
+    return this.get(who, stored.id);
   }
 
   /** PATCH: what is given changes; PUT (`replace`): what is left out returns to its default. */
   async update(who: Identity, id: number, patch: SavedSearchPatch, replace = false): Promise<SavedSearch> {
-    const row = await this.repo.byId(id);
-    const shares = await this.repo.teams();
-    if (!row || !(await this.visible(who, row, shares.get(id) ?? [])))
-      throw notFound('No such saved search.');
+    const { row, teams } = await this.visible(who, id);
     if (row.owner !== who.userId && !who.isAdmin)
       throw permissionDenied('Only its owner (or an admin) changes a saved search.');
     const given = replace
@@ -116,34 +124,49 @@ export class SavedSearchesService {
         }
       : patch;
     const checked = await this.check(given);
-    const change: Parameters<SavedSearchesRepository['update']>[1] = { updated_at: new Date().toISOString() };
-    if (given.title !== undefined) change.title = given.title.trim();
-    if (given.description !== undefined) change.description = given.description;
-    if (given.query !== undefined) change.query = given.query;
-    if (given.filter !== undefined) change.filter = JSON.stringify(given.filter);
-    if (given.time_range !== undefined) change.time_range = JSON.stringify(given.time_range);
-    if (given.streams !== undefined) change.streams = given.streams ? JSON.stringify(given.streams) : null;
-    if (given.columns !== undefined) change.columns = JSON.stringify(given.columns);
-    if (given.sort !== undefined) change.sort = JSON.stringify(given.sort);
+    const change: Parameters<SavedSearchesRepository['update']>[1] = {
+      ...columnsOf(given),
+      updated_at: new Date().toISOString(),
+    };
     if (given.shared_with?.everyone !== undefined) change.share_everyone = given.shared_with.everyone ? 1 : 0;
+    this.checkSize({ ...row, ...change }, checked.teams ?? teams, given);
     if (!(await this.repo.update(id, change, checked.teams))) throw notFound('No such saved search.');
     return this.get(who, id);
   }
 
   async delete(who: Identity, id: number): Promise<void> {
-    const row = await this.repo.byId(id);
-    const shares = await this.repo.teams();
-    if (!row || !(await this.visible(who, row, shares.get(id) ?? [])))
-      throw notFound('No such saved search.');
+    const { row } = await this.visible(who, id);
     if (row.owner !== who.userId && !who.isAdmin)
       throw permissionDenied('Only its owner (or an admin) deletes a saved search.');
     if (!(await this.repo.delete(id))) throw notFound('No such saved search.');
   }
 
-  private async visible(who: Identity, row: SavedSearchRow, teams: readonly number[]): Promise<boolean> {
-    if (row.owner === who.userId || who.isAdmin || row.share_everyone === 1) return true;
+  /** The saved search and the teams it is shared with, if the caller may see it; else 404. */
+  private async visible(who: Identity, id: number): Promise<{ row: SavedSearchRow; teams: number[] }> {
+    const row = await this.repo.byId(id);
+    const teams = (await this.repo.teamsOf([id])).get(id) ?? [];
+    if (row && (row.owner === who.userId || who.isAdmin || row.share_everyone === 1)) return { row, teams };
     const mine = new Set(await this.teams.teamsOf(who.userId));
-    return teams.some((t) => mine.has(t));
+    if (row && teams.some((t) => mine.has(t))) return { row, teams };
+    throw notFound('No such saved search.');
+  }
+
+  /**
+   * A saved search as it would be stored holds at most `maxBytes`; else a 400 at the
+   * largest of the fields this request gives.
+   */
+  private checkSize(row: Sized, teams: readonly number[], given: SavedSearchPatch) {
+    const sizes: Array<[string, number]> = [
+      ...SIZED.map((field): [string, number] => [field, Buffer.byteLength(row[field] ?? '')]),
+      ['shared_with', Buffer.byteLength(JSON.stringify(teams))],
+    ];
+    const total = sizes.reduce((sum, [, n]) => sum + n, 0);
+    if (total <= this.bounds.maxBytes) return;
+    const [field] = sizes
+      .filter(([name]) => Object.hasOwn(given, name))
+      .reduce((a, b) => (b[1] > a[1] ? b : a), ['title', -1]);
+    const message = `A saved search holds at most ${this.bounds.maxBytes} bytes (setting savedSearchMaxBytes); this one would hold ${total}.`;
+    throw validationError({ [field]: [`${message} Make it shorter.`] }, message);
   }
 
   /** The query, filter and range parse; the teams exist. Returns the teams to share with. */
@@ -179,17 +202,18 @@ export class SavedSearchesService {
   }
 }
 
-function sortRows(rows: SavedSearchRow[], page: PageRequest): SavedSearchRow[] {
-  const [term] = page.ordering;
-  if (!term) return rows;
-  const key = term.field as keyof SavedSearchRow;
-  const sorted = [...rows].sort((a, b) => {
-    const x = a[key] ?? '';
-    const y = b[key] ?? '';
-    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
-    return c === 0 ? a.id - b.id : c;
-  });
-  return term.desc ? sorted.reverse() : sorted;
+/** The stored columns of the fields given (JSON values as their text). */
+function columnsOf(given: SavedSearchPatch): Partial<Sized> {
+  const change: Partial<Sized> = {};
+  if (given.title !== undefined) change.title = given.title.trim();
+  if (given.description !== undefined) change.description = given.description;
+  if (given.query !== undefined) change.query = given.query;
+  if (given.filter !== undefined) change.filter = JSON.stringify(given.filter);
+  if (given.time_range !== undefined) change.time_range = JSON.stringify(given.time_range);
+  if (given.streams !== undefined) change.streams = given.streams ? JSON.stringify(given.streams) : null;
+  if (given.columns !== undefined) change.columns = JSON.stringify(given.columns);
+  if (given.sort !== undefined) change.sort = JSON.stringify(given.sort);
+  return change;
 }
 
 const present = (r: SavedSearchRow, teams: readonly number[]): SavedSearch => ({
