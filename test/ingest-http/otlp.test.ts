@@ -17,6 +17,12 @@ const SPAN_ID = 'eee19b7ec3c1b174';
 
 const str = (stringValue: string) => ({ stringValue });
 
+/** A protobuf field's tag: its number and wire type as one varint (numbers below 2048). */
+const protobufTag = (field: number, wireType: number) => {
+  const value = (field << 3) | wireType;
+  return value < 0x80 ? [value] : [(value & 0x7f) | 0x80, value >> 7];
+};
+
 /** An OTLP/JSON request with one resource and scope around the given records. */
 const jsonRequest = (logRecords: object[], service = 'hand-made') => ({
   resourceLogs: [
@@ -193,6 +199,48 @@ describe(`OTLP/HTTP logs intake on ${BACKEND}`, () => {
     const status = decodeStatus(res.rawPayload);
     expect(status.code).toBe(3);
     expect(status.message).toMatch(/not a protobuf ExportLogsServiceRequest/);
+    expect((await storedEvents(t)).length).toBe(before);
+  });
+
+  it('answers bytes that are not protobuf with a 400 Status, never a 500 (issue 54)', async () => {
+    const before = (await storedEvents(t)).length;
+    const garbage: Array<[string, Buffer, Record<string, string>]> = [
+      ['text', Buffer.from('hello, this is not protobuf'), {}],
+      ['0xff bytes', Buffer.alloc(40, 0xff), {}],
+      ['JSON sent as protobuf', Buffer.from('{"resourceLogs":[]}'), {}],
+      ['gzip of text', gzipSync('garbage that is not protobuf at all'), { 'content-encoding': 'gzip' }],
+      ['not gzip', Buffer.from('not gzip'), { 'content-encoding': 'gzip' }],
+      ['not deflate', Buffer.from('not deflate'), { 'content-encoding': 'deflate' }],
+    ];
+    // A tag of every wire type (0–7) on field 1, and on an unknown field: groups that never
+    // end, ends of groups never begun, the two wire types protobuf does not define.
+    for (let wireType = 0; wireType < 8; wireType++) {
+      for (const field of [1, 99]) {
+        const tag = Buffer.from(protobufTag(field, wireType));
+        garbage.push([
+          `wire type ${wireType} on field ${field}`,
+          Buffer.concat([tag, Buffer.from([1, 2, 3])]),
+          {},
+        ]);
+      }
+    }
+    for (const [what, payload, headers] of garbage) {
+      // Over a real socket, as an exporter sends it.
+      const res = await fetch(`${base}/v1/logs`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${ingestToken}`,
+          'content-type': 'application/x-protobuf',
+          ...headers,
+        },
+        body: payload,
+      });
+      expect(res.status, what).toBe(400);
+      expect(res.headers.get('content-type'), what).toBe('application/x-protobuf');
+      const status = decodeStatus(new Uint8Array(await res.arrayBuffer()));
+      expect(status.code, what).toBe(3);
+      expect(status.message, what).toMatch(/not a protobuf ExportLogsServiceRequest|not valid gzip\/deflate/);
+    }
     expect((await storedEvents(t)).length).toBe(before);
   });
 

@@ -39,6 +39,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { setOwn } from '../../core/record-shape.js';
+import { AppError } from '../../errors/errors.js';
 import { decodeUtf8Body } from '../parsers/ndjson.js';
 import { COLUMN_ALIASES } from '../record-aliases.js';
 import { readJsonRequest } from './otlp-json.js';
@@ -55,7 +56,7 @@ import {
   type OtlpScopeLogs,
   tooDeep,
 } from './otlp-model.js';
-import { checkProtobufBudget, MESSAGES_PER_RECORD, ProtobufShapeError } from './protobuf-budget.js';
+import { checkProtobufBudget, MESSAGES_PER_RECORD } from './protobuf-budget.js';
 
 /** Deepest message nesting walked before decoding: protobufjs's own recursion limit. */
 const PROTOBUF_MAX_DEPTH = 100;
@@ -104,6 +105,10 @@ const StatusType = new protobuf.Type('Status')
   .add(new protobuf.Field('message', 2, 'string'));
 new protobuf.Root().define('google.rpc').add(StatusType);
 
+/**
+ * The wire checked, then decoded. Every failure of either is the body's: a 400 naming
+ * it, whatever protobufjs threw; only the record cap is another answer (its 413).
+ */
 function decodeProtobuf(body: Uint8Array, types: OtlpTypes, maxRecords: number): OtlpLogsRequest {
   const type = types.request;
   try {
@@ -114,22 +119,18 @@ function decodeProtobuf(body: Uint8Array, types: OtlpTypes, maxRecords: number):
       maxMessages: maxRecords * MESSAGES_PER_RECORD,
       maxDepth: PROTOBUF_MAX_DEPTH,
     });
+    // Fields present on the wire only; int64 as exact decimal text; bytes stay bytes.
+    return type.toObject(type.decode(body), {
+      longs: String,
+      enums: Number,
+      defaults: false,
+    }) as OtlpLogsRequest;
   } catch (error) {
-    if (error instanceof ProtobufShapeError) {
-      throw new OtlpRequestError(`Request body is not a protobuf ExportLogsServiceRequest: ${error.message}`);
-    }
-    throw error;
-  }
-  let message: protobuf.Message;
-  try {
-    message = type.decode(body);
-  } catch (error) {
+    if (error instanceof AppError) throw error;
     throw new OtlpRequestError(
       `Request body is not a protobuf ExportLogsServiceRequest: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  // Fields present on the wire only; int64 as exact decimal text; bytes stay bytes.
-  return type.toObject(message, { longs: String, enums: Number, defaults: false }) as OtlpLogsRequest;
 }
 
 /** Reads a request body in the given encoding; OtlpRequestError when it is not one. */

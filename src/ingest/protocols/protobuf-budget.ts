@@ -1,4 +1,5 @@
 import protobuf from 'protobufjs';
+import { AppError } from '../../errors/errors.js';
 import { tooManyRecords } from '../parsers/chunked.js';
 
 /**
@@ -67,8 +68,11 @@ export function checkProtobufBudget(bytes: Uint8Array, type: protobuf.Type, budg
   try {
     walk(type, bytes.length, 0);
   } catch (error) {
-    // protobufjs reports a truncated varint or field as a RangeError ("index out of range").
-    if (error instanceof RangeError) throw new ProtobufShapeError(error.message);
-    throw error;
+    // Past the record cap: the 413 as it is. Anything the reader throws is the body's
+    // fault: a truncated varint or field is a RangeError ("index out of range"), a wire
+    // type no field can have (6, 7, a group's end where none began) a plain Error; only
+    // RangeError was mapped, and bytes that are not protobuf answered 500 (issue 54).
+    if (error instanceof AppError || error instanceof ProtobufShapeError) throw error;
+    throw new ProtobufShapeError(error instanceof Error ? error.message : String(error));
   }
 }
