@@ -17,6 +17,8 @@ export interface UsersTable {
   /** The OpenID provider's identity of the user (`iss`, `sub`); null for local users. */
   oidc_issuer: string | null;
   oidc_subject: string | null;
+  /** 1: disabled by an admin (holds no token, may not sign in, reads nothing). */
+  disabled: Generated<number>;
 }
 
 export interface AuthTokensTable {
@@ -29,6 +31,11 @@ export interface AuthTokensTable {
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
+  /**
+   * 1: a single sign-on session, or made with one (or with such a token): it expires no
+   * later than the session it came from, and tokens made with it are bound the same way.
+   */
+  sign_on: Generated<number>;
 }
 
 export interface QueriesTable {

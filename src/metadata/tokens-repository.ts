@@ -36,6 +36,10 @@ export class TokensRepository {
     await this.db.updateTable('auth_tokens').set({ last_used_at: at }).where('key_id', '=', keyId).execute();
   }
 
+  async deleteByOwner(ownerId: number): Promise<void> {
+    await this.db.deleteFrom('auth_tokens').where('owner_id', '=', ownerId).execute();
+  }
+
   async delete(keyId: string): Promise<boolean> {
     const res = await this.db.deleteFrom('auth_tokens').where('key_id', '=', keyId).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { PageRequest } from '../core/list.js';
 import { paginate } from './paginate.js';
 import type { Database, NewUserRow, UserRow, UserUpdate } from './schema.js';
@@ -20,6 +20,15 @@ export class UsersRepository {
 
   byUsername(username: string): Promise<UserRow | undefined> {
     return this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+  }
+
+  /** A user whose name equals `username` ignoring case: names are unique so. */
+  byUsernameIgnoringCase(username: string): Promise<UserRow | undefined> {
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+      .executeTakeFirst();
   }
 
   list(page: PageRequest) {

@@ -136,6 +136,8 @@ export interface User {
   local_login?: boolean;
   /** Signs in with the OpenID provider. */
   sso?: boolean;
+  /** Disabled by an admin: holds no token, may not sign in. */
+  disabled?: boolean;
 }
 
 export type QueryStatus = 'PENDING' | 'IN_PROGRESS' | 'SUCCESS' | 'STOPPED' | 'ERROR';

@@ -98,10 +98,12 @@ export class StreamReadScopes implements ReadScopes {
     const rules = streamRules(rows);
     const filters = membership(rows, rules);
     const mine = new Set(teams);
-    // Administrators read every stream; a deleted user none.
+    // Administrators read every stream; a deleted or disabled user none (their triggers and
+    // reports included).
+    const active = !!user && user.disabled !== 1;
     const names = (r: Readers | undefined) =>
-      user?.is_admin === 1 ||
-      (!!user && !!r && (r.users.includes(userId) || r.teams.some((t) => mine.has(t))));
+      (active && user.is_admin === 1) ||
+      (active && !!r && (r.users.includes(userId) || r.teams.some((t) => mine.has(t))));
     const streams = new Map<number, { row: StreamRow; filter: FilterNode }>();
     for (const row of rows) {
       const filter = filters.get(row.id);

@@ -17,6 +17,8 @@ export interface NewToken {
   token_type: TokenType;
   name?: string | undefined;
   expires_at?: string | null | undefined;
+  /** A single sign-on session (tokens made with it expire with it at the latest). */
+  sign_on?: boolean | undefined;
 }
 
 const present = (row: TokenRow, secretKey?: string): AuthToken => ({
@@ -91,7 +93,8 @@ export class TokensService {
       throw authenticationFailed();
     }
     const user = await this.users.byId(row.owner_id);
-    if (!user) throw authenticationFailed();
+    // A disabled user's tokens are deleted; one made since (by the CLI, by a race) fails too.
+    if (!user || user.disabled === 1) throw authenticationFailed();
     const entry: CacheEntry = {
       identity: identityOf(user, row),
       hash,
@@ -105,7 +108,7 @@ export class TokensService {
 
   /**
    * The identity behind a token as the metadata store has it now (no cache): null when the
-   * token was deleted or has expired, or its user is gone. Long-lived connections re-check
+   * token was deleted or has expired, or its user is gone or disabled. Long-lived connections re-check
    * with it; it reads the shared store, so a change made by another process counts too.
    */
   async current(keyId: string): Promise<Identity | null> {
@@ -113,7 +116,7 @@ export class TokensService {
     if (!row) return null;
     if (row.expires_at !== null && Date.parse(row.expires_at) <= this.now().getTime()) return null;
     const user = await this.users.byId(row.owner_id);
-    return user ? identityOf(user, row) : null;
+    return user && user.disabled !== 1 ? identityOf(user, row) : null;
   }
 
   /**
@@ -135,6 +138,25 @@ export class TokensService {
     for (const listener of this.listeners) listener(keyId, elsewhere);
   }
 
+  /**
+   * A token the caller makes with the token they call with (`POST /api/authtokens`). One
+   * made with a single sign-on session, or with a token made so, is bound to it: it
+   * expires no later than the caller's token (an `expires_at` left out or later becomes
+   * that time), so a person removed at the provider keeps nothing past their session.
+   */
+  async createAs(who: Identity, input: NewToken): Promise<AuthToken> {
+    const own = await this.tokens.byKeyId(who.keyId);
+    if (own?.sign_on !== 1) return this.create(who.userId, { ...input, sign_on: false });
+    const until = own.expires_at;
+    const asked = input.expires_at ? Date.parse(input.expires_at) : Number.NaN;
+    const expires =
+      until !== null &&
+      (input.expires_at === null || input.expires_at === undefined || asked > Date.parse(until))
+        ? until
+        : input.expires_at;
+    return this.create(who.userId, { ...input, expires_at: expires, sign_on: true });
+  }
+
   async create(ownerId: number, input: NewToken): Promise<AuthToken> {
     const nowIso = this.now().toISOString();
     let expiresAt: string | null = null;
@@ -154,6 +176,7 @@ export class TokensService {
       created_at: nowIso,
       expires_at: expiresAt,
       last_used_at: null,
+      sign_on: input.sign_on ? 1 : 0,
     });
     return present(row, secretKey);
   }
@@ -177,6 +200,12 @@ export class TokensService {
 
   async get(who: Identity, keyOrId: string): Promise<AuthToken> {
     return present(await this.visible(who, keyOrId));
+  }
+
+  /** Deletes every token of a user (a disabled user's); their connections end at once. */
+  async deleteAllOf(userId: number): Promise<void> {
+    await this.tokens.deleteByOwner(userId);
+    this.invalidate();
   }
 
   async delete(who: Identity, keyOrId: string): Promise<void> {

@@ -19,12 +19,28 @@ export const UserSchema = Type.Object(
         'May sign in with a password even when single sign-on turns password sign-in off (a break-glass account).',
     }),
     sso: Type.Boolean({ description: 'Signs in with the OpenID provider (created or linked by it).' }),
+    disabled: Type.Boolean({
+      description: 'Disabled by an admin: may not sign in, and holds no token.',
+    }),
     created_at: IsoDateTime(),
   },
   { $id: 'User' },
 );
 
-const Username = Type.String({ minLength: 1, maxLength: 150, pattern: '^[A-Za-z0-9_.@+-]+$' });
+/**
+ * What a username may be, wherever it comes from (the API, the CLI, single sign-on): ASCII
+ * letters, digits and `_.@+-`, so no name can pass for another by a look-alike character,
+ * and unique ignoring case (`Admin` is `admin`'s).
+ */
+export const USERNAME_RULE = { minLength: 1, maxLength: 150, pattern: '^[A-Za-z0-9_.@+-]+$' } as const;
+
+/** Whether a name follows `USERNAME_RULE`. */
+export const isValidUsername = (name: string): boolean =>
+  name.length >= USERNAME_RULE.minLength &&
+  name.length <= USERNAME_RULE.maxLength &&
+  new RegExp(USERNAME_RULE.pattern).test(name);
+
+const Username = Type.String(USERNAME_RULE);
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 
 export const UserCreateSchema = Type.Object(
@@ -41,7 +57,18 @@ export const UserCreateSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const UserPatchSchema = Type.Partial(UserCreateSchema, { additionalProperties: false });
+export const UserPatchSchema = Type.Object(
+  {
+    ...Type.Partial(UserCreateSchema).properties,
+    disabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: deletes every token of the user (sessions included), ends their live connections, and refuses their sign-ins; false: they may sign in again.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const LoginSchema = Type.Object(
   {

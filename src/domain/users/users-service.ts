@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
-import { authenticationFailed, conflict, notFound, permissionDenied } from '../../errors/errors.js';
+import {
+  authenticationFailed,
+  conflict,
+  fieldError,
+  notFound,
+  permissionDenied,
+} from '../../errors/errors.js';
 import type { UserRow } from '../../metadata/schema.js';
 import type { UsersRepository } from '../../metadata/users-repository.js';
 import { PERMISSIONS, type Permission } from '../../shared/permissions.js';
 import type { Identity } from '../auth/identity.js';
 import { hashPassword, verifyPassword } from '../auth/passwords.js';
 import type { AuthToken, TokensService } from '../tokens/tokens-service.js';
-import type { UserSchema } from './user-schema.js';
+import { isValidUsername, type UserSchema } from './user-schema.js';
 
 /** User representation. */
 export type User = Static<typeof UserSchema>;
@@ -24,6 +30,7 @@ export interface UserInput {
   is_admin?: boolean | undefined;
   permissions?: Permission[] | undefined;
   local_login?: boolean | undefined;
+  disabled?: boolean | undefined;
 }
 
 const presentUser = (row: UserRow, teams: number[]): User => ({
@@ -34,6 +41,7 @@ const presentUser = (row: UserRow, teams: number[]): User => ({
   teams,
   local_login: row.local_login === 1,
   sso: row.oidc_subject !== null,
+  disabled: row.disabled === 1,
   created_at: row.created_at,
 });
 
@@ -81,8 +89,9 @@ export class UsersService {
   /** Creates a user; used by the API (admins) and the CLI (no caller). */
   async create(who: Identity | null, input: UserInput & { username: string }): Promise<User> {
     if (who) this.requireAdmin(who);
-    if (await this.users.byUsername(input.username))
-      throw conflict(`User "${input.username}" already exists.`);
+    checkUsername(input.username);
+    const taken = await this.users.byUsernameIgnoringCase(input.username);
+    if (taken) throw conflict(`User "${taken.username}" already exists (names are unique ignoring case).`);
     const row = await this.users.insert({
       username: input.username,
       password_hash: input.password ? await hashPassword(input.password) : null,
@@ -98,15 +107,15 @@ export class UsersService {
     this.requireAdmin(who);
     const current = await this.users.byId(id);
     if (!current) throw notFound('No such user.');
-    if (
-      input.username &&
-      input.username !== current.username &&
-      (await this.users.byUsername(input.username))
-    ) {
-      throw conflict(`User "${input.username}" already exists.`);
+    if (input.username && input.username !== current.username) {
+      checkUsername(input.username);
+      const taken = await this.users.byUsernameIgnoringCase(input.username);
+      if (taken && taken.id !== id)
+        throw conflict(`User "${taken.username}" already exists (names are unique ignoring case).`);
     }
     if (id === who.userId && input.is_admin === false)
       throw conflict('You cannot remove your own admin rights.');
+    if (id === who.userId && input.disabled === true) throw conflict('You cannot disable yourself.');
     const patch = {
       ...(input.username !== undefined ? { username: input.username } : {}),
       ...(input.password !== undefined ? { password_hash: await hashPassword(input.password) } : {}),
@@ -115,12 +124,16 @@ export class UsersService {
         ? { permissions: JSON.stringify(canonicalPermissions(input.permissions)) }
         : {}),
       ...(input.local_login !== undefined ? { local_login: input.local_login ? 1 : 0 } : {}),
+      ...(input.disabled !== undefined ? { disabled: input.disabled ? 1 : 0 } : {}),
     };
     // An empty PATCH changes nothing and answers the user as it is (like the other resources).
     if (Object.keys(patch).length === 0) return this.present(current);
     const row = await this.users.update(id, patch);
     if (!row) throw notFound('No such user.');
-    this.tokens.invalidate();
+    // Disabled: every token goes (sessions, API and INGEST tokens alike), and with them,
+    // on every node, the cached identities and the live connections (4401).
+    if (input.disabled === true) await this.tokens.deleteAllOf(id);
+    else this.tokens.invalidate();
     return this.present(row);
   }
 
@@ -133,7 +146,9 @@ export class UsersService {
 
   /**
    * A session: a new USER token for a correct username and password, expiring after
-   * `sessionMs`; logging out is deleting it.
+   * `sessionMs`; logging out is deleting it. Every refusal (unknown user, wrong password,
+   * no password, disabled, password sign-in off for this user) gives the same answer after
+   * the same password work, so none tells an account's state or a correct password.
    */
   async login(
     username: string,
@@ -144,10 +159,10 @@ export class UsersService {
     const row = await this.users.byUsername(username);
     // Verify against a dummy hash when the user is unknown, so timing does not reveal it.
     const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
-    if (!row?.password_hash || !ok) throw authenticationFailed('Invalid username or password.');
-    // With password sign-in off, only the break-glass accounts may (after the same work).
-    if (!passwordLogin && row.local_login !== 1)
-      throw authenticationFailed('Password sign-in is turned off: sign in with single sign-on.');
+    // With password sign-in off, only the break-glass accounts may (`/api/auth/methods` says it is off).
+    const allowed = passwordLogin || row?.local_login === 1;
+    if (!row?.password_hash || !ok || row.disabled === 1 || !allowed)
+      throw authenticationFailed(INVALID_LOGIN);
     return this.tokens.create(row.id, {
       token_type: 'USER',
       name: 'login',
@@ -173,5 +188,13 @@ export class UsersService {
     return { token, password };
   }
 }
+
+function checkUsername(name: string): void {
+  if (!isValidUsername(name))
+    throw fieldError('username', 'Letters, digits and _.@+- only, 1 to 150 characters.');
+}
+
+/** The one answer to a refused password sign-in, whatever the reason. */
+export const INVALID_LOGIN = 'Invalid username or password.';
 
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

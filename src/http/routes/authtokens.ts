@@ -59,14 +59,15 @@ export async function authTokenRoutes(fastify: FastifyInstance, opts: { tokens: 
     {
       schema: {
         tags,
-        summary: 'Create a token (the full secret_key is shown only in this response)',
+        summary:
+          'Create a token (the full secret_key is shown only in this response); one made with a single sign-on session expires with it at the latest',
         body: AuthTokenCreateSchema,
         response: { 201: Type.Ref('AuthToken'), ...errorResponses(400, 401, 403, 413, 415) },
       },
     },
     async (request, reply) => {
       reply.status(201);
-      return tokens.create(caller(request).userId, request.body);
+      return tokens.createAs(caller(request), request.body);
     },
   );
 

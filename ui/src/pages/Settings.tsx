@@ -152,9 +152,11 @@ function UsersSection() {
     {
       header: 'Signs in',
       cell: (u) =>
-        [u.sso ? 'single sign-on' : 'local', ...(u.local_login ? ['password always allowed'] : [])].join(
-          ', ',
-        ),
+        [
+          u.sso ? 'single sign-on' : 'local',
+          ...(u.local_login ? ['password always allowed'] : []),
+          ...(u.disabled ? ['disabled'] : []),
+        ].join(', '),
     },
     {
       header: 'Permissions',
@@ -216,6 +218,7 @@ function useUserForm(user?: User) {
     password: '',
     isAdmin: user?.is_admin ?? false,
     localLogin: user?.local_login ?? false,
+    disabled: user?.disabled ?? false,
   });
   const [permissions, setPermissions] = useState<readonly string[]>(user?.permissions ?? []);
   const reset = () => {
@@ -263,6 +266,12 @@ function UserFields(props: {
         label="Break-glass account: signs in locally even when single sign-on is required"
         {...form.check('localLogin')}
       />
+      {props.edit && (
+        <Check
+          label="Disabled: every token and session ends now, and sign-in is refused"
+          {...form.check('disabled')}
+        />
+      )}
     </>
   );
   return (
@@ -349,16 +358,18 @@ function EditUser(props: { user: UserRow; onClose: () => void; onSaved: (u: User
 
   const save = () =>
     act.run(async () => {
-      const { username, password, isAdmin, localLogin } = fields.form.values;
+      const { username, password, isAdmin, localLogin, disabled } = fields.form.values;
       const permissions = [...fields.permissions];
       const body: Partial<{
         username: string;
         password: string;
         is_admin: boolean;
         local_login: boolean;
+        disabled: boolean;
         permissions: string[];
       }> = {};
       if (localLogin !== (user.local_login ?? false)) body.local_login = localLogin;
+      if (disabled !== (user.disabled ?? false)) body.disabled = disabled;
       if (username.trim() !== user.username) body.username = username.trim();
       if (password) body.password = password;
       if (isAdmin !== user.is_admin) body.is_admin = isAdmin;
