@@ -3,6 +3,7 @@ import path from 'node:path';
 import { type Static, Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { PACKAGE_ROOT } from '../core/package-root.js';
+import { PERMISSIONS } from '../shared/permissions.js';
 import { parseBusUrl } from './bus-url.js';
 import { parseClickHouseUrl } from './clickhouse-url.js';
 import { parseDenyCidrs } from './deny-cidrs.js';
@@ -30,6 +31,13 @@ export const OidcSchema = Type.Object(
     teamsFromGroups: Type.Boolean({ default: true }),
     label: Type.String({ minLength: 1, maxLength: 100, default: 'Sign in with single sign-on' }),
     passwordLogin: Type.Boolean({ default: true }),
+    /** The permissions of a user the provider signs in for the first time (admins hold every one). */
+    defaultPermissions: Type.Array(Type.Union(PERMISSIONS.map((p) => Type.Literal(p))), {
+      default: [],
+      uniqueItems: true,
+    }),
+    /** Sign-ins under way kept at most (a flood of anonymous starts drops the oldest). */
+    maxPendingSignIns: Type.Integer({ minimum: 10, maximum: 1_000_000, default: 10_000 }),
   },
   { additionalProperties: false },
 );
@@ -330,7 +338,7 @@ export const ConfigSchema = Type.Object(
     oidc: Type.Union([Type.Null(), OidcSchema], {
       default: null,
       description:
-        'OpenID Connect sign-in (a JSON object, in the config file or `LOGSCOPE_OIDC`): `{issuer, clientId, clientSecret, scopes, usernameClaim, groupsClaim, adminGroups, teamsFromGroups, label, passwordLogin}`; null: password sign-in only ([Single sign-on](sign-on.md))',
+        'OpenID Connect sign-in (a JSON object, in the config file or `LOGSCOPE_OIDC`): `{issuer, clientId, clientSecret, scopes, usernameClaim, groupsClaim, adminGroups, teamsFromGroups, label, passwordLogin, defaultPermissions, maxPendingSignIns}`; null: password sign-in only ([Single sign-on](sign-on.md))',
     }),
     patternMining: Type.Boolean({
       default: true,

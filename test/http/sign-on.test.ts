@@ -1,6 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderUnavailable, RelyingParty } from '../../src/components/sign-on/relying-party.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Log } from '../../src/core/log.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 import { loginAtProvider, startProvider, type TestProvider } from '../helpers/oidc.js';
 
 /** Where Logscope says it is reached (the tests talk to it in process; nothing listens there). */
@@ -107,6 +112,7 @@ describe(`single sign-on with an OpenID provider on ${BACKEND}`, () => {
           clientSecret: idp.clientSecret,
           adminGroups: ['logscope-admins'],
           label: 'Sign in with Test ID',
+          maxPendingSignIns: 10,
         }),
       },
       { log },
@@ -148,6 +154,8 @@ describe(`single sign-on with an OpenID provider on ${BACKEND}`, () => {
     expect(me.username).toBe('alice');
     expect(me.is_admin).toBe(false);
     expect(me.sso).toBe(true);
+    // Nothing by default (oidc.defaultPermissions): not every dashboard and widget.
+    expect(me.permissions).toEqual([]);
     expect(await teamNames(me.teams)).toEqual(['everyone', 'payments', 'web']);
     expect(token.expires_at).not.toBeNull();
     // The session token works where a password sign-in's does.
@@ -177,6 +185,115 @@ describe(`single sign-on with an OpenID provider on ${BACKEND}`, () => {
     const me = (await t.as(token.secret_key, { method: 'GET', url: '/api/users/me' })).json();
     expect(me.id).toBe(id);
     expect(me.username).toBe('alice.smith');
+  });
+
+  it('binds tokens made with a sign-on session to it: they expire with it at the latest', async () => {
+    const session = await signIn('sub-alice');
+    expect(session.expires_at).not.toBeNull();
+    const make = (token: string, body: object) =>
+      t.as(token, { method: 'POST', url: '/api/authtokens', payload: { token_type: 'USER', ...body } });
+    // Left out, null or later: the session's end.
+    const unbounded = await make(session.secret_key, { name: 'cli' });
+    expect(unbounded.statusCode, unbounded.body).toBe(201);
+    expect(unbounded.json().expires_at).toBe(session.expires_at);
+    const never = await make(session.secret_key, { expires_at: null });
+    expect(never.json().expires_at).toBe(session.expires_at);
+    const later = await make(session.secret_key, {
+      expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    });
+    expect(later.json().expires_at).toBe(session.expires_at);
+    // Sooner stays sooner.
+    const sooner = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await make(session.secret_key, { expires_at: sooner })).json().expires_at).toBe(sooner);
+    // A token made with such a token is bound the same way (no way around it by a chain).
+    const chained = await make(unbounded.json().secret_key, { expires_at: null });
+    expect(chained.json().expires_at).toBe(session.expires_at);
+    // An INGEST token too.
+    const ingest = await make(session.secret_key, { token_type: 'INGEST' });
+    expect(ingest.json().expires_at).toBe(session.expires_at);
+    // Tokens made otherwise (an API token, a password session) are not bound.
+    const local = await t.user('tokenmaker');
+    expect((await make(local.token, {})).json().expires_at).toBeNull();
+  });
+
+  it('joins a provider group to a team of its name (ignoring case) only when the team is marked synced', async () => {
+    const team = async (name: string, body: object = {}) => {
+      const res = await t.as(t.adminToken, { method: 'POST', url: '/api/teams', payload: { name, ...body } });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as { id: number; provider_synced: boolean };
+    };
+    const ops = await team('ops');
+    expect(ops.provider_synced).toBe(false);
+    const oncall = await team('oncall');
+    const mirrored = await team('mirrored', { provider_synced: true });
+    expect(mirrored.provider_synced).toBe(true);
+    idp.users.set('sub-dave', { username: 'dave', groups: ['OPS', 'Everyone', 'Mirrored', 'newgroup'] });
+    const first = await signIn('sub-dave');
+    const me = async (token: string) =>
+      teamNames((await t.as(token, { method: 'GET', url: '/api/users/me' })).json().teams);
+    // Not `ops` (an admin's team), no look-alike `OPS` or `Everyone` made; a new group makes a synced team.
+    expect(await me(first.secret_key)).toEqual(['everyone', 'mirrored', 'newgroup']);
+    const all = (await t.as(t.adminToken, { method: 'GET', url: '/api/teams?page_size=100' })).json()
+      .results as Array<{ name: string; provider_synced: boolean }>;
+    expect(all.filter((x) => x.name.toLowerCase() === 'ops').map((x) => x.name)).toEqual(['ops']);
+    expect(all.filter((x) => x.name.toLowerCase() === 'everyone')).toHaveLength(1);
+    expect(all.find((x) => x.name === 'newgroup')?.provider_synced).toBe(true);
+    // An admin puts dave in a local team and marks `ops` synced.
+    const patch = (id: number, payload: object) =>
+      t.as(t.adminToken, { method: 'PATCH', url: `/api/teams/${id}`, payload });
+    expect((await patch(oncall.id, { members: [first.owner_id] })).statusCode).toBe(200);
+    expect((await patch(ops.id, { provider_synced: true })).json().provider_synced).toBe(true);
+    const second = await signIn('sub-dave');
+    expect(await me(second.secret_key)).toEqual(['everyone', 'mirrored', 'newgroup', 'oncall', 'ops']);
+    // Out of every group: out of the synced teams; the local membership stays.
+    idp.users.set('sub-dave', { username: 'dave', groups: [] });
+    const third = await signIn('sub-dave');
+    expect(await me(third.secret_key)).toEqual(['everyone', 'oncall']);
+  });
+
+  it('holds sign-on usernames to the local rules: no look-alike of another name, ASCII only', async () => {
+    const count = (await users()).length;
+    const refusedAs = async (sub: string, username: string, status: number, text: string) => {
+      idp.users.set(sub, { username, groups: ['logscope-admins'] });
+      const s = await start();
+      const res = await callback(await loginAtProvider(s.location, sub), s.cookie);
+      expect(res.statusCode, `${username}: ${res.body}`).toBe(status);
+      expect(res.body).toContain(text);
+      expect(String(res.headers['set-cookie'] ?? '')).not.toContain('logscope_session=');
+    };
+    // `admin` exists: `ADMIN` is the same name ignoring case.
+    await refusedAs('sub-caps', 'ADMIN', 409, 'already exists');
+    // A Cyrillic `а`, a trailing space, a space inside: not names here.
+    await refusedAs('sub-cyrillic', '\u0430dmin', 401, 'not a valid username');
+    await refusedAs('sub-space', 'admin ', 401, 'not a valid username');
+    await refusedAs('sub-inner', 'ad min', 401, 'not a valid username');
+    expect((await users()).length).toBe(count);
+    // Locally too: a name that differs from another only by case is taken.
+    const dup = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/users',
+      payload: { username: 'Admin', password: 'a-long-password' },
+    });
+    expect(dup.statusCode).toBe(409);
+  });
+
+  it('refuses a disabled user at sign-in as a wrong password, and signs them in again once enabled', async () => {
+    idp.users.set('sub-erin', { username: 'erin', groups: [] });
+    const session = await signIn('sub-erin');
+    const disable = (disabled: boolean) =>
+      t.as(t.adminToken, { method: 'PATCH', url: `/api/users/${session.owner_id}`, payload: { disabled } });
+    const off = await disable(true);
+    expect(off.statusCode, off.body).toBe(200);
+    expect(off.json().disabled).toBe(true);
+    expect((await t.as(session.secret_key, { method: 'GET', url: '/api/users/me' })).statusCode).toBe(401);
+    const s = await start();
+    const res = await callback(await loginAtProvider(s.location, 'sub-erin'), s.cookie);
+    expect(res.statusCode).toBe(401);
+    expect(res.body).toContain('Invalid username or password.');
+    expect(String(res.headers['set-cookie'] ?? '')).not.toContain('logscope_session=');
+    expect((await disable(false)).json().disabled).toBe(false);
+    const again = await signIn('sub-erin');
+    expect((await t.as(again.secret_key, { method: 'GET', url: '/api/users/me' })).statusCode).toBe(200);
   });
 
   it('never links a first sign-in to a local account of the same name', async () => {
@@ -276,6 +393,29 @@ describe(`single sign-on with an OpenID provider on ${BACKEND}`, () => {
     });
   });
 
+  it('keeps at most maxPendingSignIns sign-ins under way, and asks the provider for its document once', async () => {
+    const discoveries = () =>
+      idp.requests.filter((r) => r.url.startsWith('/.well-known/openid-configuration')).length;
+    const before = discoveries();
+    const pending = async () =>
+      Number(
+        (
+          await t.rt.meta.db
+            .selectFrom('oidc_sign_ins')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    for (let i = 0; i < 40; i++) expect((await start()).res.statusCode).toBe(302);
+    expect(await pending()).toBeLessThanOrEqual(10);
+    expect(discoveries()).toBe(before);
+    // The newest sign-ins still finish.
+    const s = await start();
+    const cb = await callback(await loginAtProvider(s.location, 'sub-alice'), s.cookie);
+    expect(cb.statusCode, cb.body).toBe(302);
+    expect(discoveries()).toBe(before);
+  });
+
   it('records sign-ins with the provider, and refusals, in the audit trail', async () => {
     await t.rt.services.audit.flush();
     const res = await t.as(t.adminToken, {
@@ -332,6 +472,7 @@ describe(`single sign-on when the provider does not answer, and password sign-in
           clientId: 'logscope',
           clientSecret: 'a-client-secret-long-enough-for-hs256-0123456789',
           passwordLogin: false,
+          defaultPermissions: ['manage_tasks'],
         }),
       },
       { log },
@@ -358,7 +499,12 @@ describe(`single sign-on when the provider does not answer, and password sign-in
     const bob = await t.user('bob');
     const login = (username: string, password: string) =>
       t.as(null, { method: 'POST', url: '/api/auth/login', payload: { username, password } });
-    expect((await login('bob', 'bob-password')).statusCode).toBe(401);
+    // A correct password gets the answer a wrong one gets: it tells nothing.
+    const right = await login('bob', 'bob-password');
+    const wrong = await login('bob', 'not-bobs-password');
+    expect(right.statusCode).toBe(401);
+    expect(right.json()).toEqual(wrong.json());
+    expect(right.json().detail).toBe('Invalid username or password.');
     const patched = await t.as(t.adminToken, {
       method: 'PATCH',
       url: `/api/users/${bob.id}`,
@@ -372,8 +518,15 @@ describe(`single sign-on when the provider does not answer, and password sign-in
   it('signs in with the provider by itself once it answers', async () => {
     idp = await startProvider(REDIRECT_URI, port);
     idp.users.set('sub-carol', { username: 'carol', groups: [] });
-    const res = await t.as(null, { method: 'GET', url: '/api/auth/oidc/login' });
-    expect(res.statusCode).toBe(302);
+    // Discovery is tried again after a wait (1 s, doubling), not at every start.
+    const res = await eventually(
+      'a sign-in sent to the provider',
+      async () => {
+        const r = await t.as(null, { method: 'GET', url: '/api/auth/oidc/login' });
+        return String(r.headers.location).startsWith(idp?.issuer ?? '-') && r;
+      },
+      { everyMs: 200 },
+    );
     const back = await loginAtProvider(String(res.headers.location), 'sub-carol');
     const cb = await t.as(null, {
       method: 'GET',
@@ -382,5 +535,45 @@ describe(`single sign-on when the provider does not answer, and password sign-in
     });
     expect(cb.statusCode, cb.body).toBe(302);
     expect(log.lines.some((l) => l.includes('answers again'))).toBe(true);
+    // oidc.defaultPermissions: what a user it creates may do.
+    const carol = (await t.as(t.adminToken, { method: 'GET', url: '/api/users?page_size=100' }))
+      .json()
+      .results.find((u: { username: string }) => u.username === 'carol');
+    expect(carol.permissions).toEqual(['manage_tasks']);
+  });
+});
+
+describe("the provider's discovery document", () => {
+  it('is read again after a failure only after a wait that doubles, never at every sign-in', async () => {
+    let asked = 0;
+    const server = createServer((_req, res) => {
+      asked += 1;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const settings = loadConfig({
+      env: { LOGSCOPE_OIDC: JSON.stringify({ issuer, clientId: 'logscope', clientSecret: 'secret' }) },
+    }).oidc;
+    let now = 1_000_000;
+    const rp = new RelyingParty(settings!, capturingLog(), () => now);
+    try {
+      const attempt = () => expect(rp.provider()).rejects.toBeInstanceOf(ProviderUnavailable);
+      await attempt();
+      expect(asked).toBe(1);
+      for (let i = 0; i < 5; i++) await attempt();
+      expect(asked).toBe(1);
+      now += 1_001;
+      await attempt();
+      expect(asked).toBe(2);
+      now += 1_500;
+      await attempt();
+      expect(asked).toBe(2);
+      now += 600;
+      await attempt();
+      expect(asked).toBe(3);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

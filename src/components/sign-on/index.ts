@@ -18,14 +18,16 @@ export const signOn = component({
   build({ meta, config, log, publicUrl }, { tokens }) {
     const settings = config.oidc;
     const rp = settings ? new RelyingParty(settings, log) : null;
-    const service = rp
-      ? new SignOnService(rp, new SignOnRepository(meta.db), tokens, {
-          redirectUri: () => `${publicUrl.get()}/api/auth/oidc/callback`,
-          sessionMs: config.sessionHours * 3_600_000,
-          // Every node reads rights and read scopes again (identity.ts publishes it).
-          rightsChanged: () => tokens.invalidate(),
-        })
-      : null;
+    const service =
+      rp && settings
+        ? new SignOnService(rp, new SignOnRepository(meta.db), tokens, {
+            redirectUri: () => `${publicUrl.get()}/api/auth/oidc/callback`,
+            sessionMs: config.sessionHours * 3_600_000,
+            maxPending: settings.maxPendingSignIns,
+            // Every node reads rights and read scopes again (identity.ts publishes it).
+            rightsChanged: () => tokens.invalidate(),
+          })
+        : null;
     return {
       provides: { signOn: service },
       routes: async (app) =>

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../metadata/schema.js';
 import { EVERYONE } from '../teams/teams-table.js';
 import type { SignInRow } from './sign-ins-table.js';
@@ -7,10 +7,25 @@ import type { SignInRow } from './sign-ins-table.js';
 export class SignOnRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Keeps a sign-in under way, and forgets the expired ones. */
-  async begin(row: SignInRow): Promise<void> {
+  /**
+   * Keeps a sign-in under way, and forgets the expired ones and, beyond `max` rows, the
+   * oldest: anonymous starts cannot grow the table without bound.
+   */
+  async begin(row: SignInRow, max: number): Promise<void> {
     await this.db.deleteFrom('oidc_sign_ins').where('expires_at', '<', new Date().toISOString()).execute();
     await this.db.insertInto('oidc_sign_ins').values(row).execute();
+    const count = await this.db
+      .selectFrom('oidc_sign_ins')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirst();
+    const over = Number(count?.n ?? 0) - max;
+    if (over > 0)
+      await this.db
+        .deleteFrom('oidc_sign_ins')
+        .where('id', 'in', (eb) =>
+          eb.selectFrom('oidc_sign_ins').select('id').orderBy('expires_at').orderBy('id').limit(over),
+        )
+        .execute();
   }
 
   /** Takes a sign-in under way: the first call gets it, every later one nothing. */
@@ -32,8 +47,13 @@ export class SignOnRepository {
       .executeTakeFirst();
   }
 
+  /** The user whose name equals `username` ignoring case (a look-alike counts as taken). */
   byUsername(username: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where(sql<string>`lower(username)`, '=', username.toLowerCase())
+      .executeTakeFirst();
   }
 
   insertUser(row: NewUserRow): Promise<UserRow> {
@@ -45,40 +65,65 @@ export class SignOnRepository {
   }
 
   /**
-   * Makes the user a member of exactly the teams with these names, creating the missing
-   * ones, in one transaction. `everyone` is every user's already and is never a row.
-   * Answers whether the memberships changed.
+   * Makes the user a member of exactly those teams marked `provider_synced` whose names
+   * equal these (ignoring case), creating (synced) the names no team has, in one
+   * transaction. A team of such a name that is not synced is left alone (neither joined
+   * nor created again), and so are the user's memberships of unsynced teams. `everyone`
+   * is every user's already and is never a row. Answers whether the memberships changed.
    */
-  setTeamsByName(userId: number, names: readonly string[]): Promise<boolean> {
-    const wanted = [...new Set(names.map((n) => n.trim()).filter((n) => n && n !== EVERYONE))];
+  setSyncedTeams(userId: number, names: readonly string[]): Promise<boolean> {
+    const byLower = new Map<string, string>();
+    for (const raw of names) {
+      const name = raw.trim();
+      if (name && name.length <= MAX_TEAM_NAME && name.toLowerCase() !== EVERYONE)
+        if (!byLower.has(name.toLowerCase())) byLower.set(name.toLowerCase(), name);
+    }
+    const lowered = [...byLower.keys()];
     return this.db.transaction().execute(async (tx) => {
-      const existing = wanted.length
-        ? await tx.selectFrom('teams').select(['id', 'name']).where('name', 'in', wanted).execute()
+      const existing = lowered.length
+        ? await tx
+            .selectFrom('teams')
+            .select(['id', 'name', 'provider_synced'])
+            .where(sql<string>`lower(name)`, 'in', lowered)
+            .execute()
         : [];
-      const ids = existing.map((t) => t.id);
+      const ids = existing.filter((t) => t.provider_synced === 1).map((t) => t.id);
+      const taken = new Set(existing.map((t) => t.name.toLowerCase()));
       const now = new Date().toISOString();
-      for (const name of wanted.filter((n) => !existing.some((t) => t.name === n))) {
+      for (const [lower, name] of byLower) {
+        if (taken.has(lower)) continue;
         const team = await tx
           .insertInto('teams')
-          .values({ name, builtin: 0, created_at: now })
+          .values({ name, builtin: 0, created_at: now, provider_synced: 1 })
           .returning('id')
           .executeTakeFirstOrThrow();
         ids.push(team.id);
       }
       const before = await tx
         .selectFrom('team_members')
-        .select('team_id')
-        .where('user_id', '=', userId)
+        .innerJoin('teams', 'teams.id', 'team_members.team_id')
+        .select('team_members.team_id')
+        .where('team_members.user_id', '=', userId)
+        .where('teams.provider_synced', '=', 1)
         .execute();
       const had = new Set(before.map((r) => r.team_id));
-      if (had.size === ids.length && ids.every((id) => had.has(id))) return false;
-      await tx.deleteFrom('team_members').where('user_id', '=', userId).execute();
-      if (ids.length)
+      const leave = [...had].filter((id) => !ids.includes(id));
+      const join = ids.filter((id) => !had.has(id));
+      if (leave.length)
+        await tx
+          .deleteFrom('team_members')
+          .where('user_id', '=', userId)
+          .where('team_id', 'in', leave)
+          .execute();
+      if (join.length)
         await tx
           .insertInto('team_members')
-          .values(ids.map((team_id) => ({ team_id, user_id: userId })))
+          .values(join.map((team_id) => ({ team_id, user_id: userId })))
           .execute();
-      return true;
+      return leave.length > 0 || join.length > 0;
     });
   }
 }
+
+/** The longest team name (as `/api/teams` takes it): a longer group makes no team. */
+const MAX_TEAM_NAME = 100;

@@ -1,26 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import type { AuthToken, TokensService } from '../../domain/tokens/tokens-service.js';
+import { isValidUsername } from '../../domain/users/user-schema.js';
+import { INVALID_LOGIN } from '../../domain/users/users-service.js';
 import { conflict, createError } from '../../errors/errors.js';
 import type { UserRow } from '../../metadata/schema.js';
-import { PERMISSIONS, type Permission } from '../../shared/permissions.js';
+import { PERMISSIONS } from '../../shared/permissions.js';
 import { ProviderUnavailable, type RelyingParty } from './relying-party.js';
 import type { SignOnRepository } from './sign-on-repository.js';
 
 /** How long a started sign-in may take at the provider (ms). */
 export const SIGN_IN_MS = 10 * 60_000;
 
-/** What a user the provider signs in for the first time may do (admins may do everything). */
-export const SSO_USER_PERMISSIONS: readonly Permission[] = [
-  'manage_dashboards',
-  'manage_widgets',
-  'manage_tasks',
-];
-
 export interface SignOnOptions {
   /** Where the provider sends the browser back: `<public URL>/api/auth/oidc/callback`. */
   redirectUri: () => string;
   sessionMs: number;
+  /** Sign-ins under way kept at most (`oidc.maxPendingSignIns`). */
+  maxPending: number;
   /** Told when a user's rights (admin, teams) changed, so every node reads them again. */
   rightsChanged: () => void;
 }
@@ -36,9 +33,12 @@ const hash = (key: string) => createHash('sha256').update(key).digest('base64url
 
 /**
  * Sign-in with the OpenID provider (API §18): authorization code flow with PKCE, `state`
- * bound to the browser and `nonce`; users created at their first sign-in and found again
- * by the provider's identity (`iss`, `sub`), never by name; admin rights and teams from the
- * groups claim at every sign-in. Every refusal is a 401 that creates nothing.
+ * bound to the browser and `nonce`; users created at their first sign-in (with
+ * `oidc.defaultPermissions`, none unless configured) and found again by the provider's
+ * identity (`iss`, `sub`), never by name; admin rights and the members of teams marked
+ * `provider_synced` from the groups claim at every sign-in. The session token is marked
+ * `sign_on`, so tokens made with it expire with it at the latest. Every refusal (a
+ * disabled user's included) is a 401 that creates nothing.
  */
 export class SignOnService {
   constructor(
@@ -53,19 +53,22 @@ export class SignOnService {
    * (in a cookie) to finish it. Throws ProviderUnavailable when the provider does not answer.
    */
   async begin(next: unknown): Promise<{ url: string; browserKey: string }> {
-    const config = await this.rp.provider(true);
+    const config = await this.rp.provider();
     const browserKey = randomBytes(32).toString('base64url');
     const state = client.randomState();
     const nonce = client.randomNonce();
     const verifier = client.randomPKCECodeVerifier();
-    await this.repo.begin({
-      id: hash(browserKey),
-      state,
-      nonce,
-      code_verifier: verifier,
-      next_path: localPath(next),
-      expires_at: new Date(Date.now() + SIGN_IN_MS).toISOString(),
-    });
+    await this.repo.begin(
+      {
+        id: hash(browserKey),
+        state,
+        nonce,
+        code_verifier: verifier,
+        next_path: localPath(next),
+        expires_at: new Date(Date.now() + SIGN_IN_MS).toISOString(),
+      },
+      this.opts.maxPending,
+    );
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: this.opts.redirectUri(),
       scope: this.rp.scopes(config),
@@ -124,8 +127,10 @@ export class SignOnService {
       if (err instanceof ProviderUnavailable) throw err;
       // fetch's own failures: the provider did not answer (not a refusal of the answer).
       const name = (err as Error).name;
-      if (name === 'TypeError' || name === 'TimeoutError' || name === 'AbortError')
+      if (name === 'TypeError' || name === 'TimeoutError' || name === 'AbortError') {
+        this.rp.forget();
         throw new ProviderUnavailable(`The sign-in provider at ${this.rp.settings.issuer} does not answer.`);
+      }
       throw refused(`The provider's answer was refused: ${describe(err)}`);
     }
     const user = await this.signIn(claims);
@@ -133,21 +138,29 @@ export class SignOnService {
       token_type: 'USER',
       name: 'single sign-on',
       expires_at: new Date(Date.now() + this.opts.sessionMs).toISOString(),
+      sign_on: true,
     });
     return { token, user, next: started.next_path };
   }
 
   /** The user of these (checked) claims: found by `iss` and `sub`, created at the first sign-in. */
   private async signIn(claims: Record<string, unknown>): Promise<UserRow> {
-    const { usernameClaim, groupsClaim, adminGroups, teamsFromGroups } = this.rp.settings;
+    const { usernameClaim, groupsClaim, adminGroups, teamsFromGroups, defaultPermissions } = this.rp.settings;
     const issuer = String(claims.iss);
     const subject = String(claims.sub);
     const username = claims[usernameClaim];
-    if (typeof username !== 'string' || !username.trim() || username.length > 150)
+    if (typeof username !== 'string' || !username.trim())
       throw refused(`The provider gave no usable "${usernameClaim}" claim.`);
+    // The local rules: no name passes for another (`аdmin`, `Admin`) by where it came from.
+    if (!isValidUsername(username))
+      throw refused(
+        `The provider's "${usernameClaim}" claim is not a valid username here (letters, digits and _.@+- only, 1 to 150 characters). An administrator can choose another claim (oidc.usernameClaim).`,
+      );
     const groups = groupsOf(claims[groupsClaim]);
     const admin = adminGroups.length ? groups.some((g) => adminGroups.includes(g)) : undefined;
     let user = await this.repo.byIdentity(issuer, subject);
+    // Disabled by an admin: refused as a wrong password is, before anything changes.
+    if (user?.disabled === 1) throw refused(INVALID_LOGIN);
     let changed = false;
     if (!user) {
       const taken = await this.repo.byUsername(username);
@@ -159,22 +172,29 @@ export class SignOnService {
         username,
         password_hash: null,
         is_admin: admin ? 1 : 0,
-        permissions: JSON.stringify(admin ? PERMISSIONS : SSO_USER_PERMISSIONS),
+        permissions: JSON.stringify(
+          admin
+            ? PERMISSIONS
+            : PERMISSIONS.filter((p) => (defaultPermissions as readonly string[]).includes(p)),
+        ),
         created_at: new Date().toISOString(),
         oidc_issuer: issuer,
         oidc_subject: subject,
       });
     } else {
       const patch: { username?: string; is_admin?: number } = {};
-      // Renamed at the provider: the account follows, unless the new name is someone else's.
-      if (username !== user.username && !(await this.repo.byUsername(username))) patch.username = username;
+      // Renamed at the provider: the account follows, unless the new name (ignoring case) is someone else's.
+      if (username !== user.username) {
+        const other = await this.repo.byUsername(username);
+        if (!other || other.id === user.id) patch.username = username;
+      }
       if (admin !== undefined && (admin ? 1 : 0) !== user.is_admin) patch.is_admin = admin ? 1 : 0;
       if (Object.keys(patch).length) {
         user = (await this.repo.updateUser(user.id, patch)) ?? user;
         changed = patch.is_admin !== undefined;
       }
     }
-    if (teamsFromGroups && (await this.repo.setTeamsByName(user.id, groups))) changed = true;
+    if (teamsFromGroups && (await this.repo.setSyncedTeams(user.id, groups))) changed = true;
     if (changed) this.opts.rightsChanged();
     return user;
   }

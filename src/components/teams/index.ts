@@ -4,7 +4,7 @@ import { TeamSchema } from './team-schema.js';
 import { TeamsRepository } from './teams-repository.js';
 import { teamRoutes } from './teams-routes.js';
 import { TeamsService } from './teams-service.js';
-import { teamsMigration } from './teams-table.js';
+import { teamsMigration, teamsProviderSyncedMigration } from './teams-table.js';
 
 declare module '../component.js' {
   interface Services {
@@ -14,7 +14,7 @@ declare module '../component.js' {
 
 export const teams = component({
   name: 'teams',
-  migrations: { '0011-teams': teamsMigration },
+  migrations: { '0011-teams': teamsMigration, '0018-e-teams-provider-synced': teamsProviderSyncedMigration },
   build({ meta, bus }) {
     // Every node's read scopes are computed again (streams/read-scopes.ts).
     const teams = new TeamsService(new TeamsRepository(meta.db), () =>

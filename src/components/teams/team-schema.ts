@@ -10,6 +10,10 @@ export const TeamSchema = Type.Object(
       description: 'User ids, ascending; the built-in `everyone` lists every user.',
     }),
     builtin: Type.Boolean({ description: 'The built-in team `everyone`: every user, not editable.' }),
+    provider_synced: Type.Boolean({
+      description:
+        'Single sign-on manages its members: at each sign-in, a user whose provider groups name it (ignoring case) joins it, and one whose groups do not leaves it.',
+    }),
     created_at: IsoDateTime(),
   },
   { $id: 'Team' },
@@ -22,14 +26,22 @@ const Members = Type.Array(Type.Integer({ minimum: 1 }), {
   description: 'Ids of existing users; duplicates count once.',
 });
 
+const ProviderSynced = Type.Boolean({
+  description: 'Let single sign-on manage the members (default false).',
+});
+
 export const TeamCreateSchema = Type.Object(
-  { name: Name, members: Type.Optional(Members) },
+  { name: Name, members: Type.Optional(Members), provider_synced: Type.Optional(ProviderSynced) },
   { additionalProperties: false },
 );
 export type TeamInput = Static<typeof TeamCreateSchema>;
 
 export const TeamPatchSchema = Type.Object(
-  { name: Type.Optional(Name), members: Type.Optional(Members) },
+  {
+    name: Type.Optional(Name),
+    members: Type.Optional(Members),
+    provider_synced: Type.Optional(ProviderSynced),
+  },
   { additionalProperties: false },
 );
 export type TeamPatch = Static<typeof TeamPatchSchema>;

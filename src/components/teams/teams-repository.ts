@@ -9,6 +9,7 @@ export interface TeamRow {
   name: string;
   builtin: number;
   created_at: string;
+  provider_synced: number;
 }
 
 /** Teams and their member rows; `everyone`'s members are every user, read from `users`. */
@@ -103,7 +104,10 @@ export class TeamsRepository {
   }
 
   /** Creates a team with its members, in one transaction. */
-  insert(row: Omit<TeamsTable, 'id'> & { builtin: 0 }, members: readonly number[]): Promise<TeamRow> {
+  insert(
+    row: Omit<TeamsTable, 'id' | 'provider_synced'> & { builtin: 0; provider_synced: number },
+    members: readonly number[],
+  ): Promise<TeamRow> {
     return this.db.transaction().execute(async (tx) => {
       const team = await tx.insertInto('teams').values(row).returningAll().executeTakeFirstOrThrow();
       if (members.length)
@@ -115,12 +119,19 @@ export class TeamsRepository {
     });
   }
 
-  /** Renames a team and/or replaces its members, in one transaction; undefined when it is gone. */
-  update(id: number, name: string | undefined, members: readonly number[] | undefined) {
+  /**
+   * Renames a team, marks it synced from the provider or not, and/or replaces its members,
+   * in one transaction; undefined when it is gone.
+   */
+  update(
+    id: number,
+    changes: { name?: string; provider_synced?: number },
+    members: readonly number[] | undefined,
+  ) {
     return this.db.transaction().execute(async (tx) => {
-      const team = await (name === undefined
+      const team = await (Object.keys(changes).length === 0
         ? tx.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst()
-        : tx.updateTable('teams').set({ name }).where('id', '=', id).returningAll().executeTakeFirst());
+        : tx.updateTable('teams').set(changes).where('id', '=', id).returningAll().executeTakeFirst());
       if (!team || members === undefined) return team;
       await tx.deleteFrom('team_members').where('team_id', '=', id).execute();
       if (members.length)

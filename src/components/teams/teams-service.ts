@@ -41,12 +41,23 @@ export class TeamsService {
     requireAdmin(who);
     const name = await this.checkName(input.name);
     const members = await this.checkMembers(input.members ?? []);
-    const row = await this.teams.insert({ name, builtin: 0, created_at: new Date().toISOString() }, members);
+    const row = await this.teams.insert(
+      {
+        name,
+        builtin: 0,
+        created_at: new Date().toISOString(),
+        provider_synced: input.provider_synced ? 1 : 0,
+      },
+      members,
+    );
     this.onChanged();
     return this.get(row.id);
   }
 
-  /** PATCH: what is given changes; PUT (`replace`): members left out become none. */
+  /**
+   * PATCH: what is given changes; PUT (`replace`): members left out become none, and a
+   * `provider_synced` left out becomes false.
+   */
   async update(who: Identity, id: number, patch: TeamPatch, replace = false): Promise<Team> {
     requireAdmin(who);
     const row = await this.teams.byId(id);
@@ -56,7 +67,12 @@ export class TeamsService {
     const name = patch.name === undefined ? undefined : await this.checkName(patch.name, id);
     const given = patch.members ?? (replace ? [] : undefined);
     const members = given === undefined ? undefined : await this.checkMembers(given);
-    if (!(await this.teams.update(id, name, members))) throw notFound();
+    const synced = patch.provider_synced ?? (replace ? false : undefined);
+    const changes = {
+      ...(name !== undefined ? { name } : {}),
+      ...(synced !== undefined ? { provider_synced: synced ? 1 : 0 } : {}),
+    };
+    if (!(await this.teams.update(id, changes, members))) throw notFound();
     this.onChanged();
     return this.get(id);
   }
@@ -77,6 +93,7 @@ export class TeamsService {
       name: r.name,
       members: members.get(r.id) ?? [],
       builtin: r.builtin === 1,
+      provider_synced: r.provider_synced === 1,
       created_at: r.created_at,
     }));
   }

@@ -8,6 +8,11 @@ export interface TeamsTable {
   name: string;
   builtin: number;
   created_at: string;
+  /**
+   * 1: single sign-on manages its members (a provider group of the same name, ignoring
+   * case, decides them at each sign-in); 0: only admins do.
+   */
+  provider_synced: Generated<number>;
 }
 
 export interface TeamMembersTable {
@@ -48,5 +53,21 @@ export const teamsMigration = (dialect: MetadataDialect): Migration => ({
   async down(db: Kysely<unknown>) {
     await db.schema.dropTable('team_members').execute();
     await db.schema.dropTable('teams').execute();
+  },
+});
+
+/**
+ * `teams.provider_synced`: a provider group joins a team of its name only when the team is
+ * marked so (teams made before it are not: an admin marks those the provider should manage).
+ */
+export const teamsProviderSyncedMigration = (_dialect: MetadataDialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('teams')
+      .addColumn('provider_synced', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('teams').dropColumn('provider_synced').execute();
   },
 });
