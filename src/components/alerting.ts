@@ -22,7 +22,7 @@ declare module './component.js' {
 
 export const alerting = component({
   name: 'alerting',
-  build({ meta, config, log, cluster }) {
+  build({ meta, config, log, cluster, bus }) {
     const senders = new Senders({
       smtpUrl: config.smtpUrl,
       smtpFrom: config.smtpFrom,
@@ -30,7 +30,10 @@ export const alerting = component({
     });
     const channelsRepo = new ChannelsRepository(meta.db);
     const deliveriesRepo = new DeliveriesRepository(meta.db);
-    const channels = new ChannelsService(channelsRepo, senders);
+    const channels = new ChannelsService(channelsRepo, senders, {
+      // The triggers that notify it run within its new decider's rights (components/triggers.ts).
+      onDestinationChanged: () => bus.publish('channels-changed', {}),
+    });
     const deliveries = new DeliveriesService(deliveriesRepo);
     const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, { log });
     return {

@@ -1,5 +1,6 @@
 /** Tasks: what users (and triggers) make of what they find. */
 
+import { hiddenEventIds } from '../domain/events/hidden-events.js';
 import { TaskSchema } from '../domain/tasks/task-schema.js';
 import { TasksService } from '../domain/tasks/tasks-service.js';
 import { taskRoutes } from '../http/routes/tasks.js';
@@ -15,8 +16,12 @@ declare module './component.js' {
 
 export const tasks = component({
   name: 'tasks',
-  build({ meta }) {
-    const tasks = new TasksService(new TasksRepository(meta.db), new UsersRepository(meta.db));
+  build({ meta, events }, { readScopes }) {
+    const tasks = new TasksService(
+      new TasksRepository(meta.db),
+      new UsersRepository(meta.db),
+      async (who, evIds) => hiddenEventIds(events, await readScopes.of(who), evIds),
+    );
     return {
       provides: { tasks },
       schemas: [TaskSchema],

@@ -4,6 +4,7 @@ import { TriggerSchema } from '../domain/triggers/trigger-schema.js';
 import { TriggersService } from '../domain/triggers/triggers-service.js';
 import { triggerRoutes } from '../http/routes/triggers.js';
 import { LeasesRepository } from '../metadata/leases-repository.js';
+import { triggerRunAs } from '../metadata/migrations/0018-trigger-run-as.js';
 import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { component, RELOAD_RULES_MS } from './component.js';
@@ -16,6 +17,7 @@ declare module './component.js' {
 
 export const triggers = component({
   name: 'triggers',
+  migrations: { '0018-trigger-run-as': triggerRunAs },
   build({ meta, config, log, bus, batcher, cluster, node, leaseMs, publicUrl }, s) {
     const triggers = new TriggersService(
       new TriggersRepository(meta.db),
@@ -47,7 +49,12 @@ export const triggers = component({
     bus.subscribe('triggers-changed', (_m, remote) => {
       if (remote) triggers.load().catch(() => undefined);
     });
-    // Who may read what changed (here or on another node): owners' scopes are read again.
+    // A channel's destination was set (here or on another node): the triggers notifying it
+    // run within its decider's rights too.
+    bus.subscribe('channels-changed', () => {
+      triggers.load().catch(() => undefined);
+    });
+    // Who may read what changed (here or on another node): the scopes triggers run with are read again.
     bus.subscribe('rights-changed', (m) => {
       if (m.keyId === null) triggers.load().catch(() => undefined);
     });

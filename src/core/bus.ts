@@ -33,6 +33,8 @@ export interface ClusterTopics extends Record<string, unknown> {
   'rights-changed': { keyId: string | null };
   /** Triggers were created, changed or deleted: every node reloads its matcher. */
   'triggers-changed': Record<string, never>;
+  /** Where a channel sends was set by someone, or a channel went: every node reloads its triggers' rights. */
+  'channels-changed': Record<string, never>;
   /** Pipelines were created, changed or deleted: every node reloads the set intake runs. */
   'pipelines-changed': Record<string, never>;
   /**

@@ -219,6 +219,11 @@ export interface TriggersTable {
   /** JSON array of channel ids. */
   notify: Generated<string>;
   cooldown_seconds: Generated<number>;
+  /**
+   * The user whose rights it runs with: who last decided what it matches or where it
+   * sends (null once that user is deleted: it matches nothing).
+   */
+  run_as: number | null;
 }
 
 export interface TriggerMatchesTable {
@@ -263,6 +268,8 @@ export interface ChannelsTable {
   /** JSON: webhook {url, headers?, secret?}, slack {url}, email {to}. */
   config: string;
   owner_id: number;
+  /** Who last set where it sends (type and config); null once that user is deleted. */
+  decided_by: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -288,6 +295,8 @@ export interface DeliveriesTable {
   lease_until: number;
   /** JSON: the notification. */
   payload: string;
+  /** The user whose rights made it (its trigger's `run_as` then): who may see its samples. */
+  run_as: Generated<number | null>;
 }
 
 export type DeliveryRow = Selectable<DeliveriesTable>;

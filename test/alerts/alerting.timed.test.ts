@@ -89,6 +89,7 @@ describe('alerting', () => {
       name: 'ops',
       id: undefined,
       owner: undefined,
+      decided_by: undefined,
       created_at: undefined,
       updated_at: undefined,
     });

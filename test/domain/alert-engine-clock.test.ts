@@ -206,6 +206,7 @@ const heartbeat = (
   notify: '[4, 5]',
   cooldown_seconds: 0,
   owner_id: 1,
+  run_as: 1,
   created_at: new Date(T0).toISOString(),
   updated_at: new Date(T0).toISOString(),
 });
@@ -241,6 +242,7 @@ describe('alert notifier clock (fake timers)', () => {
       expect.objectContaining({ kind: 'fire', count: 0, fired_at: new Date(T0 + 30 * S).toISOString() }),
       3,
       [4, 5],
+      1,
     );
     // A threshold with create_task opens a task of its (here no) samples, at the firing.
     expect(taskOf).toHaveBeenCalledWith(3, [], T0 + 30 * S);

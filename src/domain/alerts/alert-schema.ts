@@ -23,6 +23,10 @@ export const ChannelSchema = Type.Object(
     type: ChannelTypeSchema,
     config: ConfigSchema,
     owner: Type.Integer(),
+    decided_by: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Who last set its type or config (where it sends): the triggers that notify it match only what this user may read too (null: a deleted user; they then match nothing).',
+    }),
     created_at: IsoDateTime(),
     updated_at: IsoDateTime(),
   },
@@ -58,7 +62,18 @@ export const DeliverySchema = Type.Object(
     next_attempt_at: Type.Union([IsoDateTime(), Type.Null()], {
       description: 'When it is tried next (pending).',
     }),
-    payload: Type.Object({}, { additionalProperties: true, description: 'The notification as sent.' }),
+    run_as: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'The user whose rights made it (its trigger’s run_as then; null: a test, or a deleted user).',
+    }),
+    payload: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'The notification as sent, to administrators and to the user whose rights made it (`run_as`); to anyone else without what it tells of events (`samples` [], `group` {}, `count` and `search_url` null, no `pattern`) and with `withheld: true`.',
+      },
+    ),
   },
   { $id: 'Delivery' },
 );

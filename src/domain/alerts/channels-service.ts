@@ -138,6 +138,7 @@ const present = (row: ChannelRow): Channel => {
     type: row.type,
     config,
     owner: row.owner_id,
+    decided_by: row.decided_by,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -148,11 +149,22 @@ const present = (row: ChannelRow): Channel => {
  * `manage_triggers` holders. A webhook's secret is write-only.
  */
 export class ChannelsService {
+  private readonly now: () => Date;
+
   constructor(
     private readonly repo: ChannelsRepository,
     private readonly senders: Senders,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+    private readonly opts: {
+      /**
+       * Told when where a channel sends was set (by whom: `decided_by`) or a channel went:
+       * the triggers that notify it run within that user's rights too (triggers-service.ts).
+       */
+      onDestinationChanged?: () => void;
+      now?: () => Date;
+    } = {},
+  ) {
+    this.now = opts.now ?? (() => new Date());
+  }
 
   async list(
     who: Identity,
@@ -180,6 +192,7 @@ export class ChannelsService {
         type: input.type,
         config: JSON.stringify(config),
         owner_id: who.userId,
+        decided_by: who.userId,
         created_at: now,
         updated_at: now,
       }),
@@ -196,19 +209,30 @@ export class ChannelsService {
         'config: A new type needs its config.',
       );
     const config = input.config ? checkConfig(type, input.config, stored) : stored;
+    // Whoever sets where it sends decides who receives the samples of the triggers that
+    // notify it: those then run within the editor's rights too (docs/api/alerting.md).
+    const decides = input.type !== undefined || input.config !== undefined;
     const updated = await this.repo.update(id, {
       ...(input.name !== undefined ? { name: input.name } : {}),
       type,
       config: JSON.stringify(config),
+      ...(decides ? { decided_by: who.userId } : {}),
       updated_at: this.now().toISOString(),
     });
     if (!updated) throw notFound('No such channel.');
+    if (decides && row.decided_by !== who.userId) this.opts.onDestinationChanged?.();
     return present(updated);
   }
 
   async delete(who: Identity, id: number): Promise<void> {
     await this.visible(who, id);
     if (!(await this.repo.delete(id))) throw notFound('No such channel.');
+    this.opts.onDestinationChanged?.();
+  }
+
+  /** Who last set where each of these channels sends (null: a deleted user); gone ones are left out. */
+  async decidersOf(ids: readonly number[]): Promise<Map<number, number | null>> {
+    return new Map((await this.repo.byIds(ids)).map((r) => [r.id, r.decided_by]));
   }
 
   /** Sends a test notification now and says how it went (bounded by the send timeout). */

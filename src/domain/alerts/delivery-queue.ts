@@ -90,7 +90,13 @@ export class DeliveryQueue {
   }
 
   /** Writes a pending delivery per channel (durable once this resolves) and wakes the sender. */
-  async enqueue(n: Notification, triggerId: number | null, channelIds: readonly number[]): Promise<void> {
+  /** `runAs`: the user whose rights made the notification (who may see its samples). */
+  async enqueue(
+    n: Notification,
+    triggerId: number | null,
+    channelIds: readonly number[],
+    runAs: number | null = null,
+  ): Promise<void> {
     if (!channelIds.length) return;
     // A channel deleted since the trigger named it is left out; the others still get theirs.
     const existing = new Set((await this.channels.byIds(channelIds)).map((c) => c.id));
@@ -110,6 +116,7 @@ export class DeliveryQueue {
         next_attempt_at: at,
         lease_until: 0,
         payload,
+        run_as: runAs,
       })),
     );
     this.wake();

@@ -42,6 +42,12 @@ export interface TaskListFilter {
   unassigned?: boolean | undefined;
 }
 
+/** A task lists at most this many event ids (the body schema's limit). */
+const EV_IDS_MAX = 1000;
+
+/** Which of these event ids name events `who` may not read (domain/events/hidden-events.ts). */
+export type HiddenEvents = (who: Identity, evIds: readonly string[]) => Promise<Set<string>>;
+
 /** What POST starts from and PUT resets an omitted field to. */
 const withDefaults = (input: FullTaskInput): Required<TaskInput> => ({
   title: input.title,
@@ -117,18 +123,32 @@ export function parseDueDate(raw: string): string | { error: string } {
 }
 
 /**
- * Tasks are a team's board: every user sees every task. The owner, the assignee,
- * holders of `manage_tasks` and admins may change a task; the owner and admins may
- * delete it.
+ * Tasks are a team's board: every user sees every task, but only the event ids among its
+ * `ev_ids` that they may read (API §17: a task a trigger opened lists what its trigger
+ * matched). The owner, the assignee, holders of `manage_tasks` and admins may change a
+ * task; the owner and admins may delete it.
  */
 export class TasksService {
   constructor(
     private readonly tasks: TasksRepository,
     private readonly users: UsersRepository,
+    private readonly hiddenOf: HiddenEvents,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async list(filter: TaskListFilter, page: PageRequest): Promise<Page<Task>> {
+  /** Tasks as `who` is shown them: without the ids of events they may not read. */
+  private async shown(who: Identity, rows: readonly TaskRow[], nowIso: string): Promise<Task[]> {
+    const tasks = rows.map((r) => present(r, nowIso));
+    const hidden = await this.hiddenOf(who, [...new Set(tasks.flatMap((t) => t.ev_ids))]);
+    if (hidden.size) for (const t of tasks) t.ev_ids = t.ev_ids.filter((id) => !hidden.has(id));
+    return tasks;
+  }
+
+  private async shownOne(who: Identity, row: TaskRow, nowIso: string): Promise<Task> {
+    return (await this.shown(who, [row], nowIso))[0] as Task;
+  }
+
+  async list(who: Identity, filter: TaskListFilter, page: PageRequest): Promise<Page<Task>> {
     const nowIso = this.now().toISOString();
     const repoFilter: TaskFilter = {};
     if (filter.owners?.length) repoFilter.ownerIds = filter.owners;
@@ -143,18 +163,28 @@ export class TasksService {
     if (filter.isOverdue !== undefined) repoFilter.overdue = { value: filter.isOverdue, at: nowIso };
     if (filter.unassigned !== undefined) repoFilter.unassigned = filter.unassigned;
     const res = await this.tasks.list(repoFilter, page);
-    return { count: res.count, rows: res.rows.map((r) => present(r, nowIso)) };
+    return { count: res.count, rows: await this.shown(who, res.rows, nowIso) };
   }
 
-  async get(id: number): Promise<Task> {
-    return present(await this.find(id), this.now().toISOString());
+  async get(who: Identity, id: number): Promise<Task> {
+    return this.shownOne(who, await this.find(id), this.now().toISOString());
+  }
+
+  /** Creates a task owned by the caller. */
+  async create(who: Identity, input: FullTaskInput): Promise<Task> {
+    const row = await this.insert(who.userId, input, null);
+    return this.shownOne(who, row, row.created_at);
   }
 
   /**
-   * Creates a task owned by `ownerId` (the caller, or a trigger's owner: `triggerId`
-   * links the task to the trigger that opened it).
+   * Opens a task for a trigger (owned by its owner, linked to it); answers its id. Its
+   * event ids are the trigger's matches, shown to each reader as they may read them.
    */
-  async create(ownerId: number, input: FullTaskInput, opts: { triggerId?: number } = {}): Promise<Task> {
+  async openForTrigger(ownerId: number, input: FullTaskInput, triggerId: number): Promise<number> {
+    return (await this.insert(ownerId, input, triggerId)).id;
+  }
+
+  private async insert(ownerId: number, input: FullTaskInput, triggerId: number | null): Promise<TaskRow> {
     const now = this.now().toISOString();
     const values = await this.validate(withDefaults(input));
     const row = await this.tasks.insert({
@@ -166,12 +196,12 @@ export class TasksService {
       due_date: values.due_date ?? null,
       priority: values.priority ?? 'medium',
       ev_ids: values.ev_ids ?? '[]',
-      trigger_id: opts.triggerId ?? null,
+      trigger_id: triggerId,
       created_at: now,
       updated_at: now,
       closed_at: values.is_open === 0 ? now : null,
     });
-    return present(row, now);
+    return row;
   }
 
   /** The open task a trigger last extended at or after `since` (ISO), if any. */
@@ -209,6 +239,15 @@ export class TasksService {
       throw permissionDenied('Only the owner, the assignee or a task manager may change this task.');
     }
     const values = await this.validate(input);
+    if (input.ev_ids !== undefined) {
+      // The ids of events the caller may not read are not theirs to drop (they are not shown them).
+      const stored = JSON.parse(current.ev_ids) as string[];
+      const hidden = await this.hiddenOf(who, stored);
+      const given = JSON.parse(values.ev_ids ?? '[]') as string[];
+      values.ev_ids = JSON.stringify(
+        [...new Set([...given, ...stored.filter((id) => hidden.has(id))])].slice(0, EV_IDS_MAX),
+      );
+    }
     const now = this.now().toISOString();
     if (values.is_open !== undefined) {
       // Closing an already closed task keeps the time it was first closed.
@@ -216,7 +255,7 @@ export class TasksService {
     }
     const row = await this.tasks.update(id, { ...values, updated_at: now });
     if (!row) throw notFound('No such task.');
-    return present(row, now);
+    return this.shownOne(who, row, now);
   }
 
   private async find(id: number): Promise<TaskRow> {

@@ -63,6 +63,8 @@ export class AlertNotifier {
    */
   private notifierUntil = 0;
   private renewing: Promise<void> | null = null;
+  /** Whose rights each enabled trigger runs with: its deliveries show their samples to them. */
+  private runAs = new Map<number, number | null>();
 
   constructor(
     private readonly alerting: Alerting,
@@ -93,6 +95,7 @@ export class AlertNotifier {
 
   /** The enabled triggers, as read from the store. */
   setTriggers(rows: readonly TriggerRow[]): void {
+    this.runAs = new Map(rows.map((r) => [r.id, r.run_as]));
     this.engine.setTriggers(rows.map(alertTrigger));
   }
 
@@ -158,7 +161,7 @@ export class AlertNotifier {
   /** A firing: a delivery per channel (durable), and with create_task a task of its samples. */
   private async onFiring(f: Firing): Promise<void> {
     const t = f.trigger;
-    await this.alerting.queue.enqueue(f.notification, t.id, t.notify);
+    await this.alerting.queue.enqueue(f.notification, t.id, t.notify, this.runAs.get(t.id) ?? null);
     if (t.create_task && t.condition.type === 'threshold' && f.notification.kind === 'fire') {
       await this.taskOf(t.id, f.evIds, this.now().getTime());
     }

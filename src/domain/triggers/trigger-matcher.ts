@@ -198,7 +198,7 @@ export class TriggerMatcher {
     const query = [trigger.query, trigger.filter !== '[]' ? `filter ${trigger.filter}` : '']
       .filter(Boolean)
       .join('; ');
-    const task = await this.tasks.create(
+    return this.tasks.openForTrigger(
       trigger.owner_id,
       {
         title: `Trigger "${trigger.name}" matched`.slice(0, 200),
@@ -207,8 +207,7 @@ export class TriggerMatcher {
         priority: trigger.severity,
         ev_ids: evIds.slice(0, TASK_EV_IDS_MAX),
       },
-      { triggerId: trigger.id },
+      trigger.id,
     );
-    return task.id;
   }
 }

@@ -62,6 +62,12 @@ export const TriggerSchema = Type.Object(
       description: 'Least time between two notifications of one trigger and group.',
     }),
     owner: Type.Integer(),
+    run_as: Nullable(
+      Type.Integer({
+        description:
+          'The user whose rights it runs with: who last set its query, filter, condition or channels (null: a deleted user; it then matches nothing).',
+      }),
+    ),
     created_at: IsoDateTime(),
     updated_at: IsoDateTime(),
   },

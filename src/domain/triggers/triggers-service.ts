@@ -4,7 +4,7 @@ import type { Page, PageRequest } from '../../core/list.js';
 import type { Log } from '../../core/log.js';
 import type { MetricDecl } from '../../core/metrics.js';
 import { AppError, type FieldErrors, notFound, validationError } from '../../errors/errors.js';
-import { scopedFilter } from '../../event-store/read-scope.js';
+import { NO_EVENT, type ReadScope, scopedFilter } from '../../event-store/read-scope.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
 import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
@@ -75,7 +75,7 @@ export interface TriggersServiceOptions {
   log: Log;
   /** Told after this process changed triggers (cluster: the other nodes reload theirs). */
   onChanged?: () => void;
-  /** What each trigger's owner may read: a trigger matches nothing else. */
+  /** What each trigger's `run_as` user may read: a trigger matches nothing else. */
   scopes: ReadScopes;
   /** Patterns, for new_pattern conditions. */
   patterns?: AlertNotifierOptions['patterns'];
@@ -103,6 +103,16 @@ const withDefaults = (input: FullTriggerInput): Required<TriggerInput> => ({
   cooldown_seconds: input.cooldown_seconds ?? DEFAULT_COOLDOWN_SECONDS,
 });
 
+/**
+ * Whether a change decides what the trigger matches or where it sends: its query, filter,
+ * condition or channels. The trigger then runs with the rights of whoever made it.
+ */
+const decides = (input: TriggerInput): boolean =>
+  input.query !== undefined ||
+  input.filter !== undefined ||
+  input.condition !== undefined ||
+  input.notify !== undefined;
+
 const present = (row: TriggerRow): Trigger => ({
   id: row.id,
   name: row.name,
@@ -117,6 +127,7 @@ const present = (row: TriggerRow): Trigger => ({
   notify: JSON.parse(row.notify) as number[],
   cooldown_seconds: row.cooldown_seconds,
   owner: row.owner_id,
+  run_as: row.run_as,
   created_at: row.created_at,
   updated_at: row.updated_at,
 });
@@ -187,17 +198,36 @@ export class TriggersService {
 
   private async readIndex(): Promise<void> {
     const rows = await this.repo.enabled();
-    // A trigger matches only what its owner may read (ADR 0013): its filter, its `stream:`
-    // conditions resolved, within the owner's scope. Read again when rights change.
+    // A trigger matches only what the users who decided it may read (ADR 0013,
+    // docs/api/triggers.md): its filter, its `stream:` conditions resolved for its `run_as`,
+    // within that user's scope and the scope of whoever set where each of its channels
+    // sends. Read again when rights or channels change.
+    const deciders = await this.alerting.channels.decidersOf([
+      ...new Set(rows.flatMap((r) => JSON.parse(r.notify) as number[])),
+    ]);
     const filters = new Map<number, FilterNode | Error>();
     for (const r of rows) {
       try {
         const own = compileTrigger(r.query, JSON.parse(r.filter) as unknown[]);
-        const [scope, narrowed] = await Promise.all([
-          this.opts.scopes.ofUser(r.owner_id),
-          this.opts.scopes.narrow(r.owner_id, own, undefined, { streams: 'streams', query: 'query' }),
+        const runAs = r.run_as;
+        if (runAs === null) {
+          filters.set(r.id, scopedFilter(NO_EVENT, own));
+          continue;
+        }
+        const channelUsers = (JSON.parse(r.notify) as number[]).flatMap((id) =>
+          deciders.has(id) ? [deciders.get(id) ?? null] : [],
+        );
+        const [narrowed, ...scopes] = await Promise.all([
+          this.opts.scopes.narrow(runAs, own, undefined, { streams: 'streams', query: 'query' }),
+          this.opts.scopes.ofUser(runAs),
+          ...[...new Set(channelUsers)]
+            .filter((u) => u !== runAs)
+            .map((u) => (u === null ? Promise.resolve(NO_EVENT) : this.opts.scopes.ofUser(u))),
         ]);
-        filters.set(r.id, scopedFilter(scope, narrowed));
+        filters.set(
+          r.id,
+          (scopes as ReadScope[]).reduceRight((f, scope) => scopedFilter(scope, f), narrowed as FilterNode),
+        );
       } catch (err) {
         filters.set(r.id, err instanceof Error ? err : new Error(String(err)));
       }
@@ -255,6 +285,7 @@ export class TriggersService {
       ...(values.notify !== undefined ? { notify: values.notify } : {}),
       ...(values.cooldown_seconds !== undefined ? { cooldown_seconds: values.cooldown_seconds } : {}),
       owner_id: who.userId,
+      run_as: who.userId,
       created_at: now,
       updated_at: now,
     });
@@ -364,7 +395,11 @@ export class TriggersService {
       }
       out.assign_to = input.assign_to;
     }
-    if (input.query !== undefined || input.filter !== undefined) {
+    // What it matches and where it sends are decisions: whoever makes one, the trigger runs
+    // with their rights from then on (docs/api/triggers.md), so a `stream:` it names must be
+    // one they may read, as in a search: else 400.
+    if (decides(input)) {
+      const given = input.query !== undefined || input.filter !== undefined;
       const query = input.query ?? current?.query ?? '';
       const filter = input.filter ?? (current ? (JSON.parse(current.filter) as unknown[]) : []);
       try {
@@ -372,15 +407,19 @@ export class TriggersService {
         if (compiled.kind === 'true') {
           errors.query = ['A trigger needs a query or a filter that selects something.'];
         }
-        // `stream:` names a stream its owner may read (ADR 0013), as in a search: else 400.
-        await this.opts.scopes.narrow(current?.owner_id ?? who.userId, compiled, undefined, {
-          streams: 'filter',
-          query: 'query',
-        });
+        await this.opts.scopes.narrow(who.userId, compiled, undefined, { streams: 'filter', query: 'query' });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
-        Object.assign(errors, err.errors ?? { query: [err.message] });
+        const found = err.errors ?? { query: [err.message] };
+        // Its query was not given: say why a stored one is refused now.
+        if (!given)
+          for (const key of Object.keys(found))
+            found[key] = [
+              `${found[key]?.join(' ')} This trigger would run with your rights: change its query and filter too, or leave its condition and channels to whom it runs as.`,
+            ];
+        Object.assign(errors, found);
       }
+      out.run_as = who.userId;
       if (input.query !== undefined) out.query = input.query;
       if (input.filter !== undefined) out.filter = JSON.stringify(input.filter);
     }

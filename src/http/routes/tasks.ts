@@ -43,6 +43,7 @@ export async function taskRoutes(fastify: FastifyInstance, opts: { tasks: TasksS
       const q = request.query;
       const plan = planList(q, ORDERABLE, 'id');
       const page = await tasks.list(
+        caller(request),
         {
           owners: splitIntList('owner', q.owner),
           assignedTo: splitList(q.assigned_to),
@@ -67,7 +68,7 @@ export async function taskRoutes(fastify: FastifyInstance, opts: { tasks: TasksS
         response: one,
       },
     },
-    async (request) => tasks.create(caller(request).userId, request.body),
+    async (request) => tasks.create(caller(request), request.body),
   );
 
   app.get(
@@ -80,7 +81,7 @@ export async function taskRoutes(fastify: FastifyInstance, opts: { tasks: TasksS
         response: { 200: Type.Ref('Task'), ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => tasks.get(request.params.id),
+    async (request) => tasks.get(caller(request), request.params.id),
   );
 
   app.patch(
