@@ -156,6 +156,20 @@ class Resolver {
     }
   }
 
+  /**
+   * The keys that order rows by `e`: text that reads as a number (`parseNumeric`: a JSON
+   * number kept in `fields` as text, a count grouped by) sorts as that number, numbers
+   * before the other text, which sorts by code point; missing values last in both
+   * directions. The same order as a Search's sort of such a field (filter/sort.ts).
+   */
+  private orderBy(e: Expr, desc: boolean): OrderKey[] {
+    if (this.typeOf(e) !== 'string') return [{ e, desc }];
+    return [
+      { e: { k: 'tonum', e }, desc },
+      { e, desc },
+    ];
+  }
+
   private num(e: Expr): Expr {
     return isNumeric(this.typeOf(e)) ? e : { k: 'tonum', e };
   }
@@ -287,7 +301,7 @@ class Resolver {
       }
       case 'sort': {
         this.reordered = true;
-        const keys = p.keys.map((k) => ({ e: this.ref(k.col), desc: k.desc }));
+        const keys = p.keys.flatMap((k) => this.orderBy(this.ref(k.col), k.desc));
         this.order = [...keys, ...this.order];
         this.stages.push({ s: 'order', keys: this.order });
         return;
@@ -305,7 +319,7 @@ class Resolver {
           ...keys.map((k) => ({ name: k.name, id: k.key.id, type: this.typeOf(k.key.e) })),
           ...aggs.map((a) => ({ name: a.name, id: a.agg.id, type: 'number' as const })),
         ]);
-        this.order = keys.map((k) => ({ e: this.ref({ name: k.name, at: p.at }), desc: false }));
+        this.order = keys.flatMap((k) => this.orderBy(this.ref({ name: k.name, at: p.at }), false));
         return;
       }
       case 'top': {
@@ -321,9 +335,9 @@ class Resolver {
         ]);
         const r = (name: string) => this.ref({ name, at: p.at });
         this.order = [
-          ...(by ? [{ e: r(by.name), desc: false }] : []),
+          ...(by ? this.orderBy(r(by.name), false) : []),
           { e: r('count'), desc: true },
-          { e: r(p.field.name), desc: false },
+          ...this.orderBy(r(p.field.name), false),
         ];
         return;
       }
