@@ -8,7 +8,9 @@
  * Precedence, loosest first: OR, then AND (explicit or implied by juxtaposition), then
  * the prefixes NOT / `-` / `+`. Unary prefixes are a loop, not recursion, and nesting
  * comes only from parentheses, which parse-query.ts bounds before parsing, so deep input
- * cannot exhaust the stack.
+ * cannot exhaust the stack. Pipes' expressions and conditions are trees the actions build
+ * in loops (operator chains, prefix runs); each node is measured as it is made, and one
+ * deeper than MAX_EXPRESSION_DEPTH is refused there, before anything walks the tree.
  */
 export const QUERY_GRAMMAR = String.raw`
 {
@@ -197,13 +199,13 @@ WherePipe
     { return { p: 'where', cond: c, at: location().start.offset }; }
 
 WOr
-  = head:WAnd tail:(_ OrOp _ @WAnd)* { return tail.length ? { k: 'or', items: [head, ...tail] } : head; }
+  = head:WAnd tail:(_ OrOp _ @WAnd)* { return h.conds('or', head, tail, location()); }
 
 WAnd
-  = head:WNot tail:(_ AndOp _ @WNot)* { return tail.length ? { k: 'and', items: [head, ...tail] } : head; }
+  = head:WNot tail:(_ AndOp _ @WNot)* { return h.conds('and', head, tail, location()); }
 
 WNot
-  = ops:(NotOp _)* c:WPrim { return ops.reduce((x) => ({ k: 'not', c: x }), c); }
+  = ops:(NotOp _)* c:WPrim { return h.not(ops.length, c, location()); }
 
 WPrim
   = "(" _ c:WOr _ ")" { return c; }
@@ -249,13 +251,13 @@ EvalPipe
 
 // Spaces around "-" in an expression: "a-b" is the field a-b.
 Expr
-  = head:Term tail:(_ @[+\-] _ @Term)* { return h.arith(head, tail); }
+  = head:Term tail:(_ @[+\-] _ @Term)* { return h.arith(head, tail, location()); }
 
 Term
-  = head:Factor tail:(_ @[*/] _ @Factor)* { return h.arith(head, tail); }
+  = head:Factor tail:(_ @[*/] _ @Factor)* { return h.arith(head, tail, location()); }
 
 Factor
-  = ops:("-" _)* e:Operand { return ops.reduce((x) => ({ k: 'neg', e: x }), e); }
+  = ops:("-" _)* e:Operand { return h.neg(ops.length, e, location()); }
 
 Operand
   = "(" _ e:Expr _ ")" { return e; }

@@ -55,8 +55,10 @@ import {
   type ArithOp,
   EVAL_FUNCTIONS,
   type EvalFunction,
+  MAX_EXPRESSION_DEPTH,
   type Name,
   type ParsedAgg,
+  type ParsedCond,
   type ParsedExpr,
   PIPE_NAMES,
   type Pipe,
@@ -314,6 +316,27 @@ const PIPE_USAGE: Readonly<Record<(typeof PIPE_NAMES)[number], string>> = {
 
 type Arith = readonly [string, ParsedExpr];
 
+/**
+ * The depth of each expression and condition node the pipe helpers made; a node not in it
+ * is a leaf (a number, a text, a column, a comparison), of depth 1. Each node is measured
+ * as it is made, from its children's depths, so no measure recurses.
+ */
+const depths = new WeakMap<ParsedExpr | ParsedCond, number>();
+const depthOf = (node: ParsedExpr | ParsedCond) => depths.get(node) ?? 1;
+
+/** `node`, one level deeper than its deepest child; past MAX_EXPRESSION_DEPTH a 400 at `loc`. */
+function nested<T extends ParsedExpr | ParsedCond>(node: T, deepestChild: number, loc: Location): T {
+  const depth = deepestChild + 1;
+  if (depth > MAX_EXPRESSION_DEPTH)
+    throw new ValueError(
+      `the expression is nested more than ${MAX_EXPRESSION_DEPTH} levels deep (each operator, unary minus, NOT and function call is a level)`,
+      loc.start,
+      'Query too complex',
+    );
+  depths.set(node, depth);
+  return node;
+}
+
 /** The pipe helpers of the grammar: checks it cannot make itself, at their position. */
 const pipeHelpers = {
   query: (filter: FilterNode | null, pipes: readonly Pipe[]) => ({ filter: filter ?? TRUE, pipes }),
@@ -357,13 +380,34 @@ const pipeHelpers = {
       throw new ValueError(`invalid regex: ${problem}`, { ...loc.start, offset: s.at }, 'Invalid pipe');
     return { p: 'rex', regex: s.s, regexAt: s.at, ...(from ? { from } : {}), at: loc.start.offset };
   },
-  arith: (head: ParsedExpr, tail: readonly Arith[]): ParsedExpr =>
-    tail.reduce<ParsedExpr>((a, [op, b]) => ({ k: 'arith', op: op as ArithOp, a, b }), head),
+  arith: (head: ParsedExpr, tail: readonly Arith[], loc: Location): ParsedExpr =>
+    tail.reduce<ParsedExpr>(
+      (a, [op, b]) => nested({ k: 'arith', op: op as ArithOp, a, b }, Math.max(depthOf(a), depthOf(b)), loc),
+      head,
+    ),
+  neg(count: number, e: ParsedExpr, loc: Location): ParsedExpr {
+    let out = e;
+    for (let i = 0; i < count; i++) out = nested({ k: 'neg', e: out }, depthOf(out), loc);
+    return out;
+  },
   fn(name: string, args: ParsedExpr[], loc: Location): ParsedExpr {
     const fn = name.toLowerCase();
     if (!(EVAL_FUNCTIONS as readonly string[]).includes(fn))
       throw pipeError(`unknown function "${name}"; use one of ${EVAL_FUNCTIONS.join(', ')}`, loc);
-    return { k: 'fn', fn: fn as EvalFunction, args, at: loc.start.offset };
+    return nested(
+      { k: 'fn', fn: fn as EvalFunction, args, at: loc.start.offset },
+      Math.max(0, ...args.map(depthOf)),
+      loc,
+    );
+  },
+  conds: (k: 'and' | 'or', head: ParsedCond, tail: readonly ParsedCond[], loc: Location): ParsedCond =>
+    tail.length
+      ? nested({ k, items: [head, ...tail] }, Math.max(depthOf(head), ...tail.map(depthOf)), loc)
+      : head,
+  not(count: number, c: ParsedCond, loc: Location): ParsedCond {
+    let out = c;
+    for (let i = 0; i < count; i++) out = nested({ k: 'not', c: out }, depthOf(out), loc);
+    return out;
   },
   agg(name: string, field: Name | null, as: Name | null, loc: Location): ParsedAgg {
     const op = name.toLowerCase();

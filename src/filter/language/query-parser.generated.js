@@ -364,9 +364,9 @@ function peg$parse(input, options) {
   function peg$f51(d, c) {    return { col: c, desc: d !== null };  }
   function peg$f52(n) {    return { p: 'limit', n: n, at: location().start.offset };  }
   function peg$f53(c) {    return { p: 'where', cond: c, at: location().start.offset };  }
-  function peg$f54(head, tail) {    return tail.length ? { k: 'or', items: [head, ...tail] } : head;  }
-  function peg$f55(head, tail) {    return tail.length ? { k: 'and', items: [head, ...tail] } : head;  }
-  function peg$f56(ops, c) {    return ops.reduce((x) => ({ k: 'not', c: x }), c);  }
+  function peg$f54(head, tail) {    return h.conds('or', head, tail, location());  }
+  function peg$f55(head, tail) {    return h.conds('and', head, tail, location());  }
+  function peg$f56(ops, c) {    return h.not(ops.length, c, location());  }
   function peg$f57(c) {    return c;  }
   function peg$f58(c, op, v) {    return { k: 'cmp', col: c, op: op, v: v };  }
   function peg$f59(n) {    return n;  }
@@ -379,9 +379,9 @@ function peg$parse(input, options) {
   function peg$f66(head, tail) {    return { p: 'rename', pairs: [head, ...tail], at: location().start.offset };  }
   function peg$f67(a, b) {    return [a, b];  }
   function peg$f68(n, e) {    return { p: 'eval', name: n, expr: e, at: location().start.offset };  }
-  function peg$f69(head, tail) {    return h.arith(head, tail);  }
-  function peg$f70(head, tail) {    return h.arith(head, tail);  }
-  function peg$f71(ops, e) {    return ops.reduce((x) => ({ k: 'neg', e: x }), e);  }
+  function peg$f69(head, tail) {    return h.arith(head, tail, location());  }
+  function peg$f70(head, tail) {    return h.arith(head, tail, location());  }
+  function peg$f71(ops, e) {    return h.neg(ops.length, e, location());  }
   function peg$f72(e) {    return e;  }
   function peg$f73(n) {    return { k: 'num', v: n };  }
   function peg$f74(s) {    return { k: 'str', v: s };  }

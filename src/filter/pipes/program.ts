@@ -21,6 +21,13 @@ export const MAX_TABLE_ROWS = 10_000;
 export const MAX_TIMECHART_BUCKETS = 50_000;
 /** Series a `timechart … by` keeps by name; the rest are `other` (as Timeline). */
 export const TIMECHART_SERIES = 5;
+/**
+ * Most levels a pipe's expression or condition nests: each operator, unary minus, NOT,
+ * AND/OR group and function call is one (a sum of n terms is n - 1). The parser refuses
+ * deeper ones as it builds them, so nothing after it (the resolver, the evaluator, the
+ * SQL compiler, the engines' parsers, whose own limits are about 1,000) recurses deeper.
+ */
+export const MAX_EXPRESSION_DEPTH = 64;
 
 // --- What the parser produces ---------------------------------------------------------
 
