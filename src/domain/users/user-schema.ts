@@ -1,9 +1,11 @@
 import { Type } from 'typebox';
 import { IsoDateTime, OneOf } from '../../core/resource-schema.js';
-import { PERMISSIONS } from '../../shared/permissions.js';
+import { ADMIN_LEVEL_PERMISSIONS, PERMISSIONS } from '../../shared/permissions.js';
 import { TOKEN_TYPES } from '../auth/identity.js';
 
-export const PermissionSchema = OneOf(PERMISSIONS, { description: 'A permission name.' });
+export const PermissionSchema = OneOf(PERMISSIONS, {
+  description: `A permission name. Admin-level (${ADMIN_LEVEL_PERMISSIONS.join(', ')}): their holder can change what anyone reads, themselves included; grant them only to people trusted with every event (docs/access.md).`,
+});
 
 export const UserSchema = Type.Object(
   {
