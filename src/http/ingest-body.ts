@@ -23,7 +23,16 @@ export function ingestBodies(app: FastifyInstance, types: string[] | RegExp, tak
   app.addHook('preParsing', async (request, _reply, payload) =>
     decompressed(payload, request.headers['content-encoding']),
   );
+  // A request without a body (neither Content-Length nor Transfer-Encoding) reaches no
+  // parser, and handlers read `request.body` as bytes: undefined was a 500 (issue 54).
+  // It is an empty body, as HTTP says, answered as each endpoint answers one.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = Buffer.alloc(0);
+  });
 }
+
+/** Methods whose requests the intakes read a body of. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * A request body as sent, decompressed when its Content-Encoding says gzip or deflate;

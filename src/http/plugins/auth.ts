@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Identity } from '../../domain/auth/identity.js';
 import type { TokensService } from '../../domain/tokens/tokens-service.js';
-import { notAuthenticated, permissionDenied } from '../../errors/errors.js';
+import { authenticationFailed, notAuthenticated, permissionDenied } from '../../errors/errors.js';
 
 /** Who may call a route: `user` (USER tokens), `ingest` (USER or INGEST), `public` (anyone). */
 export type AuthMode = 'user' | 'ingest' | 'public';
@@ -59,6 +59,13 @@ export function presentedKey(
 }
 
 /**
+ * What a presented key may look like: printable ASCII without spaces, as a header carries
+ * it, and no longer than a path token's schema allows. Real keys are far shorter
+ * (domain/tokens/secrets.ts); anything else is no token of ours.
+ */
+const KEY_TEXT = /^[\x21-\x7e]{1,256}$/;
+
+/**
  * Authenticates every request in `onRequest`, before the body is read, so an
  * unauthenticated caller learns nothing about body validation.
  */
@@ -73,6 +80,10 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: Tokens
       (inPath ? (request.params as Record<string, string | undefined>)[inPath] : undefined);
     if (key === undefined) throw notAuthenticated();
     if (!key) throw notAuthenticated('Malformed Authorization header: use "token <secret_key>".');
+    // A key from a path or a query string is whatever the URL held (`%00`, `..`, 300
+    // characters): refused here unless it could be a key, before any store reads it (a NUL
+    // is an error to PostgreSQL, issue 54).
+    if (!KEY_TEXT.test(key)) throw authenticationFailed();
     const who = await opts.tokens.authenticate(key);
     if (mode === 'user' && who.tokenType !== 'USER') {
       throw permissionDenied('An INGEST token may only send events.');

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -50,7 +50,10 @@ export async function journaldRoutes(fastify: FastifyInstance, opts: { journald:
   });
 
   const handler = async (request: FastifyRequest) => {
-    const body = decompressed(request.body as Readable, request.headers['content-encoding']);
+    // A request without a body reaches no parser (its body stays undefined, which was a
+    // 500, issue 54): an empty upload, answered as one.
+    const sent = request.body instanceof Readable ? request.body : Readable.from([]);
+    const body = decompressed(sent, request.headers['content-encoding']);
     try {
       const outcome = await opts.journald.upload(body, sourceOf(caller(request), 'journald'));
       if (outcome.stored + outcome.skipped === 0) {
