@@ -1,11 +1,26 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, isNoSpaceError, storageFull } from '../../src/errors/errors.js';
 import { startupMessage } from '../../src/errors/startup.js';
+import {
+  IDLE_CHECKPOINT_MS,
+  IDLE_CHECKPOINT_WAL_BYTES,
+} from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/eventually.js';
 
 /**
  * Full disk (docs/api/resource-bounds.md), for real: the data dir is a tiny tmpfs (we run as root) that a
@@ -229,3 +244,165 @@ describe.skipIf(!mounted || EVENT_STORE !== 'duckdb')(`a full data disk (tmpfs) 
     expect((await health()).statusCode).toBe(200);
   });
 });
+
+/**
+ * The store fills the disk itself (the events' WAL), as a server's does: a checkpoint that
+ * finds no room invalidates DuckDB's whole database, which then failed every statement
+ * until a restart. A larger tmpfs, so the WAL passes the idle checkpoint's size.
+ */
+const bigMount = mkdtempSync(path.join(tmpdir(), 'logscope-full-wal-'));
+let bigMounted = false;
+try {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', bigMount], { stdio: 'ignore' });
+  bigMounted = true;
+} catch {
+  rmdirSync(bigMount);
+}
+
+/** Gives `mib` MiB of the filler back to the file system. */
+function free(file: string, mib: number): void {
+  truncateSync(file, Math.max(0, statSync(file).size - mib * 1024 * 1024));
+}
+
+describe.skipIf(!bigMounted || EVENT_STORE !== 'duckdb')(
+  `a disk the event store fills itself (tmpfs) on ${BACKEND}`,
+  () => {
+    const filler = path.join(bigMount, 'filler');
+    let t: TestApp | undefined;
+    /** The app serving now, and the runtime the restart opened. */
+    let app: TestApp['app'];
+    let reopened: { close(): Promise<void> } | undefined;
+    let ingestToken = '';
+    afterAll(async () => {
+      rmSync(filler, { force: true });
+      if (reopened) {
+        await app.close();
+        await reopened.close();
+        if (t) rmSync(t.dataDir, { recursive: true, force: true });
+      } else await t?.close();
+      try {
+        execFileSync('umount', [bigMount], { stdio: 'ignore' });
+        rmdirSync(bigMount);
+      } catch {
+        // left for the OS
+      }
+    });
+
+    async function open(env: Record<string, string>): Promise<void> {
+      await t?.close();
+      rmSync(path.join(bigMount, 'data'), { recursive: true, force: true });
+      t = await createTestApp({
+        LOGSCOPE_DATA_DIR: path.join(bigMount, 'data'),
+        LOGSCOPE_DUCKDB_MEMORY_LIMIT: '128MB',
+        ...env,
+      });
+      app = t.app;
+      ingestToken = (await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'shipper' }))
+        .secret_key;
+    }
+    /** `n` events of about 1 KiB each: the WAL grows by about 1 MiB a thousand. */
+    const ingest = (n: number, tag: string) =>
+      app.inject({
+        headers: { authorization: `token ${ingestToken}` },
+        method: 'POST',
+        url: '/api/ingest',
+        payload: Array.from({ length: n }, (_, i) => ({
+          message: `${tag} ${i} ${Math.random().toString(36).repeat(90)}`,
+          host: `h${i % 5}`,
+        })),
+      });
+    const health = () => app.inject({ method: 'GET', url: '/api/health' });
+    /** Fills the disk, leaves `leftMiB`, then ingests until the store answers 507; the events acknowledged. */
+    async function ingestUntilFull(leftMiB: number): Promise<number> {
+      fill(filler);
+      free(filler, leftMiB);
+      let acknowledged = 0;
+      for (let i = 0; i < 40; i++) {
+        const res = await ingest(2000, `fill${i}`);
+        if (res.statusCode === 507) return acknowledged;
+        expect(res.statusCode, res.body).toBe(200);
+        acknowledged += 2000;
+      }
+      throw new Error('the disk never filled');
+    }
+    const total = async () => {
+      const res = await app.inject({
+        headers: { authorization: `token ${t?.adminToken}` },
+        method: 'POST',
+        url: '/api/query',
+        payload: { type: 'Search', params: { time_range: { preset: 'last_hour' } } },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().results.total as number;
+    };
+
+    it('a store DuckDB invalidated (a commit’s checkpoint found no room) is opened again once space is freed', async () => {
+      // Every commit past 1 MB of WAL checkpoints inside the commit: on the full disk it fails
+      // and DuckDB invalidates the database (reads included).
+      await open({ LOGSCOPE_DUCKDB_CHECKPOINT_THRESHOLD: '1MB' });
+      const acknowledged = await ingestUntilFull(12);
+      expect((await health()).statusCode).toBe(503);
+      rmSync(filler);
+      const again = await eventually('an ingest accepted once space is freed', async () => {
+        const res = await ingest(100, 'after');
+        return res.statusCode === 200 ? res : undefined;
+      });
+      expect(again.json().accepted).toBe(100);
+      expect((await health()).statusCode).toBe(200);
+      // Every acknowledged event is kept (pieces of the refused request committed before
+      // its failure stay stored: resource-bounds.md).
+      const kept = await total();
+      expect(kept).toBeGreaterThanOrEqual(acknowledged + 100);
+      expect(kept).toBeLessThanOrEqual(acknowledged + 100 + 2000);
+    }, 60_000);
+
+    it('8 MiB freed after the WAL filled the disk: ingest and health recover without a restart (no checkpoint is started without room); a restart with room reads and checkpoints the WAL', async () => {
+      await open({});
+      const acknowledged = await ingestUntilFull(16);
+      expect(acknowledged).toBeGreaterThanOrEqual(IDLE_CHECKPOINT_WAL_BYTES / 1024 / 1024 / 1.5);
+      // Appends pause: the idle checkpoint's moment passes (it found no room and invalidated
+      // the database before).
+      await new Promise((r) => setTimeout(r, IDLE_CHECKPOINT_MS + 1000));
+      expect((await health()).statusCode).toBe(503);
+      free(filler, 8);
+      const again = await eventually('an ingest accepted after 8 MiB were freed', async () => {
+        const res = await ingest(100, 'after');
+        return res.statusCode === 200 ? res : undefined;
+      });
+      expect(again.json().accepted).toBe(100);
+      expect((await health()).statusCode).toBe(200);
+      const kept = await total();
+      expect(kept).toBeGreaterThanOrEqual(acknowledged + 100);
+      expect(kept).toBeLessThanOrEqual(acknowledged + 100 + 2000);
+
+      // Stopped with too little room to checkpoint its WAL, then started with room (64 MiB
+      // free): reads answer, and the WAL DuckDB replays is checkpointed soon (its rows sat
+      // in memory, spilling to the disk, until an append's checkpoint).
+      const pgSchema = t?.pgSchema;
+      const config = t?.rt.config;
+      await t?.app.close();
+      await t?.rt.close();
+      const wal = path.join(bigMount, 'data', 'events.duckdb.wal');
+      expect(statSync(wal).size).toBeGreaterThan(IDLE_CHECKPOINT_WAL_BYTES / 2);
+      rmSync(filler);
+      const { openRuntime } = await import('../../src/runtime.js');
+      const { buildApp } = await import('../../src/app.js');
+      const rt = await openRuntime(config as NonNullable<typeof config>, pgSchema ? { pgSchema } : {});
+      reopened = rt;
+      app = await buildApp({
+        root: rt.root,
+        checks: [{ name: 'events', kind: rt.events.kind, check: () => rt.events.ping() }],
+      });
+      expect(await total()).toBeGreaterThanOrEqual(acknowledged + 100);
+      await eventually(
+        'the replayed WAL checkpointed',
+        () => !existsSync(wal) || statSync(wal).size < 1024 * 1024,
+        {
+          withinMs: IDLE_CHECKPOINT_MS + 10_000,
+        },
+      );
+      expect((await ingest(10, 'restarted')).statusCode).toBe(200);
+      expect((await health()).statusCode).toBe(200);
+    }, 60_000);
+  },
+);

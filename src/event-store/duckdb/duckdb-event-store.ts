@@ -46,7 +46,13 @@ import { WordIndex } from './word-index.js';
 const HOUR_MS = 3_600_000;
 
 /** Below this much free space on the data dir's file system the store reports itself full. */
-const MIN_FREE_BYTES = 256 * 1024;
+export const MIN_FREE_BYTES = 256 * 1024;
+
+/**
+ * Room a checkpoint needs beyond the WAL's size (which bounds the data it writes: the WAL
+ * holds the rows uncompressed) for the blocks' metadata and the rewritten headers.
+ */
+const CHECKPOINT_HEADROOM_BYTES = 4 * 1024 * 1024;
 
 /** Appends paused this long: a WAL this large or more is checkpointed (`checkpointWhenIdle`). */
 export const IDLE_CHECKPOINT_MS = 2_000;
@@ -194,6 +200,9 @@ export class DuckDbEventStore implements EventStore {
       extras,
     );
     await store.loadHistogram();
+    // A WAL left by the last run (a kill, or a store a fatal error stopped) is written into
+    // the main file soon, as after appends: its replayed rows sit in memory until then.
+    store.checkpointWhenIdle();
     return store;
   }
 
@@ -225,7 +234,7 @@ export class DuckDbEventStore implements EventStore {
       } catch {
         return; // no WAL: checkpointed already
       }
-      if (wal >= IDLE_CHECKPOINT_WAL_BYTES)
+      if (wal >= IDLE_CHECKPOINT_WAL_BYTES && this.roomToCheckpoint())
         this.idleCheckpoint = this.checkpoint()
           .catch(() => undefined)
           .finally(() => {
@@ -345,12 +354,30 @@ export class DuckDbEventStore implements EventStore {
    * answers 503 until there is room again), out of memory → 503; anything else unchanged.
    */
   private writeError(err: unknown): unknown {
-    if (isNoSpaceError(err)) {
-      this.full = { freeBytes: this.freeBytes() ?? 0 };
-      return storageFull();
+    const mapped = isNoSpaceError(err) ? storageFull() : isOutOfMemoryError(err) ? outOfMemory() : null;
+    if (!mapped) return err;
+    if (mapped.code === 'storage_full') this.full = { freeBytes: this.freeBytes() ?? 0 };
+    // The engine's text stays with it: whether DuckDB invalidated the database is read from it.
+    (mapped as Error & { cause?: unknown }).cause = err;
+    return mapped;
+  }
+
+  /**
+   * Whether the data dir's file system has room for a checkpoint of the WAL as it is now.
+   * DuckDB invalidates the whole database when a checkpoint cannot be written (every
+   * statement fails, reads included, until it is opened again), so none is started
+   * without room: the WAL keeps the events, durable, until there is.
+   */
+  private roomToCheckpoint(): boolean {
+    const free = this.freeBytes();
+    if (free === null) return true;
+    let wal = 0;
+    try {
+      wal = statSync(`${this.file}.wal`).size;
+    } catch {
+      // no WAL
     }
-    if (isOutOfMemoryError(err)) return outOfMemory();
-    return err;
+    return free >= wal + CHECKPOINT_HEADROOM_BYTES;
   }
 
   /** Free bytes on the data dir's file system (null for an in-memory store or when unknown). */
@@ -657,9 +684,16 @@ export class DuckDbEventStore implements EventStore {
     return reader.getRowObjectsJS() as Record<string, unknown>[];
   }
 
-  /** Writes the WAL into the main file (measurements of size; shutdown). */
+  /**
+   * Writes the WAL into the main file (measurements of size; shutdown; idle). Refused with
+   * storage_full when the disk has no room for it (`roomToCheckpoint`).
+   */
   async checkpoint(): Promise<void> {
-    await this.gate.write(() => this.writer.run('CHECKPOINT'));
+    await this.gate.write(async () => {
+      if (!this.roomToCheckpoint())
+        throw storageFull('The event store has no room on its disk to checkpoint its write-ahead log.');
+      await this.writer.run('CHECKPOINT');
+    });
   }
 
   /** Nothing runs elsewhere: the store is this process's, and so are its statements. */

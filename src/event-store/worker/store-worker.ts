@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store.js';
 import { DuckDbEventStore } from '../duckdb/duckdb-event-store.js';
+import { DuckDbRecovery } from '../duckdb/duckdb-recovery.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import {
@@ -142,14 +143,36 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
   }
 }
 
+/**
+ * A request served by the store, DuckDB's opened again first if a fatal error invalidated
+ * it (duckdb-recovery.ts): a full disk that is freed needs no restart.
+ */
+async function serveRecovering(store: Store, recovery: DuckDbRecovery | null, req: StoreRequest) {
+  if (!recovery) return serve(store, req);
+  if (req.op === 'close') {
+    for (const s of streams.values()) s.abort.abort();
+    await recovery.close();
+    return null;
+  }
+  if (req.op === 'setStreamRules') recovery.rulesSet(req.rules);
+  try {
+    return await serve(await recovery.current(), req);
+  } catch (err) {
+    recovery.failed(err);
+    throw err;
+  }
+}
+
 async function main(): Promise<void> {
   let store: Store;
+  let recovery: DuckDbRecovery | null = null;
   try {
     const config = workerData as WorkerStoreConfig;
-    store =
-      config.kind === 'duckdb'
-        ? await DuckDbEventStore.open(config.options)
-        : await ClickHouseEventStore.open(config.options);
+    if (config.kind === 'duckdb') {
+      const duckdb = await DuckDbEventStore.open(config.options);
+      recovery = new DuckDbRecovery(duckdb, config.options);
+      store = duckdb;
+    } else store = await ClickHouseEventStore.open(config.options);
   } catch (err) {
     send({ id: 0, error: toWire(err) });
     return;
@@ -159,7 +182,7 @@ async function main(): Promise<void> {
       void serve(store, req);
       return;
     }
-    serve(store, req).then(
+    serveRecovering(store, recovery, req).then(
       (value) => send({ id: req.id, value }),
       (err: unknown) => send({ id: req.id, error: toWire(err) }),
     );
