@@ -1,13 +1,13 @@
 import type { Identity } from '../domain/auth/identity.js';
 import type { Outbox } from './outbox.js';
 import { CLOSE_TOKEN_INVALID, targetKey } from './protocol.js';
-import type { IdentitySource, WidgetSource } from './sources.js';
+import type { HeldQuerySource, IdentitySource, WidgetSource } from './sources.js';
 import type { Client, SubscriptionRegistry } from './subscriptions.js';
 
 /**
  * Re-checks of who each live connection is: every `recheckMs`, and soon after this process
  * hints that tokens or rights changed. A connection whose token or user is gone is closed
- * with 4401; widget and dashboard subscriptions its user may no longer see end.
+ * with 4401; widget, dashboard and query subscriptions its user may no longer see end.
  */
 export class IdentityRechecker {
   private readonly timer: NodeJS.Timeout | null;
@@ -19,6 +19,7 @@ export class IdentityRechecker {
   constructor(
     private readonly registry: SubscriptionRegistry,
     private readonly widgets: WidgetSource | null,
+    private readonly queries: HeldQuerySource,
     private readonly out: Outbox,
     private readonly identities: IdentitySource | undefined,
     recheckMs = 10_000,
@@ -87,6 +88,7 @@ export class IdentityRechecker {
         // Rights unchanged: what the client may see is unchanged too.
         if (changed) await this.recheckWatches(client);
         await this.recheckScopes(client);
+        await this.recheckQueries(client);
       }
     }
   }
@@ -124,6 +126,33 @@ export class IdentityRechecker {
         command: 'subscribe',
         target: w.target,
       });
+    }
+  }
+
+  /**
+   * Ends the subscriptions by `query_id` whose query the user may no longer read, checked
+   * as every read of a held query is (QueriesService.readable): a widget's query shared by
+   * a read scope that is no longer theirs (a query of their own is read under their rights
+   * now instead). Cheap when nothing changed: the query held here, the cached scope.
+   */
+  private async recheckQueries(client: Client) {
+    for (const target of this.registry.targets(client)) {
+      if (!('query_id' in target)) continue;
+      let ok: boolean;
+      try {
+        ok = await this.queries.readable(client.who, target.query_id);
+      } catch {
+        continue;
+      }
+      const key = targetKey(target);
+      if (ok || !this.registry.clients.has(client) || !client.watches.some((w) => w.key === key)) continue;
+      this.registry.unsubscribe(client, key);
+      this.out.reply(client, 'error', {
+        detail: `Subscription to query ${target.query_id} ended: you may no longer read it.`,
+        command: 'subscribe',
+        target,
+      });
+      this.out.reply(client, 'unsubscribed', { target, subscriptions: this.registry.targets(client) });
     }
   }
 

@@ -98,7 +98,14 @@ export class LiveHub {
     });
     this.offRunner = runner.onChange((job) => this.publish(job));
     this.pinger = setInterval(() => this.ping(), opts.pingMs).unref();
-    this.rechecks = new IdentityRechecker(this.registry, widgets, this.out, opts.identities, opts.recheckMs);
+    this.rechecks = new IdentityRechecker(
+      this.registry,
+      widgets,
+      queries,
+      this.out,
+      opts.identities,
+      opts.recheckMs,
+    );
   }
 
   get connectionCount(): number {
@@ -210,8 +217,12 @@ export class LiveHub {
       scopeKey: string | null;
     }>;
     if ('query_id' in target) {
+      // Read with the caller's rights now (QueriesService.job). A widget's query shared by
+      // a read scope is watched under it, as by its widget's subscription: the watch ends
+      // when the caller's scope changes (IdentityRechecker).
       const job = await this.queries.job(client.who, target.query_id);
-      resolved = [{ job, widgetId: null, refreshMs: null, geo: false, scopeKey: null }];
+      const scopeKey = job.scopeFixed ? job.scope.key : null;
+      resolved = [{ job, widgetId: null, refreshMs: null, geo: false, scopeKey }];
     } else {
       if (!this.widgets) throw badRequest('Widget subscriptions are not available.');
       resolved = (await this.widgets.resolve(client.who, target)).map((r) => {

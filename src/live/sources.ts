@@ -28,3 +28,13 @@ export interface IdentitySource {
   /** A hint that this process changed tokens or rights: re-check at once. Returns `off`. */
   onInvalidate?(listener: () => void): () => void;
 }
+
+/** The queries behind subscriptions by `query_id` (the queries service). */
+export interface HeldQuerySource {
+  /**
+   * Whether the caller may read the query now, checked as every read of a held query is
+   * (false: not theirs, gone, or a shared widget query of a read scope no longer theirs).
+   * Throws when that cannot be told now: the subscription then stays.
+   */
+  readable(who: Identity, queryId: string): Promise<boolean>;
+}

@@ -13,6 +13,12 @@ export interface JobState {
   /** Stopped by a user: nobody re-evaluates it until it is recalculated. */
   stopped: boolean;
   results: unknown;
+  /**
+   * The read scope's key the results were computed under (absent in states written
+   * before it was kept): a copy whose scope is another one does not take them (a widget's
+   * query shared by one read scope, read on another node by its owner whose rights changed).
+   */
+  scopeKey?: string;
 }
 
 /** What `load` finds: the state at `version`, or only its version when not newer. */

@@ -23,7 +23,8 @@ export interface QueryJob {
   /**
    * Started for a read scope rather than for its owner (a widget query its viewers with
    * that scope share): its scope stays when its owner's rights change; viewers whose
-   * scope changed subscribe again to a query of their new scope.
+   * scope changed subscribe again to a query of their new scope, and a read of it by id
+   * answers only a reader of its scope (QueriesService.job).
    */
   readonly scopeFixed: boolean;
   readonly createdAt: string;
@@ -97,6 +98,7 @@ export function stateOf(job: QueryJob): JobState {
     updatedAt: job.updatedAt,
     stopped: job.stopped,
     results: job.results,
+    scopeKey: job.scope.key,
   };
 }
 

@@ -17,7 +17,7 @@ import {
 import type { JobStore } from './job-store.js';
 import { presentJob } from './present.js';
 import { ResultsBudget } from './results-budget.js';
-import { SharedJobs } from './shared-jobs.js';
+import { readsAs, SharedJobs } from './shared-jobs.js';
 import { pagedSearch, slicesOf } from './slicing.js';
 import { isRelative, resolveTimeRange } from './time-range.js';
 import type { PresentOptions } from './types/query-type.js';
@@ -232,6 +232,16 @@ export class QueryRunner {
       const stored = await this.shared.load(job.id);
       const held = this.jobs.get(job.id);
       if (held) return held;
+      // A state computed under another read scope (a widget's query, shared by its
+      // viewers' scope, read by its owner whose rights changed) is not this copy's: it is
+      // computed here under its own.
+      const foreign = stored?.state ? !readsAs(job, stored.state) : false;
+      if (foreign) {
+        if (admit) this.admit(job.ownerId);
+        this.track(job);
+        this.compute(job, false, true);
+        return job;
+      }
       if (stored?.state || stored?.leased) {
         this.track(job);
         if (stored.state) await this.refresh(job, true);
@@ -248,16 +258,19 @@ export class QueryRunner {
   }
 
   /**
-   * Rights changed: each job held here gets its owner's read again (`definition`; null
-   * when it cannot be resolved any more: it then reads nothing). A job whose read changed
-   * is computed again at once, so no result or live update keeps what its owner may no
-   * longer read. Returns how many changed.
+   * Rights changed: each job held here (or those of `only`: one read of a held query) gets
+   * its owner's read again (`definition`; null when it cannot be resolved any more: it
+   * then reads nothing). No result computed under the former read is kept: a job whose
+   * read changed is computed again at once, and a stopped one loses its results (they are
+   * computed again on its next read, as after an eviction), so no result, export or live
+   * update keeps what its owner may no longer read. Returns how many changed.
    */
   async rescope(
     definition: (job: QueryJob) => Promise<{ filter: FilterNode; scope: ReadScope } | null>,
+    only?: readonly QueryJob[],
   ): Promise<number> {
     let changed = 0;
-    for (const job of [...this.jobs.values()]) {
+    for (const job of only ?? [...this.jobs.values()]) {
       const def = (await definition(job).catch(() => null)) ?? { filter: job.filter, scope: NO_EVENT };
       if (
         def.scope.key === job.scope.key &&
@@ -267,7 +280,13 @@ export class QueryRunner {
       job.scope = def.scope;
       job.filter = def.filter;
       changed++;
-      if (job.stopped || this.jobs.get(job.id) !== job) continue;
+      if (this.jobs.get(job.id) !== job) continue;
+      if (job.stopped) {
+        // A stop under way keeps no partial results either (see `run`).
+        this.hold(job, null);
+        job.evicted = true;
+        continue;
+      }
       try {
         this.recalculate(job);
       } catch {
@@ -404,12 +423,16 @@ export class QueryRunner {
     }
     let acc: unknown = null;
     const paged = pagedSearch(job);
+    // What this computation reads. A rescope meanwhile (rights changed) aborts it and
+    // computes again: nothing it read under the former rights is held, shown or shared.
+    const { scope, filter } = job;
+    const current = () => job.scope === scope && job.filter === filter;
     try {
       const slices = slicesOf(this.store, job, window, this.opts);
       for (let i = 0; i < slices.length; i++) {
         let plan = {
-          ...job.def.plan(job.params, job.filter, slices[i] as TimeWindow, window),
-          scope: job.scope,
+          ...job.def.plan(job.params, filter, slices[i] as TimeWindow, window),
+          scope,
         } as QueryPlan;
         if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
         const part = await this.store.execute(plan, {
@@ -424,13 +447,14 @@ export class QueryRunner {
           : acc === null
             ? part
             : job.def.merge(acc, part, job.params);
-        if (!reevaluation && i < slices.length - 1) {
+        if (!reevaluation && i < slices.length - 1 && current()) {
           this.hold(job, acc);
           job.progress = (i + 1) / slices.length;
           job.updatedAt = new Date().toISOString();
           this.shared.emit(job);
         }
       }
+      if (!current()) return;
       const changed = reevaluation && JSON.stringify(acc) !== JSON.stringify(job.results);
       this.hold(job, acc);
       job.baseMs = baseMs;
@@ -455,7 +479,7 @@ export class QueryRunner {
       if (controller.signal.aborted) {
         if (!reevaluation || job.status !== 'SUCCESS') {
           job.status = 'STOPPED';
-          if (acc !== null) this.hold(job, acc);
+          if (acc !== null && current()) this.hold(job, acc);
         }
       } else {
         job.status = 'ERROR';

@@ -1,6 +1,6 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import { inProgress, type JobDefinition, type QueryJob, stateOf } from './job.js';
-import type { JobStore, StoredJob } from './job-store.js';
+import type { JobState, JobStore, StoredJob } from './job-store.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -145,6 +145,8 @@ export class SharedJobs {
     if (!stored && job.version > 0 && !job.running) this.removedElsewhere(job);
     if (!stored?.state || job.running) return false;
     const s = stored.state;
+    // Computed under another read than this copy's: not this copy's to show (see `readsAs`).
+    if (!readsAs(job, s)) return false;
     job.version = stored.version;
     job.status = s.status;
     job.progress = s.progress;
@@ -269,4 +271,9 @@ export class SharedJobs {
     if (this.renewer) clearInterval(this.renewer);
     for (const off of this.offBus) off();
   }
+}
+
+/** Whether a shared state was computed under the copy's read scope (states without a key: yes). */
+export function readsAs(job: QueryJob, state: JobState): boolean {
+  return state.scopeKey === undefined || state.scopeKey === job.scope.key;
 }

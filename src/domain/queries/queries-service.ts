@@ -1,6 +1,7 @@
 import { newUlid } from '../../core/ids.js';
-import { conflict, fieldError, isNoSpaceError, notFound } from '../../errors/errors.js';
+import { AppError, conflict, fieldError, isNoSpaceError, notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
+import type { ReadScope } from '../../event-store/read-scope.js';
 import { EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js';
 import type { ExportDocument, Renderer } from '../../export/renderer.js';
 import { RENDERERS } from '../../export/renderers.js';
@@ -131,10 +132,48 @@ export class QueriesService {
       if (this.runner.peek(id) !== job) throw notFound('No such query.');
     }
     if (job.ownerId !== who.userId) throw notFound('No such query.');
+    const rescoped = await this.readNow(who, job);
+    // Dropped meanwhile (not admitted again): read from its definition, like after a restart.
+    if (this.runner.peek(id) !== job) return this.job(who, id, live);
     await this.markUsed(id);
-    // Results dropped to keep within the memory budget: computed again, like after a restart.
-    if (this.runner.revive(job, live)) await this.runner.settle(job, this.opts.syncWindowMs);
+    // Results dropped to keep within the memory budget (or computed under rights since
+    // changed): computed again, like after a restart.
+    if (this.runner.revive(job, live) || rescoped) await this.runner.settle(job, this.opts.syncWindowMs);
     return job;
+  }
+
+  /**
+   * Whether `who` may read the query now (`job`'s check): false when it is not theirs, is
+   * gone, or is a shared widget query of a read scope that is no longer theirs. Cheap when
+   * nothing changed (the query held here, the reader's cached scope). For the re-check of
+   * live subscriptions by `query_id`.
+   */
+  async readable(who: Identity, id: string): Promise<boolean> {
+    const held = this.runner.peek(id);
+    if (held?.ownerId === who.userId && (await this.scopes.of(who)).key === held.scope.key) return true;
+    try {
+      await this.job(who, id, false);
+      return true;
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * The one check every read of a held query passes (API §17: what its reader may read at
+   * the moment of the read, whoever started it, as for a new query): the reader's scope
+   * now (the cached one's key) against the job's. A shared widget query (`scopeFixed`)
+   * answers only a reader of its scope, else 404 like a query that does not exist (the
+   * widget's subscription gives the viewer one of their own). A query of its owner's
+   * whose rights changed is re-scoped first (the bus's `rescope` may not have reached it
+   * yet); true when it is then computed again.
+   */
+  private async readNow(who: Identity, job: QueryJob): Promise<boolean> {
+    const scope = await this.scopes.of(who);
+    if (scope.key === job.scope.key) return false;
+    if (job.scopeFixed) throw notFound('No such query.');
+    return (await this.runner.rescope((j) => this.redefine(j), [job])) > 0;
   }
 
   async get(who: Identity, id: string, present: PresentOptions): Promise<GenericQuery> {
@@ -227,22 +266,28 @@ export class QueriesService {
 
   /** Rights changed: the queries held here read as their owners may now (QueryRunner.rescope). */
   rescope(): Promise<number> {
-    return this.runner.rescope(async (job) => {
-      if (job.scopeFixed) return { filter: job.filter, scope: job.scope };
-      // Most owners' rights did not change: their scope's key is the job's (the cached
-      // scope, no query parsed again).
-      const scope = await this.scopes.ofUser(job.ownerId);
-      if (scope.key === job.scope.key) return { filter: job.filter, scope: job.scope };
-      const row: QueryRow = {
-        query_id: job.id,
-        owner_id: job.ownerId,
-        type: job.type,
-        params: JSON.stringify(job.params),
-        created_at: job.createdAt,
-        last_used_at: job.createdAt,
-      };
-      return this.definition(row, this.filterOf(row));
-    });
+    return this.runner.rescope((job) => this.redefine(job));
+  }
+
+  /**
+   * A held job's read under its owner's rights now. A shared widget query keeps its scope
+   * (its readers are checked at each read, `readNow`, and each live watch by the hub).
+   */
+  private async redefine(job: QueryJob): Promise<{ filter: FilterNode; scope: ReadScope }> {
+    if (job.scopeFixed) return { filter: job.filter, scope: job.scope };
+    // Most owners' rights did not change: their scope's key is the job's (the cached
+    // scope, no query parsed again).
+    const scope = await this.scopes.ofUser(job.ownerId);
+    if (scope.key === job.scope.key) return { filter: job.filter, scope: job.scope };
+    const row: QueryRow = {
+      query_id: job.id,
+      owner_id: job.ownerId,
+      type: job.type,
+      params: JSON.stringify(job.params),
+      created_at: job.createdAt,
+      last_used_at: job.createdAt,
+    };
+    return this.definition(row, this.filterOf(row));
   }
 
   /** Cluster: computes the queries whose node died mid-computation (see QueryRunner.adopt). */
