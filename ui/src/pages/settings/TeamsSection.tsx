@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, type User } from '../../api';
 import { Dialog } from '../../components/Dialog';
-import { Field, Form, FormActions } from '../../components/Field';
+import { Check, Field, Form, FormActions } from '../../components/Field';
 import { ErrorBanner, Feedback, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
 import { useAction } from '../../components/useAction';
@@ -15,6 +15,8 @@ export interface Team {
   name: string;
   members: number[];
   builtin: boolean;
+  /** Single sign-on manages the members (from the provider's groups). */
+  provider_synced?: boolean;
 }
 
 /** Admins: teams (GET /api/teams), new (POST), edit (PATCH) and delete; `everyone` is built in. */
@@ -25,7 +27,7 @@ export function TeamsSection() {
   const names = new Map((users.data?.results ?? []).map((u) => [u.id, u.username]));
 
   const columns: Column<Team>[] = [
-    { header: 'Team', cell: (t) => t.name },
+    { header: 'Team', cell: (t) => (t.provider_synced ? `${t.name} (synced from sign-on)` : t.name) },
     {
       header: 'Members',
       cell: (t) =>
@@ -101,11 +103,12 @@ function TeamDialog(props: {
   const { team } = props;
   const [name, setName] = useState(team?.name ?? '');
   const [members, setMembers] = useState<number[]>(team?.members ?? []);
+  const [synced, setSynced] = useState(team?.provider_synced ?? false);
   const act = useAction();
   const title = team ? `Edit team “${team.name}”` : 'New team';
   const save = () =>
     act.run(async () => {
-      const body = { name: name.trim(), members };
+      const body = { name: name.trim(), members, provider_synced: synced };
       props.onSaved(
         await api<Team>(team ? `/api/teams/${team.id}` : '/api/teams', {
           method: team ? 'PATCH' : 'POST',
@@ -124,6 +127,11 @@ function TeamDialog(props: {
           options={props.users.map((u) => ({ id: u.id, name: u.username }))}
           chosen={members}
           onChange={setMembers}
+        />
+        <Check
+          label="Synced from single sign-on: a provider group of this name decides the members at each sign-in"
+          checked={synced}
+          onChange={(e) => setSynced(e.target.checked)}
         />
         <ErrorBanner error={act.error} />
         <FormActions submit="Save" busy={act.busy} onCancel={props.onClose} />
