@@ -268,6 +268,13 @@ describe(`single sign-on with an OpenID provider on ${BACKEND}`, () => {
     await refusedAs('sub-space', 'admin ', 401, 'not a valid username');
     await refusedAs('sub-inner', 'ad min', 401, 'not a valid username');
     expect((await users()).length).toBe(count);
+    // A known user renamed at the provider to such a name keeps the name they have.
+    idp.users.set('sub-alice', { username: 'alice\u00e9', groups: ['web'] });
+    const session = await signIn('sub-alice');
+    expect((await t.as(session.secret_key, { method: 'GET', url: '/api/users/me' })).json().username).toBe(
+      'alice.smith',
+    );
+    idp.users.set('sub-alice', { username: 'alice.smith', groups: ['web'] });
     // Locally too: a name that differs from another only by case is taken.
     const dup = await t.as(t.adminToken, {
       method: 'POST',

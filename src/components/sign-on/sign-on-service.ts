@@ -152,10 +152,8 @@ export class SignOnService {
     if (typeof username !== 'string' || !username.trim())
       throw refused(`The provider gave no usable "${usernameClaim}" claim.`);
     // The local rules: no name passes for another (`аdmin`, `Admin`) by where it came from.
-    if (!isValidUsername(username))
-      throw refused(
-        `The provider's "${usernameClaim}" claim is not a valid username here (letters, digits and _.@+- only, 1 to 150 characters). An administrator can choose another claim (oidc.usernameClaim).`,
-      );
+    // A new user with another name is refused; a known one keeps the name they have.
+    const valid = isValidUsername(username);
     const groups = groupsOf(claims[groupsClaim]);
     const admin = adminGroups.length ? groups.some((g) => adminGroups.includes(g)) : undefined;
     let user = await this.repo.byIdentity(issuer, subject);
@@ -163,6 +161,10 @@ export class SignOnService {
     if (user?.disabled === 1) throw refused(INVALID_LOGIN);
     let changed = false;
     if (!user) {
+      if (!valid)
+        throw refused(
+          `The provider's "${usernameClaim}" claim is not a valid username here (letters, digits and _.@+- only, 1 to 150 characters). An administrator can choose another claim (oidc.usernameClaim).`,
+        );
       const taken = await this.repo.byUsername(username);
       if (taken)
         throw conflict(
@@ -183,8 +185,9 @@ export class SignOnService {
       });
     } else {
       const patch: { username?: string; is_admin?: number } = {};
-      // Renamed at the provider: the account follows, unless the new name (ignoring case) is someone else's.
-      if (username !== user.username) {
+      // Renamed at the provider: the account follows, unless the new name breaks the local
+      // rules or (ignoring case) is someone else's.
+      if (valid && username !== user.username) {
         const other = await this.repo.byUsername(username);
         if (!other || other.id === user.id) patch.username = username;
       }
