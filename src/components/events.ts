@@ -23,7 +23,7 @@ export const events = component({
     const triggers = s.triggers;
     const triggerMatches = (evIds: readonly string[], who: Identity) => triggers.matchesOf(evIds, who);
     const enricher = new ResultEnricher({ geoip, triggerMatches });
-    const events = new EventsService(store, enricher, triggerMatches, s.readScopes);
+    const events = new EventsService(store, enricher, triggerMatches, s.readScopes, s.audit);
     const fields = new FieldsService(store, s.readScopes);
     return {
       provides: { events, fields, enricher },

@@ -12,7 +12,7 @@ export const live = component({
       provides: {},
       // One hub per app: an app's close closes its websockets (with 1001) and nothing else.
       async routes(app) {
-        const widgetQueries = new WidgetQueries(dashboards, queries, runner, s.readScopes);
+        const widgetQueries = new WidgetQueries(dashboards, queries, runner, s.readScopes, s.audit);
         const hub = new LiveHub(queries, runner, widgetQueries, {
           maxBufferedBytes: config.liveBufferBytes,
           maxMessageBytes: 64 * 1024,

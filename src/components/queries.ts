@@ -41,6 +41,7 @@ export const queries = component({
       },
       s.enricher,
       s.readScopes,
+      s.audit,
     );
     // Who may read what changed (here or on another node): held queries read anew.
     // (One token's change, a sign-out say, changes nobody's read scope.)

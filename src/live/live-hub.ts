@@ -138,9 +138,9 @@ export class LiveHub {
     ];
   }
 
-  /** A new authenticated connection. */
-  attach(socket: WebSocket, who: Identity): void {
-    const client: Client = { socket, who, watches: [], alive: true };
+  /** A new authenticated connection, from `address`. */
+  attach(socket: WebSocket, who: Identity, address: string | null): void {
+    const client: Client = { socket, who, address, watches: [], alive: true };
     this.registry.add(client);
     socket.on('pong', () => {
       client.alive = true;
@@ -225,7 +225,8 @@ export class LiveHub {
       resolved = [{ job, widgetId: null, refreshMs: null, geo: false, scopeKey }];
     } else {
       if (!this.widgets) throw badRequest('Widget subscriptions are not available.');
-      resolved = (await this.widgets.resolve(client.who, target)).map((r) => {
+      const origin = { via: 'websocket', address: client.address } as const;
+      resolved = (await this.widgets.resolve(client.who, target, origin)).map((r) => {
         const job = this.runner.peek(r.queryId);
         if (!job) throw notFound("A widget's query ended while subscribing; subscribe again.");
         return { ...r, job };

@@ -1,11 +1,16 @@
+import type { ReadOrigin } from '../domain/audit/read-audit.js';
 import type { Identity } from '../domain/auth/identity.js';
 
 /** The widgets behind a widget or dashboard subscription (from the dashboards service). */
 export interface WidgetSource {
-  /** The caller's visible widgets of the target with their query ids, started if needed. */
+  /**
+   * The caller's visible widgets of the target with their query ids, started if needed;
+   * each widget's read is recorded as coming from `origin`.
+   */
   resolve(
     who: Identity,
     target: { widget_id: number } | { dashboard_id: number },
+    origin: ReadOrigin,
   ): Promise<
     Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean; scopeKey: string }>
   >;

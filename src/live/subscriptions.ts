@@ -21,6 +21,8 @@ export interface Watch {
 export interface Client {
   socket: WebSocket;
   who: Identity;
+  /** The client's address as the server saw it at the upgrade (its reads' audit records). */
+  readonly address: string | null;
   watches: Watch[];
   alive: boolean;
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { Client, is } from '../helpers/ws-client.js';
 
 interface Rec {
   id: number;
@@ -218,5 +219,215 @@ describe(`the audit trail on ${BACKEND}`, () => {
     expect(await t.rt.services.audit.sweep()).toBe(0);
     expect(await t.rt.services.audit.sweep(Date.now() + 366 * 86_400_000)).toBe(before);
     expect(await records()).toEqual([]);
+  });
+});
+
+/**
+ * The trail cannot be abused and misses no read (issue #54): sizes are capped, anonymous
+ * records are rate-limited by address, a body that failed validation is not recorded,
+ * and every read is recorded where it begins (a context, a widget's query over the
+ * websocket), once.
+ */
+describe(`the audit trail under abuse, and reads by every door, on ${BACKEND}`, () => {
+  let t: TestApp;
+  let url: string;
+  const records = async (filter = ''): Promise<Rec[]> => {
+    await t.rt.services.audit.flush();
+    const res = await t.as(t.adminToken, { method: 'GET', url: `/api/audit?page_size=1000${filter}` });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().results;
+  };
+  const login = (username: string, remoteAddress: string) =>
+    t.as(null, {
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username, password: 'not-the-password' },
+      remoteAddress,
+    });
+
+  beforeAll(async () => {
+    // A flood past the login throttle is answered 429 at once (no password work): the
+    // cheapest requests to send, each of which was a record.
+    t = await createTestApp({ LOGSCOPE_LOGIN_FAILURES_PER_ADDRESS: '3' });
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = `${address.replace('http', 'ws')}/ws/live-updates`;
+  });
+  afterAll(() => t.close());
+
+  it('a 1 MiB username is refused and recorded as a failed validation, without the body', async () => {
+    const huge = 'x'.repeat(1024 * 1024 - 100);
+    const res = await login(huge, '10.9.0.1');
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(400);
+    const [r, ...more] = await records('&action=auth.login');
+    expect(more).toEqual([]);
+    expect(r).toMatchObject({
+      outcome: 'error',
+      actor: { user_id: null, username: null, address: '10.9.0.1' },
+      detail: { validation: 'failed' },
+    });
+    expect(JSON.stringify(r).length).toBeLessThan(1024);
+  });
+
+  it('caps each text of a record and the detail as a whole', async () => {
+    const long = `capped${'y'.repeat(9000)}`;
+    const res = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/query',
+      payload: {
+        type: 'Search',
+        params: {
+          query: long,
+          filter: Array.from({ length: 40 }, (_, i) => [`f${i}`, 'eq', long]),
+          time_range: { preset: 'last_hour' },
+        },
+      },
+    });
+    expect(res.statusCode, res.body.slice(0, 300)).toBeLessThan(300);
+    const [r] = await records('&action=query.create');
+    expect(r?.detail.truncated).toBe(true);
+    expect(String(r?.detail.query).length).toBeLessThanOrEqual(257);
+    expect(String(r?.detail.query)).toMatch(/^cappedyyy/);
+    expect(JSON.stringify(r?.detail).length).toBeLessThanOrEqual(4096);
+  });
+
+  it('rate-limits records with no signed-in actor by address, counting what it drops', async () => {
+    const started = Date.now();
+    const flood = 300;
+    for (let i = 0; i < flood; i++) await login(`nobody-${i}`, '10.9.0.2');
+    const seconds = (Date.now() - started) / 1000;
+    await login('someone-else', '10.9.0.3');
+    const all = await records('&action=auth.login');
+    const fromFlood = all.filter((r) => r.actor.address === '10.9.0.2');
+    // A burst of 50, then 10 a second; another address is not held back by the flood.
+    expect(fromFlood.length).toBeLessThanOrEqual(50 + Math.ceil(seconds * 10) + 1);
+    expect(fromFlood.length).toBeLessThan(flood);
+    expect(all.filter((r) => r.actor.address === '10.9.0.3')).toHaveLength(1);
+    // The next record admitted from the flooding address says how many were dropped before it.
+    await new Promise((r) => setTimeout(r, 250));
+    await login('nobody-after', '10.9.0.2');
+    const [after] = await records('&action=auth.login');
+    expect(after?.actor.username).toBe('nobody-after');
+    expect(after?.detail.suppressed).toBeGreaterThan(0);
+    // The addresses of one IPv6 /64 are one source (refused bodies: no password work).
+    const v6Started = Date.now();
+    for (let i = 1; i <= 120; i++)
+      await t.as(null, {
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username: '', password: 'x' },
+        remoteAddress: `2001:db8:0:7::${i.toString(16)}`,
+      });
+    const v6Seconds = (Date.now() - v6Started) / 1000;
+    const fromV6 = (await records('&action=auth.login')).filter((r) =>
+      r.actor.address?.startsWith('2001:db8:0:7:'),
+    );
+    expect(fromV6.length).toBeLessThanOrEqual(50 + Math.ceil(v6Seconds * 10) + 1);
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const lost = /logscope_audit_lost_total\{reason="rate_limited"\} (\d+)/.exec(metrics);
+    expect(Number(lost?.[1])).toBeGreaterThanOrEqual(flood - fromFlood.length);
+  });
+
+  it('records a context read, an event read and a query once each, with the door they came through', async () => {
+    const ing = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      payload: { app: 'pay', message: 'context anchor' },
+    });
+    expect(ing.statusCode, ing.body).toBeLessThan(300);
+    const before = (await records()).length;
+    const q = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/query',
+      payload: { type: 'Search', params: { query: 'anchor', time_range: { preset: 'last_hour' } } },
+    });
+    const evId = q.json().results.events[0]?.ev_id as string;
+    expect((await t.as(t.adminToken, { method: 'GET', url: `/api/events/${evId}` })).statusCode).toBe(200);
+    const ctx = await t.as(t.adminToken, { method: 'GET', url: `/api/events/${evId}/context?before=5` });
+    expect(ctx.statusCode, ctx.body).toBe(200);
+    const all = await records();
+    const fresh = all.slice(0, all.length - before);
+    const of = (action: string) => fresh.filter((r) => r.action === action);
+    expect(of('query.create')).toHaveLength(1);
+    expect(of('query.create')[0]).toMatchObject({
+      target: { kind: 'query', id: q.json().query_id },
+      detail: { via: 'http', type: 'Search', query: 'anchor', result_count: 1 },
+      actor: { username: 'admin', address: '127.0.0.1' },
+    });
+    expect(of('event.read')).toHaveLength(1);
+    expect(of('event.read')[0]).toMatchObject({
+      target: { kind: 'event', id: evId },
+      detail: { via: 'http' },
+    });
+    expect(of('event.context')).toHaveLength(1);
+    expect(of('event.context')[0]).toMatchObject({
+      target: { kind: 'event', id: evId },
+      detail: { via: 'http', before: 5 },
+      outcome: 'ok',
+    });
+  });
+
+  it("records creating and changing a widget, and each viewer's widget query over the websocket", async () => {
+    const dash = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/dashboards',
+      payload: {
+        title: 'Watched',
+        widgets: [
+          {
+            title: 'Apps',
+            query: { type: 'TopN', params: { time_range: { preset: 'last_hour' }, field: 'app' } },
+          },
+        ],
+      },
+    });
+    expect(dash.statusCode, dash.body).toBe(201);
+    const dashboardId = dash.json().id as number;
+    const added = await t.as(t.adminToken, {
+      method: 'POST',
+      url: `/api/dashboards/${dashboardId}/widgets`,
+      payload: {
+        title: 'Hosts',
+        query: { type: 'TopN', params: { time_range: { preset: 'last_hour' }, field: 'host' } },
+      },
+    });
+    expect(added.statusCode, added.body).toBe(200);
+    const widgetId = added.json().id as number;
+    const changed = await t.as(t.adminToken, {
+      method: 'PATCH',
+      url: `/api/widgets/${widgetId}`,
+      payload: { title: 'Hosts seen' },
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    const changes = await records('&action=widget.');
+    expect(changes.map((r) => [r.action, r.target?.id])).toEqual([
+      ['widget.update', String(widgetId)],
+      ['widget.create', String(widgetId)],
+    ]);
+    expect((await records('&action=dashboard.create'))[0]?.target).toEqual({
+      kind: 'dashboard',
+      id: String(dashboardId),
+    });
+
+    // Two connections view the widget: the first starts its query, the second shares it.
+    const before = (await records('&action=query.')).length;
+    const viewers: Client[] = [];
+    for (const _ of [1, 2]) {
+      const c = await Client.open(`${url}?token=${t.adminToken}`);
+      c.send(['subscribe', { widget_id: widgetId }]);
+      await c.next(is('widget-update'));
+      viewers.push(c);
+    }
+    for (const c of viewers) c.ws.close();
+    const queries = await records('&action=query.');
+    const reads = queries.slice(0, queries.length - before);
+    expect(reads.map((r) => r.action).sort()).toEqual(['query.create', 'query.read']);
+    for (const r of reads)
+      expect(r).toMatchObject({
+        actor: { username: 'admin', address: '127.0.0.1' },
+        target: { kind: 'query' },
+        detail: { via: 'websocket', widget_id: widgetId },
+        outcome: 'ok',
+      });
+    expect(reads[0]?.target?.id).toBe(reads[1]?.target?.id);
   });
 });

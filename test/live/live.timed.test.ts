@@ -189,14 +189,17 @@ describe(`live updates websocket on ${BACKEND}`, () => {
       },
     });
     const widgetId = dash.json().widgets[0].id;
-    const { dashboards, queries, runner, readScopes } = t.rt.services;
-    const source = new WidgetQueries(dashboards, queries, runner, readScopes);
+    const { dashboards, queries, runner, readScopes, audit } = t.rt.services;
+    const source = new WidgetQueries(dashboards, queries, runner, readScopes, audit);
+    const origin = { via: 'websocket', address: null } as const;
     const who = await t.rt.services.tokens.authenticate(t.adminToken);
-    const resolved = await Promise.all([1, 2, 3, 4].map(() => source.resolve(who, { widget_id: widgetId })));
+    const resolved = await Promise.all(
+      [1, 2, 3, 4].map(() => source.resolve(who, { widget_id: widgetId }, origin)),
+    );
     expect(new Set(resolved.map(([w]) => w?.queryId)).size).toBe(1);
     // A removed query is started again, once.
     await queries.remove(who, resolved[0]![0]!.queryId);
-    const again = await Promise.all([1, 2].map(() => source.resolve(who, { widget_id: widgetId })));
+    const again = await Promise.all([1, 2].map(() => source.resolve(who, { widget_id: widgetId }, origin)));
     expect(new Set(again.map(([w]) => w?.queryId)).size).toBe(1);
     expect(again[0]![0]!.queryId).not.toBe(resolved[0]![0]!.queryId);
   });

@@ -26,11 +26,23 @@ const named = (kind: string, plural: string): Record<string, Audited> => ({
 /** A token's id without its secret: the part before the first `_`. */
 const keyIdOf = (secret: string | undefined) => (secret ?? '').split('_')[0] ?? '';
 
+/** Which widgets an answer holds (a dashboard's, in layout order), with what each reads. */
+const widgetsOf = (answer: Record<string, unknown>) =>
+  Array.isArray(answer.widgets)
+    ? (answer.widgets as Array<Record<string, unknown>>).map((w) => ({ id: w.id, query: w.query }))
+    : null;
+
+/** A widget's change: the widget's query as it now is (a widget defines a read). */
+const widgetChange: Audited['detail'] = ({ answer }) => ({ query: answer.query ?? null });
+
 /**
- * What the audit trail records (API §18), by route: sign-ins, tokens, changes to users,
- * teams, streams, pipelines, triggers and channels, queries, exports, report downloads and
- * events read. One table, read by one hook every request goes through: a route is
- * recorded by being named here, never by code in its handler.
+ * What the audit trail records (API §18) by route: sign-ins, tokens, changes to users,
+ * teams, streams, pipelines, triggers, channels, dashboards and widgets, exports and report
+ * downloads. One table, read by one hook every request goes through: a route is recorded
+ * by being named here, never by code in its handler. Reads are not here: each is recorded
+ * where it begins, in the service every door calls (`ReadAudit`: queries, events and
+ * their context, widgets' queries over the websocket), so a read is recorded once and a
+ * new door cannot miss it.
  */
 export const AUDITED: Readonly<Record<string, Audited>> = {
   'POST /api/auth/login': {
@@ -59,29 +71,35 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
   ...named('pipeline', 'pipelines'),
   ...named('trigger', 'triggers'),
   ...named('channel', 'channels'),
-  'POST /api/query': {
-    action: 'query.create',
-    target: { kind: 'query', answer: 'query_id' },
-    detail: ({ body, answer }) => {
-      const params = (body.params ?? {}) as Record<string, unknown>;
-      const results = (answer.results ?? {}) as { total?: unknown };
-      return {
-        type: body.type ?? null,
-        query: params.query ?? '',
-        filter: params.filter ?? [],
-        time_range: params.time_range ?? null,
-        streams: params.streams ?? null,
-        result_count: typeof results.total === 'number' ? results.total : null,
-      };
-    },
+  // A dashboard's body may create and change widgets (which define reads).
+  ...Object.fromEntries(
+    Object.entries(named('dashboard', 'dashboards')).map(([route, a]) => [
+      route,
+      { ...a, detail: ({ answer }) => ({ widgets: widgetsOf(answer) }) } satisfies Audited,
+    ]),
+  ),
+  'POST /api/dashboards/:id/widgets': {
+    action: 'widget.create',
+    target: { kind: 'widget', answer: 'id' },
+    detail: (r) => ({ dashboard_id: r.params.id ?? null, ...widgetChange(r) }),
   },
+  'PUT /api/widgets/:id': {
+    action: 'widget.update',
+    target: { kind: 'widget', param: 'id' },
+    detail: widgetChange,
+  },
+  'PATCH /api/widgets/:id': {
+    action: 'widget.update',
+    target: { kind: 'widget', param: 'id' },
+    detail: widgetChange,
+  },
+  'DELETE /api/widgets/:id': { action: 'widget.delete', target: { kind: 'widget', param: 'id' } },
   'GET /api/query/:qid/export': {
     action: 'export.download',
     target: { kind: 'query', param: 'qid' },
     detail: ({ query }) => ({ ftype: query.ftype ?? 'json' }),
   },
   'GET /api/reports/:id/file': { action: 'report.download', target: { kind: 'report', param: 'id' } },
-  'GET /api/events/:ev_id': { action: 'event.read', target: { kind: 'event', param: 'ev_id' } },
   'GET /api/audit/export': {
     action: 'audit.export',
     detail: ({ query }) => ({ ftype: query.ftype ?? 'ndjson' }),
@@ -97,6 +115,10 @@ const MAX_ANSWER = 1 << 20;
 declare module 'fastify' {
   interface FastifyRequest {
     auditAnswer?: string;
+    /** The body passed its schema (the handler was reached): only then is it read. */
+    auditBodyValid?: boolean;
+    /** The request failed its schema's validation (a 400 before the handler). */
+    auditInvalid?: boolean;
     /** Who a sign-in that answers no token in JSON (single sign-on) signed in. */
     signedIn?: { user_id: number; username: string; token_key_id: string };
   }
@@ -105,6 +127,12 @@ declare module 'fastify' {
 /** Registers the hook that records every audited request, whatever its outcome. */
 export function auditHook(app: FastifyInstance, trail: AuditTrail): void {
   const audited = (request: FastifyRequest) => AUDITED[`${request.method} ${request.routeOptions.url ?? ''}`];
+  app.addHook('preHandler', async (request) => {
+    if (audited(request)) request.auditBodyValid = true;
+  });
+  app.addHook('onError', async (request, _reply, error) => {
+    if ((error as { validation?: unknown }).validation && audited(request)) request.auditInvalid = true;
+  });
   app.addHook('onSend', async (request, _reply, payload) => {
     if (typeof payload === 'string' && payload.length <= MAX_ANSWER && audited(request))
       request.auditAnswer = payload;
@@ -131,8 +159,12 @@ function entryOf(request: FastifyRequest, reply: FastifyReply, a: Audited) {
     // not JSON: no answer fields
   }
   const params = (request.params ?? {}) as Record<string, string>;
+  // A body is read only once it passed its schema: one that failed (a 1 MiB username) is
+  // recorded as a failed validation, without any of its values.
   const body =
-    request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+    request.auditBodyValid && request.body && typeof request.body === 'object'
+      ? (request.body as Record<string, unknown>)
+      : {};
   const query = (request.query ?? {}) as Record<string, string>;
   const who = request.identity;
   const ok = reply.statusCode < 400;
@@ -164,7 +196,11 @@ function entryOf(request: FastifyRequest, reply: FastifyReply, a: Audited) {
         },
     action,
     target: a.target ? { kind: a.target.kind, id: targetId } : null,
-    detail: a.detail ? a.detail({ body, params, query, answer }) : {},
+    detail: request.auditInvalid
+      ? { validation: 'failed' }
+      : a.detail
+        ? a.detail({ body, params, query, answer })
+        : {},
     outcome: outcomeOf(reply.statusCode),
   };
 }

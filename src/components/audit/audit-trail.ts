@@ -1,6 +1,8 @@
 import { counter, gauge, type MetricDecl, type MetricsSource } from '../../core/metrics.js';
+import type { ReadAudit, ReadRecord } from '../../domain/audit/read-audit.js';
 import type { Identity } from '../../domain/auth/identity.js';
 import { permissionDenied } from '../../errors/errors.js';
+import { AnonymousLimit, capDetail, capText } from './audit-limits.js';
 import type { AuditFilter, AuditRepository, AuditRow, NewAuditRow } from './audit-repository.js';
 import type { AuditRecord } from './audit-schema.js';
 
@@ -24,45 +26,123 @@ export interface AuditOptions {
   retentionDays: number;
   /** Most records waiting to be written; beyond it new ones are dropped and counted. */
   maxQueued?: number;
+  /** Most bytes of records waiting to be written (default 16 MiB); beyond it likewise. */
+  maxQueuedBytes?: number;
+  /**
+   * Records with no signed-in actor (failed sign-ins, refused requests), per client
+   * address (an IPv6 address's /64): on average (default 10 a second) and at once
+   * (default 50); beyond it they are dropped and counted, and the next one kept says how
+   * many went before it.
+   */
+  anonymousPerSecond?: number;
+  anonymousBurst?: number;
+  /** The same for all addresses together (default 50 a second, 500 at once): many addresses are no way around it. */
+  anonymousTotalPerSecond?: number;
+  anonymousTotalBurst?: number;
   /** How often the queue is written (ms). */
   flushMs?: number;
 }
 
+/** A row's size in the queue, near enough: its texts (UTF-16, two bytes a unit) and a fixed part. */
+const rowBytes = (row: NewAuditRow) =>
+  128 +
+  2 *
+    [row.username, row.token_key_id, row.address, row.action, row.target_kind, row.target_id, row.detail]
+      .map((v) => v?.length ?? 0)
+      .reduce((a, b) => a + b, 0);
+
 /**
  * The audit trail (API §18). Recording never blocks or fails the request it records: a
  * record goes into a queue, written in batches every `flushMs`; a failed write (a full
- * disk) or a full queue is counted in /metrics, never thrown. Records are read by admins
- * and never changed through the API; only age removes them (`auditRetentionDays`).
+ * disk), a full queue or a rate-limited anonymous record is counted in /metrics, never
+ * thrown. Whatever records (the HTTP hook, a service's read), each record is capped in
+ * size here (audit-limits.ts). Records are read by admins and never changed through the
+ * API; only age removes them (`auditRetentionDays`).
  */
-export class AuditTrail implements MetricsSource {
+export class AuditTrail implements MetricsSource, ReadAudit {
   private queue: NewAuditRow[] = [];
+  private queuedBytes = 0;
   private flushing: Promise<void> | null = null;
   private readonly timer: NodeJS.Timeout;
-  private readonly counts = { written: 0, dropped: 0, failed: 0 };
+  private readonly counts = { written: 0, dropped: 0, failed: 0, rateLimited: 0 };
+  private readonly anonymous: AnonymousLimit;
+  private readonly anonymousTotal: AnonymousLimit;
 
   constructor(
     private readonly repo: AuditRepository,
     private readonly opts: AuditOptions,
   ) {
     this.timer = setInterval(() => void this.flush(), opts.flushMs ?? 200).unref();
+    this.anonymous = new AnonymousLimit({
+      perSecond: opts.anonymousPerSecond ?? 10,
+      burst: opts.anonymousBurst ?? 50,
+    });
+    this.anonymousTotal = new AnonymousLimit({
+      perSecond: opts.anonymousTotalPerSecond ?? 50,
+      burst: opts.anonymousTotalBurst ?? 500,
+    });
   }
 
   record(entry: AuditEntry): void {
-    if (this.queue.length >= (this.opts.maxQueued ?? 100_000)) {
+    let detail = entry.detail as Record<string, unknown>;
+    if (entry.actor.user_id === null) {
+      // The address's share first, so one flooding address does not use up everyone's.
+      const suppressed = this.anonymous.admit(entry.actor.address ?? '');
+      if (suppressed === null || this.anonymousTotal.admit('') === null) {
+        this.counts.rateLimited++;
+        return;
+      }
+      if (suppressed > 0) detail = { ...detail, suppressed };
+    }
+    const capped = capDetail(detail);
+    const text = (v: string | null) => {
+      if (v === null) return null;
+      const c = capText(v);
+      if (c.cut) capped.truncated = true;
+      return c.text;
+    };
+    const row: NewAuditRow = {
+      at: entry.at.toISOString(),
+      user_id: entry.actor.user_id,
+      username: text(entry.actor.username),
+      token_key_id: text(entry.actor.token_key_id),
+      address: text(entry.actor.address),
+      action: text(entry.action) ?? '',
+      target_kind: text(entry.target?.kind ?? null),
+      target_id: text(entry.target?.id ?? null),
+      detail: '',
+      outcome: entry.outcome,
+    };
+    row.detail = JSON.stringify(capped);
+    const bytes = rowBytes(row);
+    if (
+      this.queue.length >= (this.opts.maxQueued ?? 100_000) ||
+      this.queuedBytes + bytes > (this.opts.maxQueuedBytes ?? 16 * 1048576)
+    ) {
       this.counts.dropped++;
       return;
     }
-    this.queue.push({
-      at: entry.at.toISOString(),
-      user_id: entry.actor.user_id,
-      username: entry.actor.username,
-      token_key_id: entry.actor.token_key_id,
-      address: entry.actor.address,
-      action: entry.action,
-      target_kind: entry.target?.kind ?? null,
-      target_id: entry.target?.id ?? null,
-      detail: JSON.stringify(entry.detail),
-      outcome: entry.outcome,
+    this.queue.push(row);
+    this.queuedBytes += bytes;
+  }
+
+  /**
+   * A read a service began (QueriesService, EventsService, widget queries): recorded with
+   * its reader, the door it came through (`detail.via`) and how it ended.
+   */
+  read(r: ReadRecord): void {
+    this.record({
+      at: new Date(),
+      actor: {
+        user_id: r.who.userId,
+        username: r.who.username,
+        token_key_id: r.who.keyId,
+        address: r.origin.address,
+      },
+      action: r.action,
+      target: r.target,
+      detail: { ...r.detail, via: r.origin.via },
+      outcome: r.outcome,
     });
   }
 
@@ -72,6 +152,7 @@ export class AuditTrail implements MetricsSource {
     if (!this.queue.length) return Promise.resolve();
     const batch = this.queue;
     this.queue = [];
+    this.queuedBytes = 0;
     this.flushing = this.repo
       .insert(batch)
       .then(() => {
@@ -117,8 +198,12 @@ export class AuditTrail implements MetricsSource {
       counter('logscope_audit_records_total', 'Audit records written.', () => this.counts.written),
       counter(
         'logscope_audit_lost_total',
-        'Audit records lost, by reason: the queue was full, or the store refused the write (a full disk).',
-        () => ({ queue_full: this.counts.dropped, write_failed: this.counts.failed }),
+        "Audit records lost, by reason: the queue was full (records or bytes), the store refused the write (a full disk), or a record with no signed-in actor came past its address's rate.",
+        () => ({
+          queue_full: this.counts.dropped,
+          write_failed: this.counts.failed,
+          rate_limited: this.counts.rateLimited,
+        }),
         'reason',
       ),
       gauge('logscope_audit_queued', 'Audit records waiting to be written.', () => this.queue.length),

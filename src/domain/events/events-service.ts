@@ -4,6 +4,7 @@ import { presentEvent } from '../../core/present-event.js';
 import { rebuildRecord } from '../../core/record-shape.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
+import { type ReadAudit, type ReadOrigin, recorded } from '../audit/read-audit.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
@@ -29,7 +30,27 @@ export class EventsService {
     private readonly enricher: ResultEnricher,
     private readonly triggerMatches: ResultEnricherDeps['triggerMatches'],
     private readonly scopes: ReadScopes,
+    /** Every read of an event by id is recorded here, whatever door it came through (API §18). */
+    private readonly audit: ReadAudit,
   ) {}
+
+  /** Runs a read of the event `evId` and records it (`event.read`, or `event.context`). */
+  private recorded<T>(
+    who: Identity,
+    origin: ReadOrigin,
+    evId: string,
+    action: 'event.read' | 'event.context',
+    detail: Record<string, unknown>,
+    read: () => Promise<T>,
+    describe?: (answer: T) => { detail: Record<string, unknown> },
+  ): Promise<T> {
+    return recorded(
+      this.audit,
+      { who, origin, action, target: { kind: 'event', id: evId }, detail },
+      read,
+      describe,
+    );
+  }
 
   /** The event, if `who` may read it: 404 otherwise, as for one that does not exist. */
   private async load(who: Identity, evId: string): Promise<StoredEvent> {
@@ -70,18 +91,22 @@ export class EventsService {
   }
 
   /** The event with `raw`, plus what `opts` asks for (actions_hint, add_trigger_data). */
-  async get(who: Identity, evId: string, opts: EnrichOptions = {}) {
-    return this.enricher.event(presentEventWithRaw(await this.load(who, evId)), { ...opts, who });
+  async get(who: Identity, evId: string, opts: EnrichOptions, origin: ReadOrigin) {
+    return this.recorded(who, origin, evId, 'event.read', {}, async () =>
+      this.enricher.event(presentEventWithRaw(await this.load(who, evId)), { ...opts, who }),
+    );
   }
 
-  async timestamps(who: Identity, evId: string) {
-    const e = await this.load(who, evId);
-    return {
-      ev_id: e.ev_id,
-      event_time: seconds(e.ts),
-      received_time: seconds(e.received_at),
-      stored_time: seconds(e.stored_at),
-    };
+  async timestamps(who: Identity, evId: string, origin: ReadOrigin) {
+    return this.recorded(who, origin, evId, 'event.read', { part: 'timestamps' }, async () => {
+      const e = await this.load(who, evId);
+      return {
+        ev_id: e.ev_id,
+        event_time: seconds(e.ts),
+        received_time: seconds(e.received_at),
+        stored_time: seconds(e.stored_at),
+      };
+    });
   }
 
   /**
@@ -89,11 +114,43 @@ export class EventsService {
    * `before` and `after` of the same `by` values, nearest first from the store, shown
    * oldest first. With a cursor, one side continues. Only events `who` may read.
    */
-  async context(
+  context(
     who: Identity,
     evId: string,
     opts: { before?: number; after?: number; by?: string; cursor?: string },
+    origin: ReadOrigin,
   ) {
+    const asked = {
+      before: opts.before ?? null,
+      after: opts.after ?? null,
+      by: opts.by ?? null,
+      cursor: opts.cursor !== undefined,
+    };
+    return this.recorded(
+      who,
+      origin,
+      evId,
+      'event.context',
+      asked,
+      () => this.readContext(who, evId, opts),
+      (answer) => ({
+        detail: { events: (answer.before?.length ?? 0) + (answer.after?.length ?? 0) },
+      }),
+    );
+  }
+
+  private async readContext(
+    who: Identity,
+    evId: string,
+    opts: { before?: number; after?: number; by?: string; cursor?: string },
+  ): Promise<{
+    anchor: ReturnType<typeof presentEvent>;
+    by: ReturnType<typeof sourceOf>;
+    before?: ReturnType<typeof presentEvent>[];
+    after?: ReturnType<typeof presentEvent>[];
+    before_cursor?: string | null;
+    after_cursor?: string | null;
+  }> {
     // The anchor and the store's span are read at once (each a few ms on a large store).
     const [scope, anchor, stats] = await Promise.all([
       this.scopes.of(who),
@@ -147,11 +204,13 @@ export class EventsService {
   }
 
   /** The triggers the event matched, oldest match first. */
-  async triggers(who: Identity, evId: string) {
-    const e = await this.load(who, evId);
-    return {
-      ev_id: e.ev_id,
-      triggers: [...((await this.triggerMatches([e.ev_id], who)).get(e.ev_id) ?? [])],
-    };
+  async triggers(who: Identity, evId: string, origin: ReadOrigin) {
+    return this.recorded(who, origin, evId, 'event.read', { part: 'triggers' }, async () => {
+      const e = await this.load(who, evId);
+      return {
+        ev_id: e.ev_id,
+        triggers: [...((await this.triggerMatches([e.ev_id], who)).get(e.ev_id) ?? [])],
+      };
+    });
   }
 }

@@ -15,6 +15,7 @@ import type { QueryRunner } from '../../query/runner.js';
 import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
 import { type CommonParamValues, type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
 import { type ValidQuery, validateQuery } from '../../query/validate.js';
+import { type ReadAudit, type ReadOrigin, type ReadRecord, recorded } from '../audit/read-audit.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { ResultEnricher } from './result-enricher.js';
@@ -64,6 +65,8 @@ export class QueriesService {
     private readonly enricher: ResultEnricher,
     /** What each query's owner may read (ADR 0013). */
     private readonly scopes: ReadScopes,
+    /** Every query begun is recorded here (`query.create`), whatever its door (API §18). */
+    private readonly audit: ReadAudit,
   ) {}
 
   validate(body: { type: unknown; params: unknown }): ValidQuery {
@@ -71,11 +74,50 @@ export class QueriesService {
   }
 
   /**
-   * Stores and starts a query without waiting (widget queries behind live subscriptions).
+   * Stores and starts a query without waiting (widget queries behind live subscriptions),
+   * recorded as a `query.create` read from `origin` (with `detail`: the widget's id).
    * `scopeFixed`: the query is its read scope's (shared by the viewers with that scope),
    * not its owner's; it keeps that scope when its owner's rights change.
    */
-  async start(who: Identity, valid: ValidQuery, opts: { scopeFixed?: boolean } = {}): Promise<QueryJob> {
+  start(
+    who: Identity,
+    valid: ValidQuery,
+    opts: { scopeFixed?: boolean; origin: ReadOrigin; detail?: Record<string, unknown> },
+  ): Promise<QueryJob> {
+    return recorded(
+      this.audit,
+      this.readOf(who, valid, opts.origin, opts.detail),
+      () => this.begin(who, valid, opts),
+      (job) => ({ target: { kind: 'query', id: job.id } }),
+    );
+  }
+
+  /** A query begun, as its audit record describes it (API §18). */
+  private readOf(
+    who: Identity,
+    valid: ValidQuery,
+    origin: ReadOrigin,
+    detail: Record<string, unknown> = {},
+  ): Omit<ReadRecord, 'outcome'> {
+    return {
+      who,
+      origin,
+      action: 'query.create',
+      target: { kind: 'query', id: null },
+      detail: {
+        ...detail,
+        type: valid.type,
+        query: valid.params.query ?? '',
+        filter: valid.params.filter ?? [],
+        time_range: valid.params.time_range ?? null,
+        streams: valid.params.streams ?? null,
+        result_count: null,
+      },
+    };
+  }
+
+  /** Where every query begins; only `start` and `create` call it, and both record it. */
+  private async begin(who: Identity, valid: ValidQuery, opts: { scopeFixed?: boolean }): Promise<QueryJob> {
     // Refused before anything is stored (429 past `queryLivePerUser`, 503 when results
     // fill memory); `runner.start` admits again, in the step that makes the query live.
     this.runner.admit(who.userId);
@@ -100,16 +142,33 @@ export class QueriesService {
     }
   }
 
-  /** Stores and starts a query; answers within the sync window or with its state so far. */
-  async create(
+  /**
+   * Stores and starts a query; answers within the sync window or with its state so far.
+   * Recorded as `query.create` from `origin`, with its result count when it answered one.
+   */
+  create(
     who: Identity,
     valid: ValidQuery,
     present: PresentOptions,
+    origin: ReadOrigin,
   ): Promise<{ finished: boolean; query: GenericQuery }> {
-    const job = await this.start(who, valid);
-    await this.runner.settle(job, this.opts.syncWindowMs);
-    const finished = job.status === 'SUCCESS' || job.status === 'ERROR';
-    return { finished, query: await this.represent(job, present, who) };
+    return recorded(
+      this.audit,
+      this.readOf(who, valid, origin),
+      async () => {
+        const job = await this.begin(who, valid, {});
+        await this.runner.settle(job, this.opts.syncWindowMs);
+        const finished = job.status === 'SUCCESS' || job.status === 'ERROR';
+        return { finished, query: await this.represent(job, present, who) };
+      },
+      ({ query }) => {
+        const total = (query.results as { total?: unknown } | null)?.total;
+        return {
+          target: { kind: 'query', id: query.query_id },
+          detail: { result_count: typeof total === 'number' ? total : null },
+        };
+      },
+    );
   }
 
   /**

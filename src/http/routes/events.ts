@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { CONTEXT_MAX } from '../../domain/events/event-context.js';
 import type { EventsService } from '../../domain/events/events-service.js';
 import { caller } from '../plugins/auth.js';
+import { httpOrigin } from '../read-origin.js';
 import { errorResponses, parseBoolean, QueryBoolean } from '../schemas/common.js';
 
 const EvParam = Type.Object({ ev_id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -31,10 +32,15 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
       },
     },
     async (request) =>
-      events.get(caller(request), request.params.ev_id, {
-        actionsHint: parseBoolean(request.query.actions_hint) ?? false,
-        addTriggerData: parseBoolean(request.query.add_trigger_data) ?? false,
-      }),
+      events.get(
+        caller(request),
+        request.params.ev_id,
+        {
+          actionsHint: parseBoolean(request.query.actions_hint) ?? false,
+          addTriggerData: parseBoolean(request.query.add_trigger_data) ?? false,
+        },
+        httpOrigin(request),
+      ),
   );
 
   const Side = (what: string) =>
@@ -74,7 +80,8 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         },
       },
     },
-    async (request) => events.context(caller(request), request.params.ev_id, request.query),
+    async (request) =>
+      events.context(caller(request), request.params.ev_id, request.query, httpOrigin(request)),
   );
 
   app.get(
@@ -95,7 +102,7 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         },
       },
     },
-    async (request) => events.timestamps(caller(request), request.params.ev_id),
+    async (request) => events.timestamps(caller(request), request.params.ev_id, httpOrigin(request)),
   );
 
   app.get(
@@ -125,6 +132,6 @@ export async function eventRoutes(fastify: FastifyInstance, opts: { events: Even
         },
       },
     },
-    async (request) => events.triggers(caller(request), request.params.ev_id),
+    async (request) => events.triggers(caller(request), request.params.ev_id, httpOrigin(request)),
   );
 }

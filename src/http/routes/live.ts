@@ -55,7 +55,7 @@ export async function liveRoutes(app: FastifyInstance, opts: { hub: LiveHub }) {
     (socket, request) => {
       // Upgraded: no reply is sent, so the request's log line is written here.
       logRequest(request, 101);
-      opts.hub.attach(socket, caller(request));
+      opts.hub.attach(socket, caller(request), request.ip ?? null);
     },
   );
 }

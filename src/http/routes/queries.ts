@@ -7,6 +7,7 @@ import { eventsRendererFor } from '../../export/events-renderer.js';
 import { ALIASES, EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js';
 import type { PresentOptions } from '../../query/types/query-type.js';
 import { caller } from '../plugins/auth.js';
+import { httpOrigin } from '../read-origin.js';
 import { errorResponses, parseBoolean, QueryBoolean } from '../schemas/common.js';
 
 const tags = ['queries'];
@@ -88,7 +89,7 @@ export async function queryRoutes(fastify: FastifyInstance, opts: { queries: Que
       const valid = queries.validate(request.body);
       if (parseBoolean(request.query.validate_only))
         return { valid: true, type: valid.type, params: valid.params };
-      const { finished, query } = await queries.create(who, valid, shape(request.query));
+      const { finished, query } = await queries.create(who, valid, shape(request.query), httpOrigin(request));
       return reply.status(finished ? 200 : 202).send(query);
     },
   );
