@@ -172,6 +172,10 @@ export const CASES: AbuseCase[] = [
     name: '6 concurrent csv reports of every event, sorted by host',
     run: (ctx) => concurrentReports(ctx, 6),
   },
+  {
+    name: 'anonymous sign-in flood: 400 failed logins, 20 with a ~1 MiB username',
+    run: (ctx) => anonymousLoginFlood(ctx, 400, 20),
+  },
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -235,6 +239,41 @@ async function concurrentReports(ctx: AbuseContext, n: number): Promise<string> 
   }
   const ready = [...states.values()].filter((s) => s.startsWith('READY'));
   return `${ready.length}/${ids.length} READY (${ready[0] ?? [...states.values()][0] ?? 'none'} each)`;
+}
+
+/**
+ * `n` sign-ins with no token and a wrong password, 16 at a time from this one address,
+ * `huge` of them with a username just under the body limit (refused by validation):
+ * what the audit trail stored for them (issue #54: each was a record, the long name kept
+ * twice), against what it dropped by its per-address rate.
+ */
+async function anonymousLoginFlood(ctx: AbuseContext, n: number, huge: number): Promise<string> {
+  const hugeName = 'u'.repeat(MiB - 100);
+  const auditCount = async () => {
+    const res = await ctx.request('/api/audit?action=auth.login&page_size=1');
+    return ((await res.json()) as { count: number }).count;
+  };
+  const before = await auditCount();
+  const statuses = new Map<number, number>();
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const res = await fetch(`${ctx.server.url}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: i < huge ? hugeName : `flood-${i}`, password: 'wrong-password' }),
+      });
+      await res.arrayBuffer();
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  const stored = (await auditCount()) - before;
+  const metrics = await (await ctx.request('/metrics')).text();
+  const lost = /logscope_audit_lost_total\{reason="rate_limited"\} (\d+)/.exec(metrics)?.[1] ?? '?';
+  const codes = [...statuses].map(([s, c]) => `${c}×${s}`).join(', ');
+  return `${codes}; ${fmt(stored)} audit rows stored, ${lost} rate-limited`;
 }
 
 interface Row {
