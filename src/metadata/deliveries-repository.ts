@@ -79,6 +79,20 @@ export class DeliveriesRepository {
     return claimed;
   }
 
+  /**
+   * Gives up the pending deliveries of a channel but those made with `keepRunAs`'s rights
+   * (its destination changed: they must not go where the new decider chose).
+   */
+  async giveUpPending(channelId: number, keepRunAs: number, error: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ status: 'failed', last_error: error, lease_until: 0 })
+      .where('channel_id', '=', channelId)
+      .where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('run_as', 'is', null), eb('run_as', '!=', keepRunAs)]))
+      .execute();
+  }
+
   /** Lets go of every lease (one server: nobody else can be sending). */
   async releaseAll(): Promise<void> {
     await this.db.updateTable('deliveries').set({ lease_until: 0 }).where('status', '=', 'pending').execute();

@@ -232,7 +232,7 @@ describe('alert notifier clock (fake timers)', () => {
       taskOf,
     );
     const row = heartbeat();
-    notifier.setTriggers([row]);
+    notifier.setTriggers([row], () => '');
     await notifier.start();
     await vi.advanceTimersByTimeAsync(29 * S);
     expect(enqueue).not.toHaveBeenCalled();
@@ -267,7 +267,7 @@ describe('alert notifier clock (fake timers)', () => {
       () => new Date(),
       async () => undefined,
     );
-    notifier.setTriggers([heartbeat({ type: 'match' })]);
+    notifier.setTriggers([heartbeat({ type: 'match' })], () => 'streams:k');
     await notifier.start();
     expect(leases.hold).toHaveBeenCalledWith('alert-notifier', 'n1', T0, 10_000);
     expect(notifier.engine.sending()).toBe(true);
@@ -282,7 +282,7 @@ describe('alert notifier clock (fake timers)', () => {
         {
           s: T0 / 1000,
           trigger: 3,
-          version: new Date(T0).toISOString(),
+          version: `${new Date(T0).toISOString()} streams:k`,
           groups: [['[]', 1, [{ ev_id: e.ev_id, ts: T0 / 1000, message: e.message }]]],
         },
       ],

@@ -168,6 +168,48 @@ describe(`trigger rights (${BACKEND}, ${EVENT_STORE})`, () => {
     expect(changed).toMatchObject({ owner: alice.id, decided_by: mallory.id });
   });
 
+  it('what waited to be sent does not go where another user pointed the channel', async () => {
+    let refusing = true;
+    const failing = await receiver(() => (refusing ? 503 : 200));
+    hooks.push(failing);
+    const channel = (
+      await ok(alice.token, 'POST', '/api/channels', {
+        name: 'alice flaky',
+        type: 'webhook',
+        config: { url: failing.url },
+      })
+    ).id as number;
+    const trigger = await ok(alice.token, 'POST', '/api/triggers', {
+      name: 'alice pending watch',
+      query: 'pendword',
+      cooldown_seconds: 2,
+      notify: [channel],
+    });
+    await ingest([{ app: 'vault', message: 'pendword vault first' }]);
+    const deliveries = async () =>
+      (await call(t.adminToken, 'GET', `/api/deliveries?trigger_id=${trigger.id}`)).json().results as Array<{
+        status: string;
+        last_error: string | null;
+      }>;
+    await eventually('a refused attempt', async () =>
+      (await deliveries())[0]?.last_error ? true : undefined,
+    );
+    // A second match, gathered until the cooldown ends.
+    await ingest([{ app: 'vault', message: 'pendword vault gathered' }]);
+    const stolen = await receiver();
+    hooks.push(stolen);
+    await ok(mallory.token, 'PATCH', `/api/channels/${channel}`, { config: { url: stolen.url } });
+    refusing = false;
+    expect(await deliveries()).toMatchObject([
+      { status: 'failed', last_error: 'not sent: another user changed where the channel sends' },
+    ]);
+    await t.rt.services.triggers.load();
+    await ingest([{ app: 'web', message: 'pendword public' }]);
+    const got = await arrived(stolen, 'pendword public');
+    expect(got).toEqual(['pendword public']);
+    expect(stolen.got.map((g) => g.body).join('\n')).not.toContain('vault');
+  });
+
   it('deliveries show their samples only to whom they were read for', async () => {
     const alices = await hook(alice, 'alice deliveries');
     const trigger = await ok(alice.token, 'POST', '/api/triggers', {

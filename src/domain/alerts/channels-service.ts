@@ -2,6 +2,7 @@ import type { Static } from 'typebox';
 import type { Page, PageRequest } from '../../core/list.js';
 import { type FieldErrors, notFound, validationError } from '../../errors/errors.js';
 import type { ChannelsRepository } from '../../metadata/channels-repository.js';
+import type { DeliveriesRepository } from '../../metadata/deliveries-repository.js';
 import type { ChannelRow, ChannelType } from '../../metadata/schema.js';
 import { can, type Identity } from '../auth/identity.js';
 import type { ChannelSchema } from './alert-schema.js';
@@ -153,6 +154,7 @@ export class ChannelsService {
 
   constructor(
     private readonly repo: ChannelsRepository,
+    private readonly deliveries: DeliveriesRepository,
     private readonly senders: Senders,
     private readonly opts: {
       /**
@@ -212,6 +214,15 @@ export class ChannelsService {
     // Whoever sets where it sends decides who receives the samples of the triggers that
     // notify it: those then run within the editor's rights too (docs/api/alerting.md).
     const decides = input.type !== undefined || input.config !== undefined;
+    const newDecider = decides && row.decided_by !== who.userId;
+    // What waits to be sent was read with someone else's rights: not to the editor's address
+    // (given up first, so no send in between reads the new one).
+    if (newDecider && !who.isAdmin)
+      await this.deliveries.giveUpPending(
+        id,
+        who.userId,
+        'not sent: another user changed where the channel sends',
+      );
     const updated = await this.repo.update(id, {
       ...(input.name !== undefined ? { name: input.name } : {}),
       type,
@@ -220,7 +231,7 @@ export class ChannelsService {
       updated_at: this.now().toISOString(),
     });
     if (!updated) throw notFound('No such channel.');
-    if (decides && row.decided_by !== who.userId) this.opts.onDestinationChanged?.();
+    if (newDecider) this.opts.onDestinationChanged?.();
     return present(updated);
   }
 

@@ -93,10 +93,14 @@ export class AlertNotifier {
     });
   }
 
-  /** The enabled triggers, as read from the store. */
-  setTriggers(rows: readonly TriggerRow[]): void {
+  /**
+   * The enabled triggers, as read from the store, with the key of the scopes each matches
+   * within: a trigger whose rights changed (its own, or a channel's new decider) starts
+   * afresh, so nothing gathered under the old ones is sent under the new.
+   */
+  setTriggers(rows: readonly TriggerRow[], scopeKeyOf: (id: number) => string): void {
     this.runAs = new Map(rows.map((r) => [r.id, r.run_as]));
-    this.engine.setTriggers(rows.map(alertTrigger));
+    this.engine.setTriggers(rows.map((r) => alertTrigger(r, scopeKeyOf(r.id))));
   }
 
   /**
@@ -168,7 +172,7 @@ export class AlertNotifier {
   }
 }
 
-const alertTrigger = (row: TriggerRow): AlertTrigger => ({
+const alertTrigger = (row: TriggerRow, scopeKey: string): AlertTrigger => ({
   id: row.id,
   name: row.name,
   severity: row.severity,
@@ -178,6 +182,6 @@ const alertTrigger = (row: TriggerRow): AlertTrigger => ({
   notify: JSON.parse(row.notify) as number[],
   cooldown_seconds: row.cooldown_seconds,
   create_task: row.create_task === 1,
-  version: row.updated_at,
+  version: `${row.updated_at} ${scopeKey}`,
   createdAtMs: Date.parse(row.created_at),
 });

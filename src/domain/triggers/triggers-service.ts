@@ -206,12 +206,15 @@ export class TriggersService {
       ...new Set(rows.flatMap((r) => JSON.parse(r.notify) as number[])),
     ]);
     const filters = new Map<number, FilterNode | Error>();
+    // The scopes each trigger reads with, by key: samples gathered under others are dropped.
+    const scopeKeys = new Map<number, string>();
     for (const r of rows) {
       try {
         const own = compileTrigger(r.query, JSON.parse(r.filter) as unknown[]);
         const runAs = r.run_as;
         if (runAs === null) {
           filters.set(r.id, scopedFilter(NO_EVENT, own));
+          scopeKeys.set(r.id, NO_EVENT.key);
           continue;
         }
         const channelUsers = (JSON.parse(r.notify) as number[]).flatMap((id) =>
@@ -228,6 +231,7 @@ export class TriggersService {
           r.id,
           (scopes as ReadScope[]).reduceRight((f, scope) => scopedFilter(scope, f), narrowed as FilterNode),
         );
+        scopeKeys.set(r.id, (scopes as ReadScope[]).map((scope) => scope.key).join('&'));
       } catch (err) {
         filters.set(r.id, err instanceof Error ? err : new Error(String(err)));
       }
@@ -237,7 +241,7 @@ export class TriggersService {
       if (!f || f instanceof Error) throw f ?? new Error('no filter');
       return f;
     });
-    this.notifier.setTriggers(rows);
+    this.notifier.setTriggers(rows, (id) => scopeKeys.get(id) ?? '');
   }
 
   async list(
