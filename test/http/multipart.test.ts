@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -74,6 +75,97 @@ describe(`multipart bodies on ${BACKEND}`, () => {
     // The answer came at the limit, not after 200 MiB.
     expect(res.sent).toBeLessThan(20 * MiB);
   }, 20_000);
+
+  /**
+   * One raw connection that writes a whole multipart body of `total` bytes (with its
+   * Content-Length, or chunked) before it reads anything, as many simple clients do, then
+   * reads: the status line it got, or how the connection ended.
+   */
+  const writeThenRead = (total: number, chunked: boolean) =>
+    new Promise<string>((resolve) => {
+      const { port } = new URL(url);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      socket.pause();
+      let got = '';
+      const done = (what: string) => {
+        socket.destroy();
+        resolve(what);
+      };
+      socket.on('data', (c: Buffer) => {
+        got += c.toString('latin1');
+        if (got.includes('\r\n')) done(got.slice(0, got.indexOf('\r\n')));
+      });
+      socket.on('error', (err) => done(`${err.message}, having read ${JSON.stringify(got)}`));
+      socket.on('end', () => done(`closed, having read ${JSON.stringify(got)}`));
+      const frame = (b: Buffer) =>
+        chunked ? Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')]) : b;
+      socket.write(
+        `POST /api/tasks HTTP/1.1\r\nHost: x\r\nAuthorization: token ${t.adminToken}\r\n` +
+          'Content-Type: multipart/form-data; boundary=XyZ\r\n' +
+          `${chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${total}`}\r\n\r\n`,
+      );
+      const head = Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="title"\r\n\r\n');
+      socket.write(frame(head));
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      let sent = head.length;
+      const pump = () => {
+        while (sent < total && !socket.destroyed) {
+          const n = Math.min(chunk.length, total - sent);
+          sent += n;
+          if (!socket.write(frame(chunk.subarray(0, n)))) return void socket.once('drain', pump);
+        }
+        // All written (or refused on the way): now read.
+        socket.write(chunked ? '0\r\n\r\n' : '', () => socket.resume());
+      };
+      pump();
+    });
+
+  it('answers each of four concurrent oversized bodies with its 413, even to clients that read only after writing', async () => {
+    // Issue 54: the answer was followed at once by a close with the body's bytes unread,
+    // the kernel reset the connection, and a client still writing never read its 413.
+    for (const chunked of [false, true]) {
+      const answers = await Promise.all([1, 2, 3, 4].map(() => writeThenRead(8 * MiB, chunked)));
+      expect(answers, chunked ? 'chunked' : 'Content-Length').toEqual(
+        Array(4).fill('HTTP/1.1 413 Payload Too Large'),
+      );
+    }
+    // The server keeps serving.
+    const res = await multipart(
+      '--XyZ\r\nContent-Disposition: form-data; name="title"\r\n\r\nafter\r\n--XyZ--\r\n',
+    );
+    expect(res.statusCode, res.body).toBe(200);
+  }, 30_000);
+
+  it('drains the rest of a refused body within a bound, then closes the connection', async () => {
+    // A client that reads its answer yet goes on sending 200 MiB.
+    const { port } = new URL(url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let got = '';
+    let sent = 0;
+    socket.on('data', (c: Buffer) => {
+      got += c.toString('latin1');
+    });
+    const ended = new Promise<void>((resolve) => {
+      socket.on('error', () => resolve());
+      socket.on('close', () => resolve());
+    });
+    socket.write(
+      `POST /api/tasks HTTP/1.1\r\nHost: x\r\nAuthorization: token ${t.adminToken}\r\n` +
+        `Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: ${200 * MiB}\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(256 * 1024, 'a');
+    const pump = () => {
+      while (sent < 200 * MiB && !socket.destroyed) {
+        sent += chunk.length;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+    };
+    pump();
+    await ended;
+    expect(got.slice(0, got.indexOf('\r\n'))).toBe('HTTP/1.1 413 Payload Too Large');
+    // Closed once 32 MiB past the answer were drained, long before 200 MiB.
+    expect(sent).toBeLessThan(64 * MiB);
+  }, 30_000);
 
   it('answers 413 from Content-Length alone, as for JSON', async () => {
     const big = `--XyZ\r\nContent-Disposition: form-data; name="title"\r\n\r\n${'a'.repeat(LIMIT)}\r\n--XyZ--\r\n`;

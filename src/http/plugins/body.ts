@@ -6,6 +6,7 @@ import fp from 'fastify-plugin';
 import { MAX_JSON_DEPTH, tooDeep } from '../../core/json-depth.js';
 import { AppError, validationError } from '../../errors/errors.js';
 import { parseBoolean } from '../schemas/common.js';
+import { drainUnreadBody } from '../unread-body.js';
 
 interface PropertySchema {
   type?: string | string[];
@@ -89,6 +90,12 @@ export const bodyPlugin = fp(async (app: FastifyInstance) => {
       }
     }
   });
+  // Whatever answers before a body's end (a limit, a file part, a failed authentication),
+  // the client must be able to read it: the rest is drained, within bounds.
+  app.addHook('onSend', async (request, reply, payload) => {
+    drainUnreadBody(request, reply);
+    return payload;
+  });
   app.addHook('preValidation', async (request) => {
     if (!isForm(request) || typeof request.body !== 'object' || request.body === null) return;
     const schema = request.routeOptions.schema?.body as PropertySchema | undefined;
@@ -102,11 +109,11 @@ export const bodyPlugin = fp(async (app: FastifyInstance) => {
 /** Most fields in one multipart body (beyond: 413). */
 export const MULTIPART_MAX_FIELDS = 200;
 /**
- * A refusal that also ends the connection: the rest of the body is never read (a client
- * sending 300 MiB gets its answer at the limit, and the server does not drain the rest).
+ * A refusal while the body streams in: answered at once (a client sending 300 MiB gets its
+ * answer at the limit); the rest of the body is then drained within bounds
+ * (unread-body.ts), not read to its end.
  */
-const refusing = (status: number, code: string, message: string) =>
-  new AppError(status, code, message, undefined, { connection: 'close' });
+const refusing = (status: number, code: string, message: string) => new AppError(status, code, message);
 
 const tooLarge = () => refusing(413, 'payload_too_large', 'Request body is too large.');
 const malformed = (why: string) => refusing(400, 'bad_request', `Malformed multipart body: ${why}.`);
