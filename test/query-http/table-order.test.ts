@@ -25,10 +25,11 @@ describe(`Table: sort orders numbers as numbers (${BACKEND}, ${EVENT_STORE})`, (
       { message: 'text a', host: 'h', seq: 'a', group: 'x' },
       { message: 'decimal', host: 'h', seq: 2.5, group: 'x' },
       { message: 'none', host: 'h' },
+      ...[10, 10, 9, 9, 'z', 'z'].map((code) => ({ message: 'coded', host: 'k', code })),
     );
     const res = await t.as(t.adminToken, { method: 'POST', url: '/api/ingest', payload: records });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().accepted).toBe(124);
+    expect(res.json().accepted).toBe(130);
   });
   afterAll(() => t.close());
 
@@ -47,27 +48,36 @@ describe(`Table: sort orders numbers as numbers (${BACKEND}, ${EVENT_STORE})`, (
   const column = async (query: string) => (await rows(query)).map((r) => r[0]);
 
   it('sorts a field holding JSON numbers numerically, not as text', async () => {
-    expect(await column('* | sort seq | fields seq | limit 5')).toEqual(['0', '1', '2', '2.5', '3']);
-    expect(await column('* | sort -seq | fields seq | limit 3')).toEqual(['119', '118', '117']);
+    expect(await column('host:h | sort seq | fields seq | limit 5')).toEqual(['0', '1', '2', '2.5', '3']);
+    expect(await column('host:h | sort -seq | fields seq | limit 3')).toEqual(['119', '118', '117']);
   });
 
   it('puts numbers before text and missing values last, in either direction', async () => {
-    const up = await column('* | sort seq | fields seq');
+    const up = await column('host:h | sort seq | fields seq');
     expect(up.slice(-4)).toEqual(['119', 'a', 'b', null]);
-    const down = await column('* | sort -seq | fields seq');
+    const down = await column('host:h | sort -seq | fields seq');
     expect(down.slice(0, 2)).toEqual(['119', '118']);
     expect(down.slice(-4)).toEqual(['0', 'b', 'a', null]);
   });
 
+  it('top keeps, among equal counts, the values that sort first, numbers as numbers', async () => {
+    expect(await rows('host:k | top 1 code')).toEqual([['9', 2]]);
+    expect(await rows('host:k | top 3 code')).toEqual([
+      ['9', 2],
+      ['10', 2],
+      ['z', 2],
+    ]);
+  });
+
   it('sorts a column made by stats by the same rule', async () => {
-    expect(await rows('* | stats count() as n by group | sort -group')).toEqual([
+    expect(await rows('host:h | stats count() as n by group | sort -group')).toEqual([
       ['2', 40],
       ['1', 40],
       ['0', 40],
       ['x', 3],
       [null, 1],
     ]);
-    expect(await rows('* | stats count() as n by seq | sort seq | limit 3')).toEqual([
+    expect(await rows('host:h | stats count() as n by seq | sort seq | limit 3')).toEqual([
       ['0', 1],
       ['1', 1],
       ['2', 1],

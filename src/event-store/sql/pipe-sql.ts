@@ -215,11 +215,10 @@ export function compilePipes(
     }
   };
 
+  const orderList = (keys: readonly OrderKey[]) =>
+    keys.map((k) => `${expr(k.e)} ${k.desc ? 'DESC' : 'ASC'} NULLS LAST`).join(', ');
   /** ` ORDER BY …`, or nothing for a relation of one row (stats without by). */
-  const orderBy = (keys: readonly OrderKey[]) =>
-    keys.length
-      ? ` ORDER BY ${keys.map((k) => `${expr(k.e)} ${k.desc ? 'DESC' : 'ASC'} NULLS LAST`).join(', ')}`
-      : '';
+  const orderBy = (keys: readonly OrderKey[]) => (keys.length ? ` ORDER BY ${orderList(keys)}` : '');
 
   for (const st of program.stages) {
     switch (st.s) {
@@ -263,8 +262,9 @@ export function compilePipes(
         ];
         const select = `SELECT ${cols.join(', ')} ${rel} AND ${expr(st.key.e)} IS NOT NULL`;
         const groupBy = [...(by ? [by] : []), key].join(', ');
+        // The tie-break reads the key by its alias, as the relation after this stage does.
         rel = wrap(
-          d.topPerGroup(select, groupBy, by, `${count} DESC, ${key} ASC NULLS LAST`, params.add(st.n)),
+          d.topPerGroup(select, groupBy, by, `${count} DESC, ${orderList(st.tieBreak)}`, params.add(st.n)),
         );
         inline.clear();
         break;

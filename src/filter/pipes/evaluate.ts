@@ -150,22 +150,20 @@ function compareCells(a: Cell, b: Cell): number {
   return compareCodePoints(String(a), String(b));
 }
 
+/** Compares two rows' values of `keys` (missing values last in either direction). */
+function compareKeyValues(x: readonly Cell[], y: readonly Cell[], keys: readonly OrderKey[]): number {
+  for (let i = 0; i < keys.length; i++) {
+    const a = x[i] as Cell;
+    const b = y[i] as Cell;
+    const c = compareCells(a, b);
+    if (c) return a === null || b === null || !keys[i]?.desc ? c : -c;
+  }
+  return 0;
+}
+
 function orderRows(rows: Row[], keys: readonly OrderKey[]): Row[] {
   const decorated = rows.map((r) => ({ r, k: keys.map((key) => value(key.e, r)) }));
-  decorated.sort((x, y) => {
-    for (let i = 0; i < keys.length; i++) {
-      const a = x.k[i] as Cell;
-      const b = y.k[i] as Cell;
-      if (a === null || b === null) {
-        const c = compareCells(a, b);
-        if (c) return c;
-        continue;
-      }
-      const c = compareCells(a, b);
-      if (c) return keys[i]?.desc ? -c : c;
-    }
-    return 0;
-  });
+  decorated.sort((x, y) => compareKeyValues(x.k, y.k, keys));
   return decorated.map((d) => d.r);
 }
 
@@ -283,11 +281,12 @@ function stage(
         },
       }));
       const perGroup = new Map<string, number>();
+      const tieBreak = (r: Row) => st.tieBreak.map((k) => value(k.e, r));
       const sorted = [...counted].sort(
         (a, b) =>
           (st.by ? compareCells(a.cols[st.by.id] ?? null, b.cols[st.by.id] ?? null) : 0) ||
           (b.cols[st.countId] as number) - (a.cols[st.countId] as number) ||
-          compareCells(a.cols[st.key.id] ?? null, b.cols[st.key.id] ?? null),
+          compareKeyValues(tieBreak(a), tieBreak(b), st.tieBreak),
       );
       return {
         rows: sorted.filter((r) => {

@@ -150,8 +150,19 @@ export type Stage =
   | { readonly s: 'filter'; readonly cond: Cond }
   /** One row per distinct `keys` (one row in all without keys): the relation is now `keys` + `aggs`. */
   | { readonly s: 'group'; readonly keys: readonly Key[]; readonly aggs: readonly Agg[] }
-  /** The `n` most frequent non-null `key`s (per `by`), relation `by?`, `key`, `countId`. */
-  | { readonly s: 'top'; readonly n: number; readonly key: Key; readonly by?: Key; readonly countId: string }
+  /**
+   * The `n` most frequent non-null `key`s (per `by`), relation `by?`, `key`, `countId`;
+   * among equal counts, the first by `tieBreak` (keys over that relation: the key's own
+   * order, numbers first for a text key, as `sort` orders it).
+   */
+  | {
+      readonly s: 'top';
+      readonly n: number;
+      readonly key: Key;
+      readonly by?: Key;
+      readonly countId: string;
+      readonly tieBreak: readonly OrderKey[];
+    }
   /**
    * Buckets of `spanMs` over the query's range (`timeId`, Unix seconds), per series of
    * `by` (the TIMECHART_SERIES most frequent values, the rest `other`), every bucket of

@@ -327,10 +327,12 @@ class Resolver {
         const key = { id: this.id(), e: this.ref(p.field) };
         const countId = this.id();
         this.unique([...(p.by ? [p.by] : []), p.field, { name: 'count', at: p.field.at }]);
-        this.stages.push({ s: 'top', n: p.n, key, countId, ...(by ? { by: by.key } : {}) });
+        const keyType = this.typeOf(key.e);
+        const tieBreak = this.orderBy({ k: 'ref', ref: { col: key.id }, type: keyType }, false);
+        this.stages.push({ s: 'top', n: p.n, key, countId, tieBreak, ...(by ? { by: by.key } : {}) });
         this.relation([
           ...(by ? [{ name: by.name, id: by.key.id, type: this.typeOf(by.key.e) }] : []),
-          { name: p.field.name, id: key.id, type: this.typeOf(key.e) },
+          { name: p.field.name, id: key.id, type: keyType },
           { name: 'count', id: countId, type: 'number' },
         ]);
         const r = (name: string) => this.ref({ name, at: p.at });
