@@ -43,6 +43,7 @@ export const reports = component({
       log,
       enricher: s.enricher,
       scopes: s.readScopes,
+      audit: s.audit,
     });
     let adopt: NodeJS.Timeout | undefined;
     return {

@@ -156,13 +156,23 @@ describe(`the audit trail on ${BACKEND}`, () => {
       }
       if (kind !== 'user') expect(one(`${kind}.create`).target).toEqual({ kind, id: String(ids.get(kind)) });
     }
-    const query = one('query.create');
+    // Two queries: the one POSTed, and the report's, run as its owner when it was generated.
+    const queries = count('query.create');
+    expect(queries.map((r) => r.detail.via).sort()).toEqual(['http', 'report']);
+    const query = queries.find((r) => r.detail.via === 'http') as Rec;
     expect(query.detail).toMatchObject({
       type: 'Search',
       query: 'charge',
       result_count: 1,
       time_range: { preset: 'last_hour' },
     });
+    expect(query.actor.address).toBe('127.0.0.1');
+    const byReport = queries.find((r) => r.detail.via === 'report') as Rec;
+    expect(byReport).toMatchObject({
+      actor: { username: 'admin', address: null },
+      detail: { report_id: report.id, type: 'Search', result_count: 1 },
+    });
+    expect(one('report.create').target).toEqual({ kind: 'report', id: String(report.id) });
     expect(one('export.download')).toMatchObject({
       target: { kind: 'query', id: q.query_id },
       detail: { ftype: 'csv' },

@@ -99,6 +99,12 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
     target: { kind: 'query', param: 'qid' },
     detail: ({ query }) => ({ ftype: query.ftype ?? 'json' }),
   },
+  // A report defines reads (run as its owner when it is generated, recorded then, `via: report`).
+  'POST /api/reports': {
+    action: 'report.create',
+    target: { kind: 'report', answer: 'id' },
+    detail: ({ body }) => ({ ftype: body.ftype ?? null, source: body.source ?? null }),
+  },
   'GET /api/reports/:id/file': { action: 'report.download', target: { kind: 'report', param: 'id' } },
   'GET /api/audit/export': {
     action: 'audit.export',

@@ -3,9 +3,10 @@ import type { Identity } from '../auth/identity.js';
 
 /**
  * The door a read came through, recorded as its audit record's `detail.via`: a request
- * (`http`) or a live connection's subscription (`websocket`).
+ * (`http`), a live connection's subscription (`websocket`), or a report being generated
+ * (`report`: as its owner, with no client address).
  */
-export type ReadVia = 'http' | 'websocket';
+export type ReadVia = 'http' | 'websocket' | 'report';
 
 /** Where a read comes from: its door, and the client's address as the server sees it. */
 export interface ReadOrigin {

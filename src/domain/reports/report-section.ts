@@ -6,6 +6,7 @@ import type { ReportRow } from '../../metadata/schema.js';
 import { exportTable } from '../../query/export-tables.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
+import type { ReadAudit } from '../audit/read-audit.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { ResultEnricher } from '../queries/result-enricher.js';
@@ -25,6 +26,8 @@ export interface SectionDeps {
   maxRows: number;
   /** Adds GeoIP data to a map widget's values. */
   enricher?: ResultEnricher | undefined;
+  /** Each section's query is recorded here as its owner's read (`via: report`, API §18). */
+  audit: ReadAudit;
 }
 
 /**
@@ -64,8 +67,33 @@ export async function reportSection(
     scope,
     { internal: true },
   );
+  const read = {
+    who,
+    origin: { via: 'report', address: null },
+    action: 'query.create',
+    target: { kind: 'query', id },
+    detail: {
+      report_id: report.id,
+      type: valid.type,
+      query: valid.params.query ?? '',
+      filter: valid.params.filter ?? [],
+      time_range: valid.params.time_range ?? null,
+      streams: valid.params.streams ?? null,
+    },
+  } as const;
   try {
-    await job.running;
+    try {
+      await job.running;
+    } finally {
+      // Recorded once it ran (its outcome and count known), as POST /api/query is.
+      const total =
+        job.status === 'SUCCESS' && job.type === 'Search' ? (job.results as SearchResult).total : null;
+      deps.audit.read({
+        ...read,
+        detail: { ...read.detail, result_count: total },
+        outcome: job.status === 'SUCCESS' ? 'ok' : 'error',
+      });
+    }
     // job.error is already a message for users (never engine text).
     if (job.status === 'ERROR') throw new AppError(500, 'report_failed', `Query "${title}": ${job.error}`);
     if (job.status !== 'SUCCESS') throw new Error(`query "${title}" ended ${job.status}`);

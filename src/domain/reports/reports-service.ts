@@ -13,6 +13,7 @@ import type { ReportsRepository } from '../../metadata/reports-repository.js';
 import type { ReportRow } from '../../metadata/schema.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
+import type { ReadAudit } from '../audit/read-audit.js';
 import type { Identity } from '../auth/identity.js';
 import type { ReadScopes } from '../auth/read-scopes.js';
 import type { ResultEnricher } from '../queries/result-enricher.js';
@@ -109,6 +110,8 @@ export interface ReportsOptions {
   log?: Log;
   /** Adds GeoIP data to a map widget's values, as GET /api/query does with add_geoip_data. */
   enricher?: ResultEnricher;
+  /** Where each report query is recorded as its owner's read (API §18). */
+  audit: ReadAudit;
 }
 
 interface Queued {
@@ -148,8 +151,8 @@ export class ReportsService {
   private readonly renewer: NodeJS.Timeout | null;
 
   private get sectionDeps(): SectionDeps {
-    const { maxRows, enricher, scopes } = this.opts;
-    return { runner: this.runner, store: this.store, scopes, maxRows, enricher };
+    const { maxRows, enricher, scopes, audit } = this.opts;
+    return { runner: this.runner, store: this.store, scopes, maxRows, enricher, audit };
   }
 
   /** Stops renewing this node's leases (closing: what it had not finished goes to the others). */
