@@ -2,9 +2,11 @@ import { gzipSync } from 'node:zlib';
 import type { ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import protobuf from 'protobufjs';
 import { compressSync } from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeStatus } from '../../src/ingest/protocols/otlp.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -53,6 +55,9 @@ const badScalar = fc.oneof(
     '%00',
     '%ff%fe',
     '..%2F..%2Fetc',
+    // Path tokens the OpenAPI fuzzer sent to the journal upload (issue 54).
+    '%2e%2e',
+    '2147483648',
     "' OR 1=1 --",
     '"; DROP TABLE events; --',
     '(?<n>a)',
@@ -146,6 +151,8 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
         { weight: 1, arbitrary: fc.constant('huge') },
         { weight: 1, arbitrary: fc.constant('proto') },
         { weight: 1, arbitrary: fc.constant('garbage') },
+        // No body at all (no Content-Type, no Content-Length): intakes read it as bytes (issue 54).
+        { weight: 1, arbitrary: fc.constant('none') },
       ),
       bodyValues: fc.array(badJson, { minLength: 12, maxLength: 12 }),
       encoding: fc.constantFrom('json', 'form', 'multipart', 'multipart-broken', 'text'),
@@ -203,7 +210,7 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
         for (const [k, v] of Object.entries(r.query)) qs.set(k, v);
         let payload: string | undefined;
         let contentType: string | undefined;
-        if (!['GET', 'HEAD', 'DELETE'].includes(op.method)) {
+        if (!['GET', 'HEAD', 'DELETE'].includes(op.method) && r.body !== 'none') {
           let body: unknown;
           if (r.body === 'props') {
             body = Object.fromEntries(op.bodyProps.map((p, k) => [p, r.bodyValues[k % 12]]));
@@ -314,6 +321,98 @@ describe(`fuzzing every operation of the OpenAPI document on ${BACKEND}`, () => 
         }
       }),
       { numRuns: RUNS, seed: SEED },
+    );
+    // Every operation with a path parameter, each parameter an odd value, with no body at
+    // all and with a body of the wrong type: the journal upload's `{token}` answered 500
+    // (issue 54), as did every intake sent no body.
+    const checkAnswer = (op: Operation, target: string, what: string, res: LightMyRequestResponse) => {
+      const where = `${op.method} ${target.slice(0, 200)} (${what}) → ${res.statusCode} ${res.body.slice(0, 300)}`;
+      const key = `${op.method} ${op.path} ${what} ${res.statusCode}`;
+      seen.add(`${op.method} ${op.path}`);
+      if (res.statusCode >= 500) return fail(`${key} 5xx`, where);
+      if (ENGINE_TEXT.test(res.body.replace(/"kind":"(sqlite|postgres|duckdb|clickhouse)"/g, ''))) {
+        return fail(`${key} engine text`, where);
+      }
+      const protocolShape = op.path.startsWith('/api/ingest/es') || op.path.endsWith('/v1/logs');
+      if (
+        res.statusCode >= 400 &&
+        !protocolShape &&
+        String(res.headers['content-type']).startsWith('application/json')
+      ) {
+        const body = res.json() as Json;
+        if (typeof body.detail !== 'string' || typeof body.code !== 'string')
+          fail(`${key} error shape`, where);
+      }
+    };
+    const ODD_PATH_VALUES = [
+      '%2e%2e',
+      '%2e',
+      '2147483648',
+      '-2147483649',
+      '1e3',
+      '0x10',
+      '%00',
+      '%20',
+      'a%2Fb',
+      '__proto__',
+      'x'.repeat(257),
+    ];
+    for (const op of ops.filter((o) => o.path.includes('{'))) {
+      for (const value of ODD_PATH_VALUES) {
+        const target = op.path.replace(/\{[^}]+\}/g, value);
+        const bodies: Array<[string, Pick<InjectOptions, 'payload' | 'headers'>]> = [['no body', {}]];
+        if (!['GET', 'HEAD', 'DELETE'].includes(op.method)) {
+          bodies.push(['text body', { payload: 'plain text', headers: { 'content-type': 'text/plain' } }]);
+        }
+        for (const [what, body] of bodies) {
+          const res = await t.as(token, { method: op.method as 'GET', url: target, ...body });
+          checkAnswer(op, target, what, res);
+        }
+      }
+    }
+    // Bytes that are not an ExportLogsServiceRequest, in either encoding, plain or gzip'd,
+    // to both OTLP paths: a 4xx google.rpc.Status in the request's encoding (or a 200 where
+    // the bytes happen to be a request), never a 500 (issue 54).
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 96 }),
+          fc.constantFrom(
+            Buffer.from('hello, not protobuf'),
+            Buffer.alloc(32, 0xff),
+            Buffer.from('{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":1}}]}]}]}'),
+            Buffer.from([0x0b, 0x0c]),
+            Buffer.from([0x0e, 0x0f, 0x0f]),
+          ),
+        ),
+        fc.constantFrom('application/x-protobuf', 'application/json'),
+        fc.constantFrom('identity', 'gzip', 'gzip-claimed'),
+        fc.constantFrom('/v1/logs', '/api/ingest/otlp/v1/logs'),
+        async (bytes, type, coding, url) => {
+          const payload = coding === 'gzip' ? gzipSync(bytes) : Buffer.from(bytes);
+          const headers: Record<string, string> = { 'content-type': type };
+          if (coding !== 'identity') headers['content-encoding'] = 'gzip';
+          const res = await t.as(token, { method: 'POST', url, headers, payload });
+          const where = `POST ${url} (${type}, ${coding}) ${Buffer.from(bytes).toString('hex').slice(0, 80)} → ${res.statusCode} ${res.body.slice(0, 200)}`;
+          if (res.statusCode >= 500) return fail(`${url} ${type} ${coding} 5xx`, where);
+          if (res.statusCode >= 400) {
+            // In the request's encoding: the Status as JSON, or as protobuf bytes.
+            let status: Json;
+            try {
+              status =
+                type === 'application/json'
+                  ? (res.json() as Json)
+                  : decodeStatus(new Uint8Array(res.rawPayload));
+            } catch {
+              return fail(`${url} ${type} ${coding} not a Status`, where);
+            }
+            if (typeof status.code !== 'number' || typeof status.message !== 'string') {
+              fail(`${url} ${type} ${coding} status shape`, where);
+            }
+          }
+        },
+      ),
+      { numRuns: 300, seed: SEED },
     );
     // Bodies no generator above makes: compressed ones that inflate far and are corrupt
     // after, and protobufs of millions of empty records, on every intake that takes them.
