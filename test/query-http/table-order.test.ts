@@ -26,10 +26,11 @@ describe(`Table: sort orders numbers as numbers (${BACKEND}, ${EVENT_STORE})`, (
       { message: 'decimal', host: 'h', seq: 2.5, group: 'x' },
       { message: 'none', host: 'h' },
       ...[10, 10, 9, 9, 'z', 'z'].map((code) => ({ message: 'coded', host: 'k', code })),
+      ...[9, 10, 11, 12, 13, 14].map((code) => ({ message: 'series', host: 'm', code })),
     );
     const res = await t.as(t.adminToken, { method: 'POST', url: '/api/ingest', payload: records });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().accepted).toBe(130);
+    expect(res.json().accepted).toBe(136);
   });
   afterAll(() => t.close());
 
@@ -67,6 +68,11 @@ describe(`Table: sort orders numbers as numbers (${BACKEND}, ${EVENT_STORE})`, (
       ['10', 2],
       ['z', 2],
     ]);
+  });
+
+  it('timechart names, among values of equal count, the series that sort first', async () => {
+    const series = new Set((await rows('host:m | timechart span=1d count() by code')).map((r) => r[1]));
+    expect([...series].sort()).toEqual(['10', '11', '12', '13', '9', 'other']);
   });
 
   it('sorts a column made by stats by the same rule', async () => {

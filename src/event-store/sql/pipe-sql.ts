@@ -276,7 +276,8 @@ export function compilePipes(
         let series = '';
         if (st.by) {
           const v = expr(st.by.e);
-          const top = `SELECT ${v} AS v ${rel} AND ${v} IS NOT NULL GROUP BY v ORDER BY ${d.countAll} DESC, v ASC LIMIT ${params.add(TIMECHART_SERIES)}`;
+          // Ties in count go to the value sort puts first: a series name is text, numbers first.
+          const top = `SELECT ${v} AS v ${rel} AND ${v} IS NOT NULL GROUP BY v ORDER BY ${d.countAll} DESC, ${d.numericText('v', params)} ASC NULLS LAST, v ASC LIMIT ${params.add(TIMECHART_SERIES)}`;
           series = `CASE WHEN ${d.in(v, top)} THEN ${v} ELSE 'other' END`;
         }
         const aggIds = st.aggs.map((a) => quoteIdent(a.id));

@@ -150,6 +150,13 @@ function compareCells(a: Cell, b: Cell): number {
   return compareCodePoints(String(a), String(b));
 }
 
+/** Text as `sort` orders it (resolve.ts `orderBy`): what reads as a number first, as that number. */
+function compareNumbersFirst(a: Cell, b: Cell): number {
+  const x = typeof a === 'string' ? (parseNumeric(a) ?? null) : a;
+  const y = typeof b === 'string' ? (parseNumeric(b) ?? null) : b;
+  return compareCells(x, y) || compareCells(a, b);
+}
+
 /** Compares two rows' values of `keys` (missing values last in either direction). */
 function compareKeyValues(x: readonly Cell[], y: readonly Cell[], keys: readonly OrderKey[]): number {
   for (let i = 0; i < keys.length; i++) {
@@ -310,7 +317,9 @@ function stage(
         const counts = groups(
           rows.filter((r) => value(by.e, r) !== null),
           [by.e],
-        ).sort((a, b) => b.rows.length - a.rows.length || compareCells(a.key[0] ?? null, b.key[0] ?? null));
+        ).sort(
+          (a, b) => b.rows.length - a.rows.length || compareNumbersFirst(a.key[0] ?? null, b.key[0] ?? null),
+        );
         const top = new Set(counts.slice(0, TIMECHART_SERIES).map((g) => g.key[0]));
         seriesOf = (r) => {
           const v = value(by.e, r);
