@@ -172,6 +172,20 @@ describe(`the permission matrix: what a holder without stream access reads (${BA
         notify: [ch.json().id],
       });
       expect(tr.statusCode, tr.body).toBe(201);
+      // The other conditions: a count over a window (its samples and group) and a new
+      // pattern (its template and event); the restricted events' patterns are new too.
+      for (const [kind, condition] of [
+        ['threshold', { type: 'threshold', window_seconds: 60, op: 'gte', value: 1, group_by: ['host'] }],
+        ['new_pattern', { type: 'new_pattern', warmup_seconds: 0 }],
+      ] as const) {
+        const more = await call(who.token, 'POST', '/api/triggers', {
+          name: `holder ${h} ${kind}`,
+          query: 'tier:restricted OR app:web OR app:billing',
+          condition,
+          notify: [ch.json().id],
+        });
+        expect(more.statusCode, more.body).toBe(201);
+      }
       // Someone else's trigger: a manage_triggers holder may change it; it must not then
       // match with its owner's rights and send to the holder.
       await call(who.token, 'PATCH', `/api/triggers/${victim.json().id}`, {
@@ -209,7 +223,11 @@ describe(`the permission matrix: what a holder without stream access reads (${BA
     // public matches, and the admin's trigger opened a task of restricted events.
     await eventually('the admin’s trigger notified', () => ctl.got.some((r) => r.body.includes(MARK)));
     await eventually('every holder’s trigger notified', () =>
-      HOLDERS.every((h) => leak.got.some((r) => r.body.includes(`holder ${h}`))),
+      HOLDERS.every((h) =>
+        ['', ' threshold', ' new_pattern'].every((kind) =>
+          leak.got.some((r) => r.body.includes(`"holder ${h}${kind}"`)),
+        ),
+      ),
     );
     adminTask = await eventually('the admin’s task opened', async () => {
       const tasks = (await call(t.adminToken, 'GET', '/api/tasks?page_size=100')).json().results as Array<{
@@ -317,10 +335,12 @@ describe(`the permission matrix: what a holder without stream access reads (${BA
         );
     });
 
-    it('triggers: its own trigger’s notifications carry only what it may read', async () => {
-      const mine = leak.got.filter((r) => r.body.includes(`"holder ${h}"`));
-      expect(mine.length).toBeGreaterThan(0);
-      for (const r of mine) clean('notification', r.body);
+    it('triggers: its own triggers’ notifications (match, threshold, new pattern) carry only what it may read', async () => {
+      for (const kind of ['', ' threshold', ' new_pattern']) {
+        const mine = leak.got.filter((r) => r.body.includes(`"holder ${h}${kind}"`));
+        expect(mine.length, kind).toBeGreaterThan(0);
+        for (const r of mine) clean(`notification${kind}`, r.body);
+      }
       clean('triggers list', (await call(holder(h).token, 'GET', '/api/triggers?show_all=true')).body);
       clean('event triggers', (await call(holder(h).token, 'GET', `/api/events/${publicId}/triggers`)).body);
     });
