@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { type BenchServer, fmt, percentile, startServer } from './lib.js';
 
 /**
@@ -111,6 +112,53 @@ function multipartFlood(ctx: AbuseContext, total: number, file: boolean): Promis
   });
 }
 
+/**
+ * `n` multipart floods at once (issue 54: the first got its 413, the other three a closed
+ * connection): how many answers of each status, and the most any sent.
+ */
+async function concurrentMultipartFloods(ctx: AbuseContext, n: number, total: number): Promise<string> {
+  const results = await Promise.all(Array.from({ length: n }, () => multipartFlood(ctx, total, false)));
+  const statuses = new Map<string, number>();
+  let most = 0;
+  for (const result of results) {
+    const status = result.split(/[ ,]/, 1)[0] ?? result;
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    most = Math.max(most, Number(/([\d.]+) MiB sent/.exec(result)?.[1] ?? 0));
+  }
+  return `${[...statuses].map(([s, c]) => `${c}×${s}`).join(', ')}; at most ${fmt(most)} MiB sent`;
+}
+
+/**
+ * `n` OTLP bodies that are not an ExportLogsServiceRequest (issue 54: bytes that are not
+ * protobuf were a 500): seeded random bytes as protobuf, some gzip'd, some claimed gzip
+ * and not, some sent as OTLP/JSON; how many answers of each status.
+ */
+async function otlpGarbage(ctx: AbuseContext, n: number): Promise<string> {
+  let seed = 54;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed;
+  };
+  const statuses = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const bytes = Buffer.alloc(1 + (next() % 256));
+    for (let k = 0; k < bytes.length; k++) bytes[k] = next() & 0xff;
+    const variant = i % 4;
+    const headers: Record<string, string> = {
+      'content-type': variant === 3 ? 'application/json' : 'application/x-protobuf',
+    };
+    if (variant === 1 || variant === 2) headers['content-encoding'] = 'gzip';
+    const res = await ctx.request('/v1/logs', {
+      method: 'POST',
+      headers,
+      body: variant === 1 ? gzipSync(bytes) : bytes,
+    });
+    await res.arrayBuffer();
+    statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+  }
+  return [...statuses].map(([s, c]) => `${c}×${s}`).join(', ');
+}
+
 function wideRecords(records: number, fields: number): Buffer {
   const parts: string[] = [];
   for (let r = 0; r < records; r++) {
@@ -162,6 +210,11 @@ export const CASES: AbuseCase[] = [
   },
   { name: 'multipart 300 MiB field', run: (ctx) => multipartFlood(ctx, 300 * MiB, false) },
   { name: 'multipart 300 MiB file part', run: (ctx) => multipartFlood(ctx, 300 * MiB, true) },
+  {
+    name: 'multipart 300 MiB field, 4 connections at once',
+    run: (ctx) => concurrentMultipartFloods(ctx, 4, 300 * MiB),
+  },
+  { name: 'OTLP: 2,000 bodies that are not protobuf', run: (ctx) => otlpGarbage(ctx, 2000) },
   {
     name: 'ingest 2,000 x 999-field records',
     prepare: () => wideRecords(2000, 999),
