@@ -126,6 +126,12 @@ export const ConfigSchema = Type.Object(
       default: 365,
       description: 'Audit records older than this many days are removed, hourly (0 keeps all)',
     }),
+    auditAnonymousMaxRecords: Type.Integer({
+      minimum: 0,
+      default: 100_000,
+      description:
+        'Most audit records with no signed-in actor (failed sign-ins, refused requests) kept; the hourly sweep removes the oldest beyond it (0: no bound)',
+    }),
     retentionIntervalSeconds: Type.Integer({
       minimum: 1,
       maximum: 86_400,

@@ -223,6 +223,32 @@ describe(`the audit trail on ${BACKEND}`, () => {
     expect((await records()).length).toBeGreaterThanOrEqual(all.length);
   });
 
+  it('keeps at most auditAnonymousMaxRecords records with no signed-in actor, the newest', async () => {
+    const small = await createTestApp({ LOGSCOPE_AUDIT_ANONYMOUS_MAX_RECORDS: '5' });
+    try {
+      // Refused bodies from eight addresses: each its own bucket, so none is rate-limited.
+      for (let i = 1; i <= 8; i++)
+        await small.as(null, {
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { username: '', password: 'x' },
+          remoteAddress: `10.77.0.${i}`,
+        });
+      await small.as(small.adminToken, { method: 'GET', url: '/api/users' });
+      await small.as(small.adminToken, { method: 'POST', url: '/api/teams', payload: { name: 'kept' } });
+      await small.rt.services.audit.flush();
+      expect(await small.rt.services.audit.sweep()).toBe(3);
+      const res = await small.as(small.adminToken, { method: 'GET', url: '/api/audit?page_size=100' });
+      const left = res.json().results as Rec[];
+      const anonymous = left.filter((r) => r.actor.user_id === null);
+      expect(anonymous.map((r) => r.actor.address)).toEqual([8, 7, 6, 5, 4].map((i) => `10.77.0.${i}`));
+      // What signed-in users did is not counted against it.
+      expect(left.some((r) => r.action === 'team.create')).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('keeps records for auditRetentionDays', async () => {
     const before = (await records()).length;
     // Nothing is older than the retention: nothing goes; a sweep a year and a day from now removes all.

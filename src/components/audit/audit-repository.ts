@@ -71,6 +71,28 @@ export class AuditRepository {
     }
   }
 
+  /**
+   * Deletes the records no signed-in user made (failed sign-ins, refused requests) but the
+   * newest `keep` of them.
+   */
+  async deleteAnonymousBeyond(keep: number): Promise<number> {
+    const edge = await this.db
+      .selectFrom('audit_events')
+      .select('id')
+      .where('user_id', 'is', null)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .offset(keep)
+      .executeTakeFirst();
+    if (!edge) return 0;
+    const res = await this.db
+      .deleteFrom('audit_events')
+      .where('user_id', 'is', null)
+      .where('id', '<=', edge.id)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows ?? 0);
+  }
+
   async deleteBefore(at: string): Promise<number> {
     const res = await this.db.deleteFrom('audit_events').where('at', '<', at).executeTakeFirst();
     return Number(res.numDeletedRows ?? 0);

@@ -24,6 +24,8 @@ export const presentAudit = (r: AuditRow): AuditRecord => ({
 export interface AuditOptions {
   /** Records kept this many days (0: forever). */
   retentionDays: number;
+  /** Most records with no signed-in actor kept; the sweep removes the oldest beyond it (0: no bound). */
+  anonymousMax?: number;
   /** Most records waiting to be written; beyond it new ones are dropped and counted. */
   maxQueued?: number;
   /** Most bytes of records waiting to be written (default 16 MiB); beyond it likewise. */
@@ -182,9 +184,22 @@ export class AuditTrail implements MetricsSource, ReadAudit {
   }
 
   /** Removes the records older than the retention. */
+  /**
+   * Removes the records older than the retention, then the anonymous ones beyond
+   * `anonymousMax` (oldest first): what nobody signed in wrote is bounded in count, not
+   * only in rate, so it cannot grow the disk for the whole retention.
+   */
   async sweep(now = Date.now()): Promise<number> {
-    if (this.opts.retentionDays <= 0) return 0;
-    return this.repo.deleteBefore(new Date(now - this.opts.retentionDays * 86_400_000).toISOString());
+    let removed = 0;
+    if (this.opts.retentionDays > 0)
+      removed += await this.repo.deleteBefore(
+        new Date(now - this.opts.retentionDays * 86_400_000).toISOString(),
+      );
+    if (this.opts.anonymousMax !== undefined && this.opts.anonymousMax > 0) {
+      await this.flush();
+      removed += await this.repo.deleteAnonymousBeyond(this.opts.anonymousMax);
+    }
+    return removed;
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,10 @@ export const audit = component({
   name: 'audit',
   migrations: { '0013-audit': auditMigration },
   build({ meta, config }) {
-    const trail = new AuditTrail(new AuditRepository(meta.db), { retentionDays: config.auditRetentionDays });
+    const trail = new AuditTrail(new AuditRepository(meta.db), {
+      retentionDays: config.auditRetentionDays,
+      anonymousMax: config.auditAnonymousMaxRecords,
+    });
     let sweep: NodeJS.Timeout | undefined;
     return {
       provides: { audit: trail },
