@@ -75,6 +75,12 @@ export function pgReason(err: unknown): string {
   return UNREACHABLE_REASONS[code] ?? PG_REFUSED[code] ?? (code ? code : 'no answer');
 }
 
+/** Whether DuckDB refused to open its file because another process holds its lock (its PID in the text). */
+export function isDataDirLocked(err: unknown): boolean {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && /Could not set lock on file/i.test(message);
+}
+
 export interface StartupContext {
   dataDir: string;
   port: number;
@@ -103,7 +109,7 @@ export function startupMessage(err: unknown, ctx: StartupContext): string | null
     return `Cannot start: ${ctx.host} is not an address of this machine; set --host / LOGSCOPE_HOST to one (0.0.0.0 for all).`;
   if (ctx.databaseUrl && PG_REFUSED[code])
     return `Cannot start: PostgreSQL at ${describePostgres(ctx.databaseUrl)} refused: ${pgReason(err)}; check databaseUrl (LOGSCOPE_DATABASE_URL).`;
-  if (/Could not set lock on file/i.test(text)) {
+  if (isDataDirLocked(err)) {
     const pid = /PID (\d+)/.exec(text)?.[1];
     return `Cannot start: the data directory ${ctx.dataDir} is in use by another Logscope process${pid ? ` (PID ${pid})` : ''}; stop it or choose another data dir with --data-dir / LOGSCOPE_DATA_DIR.`;
   }
