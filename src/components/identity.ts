@@ -6,7 +6,6 @@ import { UsersService } from '../domain/users/users-service.js';
 import { authTokenRoutes } from '../http/routes/authtokens.js';
 import { userRoutes } from '../http/routes/users.js';
 import type { MetadataDb } from '../metadata/database.js';
-import { usersDisabled } from '../metadata/migrations/0018-e-users-disabled.js';
 import { TokensRepository } from '../metadata/tokens-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { component } from './component.js';
@@ -31,7 +30,6 @@ export function identityServices(
 
 export const identity = component({
   name: 'identity',
-  migrations: { '0018-e-users-disabled': usersDisabled },
   build({ meta, config, bus }) {
     const { tokens, users } = identityServices(meta, config);
     // What one node changes, every node learns (in one process these stay local).

@@ -4,7 +4,6 @@ import { TriggerSchema } from '../domain/triggers/trigger-schema.js';
 import { TriggersService } from '../domain/triggers/triggers-service.js';
 import { triggerRoutes } from '../http/routes/triggers.js';
 import { LeasesRepository } from '../metadata/leases-repository.js';
-import { triggerRunAs } from '../metadata/migrations/0018-trigger-run-as.js';
 import { TriggersRepository } from '../metadata/triggers-repository.js';
 import { UsersRepository } from '../metadata/users-repository.js';
 import { component, RELOAD_RULES_MS } from './component.js';
@@ -17,7 +16,6 @@ declare module './component.js' {
 
 export const triggers = component({
   name: 'triggers',
-  migrations: { '0018-trigger-run-as': triggerRunAs },
   build({ meta, config, log, bus, batcher, cluster, node, leaseMs, publicUrl }, s) {
     const triggers = new TriggersService(
       new TriggersRepository(meta.db),

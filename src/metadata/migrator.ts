@@ -11,6 +11,8 @@ import { pipelines } from './migrations/0008-pipelines.js';
 import { alerting } from './migrations/0009-alerting.js';
 import { leases } from './migrations/0010-leases.js';
 import { signOnUsers } from './migrations/0015-sign-on-users.js';
+import { usersDisabled } from './migrations/0018-users-disabled.js';
+import { triggerRunAs } from './migrations/0019-trigger-run-as.js';
 import type { Database } from './schema.js';
 
 /** A migration; it gets the dialect for the few column types that differ. */
@@ -29,6 +31,8 @@ const MIGRATIONS: Readonly<Record<string, MigrationOf>> = {
   '0009-alerting': alerting,
   '0010-leases': leases,
   '0015-sign-on-users': signOnUsers,
+  '0018-users-disabled': usersDisabled,
+  '0019-trigger-run-as': triggerRunAs,
 };
 
 export async function runMigrations(

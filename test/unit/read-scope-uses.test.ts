@@ -27,6 +27,8 @@ describe('SYSTEM_SCOPE', () => {
       'components/streams/retention.ts',
       // a stream's event_count, shown only to those who may read the stream
       'components/streams/streams-service.ts',
+      // which event ids a task names exist, so a reader is not shown those they cannot read
+      'domain/events/hidden-events.ts',
       'event-store/read-scope.ts',
       // the duplicate check of journald's cursors
       'ingest/journald-intake.ts',

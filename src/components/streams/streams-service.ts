@@ -245,7 +245,7 @@ function checkRule(rule: string | null | undefined): string {
   return rule;
 }
 
-/** `manage_streams` is admin-level (ADR 0020-g): its holder may make any change, their own reading included. */
+/** `manage_streams` is admin-level (ADR 0020): its holder may make any change, their own reading included. */
 function requireManager(who: Identity): void {
   if (!can(who, 'manage_streams'))
     throw permissionDenied('Only administrators and manage_streams holders manage streams.');

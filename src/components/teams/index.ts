@@ -14,7 +14,7 @@ declare module '../component.js' {
 
 export const teams = component({
   name: 'teams',
-  migrations: { '0011-teams': teamsMigration, '0018-e-teams-provider-synced': teamsProviderSyncedMigration },
+  migrations: { '0011-teams': teamsMigration, '0020-teams-provider-synced': teamsProviderSyncedMigration },
   build({ meta, bus }) {
     // Every node's read scopes are computed again (streams/read-scopes.ts).
     const teams = new TeamsService(new TeamsRepository(meta.db), () =>

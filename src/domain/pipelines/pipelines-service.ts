@@ -65,7 +65,7 @@ const BUILTIN_WRITABLE = new Set(['enabled', 'order']);
 /**
  * Pipelines: CRUD for admins and `manage_pipelines` holders (pipelines are shared, as
  * they change what everyone's events hold), `simulate`, and the set intake runs.
- * `manage_pipelines` is admin-level (ADR 0020-g): a step writes the fields stream rules
+ * `manage_pipelines` is admin-level (ADR 0020): a step writes the fields stream rules
  * read, so it decides who reads the events it touches; no change is refused for that.
  *
  * `current` is what ingest runs, replaced whole after each change so that a piece of
