@@ -19,7 +19,7 @@ describe(`users and login on ${BACKEND}`, () => {
     expect(admin.permissions).toContain('manage_tokens');
   });
 
-  it('says in the API document which permissions are admin-level (issue #54)', async () => {
+  it('says in the API document which permissions are admin-level', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/schema' })).json();
     const permissions = JSON.stringify(doc.components.schemas.User.properties.permissions);
     expect(permissions).toMatch(/Admin-level \(manage_pipelines, manage_streams\)/);

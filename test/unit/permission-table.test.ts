@@ -16,7 +16,7 @@ function permissionRows(): Map<string, string> {
   return rows;
 }
 
-describe('the permission table of docs/access.md (issue #54)', () => {
+describe('the permission table of docs/access.md', () => {
   it('has a row for every permission, and none for one that does not exist', () => {
     expect([...permissionRows().keys()].sort()).toEqual([...PERMISSIONS].sort());
   });
