@@ -7,10 +7,10 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { Root } from './components/root.js';
 import { errorHandler, notFoundHandler } from './errors/error-handler.js';
 import { badRequest } from './errors/errors.js';
 import { requestScope } from './errors/process-net.js';
+import type { Root } from './features/root.js';
 import { authPlugin } from './http/plugins/auth.js';
 import { bodyPlugin } from './http/plugins/body.js';
 import { openapiPlugin } from './http/plugins/openapi.js';

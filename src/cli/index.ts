@@ -87,8 +87,8 @@ program
   .action(() =>
     withRuntime(async (rt) => {
       const { runMigrations } = await import('../metadata/migrator.js');
-      const { COMPONENTS } = await import('../components/index.js');
-      const { migrationsOf } = await import('../components/root.js');
+      const { COMPONENTS } = await import('../features/index.js');
+      const { migrationsOf } = await import('../features/root.js');
       const applied = await runMigrations(rt.meta.db, rt.meta.dialect, migrationsOf(COMPONENTS));
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.');
     }),

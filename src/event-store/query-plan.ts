@@ -150,7 +150,7 @@ export interface PatternsResult {
   total: number;
   items: Array<{
     patternId: string;
-    /** Its template's text, added by the patterns component (components/patterns). */
+    /** Its template's text, added by the patterns component (features/patterns). */
     template?: string;
     count: number;
     firstSeen: number;

@@ -91,7 +91,7 @@ export class IngestService {
   constructor(
     private readonly batcher: Batcher,
     private readonly pipelines: () => PipelineSet | null = () => null,
-    /** Gives each event its template's id, after pipelines (components/patterns). */
+    /** Gives each event its template's id, after pipelines (features/patterns). */
     private readonly patterns: { assign(events: NormalisedEvent[]): void } | null = null,
   ) {}
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rulesWithKey } from '../../src/components/streams/membership.js';
-import { scopeOf } from '../../src/components/streams/read-scopes.js';
 import type { StoredEvent } from '../../src/core/event.js';
 import type { ReadScope } from '../../src/event-store/read-scope.js';
+import { rulesWithKey } from '../../src/features/streams/membership.js';
+import { scopeOf } from '../../src/features/streams/read-scopes.js';
 import { and, cond, type FilterNode, not, or } from '../../src/filter/ast.js';
 import { compilePredicate, type EventLike } from '../../src/filter/evaluate.js';
 import { condition, eventsArb, filter } from '../helpers/filter-arbitraries.js';

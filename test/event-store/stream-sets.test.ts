@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rulesWithKey } from '../../src/components/streams/membership.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { CREATE_EVENTS, upgradeEventsTable } from '../../src/event-store/duckdb/duckdb-schema.js';
 import { StreamSets } from '../../src/event-store/duckdb/stream-sets.js';
 import type { ReadScope, StreamRules } from '../../src/event-store/read-scope.js';
+import { rulesWithKey } from '../../src/features/streams/membership.js';
 import { cond } from '../../src/filter/ast.js';
 import { event } from './filter-store.js';
 

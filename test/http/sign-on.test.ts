@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProviderUnavailable, RelyingParty } from '../../src/components/sign-on/relying-party.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Log } from '../../src/core/log.js';
+import { ProviderUnavailable, RelyingParty } from '../../src/features/sign-on/relying-party.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
 import { loginAtProvider, startProvider, type TestProvider } from '../helpers/oidc.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StreamRetention } from '../../src/components/streams/retention.js';
-import { StreamsRepository } from '../../src/components/streams/streams-repository.js';
+import { StreamRetention } from '../../src/features/streams/retention.js';
+import { StreamsRepository } from '../../src/features/streams/streams-repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { storedEvents } from '../helpers/events.js';
 import { event } from '../helpers/seed.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Component, Platform } from '../../src/components/component.js';
-import { COMPONENTS } from '../../src/components/index.js';
-import { compose, migrationsOf } from '../../src/components/root.js';
+import type { Component, Platform } from '../../src/features/component.js';
+import { COMPONENTS } from '../../src/features/index.js';
+import { compose, migrationsOf } from '../../src/features/root.js';
 
 /** The root's own rules: build order, start in order, stop in reverse after the batcher. */
 function platform(told: string[]): Platform {

@@ -23,13 +23,13 @@ describe('SYSTEM_SCOPE', () => {
       .map((f) => path.relative(SRC, f))
       .sort();
     expect(users).toEqual([
-      // retention: the oldest event, for retentionMaxBytes
-      'components/streams/retention.ts',
-      // a stream's event_count, shown only to those who may read the stream
-      'components/streams/streams-service.ts',
       // which event ids a task names exist, so a reader is not shown those they cannot read
       'domain/events/hidden-events.ts',
       'event-store/read-scope.ts',
+      // retention: the oldest event, for retentionMaxBytes
+      'features/streams/retention.ts',
+      // a stream's event_count, shown only to those who may read the stream
+      'features/streams/streams-service.ts',
       // the duplicate check of journald's cursors
       'ingest/journald-intake.ts',
     ]);

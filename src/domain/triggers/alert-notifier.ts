@@ -41,7 +41,7 @@ export interface AlertNotifierOptions {
   /** Where notifications not queued and lease failures are told. */
   log: Log;
   cluster?: AlertCluster | undefined;
-  /** Patterns, for new_pattern conditions (components/patterns). */
+  /** Patterns, for new_pattern conditions (features/patterns). */
   patterns?: AlertEngineOptions['patterns'];
 }
 

@@ -187,7 +187,7 @@ export interface OutputColumn {
   readonly name: string;
   readonly type: ColType;
   readonly e: Expr;
-  /** Filled after the query runs: the template of this `pattern_id` (components/patterns). */
+  /** Filled after the query runs: the template of this `pattern_id` (features/patterns). */
   readonly template?: true;
 }
 

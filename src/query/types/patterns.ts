@@ -17,7 +17,7 @@ const seconds = (ms: number) => ms / 1000;
  * Patterns (API §20): the most common message templates among matching events, each with
  * its count and share, first and last event, a series over the range, samples, and with
  * `compare_to` whether it is new since that earlier range. The template text comes with
- * the results from the store the runner reads (components/patterns/with-templates.ts).
+ * the results from the store the runner reads (features/patterns/with-templates.ts).
  */
 export const Patterns: QueryTypeDef<PatternsParams, PatternsResult> = {
   name: 'Patterns',

@@ -31,7 +31,7 @@ export const alerting = component({
     const channelsRepo = new ChannelsRepository(meta.db);
     const deliveriesRepo = new DeliveriesRepository(meta.db);
     const channels = new ChannelsService(channelsRepo, deliveriesRepo, senders, {
-      // The triggers that notify it run within its new decider's rights (components/triggers.ts).
+      // The triggers that notify it run within its new decider's rights (features/triggers.ts).
       onDestinationChanged: () => bus.publish('channels-changed', {}),
     });
     const deliveries = new DeliveriesService(deliveriesRepo);
