@@ -101,7 +101,7 @@ describeBrowser('test/e2e/admin.test.ts', 'user management and keyboard menus in
     await dialog.getByRole('checkbox', { name: 'manage_tasks' }).uncheck();
     await dialog.getByRole('checkbox', { name: 'manage_triggers' }).check();
     await dialog.getByRole('checkbox', { name: 'manage_dashboards' }).check();
-    await dialog.getByRole('checkbox', { name: 'Admin' }).check();
+    await dialog.getByRole('checkbox', { name: 'Admin', exact: true }).check();
     await dialog.getByLabel('New password').fill('short');
     await shot(page, 'settings-edit-user');
     await axe(page, 'settings, editing a user', findings);
@@ -136,7 +136,7 @@ describeBrowser('test/e2e/admin.test.ts', 'user management and keyboard menus in
     // Esc closes the dialog without saving.
     await row.getByRole('button', { name: 'Edit auditor' }).click();
     await dialog.waitFor();
-    await dialog.getByRole('checkbox', { name: 'Admin' }).uncheck();
+    await dialog.getByRole('checkbox', { name: 'Admin', exact: true }).uncheck();
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     expect((await api('GET', `/api/users/${id}`)).body.is_admin).toBe(true);

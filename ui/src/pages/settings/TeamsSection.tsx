@@ -129,7 +129,7 @@ function TeamDialog(props: {
           onChange={setMembers}
         />
         <Check
-          label="Synced from single sign-on: a provider group of this name decides the members at each sign-in"
+          label="Synced from single sign-on (the provider's group decides its members at each sign-in)"
           checked={synced}
           onChange={(e) => setSynced(e.target.checked)}
         />
