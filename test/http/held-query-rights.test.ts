@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../helpers/app.js';
+import { BACKEND, EVENT_STORE, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/eventually.js';
+import { opsTeamApp, type Who } from '../helpers/ops-team.js';
 import { Client, is, type Msg } from '../helpers/ws-client.js';
-
-type Who = { id: number; token: string };
 
 /**
  * A held query answers with what its reader may read at the moment of the read (issue
@@ -20,31 +19,7 @@ describe(`held queries read with the reader's rights now (${BACKEND}, ${EVENT_ST
   let vic: Who;
 
   beforeAll(async () => {
-    t = await createTestApp({ LOGSCOPE_TOKEN_CACHE_SECONDS: '1' });
-    val = await t.user('val', { permissions: ['manage_dashboards'] });
-    vic = await t.user('vic', { permissions: ['manage_dashboards'] });
-    const as = (method: 'POST' | 'PATCH', path: string, payload: object) =>
-      t.as(t.adminToken, { method, url: path, payload });
-    team = (await as('POST', '/api/teams', { name: 'ops', members: [val.id, vic.id] })).json().id;
-    const stream = await as('POST', '/api/streams', {
-      title: 'Ops',
-      rule: 'app:ops',
-      readers: { teams: [team] },
-    });
-    expect(stream.statusCode, stream.body).toBe(201);
-    const ingest = await as('POST', '/api/ingest', [
-      { app: 'ops', message: 'ops-before' },
-      { app: 'web', message: 'web-before' },
-    ]);
-    expect(ingest.statusCode, ingest.body).toBe(200);
-    const dash = await as('POST', '/api/dashboards', {
-      title: 'Ops',
-      widgets: [{ title: 'All', query: { type: 'Search', params: { time_range: { preset: 'last_hour' } } } }],
-    });
-    expect(dash.statusCode, dash.body).toBe(201);
-    dashboardId = dash.json().id;
-    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    url = `${address.replace('http', 'ws')}/ws/live-updates`;
+    ({ t, url, team, dashboardId, val, vic } = await opsTeamApp());
   });
   afterAll(() => t.close());
 
