@@ -341,6 +341,23 @@ describe.skipIf(!bigMounted || EVENT_STORE !== 'duckdb')(
       return res.json().results.total as number;
     };
 
+    /**
+     * Once space is freed: an ingest is accepted, health is ok, and every acknowledged event
+     * is kept (pieces of a refused request committed before its failure stay stored:
+     * resource-bounds.md).
+     */
+    async function expectRecovered(acknowledged: number, what: string): Promise<void> {
+      const again = await eventually(what, async () => {
+        const res = await ingest(100, 'after');
+        return res.statusCode === 200 ? res : undefined;
+      });
+      expect(again.json().accepted).toBe(100);
+      expect((await health()).statusCode).toBe(200);
+      const kept = await total();
+      expect(kept).toBeGreaterThanOrEqual(acknowledged + 100);
+      expect(kept).toBeLessThanOrEqual(acknowledged + 100 + 2000);
+    }
+
     it('a store DuckDB invalidated (a commit’s checkpoint found no room) is opened again once space is freed', async () => {
       // Every commit past 1 MB of WAL checkpoints inside the commit: on the full disk it fails
       // and DuckDB invalidates the database (reads included).
@@ -348,17 +365,7 @@ describe.skipIf(!bigMounted || EVENT_STORE !== 'duckdb')(
       const acknowledged = await ingestUntilFull(12);
       expect((await health()).statusCode).toBe(503);
       rmSync(filler);
-      const again = await eventually('an ingest accepted once space is freed', async () => {
-        const res = await ingest(100, 'after');
-        return res.statusCode === 200 ? res : undefined;
-      });
-      expect(again.json().accepted).toBe(100);
-      expect((await health()).statusCode).toBe(200);
-      // Every acknowledged event is kept (pieces of the refused request committed before
-      // its failure stay stored: resource-bounds.md).
-      const kept = await total();
-      expect(kept).toBeGreaterThanOrEqual(acknowledged + 100);
-      expect(kept).toBeLessThanOrEqual(acknowledged + 100 + 2000);
+      await expectRecovered(acknowledged, 'an ingest accepted once space is freed');
     }, 60_000);
 
     it('8 MiB freed after the WAL filled the disk: ingest and health recover without a restart (no checkpoint is started without room); a restart with room reads and checkpoints the WAL', async () => {
@@ -370,15 +377,7 @@ describe.skipIf(!bigMounted || EVENT_STORE !== 'duckdb')(
       await new Promise((r) => setTimeout(r, IDLE_CHECKPOINT_MS + 1000));
       expect((await health()).statusCode).toBe(503);
       free(filler, 8);
-      const again = await eventually('an ingest accepted after 8 MiB were freed', async () => {
-        const res = await ingest(100, 'after');
-        return res.statusCode === 200 ? res : undefined;
-      });
-      expect(again.json().accepted).toBe(100);
-      expect((await health()).statusCode).toBe(200);
-      const kept = await total();
-      expect(kept).toBeGreaterThanOrEqual(acknowledged + 100);
-      expect(kept).toBeLessThanOrEqual(acknowledged + 100 + 2000);
+      await expectRecovered(acknowledged, 'an ingest accepted after 8 MiB were freed');
 
       // Stopped with too little room to checkpoint its WAL, then started with room (64 MiB
       // free): reads answer, and the WAL DuckDB replays is checkpointed soon (its rows sat
