@@ -2,8 +2,6 @@ import type { buildApp } from './app.js';
 import type { Config } from './config/config.js';
 import { installProcessNet } from './errors/process-net.js';
 import { createServerLogger } from './http/request-log.js';
-import { type GelfListener, startGelfListener } from './ingest/gelf-listener.js';
-import { type SyslogListener, startSyslogListener } from './ingest/syslog-listener.js';
 import { bootstrapAdmin, healthChecks, openRuntime } from './runtime.js';
 
 /** How long a clean stop may take before the process exits anyway. */
@@ -31,8 +29,6 @@ export async function serve(config: Config): Promise<void> {
     onWait: (message) => console.error(`logscope: ${message}`),
     onBusState: (connected, where) => busLog?.(connected, where),
   });
-  let syslog: SyslogListener | undefined;
-  let gelf: GelfListener | undefined;
   let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   let stopping: Promise<void> | undefined;
   let offNet = () => {};
@@ -44,8 +40,6 @@ export async function serve(config: Config): Promise<void> {
         process.exit(1);
       }, STOP_TIMEOUT_MS).unref();
       try {
-        await syslog?.close();
-        await gelf?.close();
         await app?.close();
         await rt.close();
         if (signal) app?.log.info('stopped');
@@ -86,29 +80,6 @@ export async function serve(config: Config): Promise<void> {
     };
     offNet = installProcessNet(log);
     await app.listen({ port: config.port, host: config.host });
-    if (config.syslogPort > 0) {
-      syslog = await startSyslogListener(rt.services.ingest, {
-        host: config.syslogHost,
-        port: config.syslogPort,
-        udpReceiveBuffer: config.syslogUdpReceiveBuffer,
-        maxConnections: config.intakeTcpMaxConnections,
-        idleMs: config.intakeTcpIdleSeconds * 1000,
-        log,
-      });
-      app.watchMetrics(syslog);
-      log.info({ port: syslog.port }, 'syslog listening on UDP and TCP');
-    }
-    if (config.gelfPort > 0) {
-      gelf = await startGelfListener(rt.services.ingest, {
-        host: config.gelfHost,
-        port: config.gelfPort,
-        maxConnections: config.intakeTcpMaxConnections,
-        idleMs: config.intakeTcpIdleSeconds * 1000,
-        log,
-      });
-      app.watchMetrics(gelf);
-      log.info({ port: gelf.port }, 'GELF listening on UDP and TCP');
-    }
     if (admin) {
       // On stderr, with the logs: stdout stays free for what a command prints.
       const url = config.publicUrl || `http://localhost:${config.port}`;

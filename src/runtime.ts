@@ -11,7 +11,7 @@ import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from 
 import type { EventStore } from './event-store/event-store.js';
 import { openEventStore } from './event-store/open-event-store.js';
 import type { Platform, Services } from './features/component.js';
-import { identityServices } from './features/identity.js';
+import { identityServices } from './features/identity/index.js';
 import { COMPONENTS } from './features/index.js';
 import { createPlatform } from './features/platform.js';
 import { compose, migrationsOf, type Root } from './features/root.js';

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
-import { AuthTokenCreateSchema, UserCreateSchema } from '../domain/users/user-schema.js';
 import { describeValidation } from '../errors/error-handler.js';
+import { AuthTokenCreateSchema, UserCreateSchema } from '../features/identity/user-schema.js';
 import { makeAjv } from '../http/validator.js';
 import { CliError } from './api-client.js';
 

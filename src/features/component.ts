@@ -69,7 +69,12 @@ export interface Built<P> {
   metrics?: readonly MetricsSource[];
   /** Starts its work (timers, loading rules); components start in registration order. */
   start?: () => Promise<void>;
-  /** Stops its work; components stop in reverse registration order. */
+  /**
+   * Stops taking work from outside (listeners on their own ports): called in reverse
+   * registration order before the batcher commits its last events, so none arrive after.
+   */
+  quiesce?: () => Promise<void>;
+  /** Stops its work; components stop in reverse registration order, after the last commit. */
   stop?: () => Promise<void>;
 }
 

@@ -1,25 +1,25 @@
 /**
  * The registered components, in order: each is built over the platform and the services of
  * those before it, started in this order and stopped in the reverse one. A new feature is
- * a folder (or a file) here and one line in this list.
+ * a folder here and one line in this list.
  */
-import { alerting } from './alerting.js';
+import { alerting } from './alerting/index.js';
 import { audit } from './audit/index.js';
 import type { Component } from './component.js';
-import { dashboards } from './dashboards.js';
-import { events } from './events.js';
-import { identity } from './identity.js';
-import { ingest } from './ingest.js';
-import { live } from './live.js';
+import { dashboards } from './dashboards/index.js';
+import { events } from './events/index.js';
+import { identity } from './identity/index.js';
+import { intake } from './intake/index.js';
+import { live } from './live/index.js';
 import { patterns } from './patterns/index.js';
-import { queries } from './queries.js';
-import { reports } from './reports.js';
+import { queries } from './queries/index.js';
+import { reports } from './reports/index.js';
 import { savedSearches } from './saved-searches/index.js';
 import { signOn } from './sign-on/index.js';
 import { streams } from './streams/index.js';
-import { tasks } from './tasks.js';
+import { tasks } from './tasks/index.js';
 import { teams } from './teams/index.js';
-import { triggers } from './triggers.js';
+import { triggers } from './triggers/index.js';
 
 export const COMPONENTS: readonly Component[] = [
   audit,
@@ -32,7 +32,7 @@ export const COMPONENTS: readonly Component[] = [
   tasks,
   alerting,
   triggers,
-  ingest,
+  intake,
   events,
   queries,
   dashboards,

@@ -79,6 +79,7 @@ export function compose(platform: Platform, components: readonly Component[]): R
       for (const b of built) await b.start?.();
     },
     async stop() {
+      for (const b of [...built].reverse()) await b.quiesce?.();
       await platform.batcher.close();
       // All of them, started or not: a failed start is stopped the same way.
       for (const b of [...built].reverse()) await b.stop?.();

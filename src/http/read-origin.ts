@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ReadOrigin } from '../domain/audit/read-audit.js';
+import type { ReadOrigin } from '../query/read-audit.js';
 
 /** Where a request's read comes from, for its audit record: this door, and the client's address. */
 export const httpOrigin = (request: FastifyRequest): ReadOrigin => ({

@@ -11,7 +11,7 @@ import {
   type ThresholdCondition,
   type ThresholdOp,
   ThresholdWindows,
-} from '../../src/domain/alerts/threshold.js';
+} from '../../src/features/alerting/threshold.js';
 
 type Step = { kind: 'event'; group: string; dt: number } | { kind: 'eval'; dt: number };
 

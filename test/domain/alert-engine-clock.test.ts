@@ -8,11 +8,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
 import { silentLog } from '../../src/core/log.js';
-import { AlertEngine, type AlertTrigger, type Firing } from '../../src/domain/alerts/alert-engine.js';
-import type { ChannelsService } from '../../src/domain/alerts/channels-service.js';
-import type { DeliveryQueue } from '../../src/domain/alerts/delivery-queue.js';
-import type { ThresholdCondition } from '../../src/domain/alerts/threshold.js';
-import { AlertNotifier } from '../../src/domain/triggers/alert-notifier.js';
+import { AlertEngine, type AlertTrigger, type Firing } from '../../src/features/alerting/alert-engine.js';
+import type { ChannelsService } from '../../src/features/alerting/channels-service.js';
+import type { DeliveryQueue } from '../../src/features/alerting/delivery-queue.js';
+import type { ThresholdCondition } from '../../src/features/alerting/threshold.js';
+import { AlertNotifier } from '../../src/features/triggers/alert-notifier.js';
 import type { LeasesRepository } from '../../src/metadata/leases-repository.js';
 import type { TriggerRow } from '../../src/metadata/schema.js';
 

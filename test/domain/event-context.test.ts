@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/event.js';
-import { FIRST_WINDOW_EVENTS, firstWindow, nearest } from '../../src/domain/events/event-context.js';
+import { FIRST_WINDOW_EVENTS, firstWindow, nearest } from '../../src/features/events/event-context.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TriggerIndex } from '../../src/domain/triggers/trigger-index.js';
+import { TriggerIndex } from '../../src/features/triggers/trigger-index.js';
 import { and, cond, type FilterNode, or, text } from '../../src/filter/ast.js';
 import { compilePredicate } from '../../src/filter/evaluate.js';
 import { event } from '../event-store/filter-store.js';

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type GelfListener, startGelfListener } from '../../src/ingest/gelf-listener.js';
-import { type SyslogListener, startSyslogListener } from '../../src/ingest/syslog-listener.js';
+import { type GelfListener, startGelfListener } from '../../src/features/intake/gelf-listener.js';
+import { type SyslogListener, startSyslogListener } from '../../src/features/intake/syslog-listener.js';
 import { createTestApp, type TestApp } from './app.js';
 import { eventually } from './eventually.js';
 

@@ -1,8 +1,8 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { demoGenerator } from '../../src/cli/demo-generator.js';
-import { BUILTIN_TEMPLATES } from '../../src/domain/dashboards/builtin-templates.js';
-import { DashboardsRepository } from '../../src/metadata/dashboards-repository.js';
+import { BUILTIN_TEMPLATES } from '../../src/features/dashboards/builtin-templates.js';
+import { DashboardsRepository } from '../../src/features/dashboards/dashboards-repository.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 
 const topHosts = { type: 'TopN', params: { field: 'host' } };

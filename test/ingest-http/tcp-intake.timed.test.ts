@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGelfListener } from '../../src/ingest/gelf-listener.js';
-import { startSyslogListener } from '../../src/ingest/syslog-listener.js';
+import { startGelfListener } from '../../src/features/intake/gelf-listener.js';
+import { startSyslogListener } from '../../src/features/intake/syslog-listener.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { storedEvents } from '../helpers/events.js';
 

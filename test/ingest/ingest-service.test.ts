@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalisedEvent } from '../../src/core/event.js';
+import { IngestService, SLICE_RECORDS } from '../../src/features/intake/ingest-service.js';
 import type { Batcher } from '../../src/ingest/batcher.js';
-import { IngestService, SLICE_RECORDS } from '../../src/ingest/ingest-service.js';
 import type { ParsedEntry } from '../../src/ingest/parsers/ndjson.js';
 import type { PipelineSet } from '../../src/ingest/pipelines/pipeline.js';
 

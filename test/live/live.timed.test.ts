@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { WidgetQueries } from '../../src/live/widget-queries.js';
+import { WidgetQueries } from '../../src/features/live/widget-queries.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 import { event, HOUR, seedWeb } from '../helpers/seed.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GenericQuery } from '../../src/domain/queries/queries-service.js';
-import { updateFrame } from '../../src/live/protocol.js';
+import { updateFrame } from '../../src/features/live/protocol.js';
+import type { GenericQuery } from '../../src/features/queries/queries-service.js';
 
 const query = (results: unknown): GenericQuery => ({
   query_id: 'q1',

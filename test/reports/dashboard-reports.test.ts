@@ -1,9 +1,9 @@
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoGenerator } from '../../src/cli/demo-generator.js';
-import { BUILTIN_TEMPLATES } from '../../src/domain/dashboards/builtin-templates.js';
-import type { WidgetDefinition } from '../../src/domain/dashboards/model.js';
-import { REPORT_MAX_PAGES } from '../../src/domain/reports/reports-service.js';
+import { BUILTIN_TEMPLATES } from '../../src/features/dashboards/builtin-templates.js';
+import type { WidgetDefinition } from '../../src/features/dashboards/dashboard-model.js';
+import { REPORT_MAX_PAGES } from '../../src/features/reports/reports-service.js';
 import { docxParagraphs, docxTableRows, loadXlsx, readPdf } from '../export/export-fixtures.js';
 import { BACKEND, createTestApp, type TestApp } from '../helpers/app.js';
 

@@ -4,13 +4,13 @@ import {
   chartStep,
   MAX_CHART_BUCKETS,
   timelineChart,
-} from '../../src/domain/reports/report-charts.js';
+} from '../../src/features/reports/report-charts.js';
 import {
   periodLabel,
   timeRangeText,
   widgetNotes,
   widgetTable,
-} from '../../src/domain/reports/report-widgets.js';
+} from '../../src/features/reports/report-widgets.js';
 
 const MIN = 60;
 const HOUR = 3600;

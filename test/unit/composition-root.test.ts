@@ -16,6 +16,7 @@ function recording(name: string, told: string[], needs: string[] = []): Componen
       return {
         provides: { [name]: { name } } as never,
         start: async () => void told.push(`start ${name}`),
+        quiesce: async () => void told.push(`quiesce ${name}`),
         stop: async () => void told.push(`stop ${name}`),
       };
     },
@@ -23,7 +24,7 @@ function recording(name: string, told: string[], needs: string[] = []): Componen
 }
 
 describe('composition root', () => {
-  it('starts components in list order and stops them in reverse, after the batcher commits', async () => {
+  it('starts components in list order, quiesces them in reverse before the batcher commits, then stops them in reverse', async () => {
     const told: string[] = [];
     const root = compose(platform(told), [
       recording('a', told),
@@ -33,7 +34,18 @@ describe('composition root', () => {
     expect(Object.keys(root.services)).toEqual(['a', 'b', 'c']);
     await root.start();
     await root.stop();
-    expect(told).toEqual(['start a', 'start b', 'start c', 'batcher closed', 'stop c', 'stop b', 'stop a']);
+    expect(told).toEqual([
+      'start a',
+      'start b',
+      'start c',
+      'quiesce c',
+      'quiesce b',
+      'quiesce a',
+      'batcher closed',
+      'stop c',
+      'stop b',
+      'stop a',
+    ]);
   });
 
   it('names both components when one needs a service no earlier one provides', () => {

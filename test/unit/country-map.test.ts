@@ -4,10 +4,10 @@ import type { FeatureCollection } from 'geojson';
 import { feature } from 'topojson-client';
 import type { GeometryCollection, Topology } from 'topojson-specification';
 import { describe, expect, it } from 'vitest';
-import { chartFor, mapChart, noMapNotes } from '../../src/domain/reports/report-charts.js';
-import { widgetTable } from '../../src/domain/reports/report-widgets.js';
 import { chartSpec, chartSvg } from '../../src/export/charts.js';
 import { countryAtlas, numericCountryCode } from '../../src/export/country-atlas.js';
+import { chartFor, mapChart, noMapNotes } from '../../src/features/reports/report-charts.js';
+import { widgetTable } from '../../src/features/reports/report-widgets.js';
 import {
   atlasId,
   COUNTRY_MAP_ASPECT,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoginThrottle } from '../../src/domain/auth/login-throttle.js';
+import { LoginThrottle } from '../../src/features/identity/login-throttle.js';
 import { redactUrl } from '../../src/http/request-log.js';
 
 describe('redactUrl', () => {

@@ -23,15 +23,15 @@ describe('SYSTEM_SCOPE', () => {
       .map((f) => path.relative(SRC, f))
       .sort();
     expect(users).toEqual([
-      // which event ids a task names exist, so a reader is not shown those they cannot read
-      'domain/events/hidden-events.ts',
       'event-store/read-scope.ts',
+      // which event ids a task names exist, so a reader is not shown those they cannot read
+      'features/events/hidden-events.ts',
+      // the duplicate check of journald's cursors
+      'features/intake/journald-intake.ts',
       // retention: the oldest event, for retentionMaxBytes
       'features/streams/retention.ts',
       // a stream's event_count, shown only to those who may read the stream
       'features/streams/streams-service.ts',
-      // the duplicate check of journald's cursors
-      'ingest/journald-intake.ts',
     ]);
   });
 });

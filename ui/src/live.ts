@@ -40,7 +40,7 @@ export interface Live {
   close(): void;
 }
 
-/** Close code of a connection whose token is no longer valid (src/live/live-hub.ts). */
+/** Close code of a connection whose token is no longer valid (src/features/live/live-hub.ts). */
 export const CLOSE_TOKEN_INVALID = 4401;
 /** Close code of a client that could not keep up (its send buffer filled). */
 export const CLOSE_TOO_SLOW = 1013;

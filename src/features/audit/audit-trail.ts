@@ -1,7 +1,7 @@
+import type { Identity } from '../../core/identity.js';
 import { counter, gauge, type MetricDecl, type MetricsSource } from '../../core/metrics.js';
-import type { ReadAudit, ReadRecord } from '../../domain/audit/read-audit.js';
-import type { Identity } from '../../domain/auth/identity.js';
 import { permissionDenied } from '../../errors/errors.js';
+import type { ReadAudit, ReadRecord } from '../../query/read-audit.js';
 import { AnonymousLimit, capDetail, capText } from './audit-limits.js';
 import type { AuditFilter, AuditRepository, AuditRow, NewAuditRow } from './audit-repository.js';
 import type { AuditRecord } from './audit-schema.js';

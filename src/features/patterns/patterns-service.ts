@@ -1,12 +1,12 @@
 import type { ClusterTopics } from '../../core/bus.js';
 import type { NormalisedEvent } from '../../core/event.js';
+import type { Identity } from '../../core/identity.js';
 import type { Log } from '../../core/log.js';
-import type { Identity } from '../../domain/auth/identity.js';
-import type { ReadScopes } from '../../domain/auth/read-scopes.js';
 import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { cond } from '../../filter/ast.js';
 import { knownValues, type MinedTemplate, TemplateMiner } from '../../ingest/patterns/template-miner.js';
+import type { ReadScopes } from '../../query/read-scopes.js';
 import type { PatternsRepository } from './patterns-repository.js';
 import type { PatternRow } from './patterns-table.js';
 

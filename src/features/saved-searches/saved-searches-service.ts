@@ -1,5 +1,5 @@
+import type { Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
-import type { Identity } from '../../domain/auth/identity.js';
 import {
   AppError,
   type FieldErrors,

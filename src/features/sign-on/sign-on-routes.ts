@@ -2,9 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { parse as parseCookies, type SerializeOptions, serialize as serializeCookie } from 'cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { TokensService } from '../../domain/tokens/tokens-service.js';
 import { AppError, authenticationFailed, notFound } from '../../errors/errors.js';
 import { errorResponses } from '../../http/schemas/common.js';
+import type { TokensService } from '../identity/tokens-service.js';
 import { ProviderUnavailable } from './relying-party.js';
 import { localPath, SIGN_IN_MS, type SignOnService } from './sign-on-service.js';
 

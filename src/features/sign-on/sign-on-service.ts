@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
-import type { AuthToken, TokensService } from '../../domain/tokens/tokens-service.js';
-import { isValidUsername } from '../../domain/users/user-schema.js';
-import { INVALID_LOGIN } from '../../domain/users/users-service.js';
 import { conflict, createError } from '../../errors/errors.js';
 import type { UserRow } from '../../metadata/schema.js';
 import { PERMISSIONS } from '../../shared/permissions.js';
+import type { AuthToken, TokensService } from '../identity/tokens-service.js';
+import { isValidUsername } from '../identity/user-schema.js';
+import { INVALID_LOGIN } from '../identity/users-service.js';
 import { ProviderUnavailable, type RelyingParty } from './relying-party.js';
 import type { SignOnRepository } from './sign-on-repository.js';
 

@@ -1,7 +1,8 @@
 /** Streams: named rules over events, and who may read them (`/api/streams`). */
-import type { ReadScopes } from '../../domain/auth/read-scopes.js';
-import { UsersRepository } from '../../metadata/users-repository.js';
+
+import type { ReadScopes } from '../../query/read-scopes.js';
 import { component } from '../component.js';
+import { UsersRepository } from '../identity/users-repository.js';
 import { StreamReadScopes } from './read-scopes.js';
 import { StreamRetention } from './retention.js';
 import { StreamMembership } from './stream-membership.js';

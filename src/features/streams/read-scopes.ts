@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Identity } from '../../domain/auth/identity.js';
-import type { ReadScopes } from '../../domain/auth/read-scopes.js';
+import type { Identity } from '../../core/identity.js';
 import { fieldError } from '../../errors/errors.js';
 import { EVERY_EVENT, NO_EVENT, type ReadScope } from '../../event-store/read-scope.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { and, not, or } from '../../filter/builders.js';
-import type { UsersRepository } from '../../metadata/users-repository.js';
+import type { ReadScopes } from '../../query/read-scopes.js';
+import type { UsersRepository } from '../identity/users-repository.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import { membership, streamRules } from './membership.js';
 import type { Readers, StreamRow, StreamsRepository } from './streams-repository.js';

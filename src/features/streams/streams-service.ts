@@ -1,4 +1,4 @@
-import { can, type Identity } from '../../domain/auth/identity.js';
+import { can, type Identity } from '../../core/identity.js';
 import {
   conflict,
   type FieldErrors,

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Identity } from '../../domain/auth/identity.js';
-import type { TokensService } from '../../domain/tokens/tokens-service.js';
+import type { Identity } from '../../core/identity.js';
 import { authenticationFailed, notAuthenticated, permissionDenied } from '../../errors/errors.js';
 
 /** Who may call a route: `user` (USER tokens), `ingest` (USER or INGEST), `public` (anyone). */
@@ -69,7 +68,12 @@ const KEY_TEXT = /^[\x21-\x7e]{1,256}$/;
  * Authenticates every request in `onRequest`, before the body is read, so an
  * unauthenticated caller learns nothing about body validation.
  */
-export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: TokensService }) => {
+/** Who a token is: the identity feature's tokens service answers (a refusal throws). */
+export interface Authenticator {
+  authenticate(secretKey: string): Promise<Identity>;
+}
+
+export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: Authenticator }) => {
   app.decorateRequest('identity', null);
   app.addHook('onRequest', async (request) => {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'user';

@@ -68,7 +68,7 @@ export interface QueryTypeDef<P extends CommonParamValues = CommonParamValues, R
   align?(params: P, window: TimeWindow): number;
   present(results: R, params: P, opts: PresentOptions & { window: TimeWindow }): unknown;
   /**
-   * Live folding (src/live/live-hub.ts): results plus matching events committed after they
+   * Live folding (src/features/live/live-hub.ts): results plus matching events committed after they
    * were computed, in memory, so a watched query updates within moments of an ingest
    * without asking the engine. `accepts` tells for which params the type can; `apply`
    * returns new results and never changes its arguments. Each type says where the

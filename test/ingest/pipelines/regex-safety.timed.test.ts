@@ -137,7 +137,7 @@ describe('no pattern that meets data backtracks', () => {
  * (filter/regex.ts) or is added here with its reason.
  */
 const AUDITED_DYNAMIC_REGEXPS: Record<string, string> = {
-  'src/domain/triggers/trigger-index.ts':
+  'src/features/triggers/trigger-index.ts':
     'an alternation of escaped literals (no quantifier): one pass per start position',
 };
 

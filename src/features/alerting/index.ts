@@ -1,0 +1,52 @@
+/** Notification channels, the durable delivery queue and its history. */
+import { parseDenyCidrs } from '../../config/deny-cidrs.js';
+import { component } from '../component.js';
+import { ChannelSchema, DeliverySchema } from './alert-schema.js';
+import { ChannelsRepository } from './channels-repository.js';
+import { channelRoutes } from './channels-routes.js';
+import { ChannelsService } from './channels-service.js';
+import { DeliveriesRepository } from './deliveries-repository.js';
+import { DeliveriesService } from './deliveries-service.js';
+import { DeliveryQueue } from './delivery-queue.js';
+import { Senders } from './senders.js';
+
+declare module '../component.js' {
+  interface Services {
+    channels: ChannelsService;
+    deliveries: DeliveriesService;
+    /** The durable queue of notifications. */
+    deliveryQueue: DeliveryQueue;
+    senders: Senders;
+  }
+}
+
+export const alerting = component({
+  name: 'alerting',
+  build({ meta, config, log, cluster, bus }) {
+    const senders = new Senders({
+      smtpUrl: config.smtpUrl,
+      smtpFrom: config.smtpFrom,
+      denyCidrs: parseDenyCidrs(config.webhookDenyCidrs),
+    });
+    const channelsRepo = new ChannelsRepository(meta.db);
+    const deliveriesRepo = new DeliveriesRepository(meta.db);
+    const channels = new ChannelsService(channelsRepo, deliveriesRepo, senders, {
+      // The triggers that notify it run within its new decider's rights (features/triggers.ts).
+      onDestinationChanged: () => bus.publish('channels-changed', {}),
+    });
+    const deliveries = new DeliveriesService(deliveriesRepo);
+    const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, { log });
+    return {
+      provides: { channels, deliveries, deliveryQueue, senders },
+      schemas: [ChannelSchema, DeliverySchema],
+      routes: async (app) => void (await app.register(channelRoutes, { channels, deliveries })),
+      metrics: [deliveryQueue],
+      // One server owns its deliveries: leases left by a killed run are let go at once.
+      start: () => deliveryQueue.start(!cluster),
+      async stop() {
+        await deliveryQueue.close();
+        senders.close();
+      },
+    };
+  },
+});

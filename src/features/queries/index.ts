@@ -1,0 +1,70 @@
+/** Queries: the runner (slices, budget, shared jobs) and the query resource over it. */
+
+import { QueryRunner } from '../../query/runner.js';
+import { ADOPT_EVERY_MS, component } from '../component.js';
+import { withTemplates } from '../patterns/with-templates.js';
+import { QueriesRepository } from './queries-repository.js';
+import { GenericQuerySchema, queryRoutes } from './queries-routes.js';
+import { QueriesService } from './queries-service.js';
+
+declare module '../component.js' {
+  interface Services {
+    runner: QueryRunner;
+    queries: QueriesService;
+  }
+}
+
+/** How often finished queries past their time to live are deleted (ms). */
+const SWEEP_EVERY_MS = 60_000;
+
+export const queries = component({
+  name: 'queries',
+  build({ meta, config, log, bus, events, jobStore, leaseMs, cluster }, s) {
+    // Patterns come with their templates' text (the metadata store has it).
+    const store = withTemplates(events, (ids) => s.patterns.templates(ids));
+    const runner = new QueryRunner(store, bus, jobStore, {
+      sliceEvents: config.querySliceEvents,
+      maxSlices: 8,
+      refreshMs: config.queryRefreshMs,
+      onError: (err, queryId) => log.error({ err, query_id: queryId }, 'internal error'),
+      resultsBudgetBytes: config.queryResultsMemoryMb * 1048576,
+      maxLivePerUser: config.queryLivePerUser,
+      leaseMs,
+    });
+    const queries = new QueriesService(
+      new QueriesRepository(meta.db),
+      runner,
+      events,
+      {
+        exportMaxRows: config.exportMaxRows,
+        syncWindowMs: config.querySyncMs,
+        ttlMs: config.queryTtlSeconds * 1000,
+      },
+      s.enricher,
+      s.readScopes,
+      s.audit,
+    );
+    // Who may read what changed (here or on another node): held queries read anew.
+    // (One token's change, a sign-out say, changes nobody's read scope.)
+    bus.subscribe('rights-changed', (m) => {
+      if (m.keyId === null) void queries.rescope().catch(() => undefined);
+    });
+    const timers: NodeJS.Timeout[] = [];
+    return {
+      provides: { runner, queries },
+      schemas: [GenericQuerySchema],
+      routes: async (app) => void (await app.register(queryRoutes, { queries })),
+      metrics: [runner],
+      async start() {
+        timers.push(setInterval(() => queries.sweep().catch(() => undefined), SWEEP_EVERY_MS).unref());
+        // Queries a dead node was running are taken over.
+        if (cluster)
+          timers.push(setInterval(() => queries.adopt().catch(() => undefined), ADOPT_EVERY_MS).unref());
+      },
+      async stop() {
+        for (const t of timers) clearInterval(t);
+        runner.close();
+      },
+    };
+  },
+});

@@ -1,0 +1,31 @@
+/** Tasks: what users (and triggers) make of what they find. */
+
+import { component } from '../component.js';
+import { hiddenEventIds } from '../events/hidden-events.js';
+import { UsersRepository } from '../identity/users-repository.js';
+import { TaskSchema } from './task-schema.js';
+import { TasksRepository } from './tasks-repository.js';
+import { taskRoutes } from './tasks-routes.js';
+import { TasksService } from './tasks-service.js';
+
+declare module '../component.js' {
+  interface Services {
+    tasks: TasksService;
+  }
+}
+
+export const tasks = component({
+  name: 'tasks',
+  build({ meta, events }, { readScopes }) {
+    const tasks = new TasksService(
+      new TasksRepository(meta.db),
+      new UsersRepository(meta.db),
+      async (who, evIds) => hiddenEventIds(events, await readScopes.of(who), evIds),
+    );
+    return {
+      provides: { tasks },
+      schemas: [TaskSchema],
+      routes: async (app) => void (await app.register(taskRoutes, { tasks })),
+    };
+  },
+});
