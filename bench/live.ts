@@ -10,13 +10,13 @@ import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.j
 import type { QueryPlan } from '../src/event-store/query-plan.js';
 import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
 import { and } from '../src/filter/ast.js';
-import { parseQuery } from '../src/filter/language/parse-query.js';
-import { parseFilter } from '../src/filter/parse-filter.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
 import { resolveTimeRange } from '../src/query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../src/query/types/index.js';
 import type { QueryTypeName } from '../src/query/types/query-type.js';
 import { validateQuery } from '../src/query/validate.js';
+import { parseFilter } from '../src/syntax/parse-filter.js';
+import { parseQuery } from '../src/syntax/parse-query.js';
 import { type BenchServer, flag, fmt, percentile, startServer } from './lib.js';
 import { eventLine, SEVERITIES } from './live-ingester.js';
 import { sqlFor } from './query.js';

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../core/event.js';
 import { and, cond } from '../filter/ast.js';
-import { MAX_TABLE_ROWS } from '../filter/pipes/program.js';
+import { MAX_TABLE_ROWS } from '../pipes/program.js';
 import type {
   ExecOptions,
   LastNPlan,

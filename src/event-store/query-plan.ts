@@ -1,8 +1,8 @@
 import type { StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
-import type { Cell } from '../filter/pipes/evaluate.js';
-import type { ColType, Program } from '../filter/pipes/program.js';
 import type { SortTerm } from '../filter/sort.js';
+import type { ColType, Program } from '../pipes/program.js';
+import type { Cell } from '../pipes/run.js';
 import type { ReadScope } from './read-scope.js';
 
 export type { SortTerm };

@@ -9,7 +9,7 @@ import { FieldColumns } from '../../src/event-store/duckdb/field-columns.js';
 import type { SearchPlan, TableResult, TopNResult } from '../../src/event-store/query-plan.js';
 import { EVERY_EVENT } from '../../src/event-store/read-scope.js';
 import { cond, TRUE } from '../../src/filter/ast.js';
-import { parseTableQuery } from '../../src/filter/language/parse-query.js';
+import { parseTableQuery } from '../../src/syntax/parse-query.js';
 import { event } from './filter-store.js';
 
 /**

@@ -4,8 +4,8 @@ import type { NormalisedEvent, StoredEvent } from '../../src/core/event.js';
 import type { TableResult } from '../../src/event-store/query-plan.js';
 import { EVERY_EVENT } from '../../src/event-store/read-scope.js';
 import { and, cond } from '../../src/filter/ast.js';
-import { parseTableQuery } from '../../src/filter/language/parse-query.js';
-import { type Cell, evaluatePipes } from '../../src/filter/pipes/evaluate.js';
+import { type Cell, evaluatePipes } from '../../src/pipes/run.js';
+import { parseTableQuery } from '../../src/syntax/parse-query.js';
 import { appendEvents, event } from './filter-store.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 

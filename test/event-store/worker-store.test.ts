@@ -11,7 +11,7 @@ import { SYSTEM_SCOPE } from '../../src/event-store/read-scope.js';
 import { fromWire, toWire } from '../../src/event-store/worker/protocol.js';
 import { WorkerEventStore } from '../../src/event-store/worker/worker-event-store.js';
 import { TRUE } from '../../src/filter/ast.js';
-import { parseQuery } from '../../src/filter/language/parse-query.js';
+import { parseQuery } from '../../src/syntax/parse-query.js';
 import { event, T0 } from '../helpers/seed.js';
 
 /**

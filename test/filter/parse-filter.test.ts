@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/errors.js';
 import { and, cond, FILTER_OPS, not, or, TRUE } from '../../src/filter/ast.js';
-import { FilterValidationError, parseFilter } from '../../src/filter/parse-filter.js';
+import { FilterValidationError, parseFilter } from '../../src/syntax/parse-filter.js';
 
 /** The errors a filter raises, keyed by path. */
 function errorsOf(input: unknown): Record<string, string[]> {

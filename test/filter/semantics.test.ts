@@ -11,11 +11,11 @@ import {
   text,
 } from '../../src/filter/ast.js';
 import { compilePredicate, type EventLike } from '../../src/filter/evaluate.js';
-import { parseQuery } from '../../src/filter/language/parse-query.js';
-import { parseFilter } from '../../src/filter/parse-filter.js';
 import { checkRegex } from '../../src/filter/regex.js';
 import { eventComparator } from '../../src/filter/sort.js';
 import { parseSeverity } from '../../src/ingest/column-values.js';
+import { parseFilter } from '../../src/syntax/parse-filter.js';
+import { parseQuery } from '../../src/syntax/parse-query.js';
 
 describe('severity', () => {
   it('ranks debug lowest and emergency highest', () => {

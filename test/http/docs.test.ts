@@ -3,13 +3,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/errors.js';
-import { parseQuery, parseTableQuery, QuerySyntaxError } from '../../src/filter/language/parse-query.js';
 import {
   apiDescription,
   referenceForUi,
   withoutUpgradeInsecureRequests,
 } from '../../src/http/plugins/openapi.js';
 import { validateQuery } from '../../src/query/validate.js';
+import { parseQuery, parseTableQuery, QuerySyntaxError } from '../../src/syntax/parse-query.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { event, HOUR, seedWeb, T0 } from '../helpers/seed.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseQuery, QuerySyntaxError } from '../../src/filter/language/parse-query.js';
+import { parseQuery, QuerySyntaxError } from '../../src/syntax/parse-query.js';
 import {
   addTerm,
   completionSpot,

@@ -6,8 +6,8 @@ import {
   type OrderKey,
   type Program,
   TIMECHART_SERIES,
-} from '../../filter/pipes/program.js';
-import { timechartBuckets } from '../../filter/pipes/timechart.js';
+} from '../../pipes/program.js';
+import { timechartBuckets } from '../../pipes/timechart.js';
 import type { TimeWindow } from '../query-plan.js';
 import { quoteIdent, type SqlParams } from './sql-params.js';
 

@@ -7,10 +7,10 @@ import {
   permissionDenied,
   validationError,
 } from '../../errors/errors.js';
-import { parseQuery } from '../../filter/language/parse-query.js';
-import { parseFilter } from '../../filter/parse-filter.js';
 import { validateTimeRange } from '../../query/time-range.js';
 import { DEFAULT_PRESET } from '../../shared/time-presets.js';
+import { parseFilter } from '../../syntax/parse-filter.js';
+import { parseQuery } from '../../syntax/parse-query.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import type { SavedSearch, SavedSearchInput, SavedSearchPatch } from './saved-search-schema.js';
 import type { SavedSearchesRepository, SavedSearchRow } from './saved-searches-repository.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { StreamRules } from '../../event-store/read-scope.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { not, or, TRUE } from '../../filter/builders.js';
-import { parseQuery } from '../../filter/language/parse-query.js';
+import { parseQuery } from '../../syntax/parse-query.js';
 import type { StreamRow } from './streams-repository.js';
 
 /**

@@ -8,7 +8,7 @@ import {
 } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { SYSTEM_SCOPE } from '../../event-store/read-scope.js';
-import { parseQuery } from '../../filter/language/parse-query.js';
+import { parseQuery } from '../../syntax/parse-query.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import { membership } from './membership.js';
 import type { Stream, StreamInput, StreamPatch } from './stream-schema.js';

@@ -17,7 +17,7 @@ import type { JsonType } from '../../core/record-shape.js';
 import type { FieldErrors } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { compilePredicate, type Predicate } from '../../filter/evaluate.js';
-import { parseQuery } from '../../filter/language/parse-query.js';
+import { parseQuery } from '../../syntax/parse-query.js';
 import { EventDoc, finishShape, RESERVED_NAMES, StepFailure } from './event-doc.js';
 import {
   compileTrustedPattern,

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { TableResult } from '../../event-store/query-plan.js';
-import { parseTableQuery } from '../../filter/language/parse-query.js';
-import { MAX_TABLE_ROWS } from '../../filter/pipes/program.js';
+import { MAX_TABLE_ROWS } from '../../pipes/program.js';
+import { parseTableQuery } from '../../syntax/parse-query.js';
 import { type CommonParamValues, type QueryTypeDef, withCommon } from './query-type.js';
 
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Null()]);

@@ -319,7 +319,7 @@ export function completionSpot(query: string, pos: number): CompletionSpot | nul
 
 /**
  * Where the server's message about `query` points: `Syntax error at position 14 (line 1,
- * column 15): …` (src/filter/language/parse-query.ts; offsets in UTF-16 code units, as
+ * column 15): …` (src/syntax/parse-query.ts; offsets in UTF-16 code units, as
  * here) gives 14. Null when the message names no position within the query.
  */
 export function errorPosition(message: string | null | undefined, query: string): number | null {

@@ -1,7 +1,7 @@
-import type { StoredEvent } from '../../core/event.js';
-import { compareCodePoints } from '../evaluate.js';
-import { compileRegex } from '../regex.js';
-import { parseNumeric } from '../values.js';
+import type { StoredEvent } from '../core/event.js';
+import { compareCodePoints } from '../filter/evaluate.js';
+import { compileRegex } from '../filter/regex.js';
+import { parseNumeric } from '../filter/values.js';
 import {
   type Agg,
   type Cond,

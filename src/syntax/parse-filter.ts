@@ -13,8 +13,8 @@
  */
 
 import { AppError, type FieldErrors } from '../errors/errors.js';
-import { and, FILTER_LIMITS, FILTER_OPS, type FilterNode, not, or, TRUE } from './ast.js';
-import { buildCondition, checkFieldName, isFilterOp } from './conditions.js';
+import { and, FILTER_LIMITS, FILTER_OPS, type FilterNode, not, or, TRUE } from '../filter/ast.js';
+import { buildCondition, checkFieldName, isFilterOp } from '../filter/conditions.js';
 
 export interface FilterIssue {
   readonly path: string;

@@ -1,5 +1,5 @@
-import { autoInterval } from '../../core/time.js';
-import { AppError } from '../../errors/errors.js';
+import { autoInterval } from '../core/time.js';
+import { AppError } from '../errors/errors.js';
 import { MAX_TIMECHART_BUCKETS } from './program.js';
 
 /**

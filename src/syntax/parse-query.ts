@@ -32,7 +32,7 @@
 
 import { isIP } from 'node:net';
 import type peggy from 'peggy';
-import { AppError } from '../../errors/errors.js';
+import { AppError } from '../errors/errors.js';
 import {
   and,
   cond,
@@ -47,8 +47,9 @@ import {
   type Scalar,
   TRUE,
   text,
-} from '../ast.js';
-import { buildCondition, checkFieldName } from '../conditions.js';
+} from '../filter/ast.js';
+import { buildCondition, checkFieldName } from '../filter/conditions.js';
+import { checkRegex, escapeRegex } from '../filter/regex.js';
 import {
   AGG_OPS,
   type AggOp,
@@ -65,7 +66,6 @@ import {
   type Program,
 } from '../pipes/program.js';
 import { checkCount, PipeError, resolvePipes } from '../pipes/resolve.js';
-import { checkRegex, escapeRegex } from '../regex.js';
 import * as parser from './query-parser.generated.js';
 
 /** Longest accepted query string. */

@@ -1,7 +1,7 @@
-import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../../core/event.js';
-import { checkFieldName } from '../conditions.js';
-import { rewriteGroups } from '../regex.js';
-import { parseNumeric } from '../values.js';
+import { COLUMN_KINDS, type EventColumn, type FieldKind } from '../core/event.js';
+import { checkFieldName } from '../filter/conditions.js';
+import { rewriteGroups } from '../filter/regex.js';
+import { parseNumeric } from '../filter/values.js';
 import {
   type Agg,
   type ColType,

@@ -5,7 +5,7 @@
  * (evaluate.ts) take the same stages with the same types, so they cannot disagree on what
  * a name means, how a value converts or how rows are ordered.
  */
-import { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES } from '../../shared/pipe-names.js';
+import { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES } from '../shared/pipe-names.js';
 
 export { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES };
 
