@@ -1,7 +1,7 @@
 // The configuration table of docs/configuration.md, generated from the config schema.
 //   npx tsx scripts/config-table.ts          print the table
 //   npx tsx scripts/config-table.ts --write  put it into docs/configuration.md between the markers
-// test/unit/config-table.test.ts fails when the documented table differs from the schema.
+// test/unit/rules/config-table.test.ts fails when the documented table differs from the schema.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -223,7 +223,7 @@ function groups(rows: readonly Row[], keys: readonly Expr[]): Array<{ key: Cell[
 
 /**
  * Runs a program over events in JavaScript: the reference the stores' SQL is held equal
- * to (test/query/pipes-property.test.ts), not a path queries take. `range` is the query's
+ * to (test/event-store/pipes-property.test.ts), not a path queries take. `range` is the query's
  * time range (ms), which `timechart` divides.
  */
 export function evaluatePipes(
