@@ -7,8 +7,9 @@
  * negation).
  *
  * This module is the package's front door: the node types and operator tables are
- * declared here, and it re-exports the builders (builders.ts), the printer (explain.ts),
- * the value coercions (values.ts) and the severity order (severity.ts).
+ * declared here, and it re-exports the builders (builders.ts), the value coercions
+ * (values.ts) and the severity order (severity.ts). The printer back to the query language
+ * is the syntax layer's (src/syntax/explain.ts): it speaks the grammar.
  */
 
 export type Scalar = string | number | boolean;
@@ -134,7 +135,6 @@ export {
   TRUE,
   text,
 } from './builders.js';
-export { explain } from './explain.js';
 export {
   lowerCond,
   NOTHING,

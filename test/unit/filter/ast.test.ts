@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   and,
   cond,
-  explain,
   type FilterNode,
   measure,
   not,
@@ -14,6 +13,7 @@ import {
   text,
   toTimeMs,
 } from '../../../src/filter/ast.js';
+import { explain } from '../../../src/syntax/explain.js';
 
 describe('filter AST constructors', () => {
   it('freezes nodes and list values', () => {

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PARSER_FILE, parserSource } from '../../../scripts/query-parser.js';
 import { AppError } from '../../../src/errors/errors.js';
-import { and, cond, explain, type FilterNode, not, or, TRUE, text } from '../../../src/filter/ast.js';
+import { and, cond, type FilterNode, not, or, TRUE, text } from '../../../src/filter/ast.js';
+import { explain } from '../../../src/syntax/explain.js';
 import { MAX_QUERY_LENGTH, parseQuery, QuerySyntaxError } from '../../../src/syntax/parse-query.js';
 
 const [a, b, c] = [text('a'), text('b'), text('c')];

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { and, cond, explain, type FilterNode, not, or, simplify, text } from '../../../src/filter/ast.js';
+import { and, cond, type FilterNode, not, or, simplify, text } from '../../../src/filter/ast.js';
 import { compilePredicate, type EventLike } from '../../../src/filter/evaluate.js';
+import { explain } from '../../../src/syntax/explain.js';
 import { parseQuery } from '../../../src/syntax/parse-query.js';
 
 // Characters that exercise quoting and escaping in explain and the grammar.

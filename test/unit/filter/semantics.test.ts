@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { SEVERITIES } from '../../../src/core/event.js';
 import {
   cond,
-  explain,
   lowerCond,
   NOTHING,
   parseSeverityValue,
@@ -14,6 +13,7 @@ import { compilePredicate, type EventLike } from '../../../src/filter/evaluate.j
 import { checkRegex } from '../../../src/filter/regex.js';
 import { eventComparator } from '../../../src/filter/sort.js';
 import { parseSeverity } from '../../../src/ingest/column-values.js';
+import { explain } from '../../../src/syntax/explain.js';
 import { parseFilter } from '../../../src/syntax/parse-filter.js';
 import { parseQuery } from '../../../src/syntax/parse-query.js';
 

@@ -2,8 +2,8 @@
  * explain: renders the query language, so that what a log line or an error message shows
  * can be pasted back into a search box and means the same (tests check that property).
  */
-import type { CondNode, FilterNode, Scalar } from './ast.js';
-import { scalarToString } from './values.js';
+import type { CondNode, FilterNode, Scalar } from '../filter/ast.js';
+import { scalarToString } from '../filter/values.js';
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'TO']);
 const PLAIN_WORD = /^[\p{L}\p{N}_.@][\p{L}\p{N}_.@-]*$/u;
