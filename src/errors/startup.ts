@@ -101,8 +101,14 @@ export function startupMessage(err: unknown, ctx: StartupContext): string | null
   if (err instanceof AppError && err.code === 'storage_full') return err.message;
   if (isNoSpaceError(err))
     return `Cannot start: no space left on the disk of the data directory ${ctx.dataDir} (the stores cannot open their files). Free some space and start again.`;
-  if (syscall === 'listen' && code === 'EADDRINUSE')
+  if (syscall === 'listen' && code === 'EADDRINUSE') {
+    // The port the error names: the HTTP port, or a listener's (syslog, GELF) on its own.
+    const port = (err as { port?: unknown }).port;
+    const address = (err as { address?: unknown }).address;
+    if (typeof port === 'number' && port !== ctx.port)
+      return `Cannot start: port ${port} on ${typeof address === 'string' ? address : ctx.host} is already in use (another Logscope or program listens there); stop it or choose another port with LOGSCOPE_SYSLOG_PORT / LOGSCOPE_GELF_PORT.`;
     return `Cannot start: port ${ctx.port} on ${ctx.host} is already in use (another Logscope or program listens there); stop it or choose another port with --port / LOGSCOPE_PORT.`;
+  }
   if (syscall === 'listen' && code === 'EACCES')
     return `Cannot start: no permission to listen on port ${ctx.port} (ports below 1024 need privileges); choose another port with --port / LOGSCOPE_PORT, or put a reverse proxy in front.`;
   if (syscall === 'listen' && code === 'EADDRNOTAVAIL')
