@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,6 +86,25 @@ function serversOf(dataDir: string): number[] {
     }
   }
   return pids.filter((pid) => pid !== process.pid);
+}
+
+/** Writes one payload on a TCP connection and closes it. */
+function sendTcp(port: number, payload: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1', () => sock.end(payload, () => resolve()));
+    sock.once('error', reject);
+  });
+}
+
+/** Whether nothing listens on a TCP port any more. */
+function tcpRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1', () => {
+      sock.destroy();
+      resolve(false);
+    });
+    sock.once('error', () => resolve(true));
+  });
 }
 
 const refused = (port: number) =>
@@ -177,6 +196,74 @@ describe('npm start', () => {
     expect(requests[0]?.ms).toBeGreaterThanOrEqual(0);
     expect(s.out.stdout).not.toContain(token);
   }, 90_000);
+
+  it('listens for syslog and GELF with the server, and closes both when it stops', async () => {
+    const dir = dataDir();
+    const [port, syslogPort, gelfPort] = [await freePort(), await freePort(), await freePort()];
+    const s = npmStart(dir, port, {
+      LOGSCOPE_SYSLOG_HOST: '127.0.0.1',
+      LOGSCOPE_SYSLOG_PORT: String(syslogPort),
+      LOGSCOPE_GELF_HOST: '127.0.0.1',
+      LOGSCOPE_GELF_PORT: String(gelfPort),
+    });
+    await healthy(port, s, 60_000);
+    const token = readFileSync(path.join(dir, 'admin-token'), 'utf8').trim();
+    // One RFC 5424 line over TCP (octet-counted), one GELF message over TCP (NUL-ended).
+    const line = '<13>1 2026-01-01T00:00:00Z host1 app1 - - - from-syslog-listener';
+    const gelf = `${JSON.stringify({ version: '1.1', host: 'host2', short_message: 'from-gelf-listener', timestamp: 1767225600 })}\0`;
+    await sendTcp(syslogPort, `${Buffer.byteLength(line)} ${line}`);
+    await sendTcp(gelfPort, gelf);
+    const found = async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/query`, {
+        method: 'POST',
+        headers: { authorization: `token ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          type: 'Search',
+          params: { query: 'from', time_range: { ts_from: 1767139200, ts_to: 1767312000 } },
+        }),
+      });
+      const body = (await res.json()) as { results?: { events?: Array<{ message: string }> } };
+      return (body.results?.events ?? []).map((e) => e.message).sort();
+    };
+    const t0 = Date.now();
+    let messages: string[] = [];
+    while (Date.now() - t0 < 15_000 && messages.length < 2) {
+      messages = await found();
+      if (messages.length < 2) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(messages).toEqual(['from-gelf-listener', 'from-syslog-listener']);
+    // Its figures are in /metrics with the rest.
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/logscope_syslog_/);
+
+    s.child.kill('SIGTERM');
+    expect(await within(s.exited, 15_000, 'npm exit')).toEqual({ code: 0, signal: null });
+    expect(await tcpRefused(syslogPort)).toBe(true);
+    expect(await tcpRefused(gelfPort)).toBe(true);
+  }, 90_000);
+
+  it('names the listener port in use, not the HTTP one, with one line and exit 1', async () => {
+    const dir = dataDir();
+    const blocker: Server = await new Promise((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const taken = (blocker.address() as { port: number }).port;
+    try {
+      const port = await freePort();
+      const s = start(process.execPath, ['dist/cli/index.js', 'serve'], {
+        LOGSCOPE_DATA_DIR: dir,
+        LOGSCOPE_PORT: String(port),
+        LOGSCOPE_SYSLOG_HOST: '127.0.0.1',
+        LOGSCOPE_SYSLOG_PORT: String(taken),
+      });
+      expect(await within(s.exited, 30_000, 'exit')).toEqual({ code: 1, signal: null });
+      expect(s.out.stderr.trim()).toBe(
+        `logscope: Cannot start: port ${taken} on 127.0.0.1 is already in use (another Logscope or program listens there); stop it or choose another port with LOGSCOPE_SYSLOG_PORT / LOGSCOPE_GELF_PORT.`,
+      );
+      expect(serversOf(dir)).toEqual([]);
+    } finally {
+      blocker.close();
+    }
+  }, 60_000);
 
   it('refuses a port in use with one line and exit 1', async () => {
     const dir = dataDir();
