@@ -2,10 +2,10 @@ import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from '
 import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken } from './api';
 import { DashboardsPage } from './pages/dashboards/DashboardsList';
 import { DashboardRoute } from './pages/dashboards/DashboardView';
-import { LoginPage } from './pages/Login';
+import { LoginPage } from './pages/login/Login';
 import { ReportsPage } from './pages/reports/ReportsPage';
-import { SearchPage } from './pages/Search';
-import { SettingsPage } from './pages/Settings';
+import { SearchPage } from './pages/search/Search';
+import { SettingsPage } from './pages/settings/Settings';
 import { TasksPage } from './pages/tasks/TasksPage';
 import { AlertingPage } from './pages/triggers/AlertingPage';
 import { TriggersPage } from './pages/triggers/TriggersPage';

@@ -13,8 +13,8 @@ import {
   type TableResults,
   type TimelineResults,
   type TimeRange,
-} from '../api';
-import { hasPipes } from './search/query';
+} from '../../api';
+import { hasPipes } from './query';
 
 /** Rows fetched per request while scrolling. */
 export const PAGE_SIZE = 200;

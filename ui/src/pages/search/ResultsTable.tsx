@@ -1,9 +1,9 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { type KeyboardEvent, memo, useEffect, useRef } from 'react';
-import type { LogEvent } from '../api';
-import { formatTs } from '../format';
-import { cellText, columnClass, columnLabel, DEFAULT_COLUMNS } from './search/columns';
-import { sortOf } from './search/search-url';
+import type { LogEvent } from '../../api';
+import { formatTs } from '../../format';
+import { cellText, columnClass, columnLabel, DEFAULT_COLUMNS } from './columns';
+import { sortOf } from './search-url';
 import { PAGE_SIZE, type Phase } from './useSearch';
 
 /** Rows the table scrolls through (browsers cap an element's height near 17-33 million px). */

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, errorText, isAbort, type LogEvent } from '../api';
-import { Check } from '../components/Field';
-import { formatTs } from '../format';
+import { api, errorText, isAbort, type LogEvent } from '../../api';
+import { Check } from '../../components/Field';
+import { formatTs } from '../../format';
 
 interface Context {
   anchor: LogEvent;

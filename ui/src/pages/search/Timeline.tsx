@@ -1,7 +1,7 @@
 import { memo, type PointerEvent, useRef, useState } from 'react';
-import type { TimelineResults } from '../api';
-import { formatCount, formatTs } from '../format';
-import { intervalSeconds, type RangeSel, zoomRange } from './search/time-range';
+import type { TimelineResults } from '../../api';
+import { formatCount, formatTs } from '../../format';
+import { intervalSeconds, type RangeSel, zoomRange } from './time-range';
 
 const HEIGHT = 100;
 

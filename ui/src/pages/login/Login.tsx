@@ -1,6 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { ApiError, type AuthToken, api, errorText, setToken } from '../api';
-import { safeNext, useLocation } from '../router';
+import { ApiError, type AuthToken, api, errorText, setToken } from '../../api';
+import { safeNext, useLocation } from '../../router';
 
 interface Methods {
   password: boolean;

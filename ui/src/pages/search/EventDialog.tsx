@@ -1,10 +1,10 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, errorText, isAbort, type LogEvent, type TimeRange } from '../api';
-import { formatTs } from '../format';
-import { Link } from '../router';
+import { api, errorText, isAbort, type LogEvent, type TimeRange } from '../../api';
+import { formatTs } from '../../format';
+import { Link } from '../../router';
 import { EventContext } from './EventContext';
-import { filterTerm } from './search/query';
-import './tasks/work.css';
+import { filterTerm } from './query';
+import '../tasks/work.css';
 
 interface Timestamps {
   event_time: number;

@@ -1,21 +1,21 @@
 // The permissions a user can hold besides admin: the server's own list (no imports there).
 import { ADMIN_LEVEL_PERMISSIONS, PERMISSIONS } from '@shared/permissions';
 import { useId, useState } from 'react';
-import { type AuthToken, api, getToken, type User } from '../api';
-import { Dialog } from '../components/Dialog';
-import { Check, Field, Form, FormActions, Select } from '../components/Field';
-import { ErrorBanner, Feedback, Notice, Page, SmallButton } from '../components/feedback';
-import { type Column, ListTable } from '../components/ListTable';
-import { type Action, useAction } from '../components/useAction';
-import { useForm } from '../components/useForm';
-import { useListPage } from '../components/useListPage';
-import { formatIso } from '../format';
-import { useMe } from '../useMe';
-import { AuditSection } from './settings/AuditSection';
-import { PipelinesSection } from './settings/PipelinesSection';
-import { Section } from './settings/Section';
-import { StreamsSection } from './settings/StreamsSection';
-import { TeamsSection } from './settings/TeamsSection';
+import { type AuthToken, api, getToken, type User } from '../../api';
+import { Dialog } from '../../components/Dialog';
+import { Check, Field, Form, FormActions, Select } from '../../components/Field';
+import { ErrorBanner, Feedback, Notice, Page, SmallButton } from '../../components/feedback';
+import { type Column, ListTable } from '../../components/ListTable';
+import { type Action, useAction } from '../../components/useAction';
+import { useForm } from '../../components/useForm';
+import { useListPage } from '../../components/useListPage';
+import { formatIso } from '../../format';
+import { useMe } from '../../useMe';
+import { AuditSection } from './AuditSection';
+import { PipelinesSection } from './PipelinesSection';
+import { Section } from './Section';
+import { StreamsSection } from './StreamsSection';
+import { TeamsSection } from './TeamsSection';
 
 type UserRow = User & { created_at?: string };
 
