@@ -766,7 +766,7 @@ function readError(err: unknown): unknown {
  * together, in time order, sources in the order they first occur. A source's neighbouring
  * events (a context, a `host:` search) then sit in a few vectors instead of one per event.
  * It costs `ts` some compression (out of time order across sources) and saves a little on
- * `host` and `ev_id` (bench/README.md). Ordered within a block, not across a whole batch,
+ * `host` and `ev_id` (bench/notes/2026-11-25-event-context.md). Ordered within a block, not across a whole batch,
  * so a block's time range is also a run of rows: the word index's ranges read that run's
  * vectors, not every vector of a large append (a rare word's range at 1 M events: ~8,000
  * rows, not the 50,000 of the bench's appends). Nothing reads the physical order: every

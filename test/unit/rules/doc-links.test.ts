@@ -11,7 +11,8 @@ function files(dir: string, keep: (name: string) => boolean): string[] {
   });
 }
 
-const pages = ['README.md', 'CONTRIBUTING.md', 'bench/README.md', ...files('docs', (n) => n.endsWith('.md'))];
+const markdown = (dir: string) => files(dir, (n) => n.endsWith('.md'));
+const pages = ['README.md', 'CONTRIBUTING.md', 'bench/README.md', ...markdown('bench/notes'), ...markdown('docs')];
 
 describe('documentation links', () => {
   it('every relative link of a page reaches a file or folder of the repository', () => {
