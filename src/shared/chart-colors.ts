@@ -1,6 +1,6 @@
 /**
  * The colours of charts, shared by the report charts (src/export/charts.ts) and the web
- * UI's charts (ui/src/pages/dashboards/charts.tsx) so a report looks like the dashboard it
+ * UI's charts (ui/src/pages/dashboards/charts/) so a report looks like the dashboard it
  * came from. No imports: the UI's bundle takes it as is.
  *
  * Colours that mean what they say: the worse the severity, the hotter the colour

@@ -1,6 +1,6 @@
 /**
  * The `map` visualization, defined once for the web UI's map (ui/src/pages/dashboards/
- * CountryMap.tsx, d3-geo) and the report's map image (src/export/charts.ts, vega-lite), so
+ * charts/CountryMap.tsx, d3-geo) and the report's map image (src/export/charts.ts, vega-lite), so
  * a report looks like the dashboard it came from: which events a widget's results place in
  * which country, the colour steps and their legend, the projection, what the map leaves
  * out. No imports: the UI's bundle takes it as is (the atlas and the ISO code tables are

@@ -1,6 +1,6 @@
 /**
  * The `map` visualization: countries coloured by their events, as src/shared/country-map.ts
- * defines it for this map and the report's. Loaded on demand (charts.tsx imports it
+ * defines it for this map and the report's. Loaded on demand (map.tsx imports it
  * lazily): the atlas and d3-geo stay out of the initial JavaScript.
  */
 
@@ -23,7 +23,7 @@ import { alpha2ToNumeric } from 'i18n-iso-countries/index.js';
 import { useSyncExternalStore } from 'react';
 import { feature } from 'topojson-client';
 import atlas from 'world-atlas/countries-110m.json';
-import { formatCount } from '../../format';
+import { formatCount } from '../../../format';
 
 /** Width of the map's coordinate space; the SVG scales to its widget (its height follows the projection). */
 const WIDTH = 960;

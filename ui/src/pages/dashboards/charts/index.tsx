@@ -1,0 +1,79 @@
+/**
+ * Widget visualizations drawn without a chart library: a widget's query result
+ * (GenericQuery of Search, TopN, LastN, Timeline, Summary, Patterns or Table) shown as its
+ * kind says, each kind drawn by a file of this folder.
+ */
+
+import type { ReactNode } from 'react';
+import { isPatternsResults, PatternsTable } from '../../../components/Patterns';
+import { Bars } from './bar';
+import { fromTable, points, type QueryData, table } from './data';
+import { List } from './list';
+import { MapChart } from './map';
+import { BigNumber } from './number';
+import { Pie } from './pie';
+import { DataTable } from './table';
+import { TimeChart } from './time';
+
+export type { QueryData } from './data';
+
+export type VisualizationKind = 'table' | 'bar' | 'line' | 'area' | 'pie' | 'number' | 'map' | 'list';
+
+interface ChartProps {
+  data: QueryData;
+  options: Record<string, unknown>;
+  title: string;
+  fields?: unknown;
+}
+
+type Chart = (props: ChartProps) => ReactNode;
+
+const tableChart: Chart = ({ data, title, fields }) => <DataTable t={table(data, fields)} caption={title} />;
+
+/** A Patterns widget as a list or table: its templates as the search page's Patterns tab shows them. */
+const orPatterns =
+  (chart: Chart): Chart =>
+  (props) =>
+    isPatternsResults(props.data.results) ? (
+      <PatternsTable results={props.data.results} caption={props.title} compact />
+    ) : (
+      chart(props)
+    );
+
+/** Bar, line and area draw a result over time as a chart over time; bars draw categories too. */
+const overTime =
+  (kind: 'bar' | 'line' | 'area'): Chart =>
+  ({ data, options, title }) =>
+    Array.isArray(data.results?.buckets) ? (
+      <TimeChart data={data} kind={kind} stacked={options.stacked === true} title={title} />
+    ) : (
+      <Bars pts={points(data)} title={title} />
+    );
+
+/** How each kind is drawn: a new kind is an entry here and a file beside this one. */
+const CHARTS: Record<VisualizationKind, Chart> = {
+  table: orPatterns(tableChart),
+  list: orPatterns(({ data }) => <List data={data} />),
+  number: ({ data }) => <BigNumber data={data} />,
+  pie: ({ data, title }) => <Pie pts={points(data)} title={title} />,
+  bar: overTime('bar'),
+  line: overTime('line'),
+  area: overTime('area'),
+  map: ({ data, title, fields }) => <MapChart data={data} title={title} fields={fields} />,
+};
+
+const isKind = (kind: string): kind is VisualizationKind => Object.hasOwn(CHARTS, kind);
+
+/** A widget's content by its visualization kind (a kind this UI does not know: a table). */
+export function Visualization(props: {
+  kind: VisualizationKind | string;
+  options: Record<string, unknown>;
+  data: QueryData;
+  title: string;
+  fields?: unknown;
+}): ReactNode {
+  const { kind, options, title, fields } = props;
+  const data = fromTable(props.data, kind, options.value);
+  const chart = isKind(kind) ? CHARTS[kind] : tableChart;
+  return chart({ data, options, title, fields });
+}
