@@ -2,16 +2,11 @@ import type { ClusterTopics } from '../../core/bus.js';
 import type { NormalisedEvent } from '../../core/event.js';
 import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
 import { fieldValue } from '../../filter/evaluate.js';
+import type { Condition, NewPatternCondition } from './conditions.js';
 import type { Notification } from './notification.js';
 import { SAMPLES, type Sample, type ThresholdCondition, ThresholdWindows } from './threshold.js';
 
-/** Fires once per pattern whose first event came after the warm-up (API §20). */
-export interface NewPatternCondition {
-  type: 'new_pattern';
-  warmup_seconds: number;
-}
-
-export type Condition = { type: 'match' } | ThresholdCondition | NewPatternCondition;
+export type { Condition, NewPatternCondition };
 
 /** What the engine needs of a trigger. */
 export interface AlertTrigger {

@@ -1,4 +1,4 @@
-import type { NewPatternCondition } from './alert-engine.js';
+import type { NewPatternCondition } from './conditions.js';
 import type { Sample, ThresholdCondition } from './threshold.js';
 
 /** What a trigger says when it fires: the body of a webhook, the matter of a mail. */
