@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { prng } from '../src/cli/demo-generator.js';
-import type { NormalisedEvent, Severity, StoredEvent } from '../src/core/event.js';
+import { emptyEvent, type NormalisedEvent, type Severity, type StoredEvent } from '../src/core/event.js';
 import { newEventId, newUlid } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
 import type { Compiled as ClickHouseCompiled } from '../src/event-store/clickhouse/clickhouse-plans.js';
@@ -55,7 +55,7 @@ const RESTRICTED_SCOPE = or(
  * The data set is built once under .bench/ and reused while its size matches.
  */
 /**
- * Pipes (API §21) are measured against SQL written by hand for the raw engine (`raw`): the
+ * Pipes (docs/query-language.md#pipes) are measured against SQL written by hand for the raw engine (`raw`): the
  * goal is ≤ 1.3× it (or ≤ 50 ms). `w` is the case's window as SQL on each engine.
  */
 interface HandSql {
@@ -122,7 +122,7 @@ const CASES: Array<{
     params: { group_by: ['host'], metrics: [{ op: 'count' }, { op: 'avg', field: 'bytes' }] },
   },
   { name: 'Timeline 1,440 buckets', goalMs: 50, type: 'Timeline', params: { interval: '1m' } },
-  // Patterns (API §20): the goal is ≤ 1.3× the TopN of pattern_id over the same events.
+  // Patterns (docs/api/patterns.md): the goal is ≤ 1.3× the TopN of pattern_id over the same events.
   { name: 'TopN pattern_id', goalMs: 150, type: 'TopN', params: { field: 'pattern_id', n: 50 } },
   { name: 'Patterns 50', goalMs: 195, type: 'Patterns', params: { n: 50 } },
   {
@@ -228,29 +228,18 @@ function sparseEvents(start: number): NormalisedEvent[] {
   for (let h = 0; h < 24; h++)
     for (let s = 0; s < SPARSE_SOURCES; s++) {
       const ts = start + h * 3_600_000 + s * 60_000 + 30_000;
-      events.push({
-        ev_id: newEventId(ts),
-        ts,
-        received_at: ts,
-        host: `sparse-${s}`,
-        app: 'cron',
-        severity: 'info',
-        facility: null,
-        message: `hourly job ${h} done`,
-        src_ip: null,
-        src_port: null,
-        dst_ip: null,
-        dst_port: null,
-        user: null,
-        action: null,
-        status: null,
-        bytes: null,
-        source: null,
-        intake: 'bench',
-        fields: {},
-        shape: null,
-        pattern_id: null,
-      });
+      events.push(
+        emptyEvent({
+          ev_id: newEventId(ts),
+          ts,
+          received_at: ts,
+          host: `sparse-${s}`,
+          app: 'cron',
+          severity: 'info',
+          message: `hourly job ${h} done`,
+          intake: 'bench',
+        }),
+      );
     }
   return events;
 }

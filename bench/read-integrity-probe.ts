@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { NormalisedEvent } from '../src/core/event.js';
+import { emptyEvent, type NormalisedEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 
@@ -22,7 +22,7 @@ const hostOf = (n: number) => `host-${n}-0123456789`;
 
 function ev(n: number): NormalisedEvent {
   const now = Date.now();
-  return {
+  return emptyEvent({
     ev_id: newUlid(now),
     ts: now,
     received_at: now,
@@ -32,19 +32,10 @@ function ev(n: number): NormalisedEvent {
     facility: 'auth',
     message: msg(n),
     src_ip: '127.0.0.1',
-    src_port: null,
-    dst_ip: null,
-    dst_port: null,
-    user: null,
-    action: null,
-    status: null,
     bytes: n,
-    source: null,
     intake: 'syslog:127.0.0.1',
     fields: { 'syslog.proc_id': String(n), 'sd.origin@32473.ip': '10.1.2.3' },
-    shape: null,
-    pattern_id: null,
-  };
+  });
 }
 
 let reads = 0;

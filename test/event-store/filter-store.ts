@@ -1,4 +1,4 @@
-import type { NormalisedEvent } from '../../src/core/event.js';
+import { emptyEvent, type NormalisedEvent } from '../../src/core/event.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { compileFilter } from '../../src/event-store/duckdb/duckdb-filter-compiler.js';
 import type { EventStore } from '../../src/event-store/event-store.js';
@@ -12,30 +12,12 @@ export function openFilterStore(): Promise<DuckDbEventStore> {
 }
 
 export function event(ev_id: string, fields: Partial<NormalisedEvent> = {}): NormalisedEvent {
-  return {
+  return emptyEvent({
     ev_id,
     ts: Date.UTC(2024, 4, 1, 10),
     received_at: Date.UTC(2024, 4, 1, 10, 0, 1),
-    host: null,
-    app: null,
-    severity: null,
-    facility: null,
-    message: null,
-    src_ip: null,
-    src_port: null,
-    dst_ip: null,
-    dst_port: null,
-    user: null,
-    action: null,
-    status: null,
-    bytes: null,
-    source: null,
-    intake: null,
-    fields: {},
-    shape: null,
-    pattern_id: null,
     ...fields,
-  };
+  });
 }
 
 /** Appends `events` and returns them as the evaluator sees them (with `stored_at`). */

@@ -1,4 +1,4 @@
-import type { NormalisedEvent } from '../../src/core/event.js';
+import { emptyEvent, type NormalisedEvent } from '../../src/core/event.js';
 import { newUlid } from '../../src/core/ids.js';
 import type { TestApp } from './app.js';
 
@@ -6,29 +6,12 @@ import type { TestApp } from './app.js';
 export const T0 = Date.UTC(2026, 10, 20, 12, 0, 0);
 
 export function event(partial: Partial<NormalisedEvent> & { ts: number }): NormalisedEvent {
-  return {
+  return emptyEvent({
     ev_id: newUlid(partial.received_at ?? partial.ts),
     received_at: partial.ts,
-    host: null,
-    app: null,
-    severity: null,
-    facility: null,
-    message: null,
-    src_ip: null,
-    src_port: null,
-    dst_ip: null,
-    dst_port: null,
-    user: null,
-    action: null,
-    status: null,
-    bytes: null,
-    source: null,
     intake: 'test',
-    fields: {},
-    shape: null,
-    pattern_id: null,
     ...partial,
-  };
+  });
 }
 
 /**

@@ -6,15 +6,15 @@
  * slides the windows by itself and queues the firing's delivery.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { NormalisedEvent } from '../../../src/core/event.js';
+import { emptyEvent, type NormalisedEvent } from '../../../src/core/event.js';
 import { silentLog } from '../../../src/core/log.js';
 import { AlertEngine, type AlertTrigger, type Firing } from '../../../src/features/alerting/alert-engine.js';
 import type { ChannelsService } from '../../../src/features/alerting/channels-service.js';
 import type { DeliveryQueue } from '../../../src/features/alerting/delivery-queue.js';
 import type { ThresholdCondition } from '../../../src/features/alerting/threshold.js';
 import { AlertNotifier } from '../../../src/features/triggers/alert-notifier.js';
+import type { TriggerRow } from '../../../src/features/triggers/triggers-table.js';
 import type { LeasesRepository } from '../../../src/metadata/leases-repository.js';
-import type { TriggerRow } from '../../../src/metadata/schema.js';
 
 /** A whole second, so second boundaries are easy to read. */
 const T0 = Date.UTC(2024, 0, 1, 12);
@@ -23,29 +23,7 @@ const S = 1000;
 let seq = 0;
 function event(host: string | null = null): NormalisedEvent {
   seq++;
-  return {
-    ev_id: `ev-${seq}`,
-    ts: T0,
-    received_at: T0,
-    host,
-    app: null,
-    severity: null,
-    facility: null,
-    message: `event ${seq}`,
-    src_ip: null,
-    src_port: null,
-    dst_ip: null,
-    dst_port: null,
-    user: null,
-    action: null,
-    status: null,
-    bytes: null,
-    source: null,
-    intake: null,
-    fields: {},
-    shape: null,
-    pattern_id: null,
-  };
+  return emptyEvent({ ev_id: `ev-${seq}`, ts: T0, received_at: T0, host, message: `event ${seq}` });
 }
 
 function trigger(condition: Omit<ThresholdCondition, 'type'>, cooldown_seconds = 0): AlertTrigger {
