@@ -3,7 +3,7 @@ import { flag, fmt, percentile, startServer } from './lib.js';
 import { dataSet } from './query.js';
 
 /**
- * An event in its context (API §19): `GET /api/events/{id}/context?before=50&after=50` for
+ * An event in its context (docs/api/events.md): `GET /api/events/{id}/context?before=50&after=50` for
  * anchors spread over the data set of `npm run bench -- query` (demo-like events over 24 h;
  * a source is a host and an app), beside the raw engine's straight query for the same
  * answer: the 50 events of the source before and after the anchor, by (ts, stored_at,

@@ -324,7 +324,7 @@ export async function main(argv: string[]) {
 
   // --- end to end through the API, without triggers and with them
   const plain = await runApi(bodies, total, batch, clients, 0);
-  // The same without pattern mining (API §20: its cost is measured beside it).
+  // The same without pattern mining (docs/api/patterns.md: its cost is measured beside it).
   const unmined = await runApi(bodies, total, batch, clients, 0, undefined, {
     LOGSCOPE_PATTERN_MINING: 'false',
   });

@@ -12,7 +12,7 @@ const DRAIN: Record<string, number> = { OpenSSH: 0.788, Linux: 0.69, Apache: 1.0
 const DATASETS = ['OpenSSH', 'Linux', 'Apache'];
 
 /**
- * Patterns (API §20): the template miner's grouping accuracy (GA, and FGA) on the Loghub-2k
+ * Patterns (docs/api/patterns.md): the template miner's grouping accuracy (GA, and FGA) on the Loghub-2k
  * samples in test/fixtures/loghub (message = the `Content` column), beside Drain's
  * published figures, and again as ingest makes templates (each raw log line as a record's
  * message, through the built-in pipelines, mined per app with the values the pipelines

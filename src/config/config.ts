@@ -18,7 +18,7 @@ export { PACKAGE_ROOT };
 /** The config file read when neither `--config` nor `LOGSCOPE_CONFIG` names one, if it exists. */
 export const DEFAULT_CONFIG_FILE = path.join(PACKAGE_ROOT, 'logscope.json');
 
-/** The `oidc` block: one OpenID provider (API §18). */
+/** The `oidc` block: one OpenID provider (docs/sign-on.md). */
 export const OidcSchema = Type.Object(
   {
     issuer: Type.String({ minLength: 1, pattern: '^https?://' }),

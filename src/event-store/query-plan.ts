@@ -81,7 +81,7 @@ export interface TimelinePlan extends Base {
 }
 
 /**
- * Patterns (API §20): the `n` most common `pattern_id`s with their counts, first and last
+ * Patterns (docs/api/patterns.md): the `n` most common `pattern_id`s with their counts, first and last
  * event, counts in `buckets` equal slices of the range, up to 3 samples (the newest), and,
  * with `compareTo`, their counts in that earlier range.
  */
@@ -96,7 +96,7 @@ export interface PatternsPlan extends Base {
 export const bucketWidth = (plan: PatternsPlan) =>
   Math.max(1, Math.ceil((plan.range.toMs - plan.range.fromMs) / plan.buckets));
 
-/** Table (API §21): the query's pipes, run in the store over the matching events. */
+/** Table (docs/query-language.md#table): the query's pipes, run in the store over the matching events. */
 export interface TablePlan extends Base {
   kind: 'table';
   program: Program;

@@ -1,5 +1,5 @@
 /**
- * Pipes (API §21): what the parser reads after the filter part of a query (`Pipe`, with
+ * Pipes (docs/query-language.md#pipes): what the parser reads after the filter part of a query (`Pipe`, with
  * positions), and the resolved program every evaluator runs (`Program`): the SQL compiler
  * of each event store (event-store/sql/pipe-sql.ts) and the JavaScript evaluator
  * (evaluate.ts) take the same stages with the same types, so they cannot disagree on what

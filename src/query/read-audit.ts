@@ -14,7 +14,7 @@ export interface ReadOrigin {
   readonly address: string | null;
 }
 
-/** One read, as the service that began it describes it (API §18). */
+/** One read, as the service that began it describes it (docs/api/audit.md). */
 export interface ReadRecord {
   who: Identity;
   origin: ReadOrigin;

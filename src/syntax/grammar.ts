@@ -153,7 +153,7 @@ QuotedChar
   = "\\" c:AnyChar { return c; }
   / [^"\\]
 
-// ---- Pipes (API §21): after the filter part, each "|" starts one. A "|" in a quoted
+// ---- Pipes (docs/query-language.md#pipes): after the filter part, each "|" starts one. A "|" in a quoted
 // phrase, a regex or after a backslash is text.
 
 PipeTail

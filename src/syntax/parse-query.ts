@@ -569,7 +569,7 @@ export function parseQuery(input: string, options: ParseQueryOptions = {}): Filt
   return filter;
 }
 
-/** A query of the type Table: its filter part and its pipes' program (API §21). */
+/** A query of the type Table: its filter part and its pipes' program (docs/query-language.md#pipes). */
 export function parseTableQuery(
   input: string,
   options: ParseQueryOptions = {},

@@ -7,7 +7,7 @@ import { cond } from '../../src/filter/ast.js';
 import { appendEvents, event } from './filter-store.js';
 import { STORES, type StoreUnderTest } from './stores.js';
 
-// The Patterns plan (API §20) on each event store against a JavaScript reading of the same
+// The Patterns plan (docs/api/patterns.md) on each event store against a JavaScript reading of the same
 // events: counts, first and last seen, the 20-bucket series, the newest 3 samples of each
 // pattern by (time, ev_id) with many events sharing a time, and the counts of an earlier
 // range; only what the read scope lets the caller read, so an unreadable event of the same

@@ -168,7 +168,7 @@ export interface TimelineResults {
   buckets: { ts: number; count: number }[];
 }
 
-/** A Table query's results (a query with pipes, API §21). */
+/** A Table query's results (a query with pipes, docs/query-language.md#table). */
 export interface TableResults {
   columns: { name: string; type: 'string' | 'number' | 'time' | 'ip' }[];
   rows: (string | number | null)[][];

@@ -12,7 +12,7 @@ import type { TimeWindow } from '../query-plan.js';
 import { quoteIdent, type SqlParams } from './sql-params.js';
 
 /**
- * How one engine spells what pipes need (API §21); the compiler below is the same for
+ * How one engine spells what pipes need (docs/query-language.md#pipes); the compiler below is the same for
  * every engine, as the filter compiler is. Values written into SQL go through `params`.
  */
 export interface PipeDialect {

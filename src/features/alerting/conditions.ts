@@ -4,7 +4,7 @@
  */
 import type { ThresholdCondition } from './threshold.js';
 
-/** Fires once per pattern whose first event came after the warm-up (API §20). */
+/** Fires once per pattern whose first event came after the warm-up (docs/api/alerting.md). */
 export interface NewPatternCondition {
   type: 'new_pattern';
   warmup_seconds: number;

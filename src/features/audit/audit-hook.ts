@@ -36,7 +36,7 @@ const widgetsOf = (answer: Record<string, unknown>) =>
 const widgetChange: Audited['detail'] = ({ answer }) => ({ query: answer.query ?? null });
 
 /**
- * What the audit trail records (API §18) by route: sign-ins, tokens, changes to users,
+ * What the audit trail records (docs/api/audit.md) by route: sign-ins, tokens, changes to users,
  * teams, streams, pipelines, triggers, channels, dashboards and widgets, exports and report
  * downloads. One table, read by one hook every request goes through: a route is recorded
  * by being named here, never by code in its handler. Reads are not here: each is recorded

@@ -54,7 +54,7 @@ const rowBytes = (row: NewAuditRow) =>
       .reduce((a, b) => a + b, 0);
 
 /**
- * The audit trail (API §18). Recording never blocks or fails the request it records: a
+ * The audit trail (docs/api/audit.md). Recording never blocks or fails the request it records: a
  * record goes into a queue, written in batches every `flushMs`; a failed write (a full
  * disk), a full queue or a rate-limited anonymous record is counted in /metrics, never
  * thrown. Whatever records (the HTTP hook, a service's read), each record is capped in

@@ -1,4 +1,4 @@
-/** The audit trail: who did what, from where, and how it ended (`/api/audit`, API §18). */
+/** The audit trail: who did what, from where, and how it ended (`/api/audit`, docs/api/audit.md). */
 import { component } from '../component.js';
 import { auditHook } from './audit-hook.js';
 import { AuditRepository } from './audit-repository.js';

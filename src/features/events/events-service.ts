@@ -30,7 +30,7 @@ export class EventsService {
     private readonly enricher: ResultEnricher,
     private readonly triggerMatches: ResultEnricherDeps['triggerMatches'],
     private readonly scopes: ReadScopes,
-    /** Every read of an event by id is recorded here, whatever door it came through (API §18). */
+    /** Every read of an event by id is recorded here, whatever door it came through (docs/api/audit.md). */
     private readonly audit: ReadAudit,
   ) {}
 
@@ -110,7 +110,7 @@ export class EventsService {
   }
 
   /**
-   * The events of the anchor's source around it (API §19), in the order they happened:
+   * The events of the anchor's source around it (docs/api/events.md), in the order they happened:
    * `before` and `after` of the same `by` values, nearest first from the store, shown
    * oldest first. With a cursor, one side continues. Only events `who` may read.
    */

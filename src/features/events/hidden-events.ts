@@ -10,7 +10,7 @@ const IDS_PER_SEARCH = 1000;
 const CLOCK_STEP_MS = 3_600_000;
 
 /**
- * Which of these event ids name a stored event that `scope` may not read (API §17). A
+ * Which of these event ids name a stored event that `scope` may not read (docs/access.md). A
  * resource that carries event ids and is shown to people who may read different events
  * (a task, made by a user or a trigger) shows each reader its list without these. An id
  * that names no stored event tells nothing of one and is not hidden.

@@ -21,7 +21,7 @@ const seconds = (ms: number) => ms / 1000;
 
 type SharedTemplate = ClusterTopics['patterns-made']['templates'][number];
 
-/** A pattern as `GET /api/patterns/{id}` shows it (API §20). */
+/** A pattern as `GET /api/patterns/{id}` shows it (docs/api/patterns.md). */
 export interface Pattern {
   pattern_id: string;
   template: string;
@@ -32,7 +32,7 @@ export interface Pattern {
 }
 
 /**
- * Patterns (API §20): every event gets the id of its message's template at ingest, after
+ * Patterns (docs/api/patterns.md): every event gets the id of its message's template at ingest, after
  * pipelines (`assign`); the templates are kept in the metadata store, written every
  * second, and taken up again at start, so a template keeps its id across restarts. A
  * pattern is shown to a caller who may read one of its events, with one they may read as

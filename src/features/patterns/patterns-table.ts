@@ -2,7 +2,7 @@ import type { Kysely, Migration, Selectable } from 'kysely';
 import type { MetadataDialect } from '../../metadata/database.js';
 
 /**
- * The templates the miner made (API §20), so a template keeps its id across restarts:
+ * The templates the miner made (docs/api/patterns.md), so a template keeps its id across restarts:
  * its tokens (variables `<*>`, joined by one space), when its events happened (first and
  * last, Unix ms of event time), how many there were (all time) and one of them.
  */

@@ -65,7 +65,7 @@ export class QueriesService {
     private readonly enricher: ResultEnricher,
     /** What each query's owner may read (ADR 0013). */
     private readonly scopes: ReadScopes,
-    /** Every query begun is recorded here (`query.create`), whatever its door (API §18). */
+    /** Every query begun is recorded here (`query.create`), whatever its door (docs/api/audit.md). */
     private readonly audit: ReadAudit,
   ) {}
 
@@ -92,7 +92,7 @@ export class QueriesService {
     );
   }
 
-  /** A query begun, as its audit record describes it (API §18). */
+  /** A query begun, as its audit record describes it (docs/api/audit.md). */
   private readOf(
     who: Identity,
     valid: ValidQuery,
@@ -220,7 +220,7 @@ export class QueriesService {
   }
 
   /**
-   * The one check every read of a held query passes (API §17: what its reader may read at
+   * The one check every read of a held query passes (docs/access.md: what its reader may read at
    * the moment of the read, whoever started it, as for a new query): the reader's scope
    * now (the cached one's key) against the job's. A shared widget query (`scopeFixed`)
    * answers only a reader of its scope, else 404 like a query that does not exist (the

@@ -26,7 +26,7 @@ export interface SectionDeps {
   maxRows: number;
   /** Adds GeoIP data to a map widget's values. */
   enricher?: ResultEnricher | undefined;
-  /** Each section's query is recorded here as its owner's read (`via: report`, API §18). */
+  /** Each section's query is recorded here as its owner's read (`via: report`, docs/api/audit.md). */
   audit: ReadAudit;
 }
 

@@ -110,7 +110,7 @@ export interface ReportsOptions {
   log?: Log;
   /** Adds GeoIP data to a map widget's values, as GET /api/query does with add_geoip_data. */
   enricher?: ResultEnricher;
-  /** Where each report query is recorded as its owner's read (API §18). */
+  /** Where each report query is recorded as its owner's read (docs/api/audit.md). */
   audit: ReadAudit;
 }
 

@@ -48,7 +48,7 @@ const SIZED = [
 type Sized = Pick<SavedSearchRow, (typeof SIZED)[number]>;
 
 /**
- * Saved searches (API §19): visible to their owner, to the teams (or everyone) they are
+ * Saved searches (docs/api/saved-searches.md): visible to their owner, to the teams (or everyone) they are
  * shared with and to admins; changed and deleted by their owner and admins only. What a
  * saved search shows a reader is always within that reader's own streams: it stores the
  * search, not results. Each is bounded in size and each user in how many they own, so no

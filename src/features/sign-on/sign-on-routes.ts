@@ -26,7 +26,7 @@ export interface SignOnRoutesOptions {
 
 const tags = ['auth'];
 
-/** `GET /api/auth/methods`, and the sign-in with the OpenID provider (API §18). */
+/** `GET /api/auth/methods`, and the sign-in with the OpenID provider (docs/sign-on.md). */
 export async function signOnRoutes(fastify: FastifyInstance, opts: SignOnRoutesOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { signOn, tokens } = opts;

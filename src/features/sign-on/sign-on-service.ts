@@ -32,7 +32,7 @@ export function localPath(next: unknown): string {
 const hash = (key: string) => createHash('sha256').update(key).digest('base64url');
 
 /**
- * Sign-in with the OpenID provider (API §18): authorization code flow with PKCE, `state`
+ * Sign-in with the OpenID provider (docs/sign-on.md): authorization code flow with PKCE, `state`
  * bound to the browser and `nonce`; users created at their first sign-in (with
  * `oidc.defaultPermissions`, none unless configured) and found again by the provider's
  * identity (`iss`, `sub`), never by name; admin rights and the members of teams marked

@@ -124,7 +124,7 @@ export function parseDueDate(raw: string): string | { error: string } {
 
 /**
  * Tasks are a team's board: every user sees every task, but only the event ids among its
- * `ev_ids` that they may read (API §17: a task a trigger opened lists what its trigger
+ * `ev_ids` that they may read (docs/api/tasks.md: a task a trigger opened lists what its trigger
  * matched). The owner, the assignee, holders of `manage_tasks` and admins may change a
  * task; the owner and admins may delete it.
  */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * An online template miner (API §20): each message, as it arrives, joins the template it
+ * An online template miner (docs/api/patterns.md): each message, as it arrives, joins the template it
  * is most like, and a template that generalises (a constant turned out to vary) keeps its
  * id. Designed from the literature and made to use what a log store knows:
  *

@@ -2,7 +2,7 @@ import { type Kysely, type Migration, sql } from 'kysely';
 import type { MetadataDialect } from '../database.js';
 
 /**
- * Whose rights a trigger runs with (API §17; docs/api/triggers.md): `triggers.run_as`, the
+ * Whose rights a trigger runs with (docs/access.md; docs/api/triggers.md): `triggers.run_as`, the
  * user who last decided what it matches or where it sends; `channels.decided_by`, the user
  * who last set where a channel sends; `deliveries.run_as`, the user whose rights made a
  * notification (who may see its samples). Existing rows get their owner, whose rights they

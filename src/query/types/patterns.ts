@@ -8,13 +8,13 @@ export interface PatternsParams extends CommonParamValues {
   compare_to?: TimeRangeParam;
 }
 
-/** Buckets of each pattern's series over the range (API §20). */
+/** Buckets of each pattern's series over the range (docs/api/patterns.md). */
 export const PATTERN_BUCKETS = 20;
 
 const seconds = (ms: number) => ms / 1000;
 
 /**
- * Patterns (API §20): the most common message templates among matching events, each with
+ * Patterns (docs/api/patterns.md): the most common message templates among matching events, each with
  * its count and share, first and last event, a series over the range, samples, and with
  * `compare_to` whether it is new since that earlier range. The template text comes with
  * the results from the store the runner reads (features/patterns/with-templates.ts).

@@ -7,7 +7,7 @@ import { type CommonParamValues, type QueryTypeDef, withCommon } from './query-t
 const Cell = Type.Union([Type.String(), Type.Number(), Type.Null()]);
 
 /**
- * Table (API §21): the query's pipes (`| stats …`, `| where …`, …) run in the event store
+ * Table (docs/query-language.md#table): the query's pipes (`| stats …`, `| where …`, …) run in the event store
  * over the matching events. Without an aggregating pipe its rows are events, with the
  * columns `fields` names or ts, host, app, severity, message and the columns pipes made.
  */

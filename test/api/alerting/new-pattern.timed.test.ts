@@ -1,5 +1,5 @@
 /**
- * The new_pattern condition (API §20): a trigger fires once per pattern first seen after
+ * The new_pattern condition (docs/api/alerting.md): a trigger fires once per pattern first seen after
  * its warm-up, with the template and the event, to a real webhook receiver; patterns seen
  * before, and those of its warm-up, stay quiet.
  */

@@ -19,7 +19,7 @@ interface Rec {
 }
 
 /**
- * Audit completeness (API §18): each recorded action done once is found exactly once,
+ * Audit completeness (docs/api/audit.md): each recorded action done once is found exactly once,
  * with its actor, address, target and outcome; records are read by admins only and
  * cannot be changed through the API.
  */

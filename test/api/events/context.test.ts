@@ -11,7 +11,7 @@ type Context = {
   after_cursor?: string | null;
 };
 
-/** GET /api/events/{id}/context (API §19): the same source around an event, in order. */
+/** GET /api/events/{id}/context (docs/api/events.md): the same source around an event, in order. */
 describe(`event context (${BACKEND}, ${EVENT_STORE})`, () => {
   let t: TestApp;
   const ids = new Map<string, string>();

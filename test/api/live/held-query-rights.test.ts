@@ -5,8 +5,8 @@ import { opsTeamApp, type Who } from '../../helpers/ops-team.js';
 import { Client, is, type Msg } from '../../helpers/ws-client.js';
 
 /**
- * A subscription by `query_id` reads with the subscriber's rights now (issue #54, API
- * §17), at subscribe time and when they change: a viewer removed from the team that reads
+ * A subscription by `query_id` reads with the subscriber's rights now (issue #54,
+ * docs/access.md), at subscribe time and when they change: a viewer removed from the team that reads
  * a stream gets no event of it through a widget's query they started, nor through a
  * query of their own, those stored after the removal included.
  */

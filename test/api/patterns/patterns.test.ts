@@ -6,7 +6,7 @@ import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers
 type Ev = { ev_id: string; message: string; app: string | null; pattern_id: string | null };
 
 /**
- * Patterns at ingest (API §20): every stored event carries its template's id, a template
+ * Patterns at ingest (docs/api/patterns.md): every stored event carries its template's id, a template
  * that generalises keeps it, `pattern_id` is a field like any other, `GET
  * /api/patterns/{id}` shows a template to who may read one of its events, and a restart
  * keeps the ids.

@@ -6,7 +6,7 @@ import { Client, is, type Msg } from '../../helpers/ws-client.js';
 
 /**
  * A held query answers with what its reader may read at the moment of the read (issue
- * #54, API §17), whoever started it: a widget's query started as a viewer's, or their own
+ * #54, docs/access.md), whoever started it: a widget's query started as a viewer's, or their own
  * query, kept after they left the team that reads the stream, shows none of its events,
  * those stored after the removal included.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 
 /**
- * The Table query type (API §21): a pipe's expression or condition nested deeper than the
+ * The Table query type (docs/query-language.md#table): a pipe's expression or condition nested deeper than the
  * limit (unary minus signs, operator chains, NOT, parentheses) is a 400 naming the limit,
  * never a 500 or an engine's error; within the limit it runs.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 
 /**
- * The Table query type (API §21): `sort` orders text that reads as a number (a JSON number
+ * The Table query type (docs/query-language.md#table): `sort` orders text that reads as a number (a JSON number
  * kept in `fields`) as that number, numbers before other text, as a Search sorts an extra
  * field, whether the column is an event's field or one a pipe made.
  */

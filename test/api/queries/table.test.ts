@@ -3,7 +3,7 @@ import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers
 import { event, HOUR, seedWeb, T0 } from '../../helpers/seed.js';
 
 /**
- * The Table query type (API §21) over HTTP: each pipe on the web seed (600 events, one
+ * The Table query type (docs/query-language.md#table) over HTTP: each pipe on the web seed (600 events, one
  * every 6 s: hosts web-1..3 in turn, status 200 ×4, 404, 500 per six, bytes = i), the
  * result's shape, and every kind of bad input as a 400 naming the position.
  */
@@ -34,7 +34,7 @@ describe(`Table queries (${BACKEND}, ${EVENT_STORE})`, () => {
     };
   };
 
-  it('stats with aliases, by, where, sort and limit, as in API §21', async () => {
+  it('stats with aliases, by, where, sort and limit, as in the first pipes example of docs/query-language.md', async () => {
     const r = await table(
       'status:>=200 | stats count() as n, p99(bytes), sum(bytes) by host | where n > 10 | sort -n, host | limit 2',
     );

@@ -3,7 +3,7 @@ import { BACKEND, createTestApp, type TestApp } from '../../helpers/app.js';
 
 type Who = { id: number; token: string };
 
-/** /api/saved-searches (API §19): kept, shared with teams or everyone, changed by their owner. */
+/** /api/saved-searches (docs/api/saved-searches.md): kept, shared with teams or everyone, changed by their owner. */
 describe(`saved searches on ${BACKEND}`, () => {
   let t: TestApp;
   let ada: Who;

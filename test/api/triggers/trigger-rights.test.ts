@@ -8,7 +8,7 @@ type Sample = { ev_id: string; message: string | null };
 type Hook = Awaited<ReturnType<typeof receiver>>;
 
 /**
- * Whose rights a trigger reads with (API §17, docs/api/triggers.md): a trigger matches,
+ * Whose rights a trigger reads with (docs/access.md, docs/api/triggers.md): a trigger matches,
  * notifies and opens tasks within the rights of whoever last decided what it matches and
  * where it sends, a delivery's samples are shown only to whom they were read for, and a
  * task's event ids only to those who may read the events. Stream Vault (`app:vault`) is

@@ -10,7 +10,7 @@ import {
 
 const view = (qs: string) => viewFromParams(new URLSearchParams(qs));
 
-/** The search page's state in its address (API §19, links). */
+/** The search page's state in its address (docs/web-ui.md). */
 describe('the search page address', () => {
   it('is /search for the default view, and holds every part of another', () => {
     expect(viewPath(EMPTY_VIEW)).toBe('/search');

@@ -2,7 +2,7 @@ import { Fragment, type ReactNode } from 'react';
 import { formatCount, formatTs } from '../format';
 
 /**
- * A Patterns query's results (API §20) as the search page's Patterns tab and a dashboard's
+ * A Patterns query's results (docs/api/patterns.md) as the search page's Patterns tab and a dashboard's
  * Patterns widget show them: each template with its variables marked, count, share, a
  * sparkline over the range, first and last seen, and a "new" badge.
  */

@@ -10,7 +10,7 @@ import {
 } from '../../../../src/ingest/patterns/template-miner.js';
 import { readLoghubCsv } from '../../../helpers/loghub.js';
 
-/** Drain's published grouping accuracy on these Loghub-2k datasets: the floor (API §20). */
+/** Drain's published grouping accuracy on these Loghub-2k datasets: the floor (docs/api/patterns.md). */
 const DRAIN: Record<string, number> = { OpenSSH: 0.788, Linux: 0.69, Apache: 1.0 };
 
 describe('the template miner', () => {

@@ -57,7 +57,7 @@ export const viewOf = (s: SavedSearch): SearchView => ({
 });
 
 /**
- * The search page's Saved menu (API §19): save the search shown (again, or as a new one),
+ * The search page's Saved menu (docs/web-ui.md): save the search shown (again, or as a new one),
  * open one of yours or one shared with you, share it with teams or everyone, delete it;
  * and Copy link, with the time range as it is (relative) or frozen to the second.
  */

@@ -288,7 +288,7 @@ export function SearchPage() {
   }, [shown, zoomTo]);
 
   const total = state.total ?? 0;
-  /** The shown query has pipes: its rows are a table (API §21), not events. */
+  /** The shown query has pipes: its rows are a table (docs/query-language.md#table), not events. */
   const piped = !live && (state.table !== null || hasPipes(shown?.query ?? ''));
   const unit = piped ? 'rows' : 'events';
   const statusText = live

@@ -24,7 +24,7 @@ export interface TokenState {
   open: '"' | '/' | null;
   /** The previous token was `field:` (so the next one is its value). */
   afterColon: boolean;
-  /** Past the first `|`: the rest is pipes (API §21). */
+  /** Past the first `|`: the rest is pipes (docs/query-language.md#pipes). */
   pipe: boolean;
   /** Right after a `|`: the next word names a pipe. */
   pipeName: boolean;

@@ -1,5 +1,5 @@
 /**
- * Everything the search page shows, as its address holds it (API §19: links): the query,
+ * Everything the search page shows, as its address holds it (docs/web-ui.md): the query,
  * the time range (a preset, or `from`/`to` in Unix seconds, the same instant in every time
  * zone), the columns, the sort, the tab (events or patterns), the open event and whether it
  * shows its context, and the saved search it came from. Reload, Back/Forward and a pasted link restore the page from it. Pure functions.
