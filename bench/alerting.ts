@@ -14,9 +14,9 @@ import { countFlag, flag, fmt, percentile, startServer } from './lib.js';
  * Flags: --rate 20000, --crossings 1000, --per-second 50.
  */
 export async function main(argv: string[]): Promise<void> {
-  const rate = countFlag(argv, '--rate', 20_000);
-  const crossings = countFlag(argv, '--crossings', 1000);
-  const perSecond = flag(argv, '--per-second', 50);
+  const rate = countFlag(argv, 'rate', 20_000);
+  const crossings = countFlag(argv, 'crossings', 1000);
+  const perSecond = flag(argv, 'per-second', 50);
   const arrived = new Map<string, number>();
   const hook = createServer((req, res) => {
     let body = '';

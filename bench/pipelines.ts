@@ -19,8 +19,8 @@ import { countFlag, fmt } from './lib.js';
  * Flags: --events N (default 200,000), --rounds 5.
  */
 export async function main(argv: string[]): Promise<void> {
-  const n = countFlag(argv, '--events', 200_000);
-  const rounds = countFlag(argv, '--rounds', 5);
+  const n = countFlag(argv, 'events', 200_000);
+  const rounds = countFlag(argv, 'rounds', 5);
   const set = builtinPipelineSet();
   const ctx = { receivedAt: Date.now(), intake: 'bench', newId: () => 'id' };
   const normalise = (records: Record<string, unknown>[]): NormalisedEvent[] =>
