@@ -22,8 +22,11 @@ export interface MetadataDbOptions {
   dataDir: string;
   /** PostgreSQL schema to use (tests isolate themselves with one each). */
   pgSchema?: string;
-  /** Migrations components declare beside the store's own (run in name order with them). */
-  migrations?: Readonly<Record<string, MigrationOf>>;
+  /**
+   * The components' migrations (`migrationsOf(COMPONENTS)`), run in name order with the
+   * store's own: those alone make no usable schema (migrator.ts).
+   */
+  migrations: Readonly<Record<string, MigrationOf>>;
 }
 
 /** Opens the metadata store chosen by config and brings its schema up to date. */

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { COMPONENTS } from '../../src/features/index.js';
+import { migrationsOf } from '../../src/features/root.js';
 import { openMetadataDb } from '../../src/metadata/database.js';
 import { LeasesRepository } from '../../src/metadata/leases-repository.js';
 import { TEST_DATABASE_URL } from '../helpers/app.js';
@@ -36,6 +38,7 @@ describe.each(BACKENDS)('leases on $name', ({ url }) => {
     const meta = await openMetadataDb({
       databaseUrl: url,
       dataDir: dir,
+      migrations: migrationsOf(COMPONENTS),
       ...(url ? { pgSchema: schema } : {}),
     });
     try {

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { COMPONENTS } from '../../src/features/index.js';
+import { migrationsOf } from '../../src/features/root.js';
 import { openMetadataDb } from '../../src/metadata/database.js';
 import { TEST_DATABASE_URL } from '../helpers/app.js';
 
@@ -31,12 +33,14 @@ describe.skipIf(!TEST_DATABASE_URL)('metadata migrations on PostgreSQL', () => {
     const first = await openMetadataDb({
       databaseUrl: TEST_DATABASE_URL,
       dataDir: dir,
+      migrations: migrationsOf(COMPONENTS),
       pgSchema: schemas[0],
     });
     try {
       const second = await openMetadataDb({
         databaseUrl: TEST_DATABASE_URL,
         dataDir: dir,
+        migrations: migrationsOf(COMPONENTS),
         pgSchema: schemas[1],
       });
       expect(await second.db.selectFrom('users').select('id').execute()).toEqual([]);
@@ -61,6 +65,7 @@ describe.skipIf(!TEST_DATABASE_URL)('metadata migrations on PostgreSQL', () => {
       const again = await openMetadataDb({
         databaseUrl: TEST_DATABASE_URL,
         dataDir: dir,
+        migrations: migrationsOf(COMPONENTS),
         pgSchema: schemas[1],
       });
       expect(await again.db.selectFrom('users').select('id').execute()).toEqual([]);
@@ -110,7 +115,12 @@ describe.skipIf(!TEST_DATABASE_URL)('metadata migrations while other schemas com
       for (const s of ours) await admin.query(`create schema ${s}`);
       await admin.end();
       for (const s of ours) {
-        const meta = await openMetadataDb({ databaseUrl: TEST_DATABASE_URL, dataDir: dir, pgSchema: s });
+        const meta = await openMetadataDb({
+          databaseUrl: TEST_DATABASE_URL,
+          dataDir: dir,
+          pgSchema: s,
+          migrations: migrationsOf(COMPONENTS),
+        });
         expect(await meta.db.selectFrom('users').select('id').execute()).toEqual([]);
         await meta.close();
       }

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { COMPONENTS } from '../../src/features/index.js';
+import { migrationsOf } from '../../src/features/root.js';
 import { openMetadataDb } from '../../src/metadata/database.js';
 import {
   nodeSqliteAvailable,
@@ -28,7 +30,11 @@ describe('choice of SQLite library', () => {
   });
 
   it('is what the metadata store opens with', async () => {
-    const meta = await openMetadataDb({ databaseUrl: '', dataDir: path.join(dir, 'meta') });
+    const meta = await openMetadataDb({
+      databaseUrl: '',
+      dataDir: path.join(dir, 'meta'),
+      migrations: migrationsOf(COMPONENTS),
+    });
     try {
       expect(meta.sqliteDriver).toBe(preferredSqliteDriver());
       expect(await meta.db.selectFrom('users').select('id').execute()).toEqual([]);

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { OrderTerm, Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { ChannelRow, ChannelUpdate, Database, NewChannelRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { ChannelRow, ChannelUpdate, NewChannelRow } from './alerting-table.js';
 
 const columnOf = (term: OrderTerm): OrderTerm =>
   term.field === 'owner' ? { ...term, field: 'owner_id' } : term;

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, DeliveryRow, DeliveryStatus, NewDeliveryRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { DeliveryRow, DeliveryStatus, NewDeliveryRow } from './alerting-table.js';
 
 export interface DeliveryFilter {
   triggerId?: number;

@@ -1,8 +1,8 @@
 import type { Static } from 'typebox';
 import { can, type Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
-import type { DeliveryRow, DeliveryStatus } from '../../metadata/schema.js';
 import type { DeliverySchema } from './alert-schema.js';
+import type { DeliveryRow, DeliveryStatus } from './alerting-table.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 
 export type Delivery = Static<typeof DeliverySchema>;

@@ -1,6 +1,6 @@
 import { type Log, silentLog } from '../../core/log.js';
 import { counter, type MetricDecl } from '../../core/metrics.js';
-import type { DeliveryRow } from '../../metadata/schema.js';
+import type { DeliveryRow } from './alerting-table.js';
 import type { ChannelsRepository } from './channels-repository.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 import type { Notification } from './notification.js';

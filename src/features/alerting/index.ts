@@ -2,6 +2,7 @@
 import { parseDenyCidrs } from '../../config/deny-cidrs.js';
 import { component } from '../component.js';
 import { ChannelSchema, DeliverySchema } from './alert-schema.js';
+import { alertingMigration } from './alerting-table.js';
 import { ChannelsRepository } from './channels-repository.js';
 import { channelRoutes } from './channels-routes.js';
 import { ChannelsService } from './channels-service.js';
@@ -22,6 +23,7 @@ declare module '../component.js' {
 
 export const alerting = component({
   name: 'alerting',
+  migrations: { '0009-alerting': alertingMigration },
   build({ meta, config, log, cluster, bus }) {
     const senders = new Senders({
       smtpUrl: config.smtpUrl,

@@ -6,7 +6,7 @@ import { type BlockList, isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { createTransport, type Transporter } from 'nodemailer';
 import { isDenied } from '../../config/deny-cidrs.js';
-import type { ChannelType } from '../../metadata/schema.js';
+import type { ChannelType } from './alerting-table.js';
 import { bodyText, headline, type Notification } from './notification.js';
 
 export interface WebhookConfig {

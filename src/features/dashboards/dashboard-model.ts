@@ -5,9 +5,9 @@
 
 import { can, type Identity } from '../../core/identity.js';
 import { AppError, type FieldErrors, fieldError, validationError } from '../../errors/errors.js';
-import type { DashboardRow, WidgetRow } from '../../metadata/schema.js';
 import { validateQuery } from '../../query/validate.js';
 import type { DashboardRepositories } from './dashboards-repository.js';
+import type { DashboardRow, WidgetRow } from './dashboards-table.js';
 
 export const VISUALIZATION_KINDS = ['table', 'bar', 'line', 'area', 'pie', 'number', 'map', 'list'] as const;
 export type VisualizationKind = (typeof VISUALIZATION_KINDS)[number];

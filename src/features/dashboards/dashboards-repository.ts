@@ -2,7 +2,8 @@ import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { OrderTerm, Page, PageRequest } from '../../core/list.js';
 import { inChunks } from '../../metadata/chunks.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { DashboardRow, DashboardUpdate, Database, NewDashboardRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { DashboardRow, DashboardUpdate, NewDashboardRow } from './dashboards-table.js';
 import { DashboardTemplatesRepository } from './templates-repository.js';
 import { WidgetsRepository } from './widgets-repository.js';
 

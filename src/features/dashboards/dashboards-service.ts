@@ -8,7 +8,6 @@ import {
   permissionDenied,
   validationError,
 } from '../../errors/errors.js';
-import type { DashboardRow, WidgetRow } from '../../metadata/schema.js';
 import { BUILTIN_TEMPLATES } from './builtin-templates.js';
 import {
   bottomOf,
@@ -35,6 +34,7 @@ import {
   widgetRowsOf,
 } from './dashboard-model.js';
 import type { DashboardFilter, DashboardRepositories } from './dashboards-repository.js';
+import type { DashboardRow, WidgetRow } from './dashboards-table.js';
 import { checkTemplatePath, isBuiltinPath, type TemplateInfo } from './templates.js';
 import { titleMatcher } from './title-regex.js';
 

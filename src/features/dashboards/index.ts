@@ -10,6 +10,7 @@ import {
 import { DashboardRepositories } from './dashboards-repository.js';
 import { dashboardRoutes } from './dashboards-routes.js';
 import { DashboardsService } from './dashboards-service.js';
+import { dashboardsMigration } from './dashboards-table.js';
 import { widgetRoutes } from './widgets-routes.js';
 import { WidgetsService } from './widgets-service.js';
 
@@ -22,6 +23,7 @@ declare module '../component.js' {
 
 export const dashboards = component({
   name: 'dashboards',
+  migrations: { '0004-dashboards': dashboardsMigration },
   build({ meta }) {
     const repos = new DashboardRepositories(meta.db);
     const dashboards = new DashboardsService(repos);

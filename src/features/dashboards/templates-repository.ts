@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, TemplateRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { TemplateRow } from './dashboards-table.js';
 
 export class DashboardTemplatesRepository {
   constructor(private readonly db: Kysely<Database>) {}

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { PageRequest } from '../../core/list.js';
 import { inChunks } from '../../metadata/chunks.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, NewWidgetRow, WidgetRow, WidgetUpdate } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewWidgetRow, WidgetRow, WidgetUpdate } from './dashboards-table.js';
 
 export interface WidgetFilter {
   /** Restrict to this owner (the caller); undefined = everyone's. */

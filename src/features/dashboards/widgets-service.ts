@@ -1,7 +1,6 @@
 import type { Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import { type FieldErrors, notFound, permissionDenied, validationError } from '../../errors/errors.js';
-import type { WidgetRow } from '../../metadata/schema.js';
 import {
   canSeeWidget,
   checkWidgetQuery,
@@ -16,6 +15,7 @@ import {
   widgetDefinition,
 } from './dashboard-model.js';
 import type { DashboardRepositories } from './dashboards-repository.js';
+import type { WidgetRow } from './dashboards-table.js';
 
 /** Widgets: they are created on a dashboard (DashboardsService.addWidget). */
 export class WidgetsService {

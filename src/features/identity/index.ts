@@ -3,6 +3,7 @@ import type { Config } from '../../config/config.js';
 import type { MetadataDb } from '../../metadata/database.js';
 import { component } from '../component.js';
 import { TeamsRepository } from '../teams/teams-repository.js';
+import { signOnUsersMigration, usersDisabledMigration, usersMigration } from './identity-table.js';
 import { TokensRepository } from './tokens-repository.js';
 import { authTokenRoutes } from './tokens-routes.js';
 import { TokensService } from './tokens-service.js';
@@ -30,6 +31,11 @@ export function identityServices(
 
 export const identity = component({
   name: 'identity',
+  migrations: {
+    '0001-initial': usersMigration,
+    '0015-sign-on-users': signOnUsersMigration,
+    '0018-users-disabled': usersDisabledMigration,
+  },
   build({ meta, config, bus }) {
     const { tokens, users } = identityServices(meta, config);
     // What one node changes, every node learns (in one process these stay local).

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, NewTokenRow, TokenRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewTokenRow, TokenRow } from './identity-table.js';
 
 export interface TokenFilter {
   /** Restrict to these owners; undefined = everyone's. */

@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, NewUserRow, UserRow, UserUpdate } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewUserRow, UserRow, UserUpdate } from './identity-table.js';
 
 export class UsersRepository {
   constructor(private readonly db: Kysely<Database>) {}

@@ -9,8 +9,8 @@ import {
   notFound,
   permissionDenied,
 } from '../../errors/errors.js';
-import type { UserRow } from '../../metadata/schema.js';
 import { PERMISSIONS, type Permission } from '../../shared/permissions.js';
+import type { UserRow } from './identity-table.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { AuthToken, TokensService } from './tokens-service.js';
 import { isValidUsername, type UserSchema } from './user-schema.js';

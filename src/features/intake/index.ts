@@ -18,6 +18,7 @@ import { PipelineSchema } from './pipeline-schema.js';
 import { PipelinesRepository } from './pipelines-repository.js';
 import { pipelineRoutes } from './pipelines-routes.js';
 import { PipelinesService } from './pipelines-service.js';
+import { pipelinesMigration } from './pipelines-table.js';
 import { type SyslogListener, startSyslogListener } from './syslog-listener.js';
 
 declare module '../component.js' {
@@ -31,6 +32,7 @@ declare module '../component.js' {
 
 export const intake = component({
   name: 'intake',
+  migrations: { '0008-pipelines': pipelinesMigration },
   build({ meta, config, log, bus, batcher, events, cluster }, s) {
     const pipelines = new PipelinesService(new PipelinesRepository(meta.db), {
       log,

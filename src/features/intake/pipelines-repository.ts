@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { OrderTerm, Page, PageRequest } from '../../core/list.js';
 import { own } from '../../core/own.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, NewPipelineRow, PipelineRow, PipelineUpdate } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewPipelineRow, PipelineRow, PipelineUpdate } from './pipelines-table.js';
 
 const COLUMNS: Record<string, string> = { order: 'run_order', owner: 'owner_id' };
 const columnOf = (term: OrderTerm): OrderTerm => ({ ...term, field: own(COLUMNS, term.field) ?? term.field });

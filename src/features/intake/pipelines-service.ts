@@ -16,9 +16,9 @@ import {
   PipelineSet,
   type PipelineTrace,
 } from '../../ingest/pipelines/pipeline.js';
-import type { PipelineRow } from '../../metadata/schema.js';
 import type { PipelineSchema } from './pipeline-schema.js';
 import type { PipelinesRepository } from './pipelines-repository.js';
+import type { PipelineRow } from './pipelines-table.js';
 
 /** At most this many events per simulate request. */
 export const SIMULATE_MAX_EVENTS = 100;

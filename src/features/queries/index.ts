@@ -6,6 +6,7 @@ import { withTemplates } from '../patterns/with-templates.js';
 import { QueriesRepository } from './queries-repository.js';
 import { GenericQuerySchema, queryRoutes } from './queries-routes.js';
 import { QueriesService } from './queries-service.js';
+import { queriesMigration } from './queries-table.js';
 
 declare module '../component.js' {
   interface Services {
@@ -19,6 +20,7 @@ const SWEEP_EVERY_MS = 60_000;
 
 export const queries = component({
   name: 'queries',
+  migrations: { '0002-queries': queriesMigration },
   build({ meta, config, log, bus, events, jobStore, leaseMs, cluster }, s) {
     // Patterns come with their templates' text (the metadata store has it).
     const store = withTemplates(events, (ids) => s.patterns.templates(ids));

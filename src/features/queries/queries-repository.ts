@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database, QueryRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { QueryRow } from './queries-table.js';
 
 export class QueriesRepository {
   constructor(private readonly db: Kysely<Database>) {}

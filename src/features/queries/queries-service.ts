@@ -8,7 +8,6 @@ import type { ExportDocument, Renderer } from '../../export/renderer.js';
 import { RENDERERS } from '../../export/renderers.js';
 import { isValidTimeZone } from '../../export/time-format.js';
 import type { FilterNode } from '../../filter/ast.js';
-import type { QueryRow } from '../../metadata/schema.js';
 import { exportTable } from '../../query/export-tables.js';
 import type { JobDefinition, QueryJob } from '../../query/job.js';
 import { type ReadAudit, type ReadOrigin, type ReadRecord, recorded } from '../../query/read-audit.js';
@@ -18,6 +17,7 @@ import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
 import { type CommonParamValues, type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
 import { type ValidQuery, validateQuery } from '../../query/validate.js';
 import type { QueriesRepository } from './queries-repository.js';
+import type { QueryRow } from './queries-table.js';
 import type { ResultEnricher } from './result-enricher.js';
 
 /** GenericQuery (the seed's representation plus error, progress and timestamps). */

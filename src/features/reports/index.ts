@@ -7,6 +7,7 @@ import { LocalReportFiles, SharedReportFiles } from './report-files.js';
 import { ReportsRepository } from './reports-repository.js';
 import { reportRoutes, ShortReportSchema } from './reports-routes.js';
 import { ReportsService } from './reports-service.js';
+import { reportsMigration } from './reports-table.js';
 
 declare module '../component.js' {
   interface Services {
@@ -16,6 +17,7 @@ declare module '../component.js' {
 
 export const reports = component({
   name: 'reports',
+  migrations: { '0005-reports': reportsMigration },
   build({ meta, config, log, events, jobStore, node, leaseMs, cluster }, s) {
     const usersRepo = new UsersRepository(meta.db);
     const shared = jobStore.shared;

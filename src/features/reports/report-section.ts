@@ -3,7 +3,6 @@ import { AppError } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { SearchResult } from '../../event-store/query-plan.js';
 import type { ExportSection, ExportTable } from '../../export/renderer.js';
-import type { ReportRow } from '../../metadata/schema.js';
 import { exportTable } from '../../query/export-tables.js';
 import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
@@ -12,6 +11,7 @@ import { validateQuery } from '../../query/validate.js';
 import type { ResultEnricher } from '../queries/result-enricher.js';
 import { chartFor, noMapNotes } from './report-charts.js';
 import { periodLabel, type ReportParams, widgetNotes, widgetTable } from './report-widgets.js';
+import type { ReportRow } from './reports-table.js';
 
 /** Formats made to be read page by page, where a Timeline is a chart and a summary. */
 const DOCUMENT_FORMATS: ReadonlySet<string> = new Set(['pdf', 'docx']);

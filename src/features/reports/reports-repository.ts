@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, NewReportRow, ReportRow } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewReportRow, ReportRow } from './reports-table.js';
 
 export class ReportsRepository {
   constructor(private readonly db: Kysely<Database>) {}

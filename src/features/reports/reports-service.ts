@@ -10,7 +10,6 @@ import { EXPORT_FORMATS, type ExportFormat, parseExportFormat } from '../../expo
 import type { ExportSection } from '../../export/renderer.js';
 import { RENDERERS } from '../../export/renderers.js';
 import { isValidTimeZone } from '../../export/time-format.js';
-import type { ReportRow } from '../../metadata/schema.js';
 import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
@@ -19,6 +18,7 @@ import type { ResultEnricher } from '../queries/result-enricher.js';
 import type { ReportFiles, ReportSink } from './report-files.js';
 import { reportSection, type SectionDeps } from './report-section.js';
 import type { ReportsRepository } from './reports-repository.js';
+import type { ReportRow } from './reports-table.js';
 
 /**
  * Most pages a pdf or docx report takes (about a minute's reading per page is already a

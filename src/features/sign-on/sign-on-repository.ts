@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database, NewUserRow, UserRow, UserUpdate } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewUserRow, UserRow, UserUpdate } from '../identity/identity-table.js';
 import { EVERYONE } from '../teams/teams-table.js';
 import type { SignInRow } from './sign-ins-table.js';
 

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import { conflict, createError } from '../../errors/errors.js';
-import type { UserRow } from '../../metadata/schema.js';
 import { PERMISSIONS } from '../../shared/permissions.js';
+import type { UserRow } from '../identity/identity-table.js';
 import type { AuthToken, TokensService } from '../identity/tokens-service.js';
 import { isValidUsername } from '../identity/user-schema.js';
 import { INVALID_LOGIN } from '../identity/users-service.js';

@@ -7,6 +7,7 @@ import { TaskSchema } from './task-schema.js';
 import { TasksRepository } from './tasks-repository.js';
 import { taskRoutes } from './tasks-routes.js';
 import { TasksService } from './tasks-service.js';
+import { tasksMigration } from './tasks-table.js';
 
 declare module '../component.js' {
   interface Services {
@@ -16,6 +17,7 @@ declare module '../component.js' {
 
 export const tasks = component({
   name: 'tasks',
+  migrations: { '0003-tasks': tasksMigration },
   build({ meta, events }, { readScopes }) {
     const tasks = new TasksService(
       new TasksRepository(meta.db),

@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import type { OrderTerm, PageRequest } from '../../core/list.js';
 import { own } from '../../core/own.js';
 import { paginate } from '../../metadata/paginate.js';
-import type { Database, NewTaskRow, TaskRow, TaskUpdate } from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewTaskRow, TaskRow, TaskUpdate } from './tasks-table.js';
 
 export interface TaskFilter {
   ownerIds?: number[];

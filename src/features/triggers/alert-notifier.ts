@@ -1,6 +1,5 @@
 import type { Log } from '../../core/log.js';
 import type { LeasesRepository } from '../../metadata/leases-repository.js';
-import type { TriggerRow } from '../../metadata/schema.js';
 import {
   type AlertCounts,
   AlertEngine,
@@ -11,6 +10,7 @@ import {
 } from '../alerting/alert-engine.js';
 import type { ChannelsService } from '../alerting/channels-service.js';
 import type { DeliveryQueue } from '../alerting/delivery-queue.js';
+import type { TriggerRow } from './triggers-table.js';
 
 /** The lease of the node that sends a cluster's notifications. */
 const NOTIFIER_LEASE = 'alert-notifier';

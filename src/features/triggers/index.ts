@@ -8,6 +8,7 @@ import { TriggerSchema } from './trigger-schema.js';
 import { TriggersRepository } from './triggers-repository.js';
 import { triggerRoutes } from './triggers-routes.js';
 import { TriggersService } from './triggers-service.js';
+import { triggerRunAsMigration, triggersMigration } from './triggers-table.js';
 
 declare module '../component.js' {
   interface Services {
@@ -17,6 +18,7 @@ declare module '../component.js' {
 
 export const triggers = component({
   name: 'triggers',
+  migrations: { '0006-triggers': triggersMigration, '0019-trigger-run-as': triggerRunAsMigration },
   build({ meta, config, log, bus, batcher, cluster, node, leaseMs, publicUrl }, s) {
     const triggers = new TriggersService(
       new TriggersRepository(meta.db),

@@ -2,13 +2,13 @@ import type { NormalisedEvent } from '../../core/event.js';
 import type { Log } from '../../core/log.js';
 import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
 import { and, type FilterNode } from '../../filter/ast.js';
-import type { TriggerRow } from '../../metadata/schema.js';
 import { parseFilter } from '../../syntax/parse-filter.js';
 import { parseQuery } from '../../syntax/parse-query.js';
 import type { AlertEngine } from '../alerting/alert-engine.js';
 import type { TasksService } from '../tasks/tasks-service.js';
 import { TriggerIndex } from './trigger-index.js';
 import type { TriggersRepository } from './triggers-repository.js';
+import type { TriggerRow } from './triggers-table.js';
 
 /** A task lists at most this many event ids (the tasks API's own limit). */
 const TASK_EV_IDS_MAX = 1000;

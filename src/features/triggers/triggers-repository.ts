@@ -1,13 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { OrderTerm, Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
-import type {
-  Database,
-  NewTriggerMatchRow,
-  NewTriggerRow,
-  TriggerRow,
-  TriggerUpdate,
-} from '../../metadata/schema.js';
+import type { Database } from '../../metadata/schema.js';
+import type { NewTriggerMatchRow, NewTriggerRow, TriggerRow, TriggerUpdate } from './triggers-table.js';
 
 export interface TriggerFilter {
   /** Restrict to this owner (the caller); undefined = everyone's. */

@@ -8,12 +8,11 @@ import { AppError, type FieldErrors, notFound, validationError } from '../../err
 import { NO_EVENT, type ReadScope, scopedFilter } from '../../event-store/read-scope.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
-import type { TaskPriority, TriggerRow, TriggerUpdate } from '../../metadata/schema.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { AlertEngine, Condition } from '../alerting/alert-engine.js';
 import type { ThresholdCondition } from '../alerting/threshold.js';
 import type { UsersRepository } from '../identity/users-repository.js';
-import type { TasksService } from '../tasks/tasks-service.js';
+import type { TaskPriority, TasksService } from '../tasks/tasks-service.js';
 import {
   type AlertCluster,
   type Alerting,
@@ -23,6 +22,7 @@ import {
 import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
 import type { TriggerSchema } from './trigger-schema.js';
 import type { TriggersRepository } from './triggers-repository.js';
+import type { TriggerRow, TriggerUpdate } from './triggers-table.js';
 
 export type { Alerting } from './alert-notifier.js';
 

@@ -14,6 +14,8 @@ import { DeliveryQueue } from '../../../src/features/alerting/delivery-queue.js'
 import type { Notification } from '../../../src/features/alerting/notification.js';
 import { SendError, type Senders } from '../../../src/features/alerting/senders.js';
 import { UsersRepository } from '../../../src/features/identity/users-repository.js';
+import { COMPONENTS } from '../../../src/features/index.js';
+import { migrationsOf } from '../../../src/features/root.js';
 import { type MetadataDb, openMetadataDb } from '../../../src/metadata/database.js';
 
 const T0 = Date.UTC(2024, 0, 1, 12);
@@ -53,7 +55,7 @@ describe('delivery queue retries (moved clock, SQLite)', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'logscope-delivery-clock-'));
-    meta = await openMetadataDb({ databaseUrl: '', dataDir: dir });
+    meta = await openMetadataDb({ databaseUrl: '', dataDir: dir, migrations: migrationsOf(COMPONENTS) });
     deliveries = new DeliveriesRepository(meta.db);
     channels = new ChannelsRepository(meta.db);
     const at = new Date(T0).toISOString();

@@ -7,6 +7,8 @@ import { DuckDbEventStore } from '../../../src/event-store/duckdb/duckdb-event-s
 import type { EventStore } from '../../../src/event-store/event-store.js';
 import type { SearchResult } from '../../../src/event-store/query-plan.js';
 import { SYSTEM_SCOPE } from '../../../src/event-store/read-scope.js';
+import { COMPONENTS } from '../../../src/features/index.js';
+import { migrationsOf } from '../../../src/features/root.js';
 import { type MetadataDb, openMetadataDb } from '../../../src/metadata/database.js';
 import { SqlJobStore } from '../../../src/metadata/query-jobs-repository.js';
 import type { JobDefinition } from '../../../src/query/job.js';
@@ -141,7 +143,7 @@ describe('query runner: leases in a shared job store', () => {
   };
 
   beforeAll(async () => {
-    meta = await openMetadataDb({ databaseUrl: '', dataDir: dir });
+    meta = await openMetadataDb({ databaseUrl: '', dataDir: dir, migrations: migrationsOf(COMPONENTS) });
     const user = await meta.db
       .insertInto('users')
       .values({

@@ -1,6 +1,63 @@
-import { type Kysely, type Migration, sql } from 'kysely';
-import type { MetadataDialect } from '../database.js';
-import { idColumn } from './helpers.js';
+import {
+  type Generated,
+  type Insertable,
+  type Kysely,
+  type Migration,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { MetadataDialect } from '../../metadata/database.js';
+import { idColumn } from '../../metadata/migrations/helpers.js';
+
+export type ChannelType = 'webhook' | 'slack' | 'email';
+
+export interface ChannelsTable {
+  id: Generated<number>;
+  name: string;
+  type: ChannelType;
+  /** JSON: webhook {url, headers?, secret?}, slack {url}, email {to}. */
+  config: string;
+  owner_id: number;
+  /** Who last set where it sends (type and config); null once that user is deleted. */
+  decided_by: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DeliveryStatus = 'pending' | 'sent' | 'failed';
+
+export interface DeliveriesTable {
+  id: Generated<number>;
+  trigger_id: number | null;
+  channel_id: number;
+  status: DeliveryStatus;
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+  /** Epoch ms of the next attempt (pending). */
+  next_attempt_at: number;
+  /** Epoch ms until which a process is sending it. */
+  lease_until: number;
+  /** JSON: the notification. */
+  payload: string;
+  /** The user whose rights made it (its trigger's `run_as` then): who may see its samples. */
+  run_as: Generated<number | null>;
+}
+
+declare module '../../metadata/schema.js' {
+  interface Database {
+    channels: ChannelsTable;
+    deliveries: DeliveriesTable;
+  }
+}
+
+export type ChannelRow = Selectable<ChannelsTable>;
+export type NewChannelRow = Insertable<ChannelsTable>;
+export type ChannelUpdate = Updateable<ChannelsTable>;
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type NewDeliveryRow = Insertable<DeliveriesTable>;
 
 /**
  * Alerting: a trigger's condition (every match, or a threshold over a sliding window),
@@ -8,7 +65,7 @@ import { idColumn } from './helpers.js';
  * durable queue of notifications (a restart loses none: a pending row is sent by whichever
  * process holds its lease next).
  */
-export const alerting = (dialect: MetadataDialect): Migration => ({
+export const alertingMigration = (dialect: MetadataDialect): Migration => ({
   async up(db: Kysely<unknown>) {
     await db.schema
       .alterTable('triggers')

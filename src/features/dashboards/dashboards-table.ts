@@ -1,6 +1,64 @@
-import type { Kysely, Migration } from 'kysely';
-import type { MetadataDialect } from '../database.js';
-import { idColumn } from './helpers.js';
+import type { Generated, Insertable, Kysely, Migration, Selectable, Updateable } from 'kysely';
+import type { MetadataDialect } from '../../metadata/database.js';
+import { idColumn } from '../../metadata/migrations/helpers.js';
+
+export interface DashboardsTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  owner_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WidgetsTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  owner_id: number;
+  /** JSON `{type, params}`, params with defaults filled in. */
+  query: string;
+  /** JSON `{kind, options}`. */
+  visualization: string;
+  /** JSON `{x, y, w, h}`. */
+  position: string;
+  refresh_interval: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DashboardWidgetsTable {
+  dashboard_id: number;
+  widget_id: number;
+  /** Place of the widget in the dashboard's layout order (0-based). */
+  layout: number;
+}
+
+export interface DashboardTemplatesTable {
+  path: string;
+  /** Null once the saving user is deleted. */
+  owner_id: number | null;
+  /** JSON of the portable dashboard (title, description, widgets). */
+  definition: string;
+  created_at: string;
+}
+
+declare module '../../metadata/schema.js' {
+  interface Database {
+    dashboards: DashboardsTable;
+    widgets: WidgetsTable;
+    dashboard_widgets: DashboardWidgetsTable;
+    dashboard_templates: DashboardTemplatesTable;
+  }
+}
+
+export type DashboardRow = Selectable<DashboardsTable>;
+export type NewDashboardRow = Insertable<DashboardsTable>;
+export type DashboardUpdate = Updateable<DashboardsTable>;
+export type WidgetRow = Selectable<WidgetsTable>;
+export type NewWidgetRow = Insertable<WidgetsTable>;
+export type WidgetUpdate = Updateable<WidgetsTable>;
+export type TemplateRow = Selectable<DashboardTemplatesTable>;
 
 /**
  * Dashboards, widgets, which widget sits on which dashboard (in layout order), and saved
@@ -8,7 +66,7 @@ import { idColumn } from './helpers.js';
  * template's definition) are JSON text, as `queries.params` is: both dialects store and
  * compare them alike, and nothing filters on their insides.
  */
-export const dashboards = (dialect: MetadataDialect): Migration => ({
+export const dashboardsMigration = (dialect: MetadataDialect): Migration => ({
   async up(db: Kysely<unknown>) {
     await idColumn(db.schema.createTable('dashboards'), dialect)
       .addColumn('title', 'text', (c) => c.notNull())

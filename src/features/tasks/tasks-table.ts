@@ -1,12 +1,50 @@
-import { type Kysely, type Migration, sql } from 'kysely';
-import type { MetadataDialect } from '../database.js';
-import { idColumn } from './helpers.js';
+import {
+  type Generated,
+  type Insertable,
+  type Kysely,
+  type Migration,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { MetadataDialect } from '../../metadata/database.js';
+import { idColumn } from '../../metadata/migrations/helpers.js';
+
+/** A task's priority, and a trigger's severity (the tasks it opens get it). */
+export type TaskPriority = 'low' | 'medium' | 'high' | 'critical';
+
+export interface TasksTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  owner_id: number;
+  assigned_to: number | null;
+  is_open: number;
+  due_date: string | null;
+  priority: TaskPriority;
+  /** JSON array of event ids. */
+  ev_ids: string;
+  trigger_id: number | null;
+  created_at: string;
+  updated_at: string;
+  closed_at: string | null;
+}
+
+declare module '../../metadata/schema.js' {
+  interface Database {
+    tasks: TasksTable;
+  }
+}
+
+export type TaskRow = Selectable<TasksTable>;
+export type NewTaskRow = Insertable<TasksTable>;
+export type TaskUpdate = Updateable<TasksTable>;
 
 /**
  * The team's task board. `trigger_id` has no foreign key yet: triggers come later and
  * their migration adds it.
  */
-export const tasks = (dialect: MetadataDialect): Migration => ({
+export const tasksMigration = (dialect: MetadataDialect): Migration => ({
   async up(db: Kysely<unknown>) {
     await idColumn(db.schema.createTable('tasks'), dialect)
       .addColumn('title', 'text', (c) => c.notNull())

@@ -1,7 +1,25 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely, Migration, Selectable } from 'kysely';
+
+export interface QueriesTable {
+  query_id: string;
+  owner_id: number;
+  type: string;
+  /** JSON of the params with defaults filled in. */
+  params: string;
+  created_at: string;
+  last_used_at: string;
+}
+
+declare module '../../metadata/schema.js' {
+  interface Database {
+    queries: QueriesTable;
+  }
+}
+
+export type QueryRow = Selectable<QueriesTable>;
 
 /** Query definitions; their results live with the runner (recomputed after a restart). */
-export const queries = (): Migration => ({
+export const queriesMigration = (): Migration => ({
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('queries')
