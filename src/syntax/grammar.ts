@@ -2,8 +2,8 @@
  * The query-language grammar (Peggy). scripts/query-parser.ts writes the parser from it
  * (`npm run gen:parser`, query-parser.generated.js; a test checks that file is current).
  * Actions stay thin: they hand raw pieces (words as character segments, value
- * descriptors, locations) to the typed helpers in parse-query.ts, which build the AST and
- * check values.
+ * descriptors, locations) to the typed helpers (filter-helpers.ts, pipe-helpers.ts), which
+ * build the AST and check values.
  *
  * Precedence, loosest first: OR, then AND (explicit or implied by juxtaposition), then
  * the prefixes NOT / `-` / `+`. Unary prefixes are a loop, not recursion, and nesting
