@@ -1,6 +1,14 @@
 import { Type } from 'typebox';
 import { IsoDateTime, Nullable, OneOf } from '../../core/resource-schema.js';
-import { TASK_PRIORITIES } from './tasks-service.js';
+import type { TaskPriority } from './tasks-table.js';
+
+/** A task's priorities (the column's values), lowest first. */
+export const TASK_PRIORITIES = [
+  'low',
+  'medium',
+  'high',
+  'critical',
+] as const satisfies readonly TaskPriority[];
 
 export const PrioritySchema = OneOf(TASK_PRIORITIES, {
   description: 'low, medium (the default), high or critical.',

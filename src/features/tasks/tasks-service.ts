@@ -8,12 +8,6 @@ import type { TaskFilter, TasksRepository } from './tasks-repository.js';
 import type { TaskPriority, TaskRow, TaskUpdate } from './tasks-table.js';
 
 export type { TaskPriority };
-export const TASK_PRIORITIES = [
-  'low',
-  'medium',
-  'high',
-  'critical',
-] as const satisfies readonly TaskPriority[];
 
 /** Task representation. */
 export type Task = Static<typeof TaskSchema>;
