@@ -6,16 +6,11 @@
 import { can, type Identity } from '../../core/identity.js';
 import { AppError, type FieldErrors, fieldError, validationError } from '../../errors/errors.js';
 import { validateQuery } from '../../query/validate.js';
+import type { VISUALIZATION_KINDS } from './dashboard-schema.js';
 import type { DashboardRepositories } from './dashboards-repository.js';
 import type { DashboardRow, WidgetRow } from './dashboards-table.js';
 
-export const VISUALIZATION_KINDS = ['table', 'bar', 'line', 'area', 'pie', 'number', 'map', 'list'] as const;
 export type VisualizationKind = (typeof VISUALIZATION_KINDS)[number];
-
-export const MAX_TITLE_LENGTH = 200;
-export const MAX_DESCRIPTION_LENGTH = 10_000;
-/** A dashboard holds at most this many widgets. */
-export const MAX_WIDGETS = 200;
 
 export interface WidgetQuery {
   type: string;

@@ -1,12 +1,13 @@
 import { Type } from 'typebox';
 import { IsoDateTime, OneOf } from '../../core/resource-schema.js';
-import {
-  MAX_DESCRIPTION_LENGTH,
-  MAX_TITLE_LENGTH,
-  MAX_WIDGETS,
-  VISUALIZATION_KINDS,
-} from './dashboard-model.js';
-import { MAX_TEMPLATE_PATH_LENGTH } from './templates.js';
+
+export const VISUALIZATION_KINDS = ['table', 'bar', 'line', 'area', 'pie', 'number', 'map', 'list'] as const;
+
+export const MAX_TITLE_LENGTH = 200;
+export const MAX_DESCRIPTION_LENGTH = 10_000;
+/** A dashboard holds at most this many widgets. */
+export const MAX_WIDGETS = 200;
+export const MAX_TEMPLATE_PATH_LENGTH = 200;
 
 /** Ids are 32-bit integers in both stores; larger ones are refused before they reach SQL. */
 export const MAX_ID = 2_147_483_647;

@@ -18,8 +18,6 @@ import {
   type DashboardDefinition,
   dashboardScope,
   exportDashboards,
-  MAX_TITLE_LENGTH,
-  MAX_WIDGETS,
   presentDashboards,
   presentWidgets,
   requireUnique,
@@ -33,6 +31,7 @@ import {
   widgetDefinition,
   widgetRowsOf,
 } from './dashboard-model.js';
+import { MAX_TITLE_LENGTH, MAX_WIDGETS } from './dashboard-schema.js';
 import type { DashboardFilter, DashboardRepositories } from './dashboards-repository.js';
 import type { DashboardRow, WidgetRow } from './dashboards-table.js';
 import { checkTemplatePath, isBuiltinPath, type TemplateInfo } from './templates.js';

@@ -1,6 +1,6 @@
 import { fieldError } from '../../errors/errors.js';
+import { MAX_TEMPLATE_PATH_LENGTH } from './dashboard-schema.js';
 
-export const MAX_TEMPLATE_PATH_LENGTH = 200;
 export const BUILTIN_PREFIX = 'builtin/';
 
 /** An entry of `GET /api/dashboards/templates`. */
