@@ -7,7 +7,6 @@ import { notFound } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { type ReadAudit, type ReadOrigin, recorded } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
-import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from '../queries/result-enricher.js';
 import {
   decodeCursor,
   firstWindow,
@@ -18,6 +17,7 @@ import {
   sideRows,
   sourceOf,
 } from './event-context.js';
+import type { EnrichOptions, ResultEnricher, ResultEnricherDeps } from './result-enricher.js';
 
 const seconds = (ms: number) => ms / 1000;
 

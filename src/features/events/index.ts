@@ -2,11 +2,14 @@
 
 import type { Identity } from '../../core/identity.js';
 import { component } from '../component.js';
-import { ResultEnricher } from '../queries/result-enricher.js';
 import { eventRoutes } from './events-routes.js';
 import { EventsService } from './events-service.js';
 import { fieldRoutes } from './fields-routes.js';
 import { FieldsService } from './fields-service.js';
+import { ResultEnricher } from './result-enricher.js';
+
+// What queries and reports are handed as `enricher`, to enrich what they present too.
+export type { ResultEnricher };
 
 declare module '../component.js' {
   interface Services {

@@ -16,9 +16,9 @@ import type { QueryRunner } from '../../query/runner.js';
 import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
 import { type CommonParamValues, type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
 import { type ValidQuery, validateQuery } from '../../query/validate.js';
+import type { ResultEnricher } from '../events/index.js';
 import type { QueriesRepository } from './queries-repository.js';
 import type { QueryRow } from './queries-table.js';
-import type { ResultEnricher } from './result-enricher.js';
 
 /** GenericQuery (the seed's representation plus error, progress and timestamps). */
 export interface GenericQuery {

@@ -8,7 +8,7 @@ import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
-import type { ResultEnricher } from '../queries/result-enricher.js';
+import type { ResultEnricher } from '../events/index.js';
 import { chartFor, noMapNotes } from './report-charts.js';
 import { periodLabel, type ReportParams, widgetNotes, widgetTable } from './report-widgets.js';
 import type { ReportRow } from './reports-table.js';

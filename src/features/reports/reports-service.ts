@@ -14,7 +14,7 @@ import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
 import { validateQuery } from '../../query/validate.js';
-import type { ResultEnricher } from '../queries/result-enricher.js';
+import type { ResultEnricher } from '../events/index.js';
 import type { ReportFiles, ReportSink } from './report-files.js';
 import { reportSection, type SectionDeps } from './report-section.js';
 import type { ReportsRepository } from './reports-repository.js';
