@@ -1,8 +1,8 @@
 /** Tasks: what users (and triggers) make of what they find. */
 
 import { component } from '../component.js';
-import { hiddenEventIds } from '../events/hidden-events.js';
 import { UsersRepository } from '../identity/users-repository.js';
+import { hiddenEventIds } from './hidden-events.js';
 import { TaskSchema } from './task-schema.js';
 import { TasksRepository } from './tasks-repository.js';
 import { taskRoutes } from './tasks-routes.js';

@@ -39,7 +39,7 @@ export interface TaskListFilter {
 /** A task lists at most this many event ids (the body schema's limit). */
 const EV_IDS_MAX = 1000;
 
-/** Which of these event ids name events `who` may not read (domain/events/hidden-events.ts). */
+/** Which of these event ids name events `who` may not read (hidden-events.ts). */
 export type HiddenEvents = (who: Identity, evIds: readonly string[]) => Promise<Set<string>>;
 
 /** What POST starts from and PUT resets an omitted field to. */

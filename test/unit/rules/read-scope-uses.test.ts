@@ -24,14 +24,14 @@ describe('SYSTEM_SCOPE', () => {
       .sort();
     expect(users).toEqual([
       'event-store/read-scope.ts',
-      // which event ids a task names exist, so a reader is not shown those they cannot read
-      'features/events/hidden-events.ts',
       // the duplicate check of journald's cursors
       'features/intake/journald-intake.ts',
       // retention: the oldest event, for retentionMaxBytes
       'features/streams/retention.ts',
       // a stream's event_count, shown only to those who may read the stream
       'features/streams/streams-service.ts',
+      // which event ids a task names exist, so a reader is not shown those they cannot read
+      'features/tasks/hidden-events.ts',
     ]);
   });
 });
