@@ -6,8 +6,6 @@ import type { Condition, NewPatternCondition } from './conditions.js';
 import type { Notification } from './notification.js';
 import { SAMPLES, type Sample, type ThresholdCondition, ThresholdWindows } from './threshold.js';
 
-export type { Condition, NewPatternCondition };
-
 /** What the engine needs of a trigger. */
 export interface AlertTrigger {
   id: number;

@@ -11,6 +11,19 @@ import { DeliveriesService } from './deliveries-service.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { Senders } from './senders.js';
 
+// What triggers take from alerting: the engine that says when a trigger's condition fires,
+// its conditions, and the queue its notifications are sent through.
+export {
+  type AlertCounts,
+  AlertEngine,
+  type AlertEngineOptions,
+  type AlertTrigger,
+  type Firing,
+} from './alert-engine.js';
+export type { Condition } from './conditions.js';
+export type { DeliveryQueue } from './delivery-queue.js';
+export type { ThresholdCondition } from './threshold.js';
+
 declare module '../component.js' {
   interface Services {
     channels: ChannelsService;

@@ -2,7 +2,7 @@
 import type { Config } from '../../config/config.js';
 import type { MetadataDb } from '../../metadata/database.js';
 import { component } from '../component.js';
-import { TeamsRepository } from '../teams/teams-repository.js';
+import { TeamsRepository } from '../teams/index.js';
 import { signOnUsersMigration, usersDisabledMigration, usersMigration } from './identity-table.js';
 import { TokensRepository } from './tokens-repository.js';
 import { authTokenRoutes } from './tokens-routes.js';
@@ -11,6 +11,14 @@ import { AuthTokenSchema, UserSchema } from './user-schema.js';
 import { UsersRepository } from './users-repository.js';
 import { userRoutes } from './users-routes.js';
 import { UsersService } from './users-service.js';
+
+// What other features take from identity: the users' rows (sign-on keeps a provider's users
+// in them), their repository (tasks, triggers, streams and reports read users by id), a
+// user's identity, and the one wording of a refused sign-in.
+export type { NewUserRow, UserRow, UserUpdate } from './identity-table.js';
+export { identityOf } from './tokens-service.js';
+export { UsersRepository } from './users-repository.js';
+export { INVALID_LOGIN } from './users-service.js';
 
 declare module '../component.js' {
   interface Services {

@@ -5,6 +5,9 @@ import { PatternSchema, patternRoutes } from './patterns-routes.js';
 import { PatternsService } from './patterns-service.js';
 import { patternsMigration } from './patterns-table.js';
 
+// What queries takes from patterns: the event store whose answers carry templates' text.
+export { withTemplates } from './with-templates.js';
+
 declare module '../component.js' {
   interface Services {
     patterns: PatternsService;

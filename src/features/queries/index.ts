@@ -2,7 +2,7 @@
 
 import { QueryRunner } from '../../query/runner.js';
 import { ADOPT_EVERY_MS, component } from '../component.js';
-import { withTemplates } from '../patterns/with-templates.js';
+import { withTemplates } from '../patterns/index.js';
 import { QueriesRepository } from './queries-repository.js';
 import { GenericQuerySchema, queryRoutes } from './queries-routes.js';
 import { QueriesService } from './queries-service.js';

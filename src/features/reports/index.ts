@@ -1,8 +1,7 @@
 /** Reports: dashboards and queries rendered to files, on demand or on a schedule. */
 import path from 'node:path';
 import { ADOPT_EVERY_MS, component } from '../component.js';
-import { identityOf } from '../identity/tokens-service.js';
-import { UsersRepository } from '../identity/users-repository.js';
+import { identityOf, UsersRepository } from '../identity/index.js';
 import { LocalReportFiles, SharedReportFiles } from './report-files.js';
 import { ReportsRepository } from './reports-repository.js';
 import { reportRoutes, ShortReportSchema } from './reports-routes.js';

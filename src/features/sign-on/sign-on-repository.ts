@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../metadata/schema.js';
-import type { NewUserRow, UserRow, UserUpdate } from '../identity/identity-table.js';
-import { EVERYONE } from '../teams/teams-table.js';
+import type { NewUserRow, UserRow, UserUpdate } from '../identity/index.js';
+import { EVERYONE } from '../teams/index.js';
 import type { SignInRow } from './sign-ins-table.js';
 
 /** Sign-ins under way, and the users and team memberships single sign-on keeps. */

@@ -2,10 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import { conflict, createError } from '../../errors/errors.js';
 import { PERMISSIONS } from '../../shared/permissions.js';
-import type { UserRow } from '../identity/identity-table.js';
+import { INVALID_LOGIN, type UserRow } from '../identity/index.js';
 import type { AuthToken, TokensService } from '../identity/tokens-service.js';
 import { isValidUsername } from '../identity/user-schema.js';
-import { INVALID_LOGIN } from '../identity/users-service.js';
 import { ProviderUnavailable, type RelyingParty } from './relying-party.js';
 import type { SignOnRepository } from './sign-on-repository.js';
 

@@ -2,7 +2,7 @@
 
 import type { ReadScopes } from '../../query/read-scopes.js';
 import { component } from '../component.js';
-import { UsersRepository } from '../identity/users-repository.js';
+import { UsersRepository } from '../identity/index.js';
 import { StreamReadScopes } from './read-scopes.js';
 import { StreamRetention } from './retention.js';
 import { StreamMembership } from './stream-membership.js';

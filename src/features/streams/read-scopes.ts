@@ -5,7 +5,7 @@ import { EVERY_EVENT, NO_EVENT, type ReadScope } from '../../event-store/read-sc
 import type { FilterNode } from '../../filter/ast.js';
 import { and, not, or } from '../../filter/builders.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
-import type { UsersRepository } from '../identity/users-repository.js';
+import type { UsersRepository } from '../identity/index.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import { membership, streamRules } from './membership.js';
 import type { Readers, StreamRow, StreamsRepository } from './streams-repository.js';

@@ -1,7 +1,7 @@
 /** Tasks: what users (and triggers) make of what they find. */
 
 import { component } from '../component.js';
-import { UsersRepository } from '../identity/users-repository.js';
+import { UsersRepository } from '../identity/index.js';
 import { hiddenEventIds } from './hidden-events.js';
 import { TaskSchema } from './task-schema.js';
 import { TasksRepository } from './tasks-repository.js';

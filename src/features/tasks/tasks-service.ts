@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import { can, type Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import { type FieldErrors, notFound, permissionDenied, validationError } from '../../errors/errors.js';
-import type { UsersRepository } from '../identity/users-repository.js';
+import type { UsersRepository } from '../identity/index.js';
 import type { TaskSchema } from './task-schema.js';
 import type { TaskFilter, TasksRepository } from './tasks-repository.js';
 import type { TaskPriority, TaskRow, TaskUpdate } from './tasks-table.js';

@@ -6,6 +6,11 @@ import { teamRoutes } from './teams-routes.js';
 import { TeamsService } from './teams-service.js';
 import { teamsMigration, teamsProviderSyncedMigration } from './teams-table.js';
 
+// What other features take from teams: identity, built before it, reads a user's teams
+// with its repository; sign-on's group sync leaves the built-in team alone.
+export { TeamsRepository } from './teams-repository.js';
+export { EVERYONE } from './teams-table.js';
+
 declare module '../component.js' {
   interface Services {
     teams: TeamsService;

@@ -1,15 +1,15 @@
 import type { Log } from '../../core/log.js';
 import type { LeasesRepository } from '../../metadata/leases-repository.js';
+import type { ChannelsService } from '../alerting/channels-service.js';
 import {
   type AlertCounts,
   AlertEngine,
   type AlertEngineOptions,
   type AlertTrigger,
   type Condition,
+  type DeliveryQueue,
   type Firing,
-} from '../alerting/alert-engine.js';
-import type { ChannelsService } from '../alerting/channels-service.js';
-import type { DeliveryQueue } from '../alerting/delivery-queue.js';
+} from '../alerting/index.js';
 import type { TriggerRow } from './triggers-table.js';
 
 /** The lease of the node that sends a cluster's notifications. */

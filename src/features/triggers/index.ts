@@ -1,9 +1,9 @@
 /** Triggers: saved filters matched against every commit, making tasks and alerts. */
 
 import { LeasesRepository } from '../../metadata/leases-repository.js';
-import type { AlertCounts } from '../alerting/alert-engine.js';
+import type { AlertCounts } from '../alerting/index.js';
 import { component, RELOAD_RULES_MS } from '../component.js';
-import { UsersRepository } from '../identity/users-repository.js';
+import { UsersRepository } from '../identity/index.js';
 import { TriggerSchema } from './trigger-schema.js';
 import { TriggersRepository } from './triggers-repository.js';
 import { triggerRoutes } from './triggers-routes.js';

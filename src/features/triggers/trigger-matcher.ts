@@ -4,7 +4,7 @@ import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
 import { and, type FilterNode } from '../../filter/ast.js';
 import { parseFilter } from '../../syntax/parse-filter.js';
 import { parseQuery } from '../../syntax/parse-query.js';
-import type { AlertEngine } from '../alerting/alert-engine.js';
+import type { AlertEngine } from '../alerting/index.js';
 import type { TasksService } from '../tasks/tasks-service.js';
 import { TriggerIndex } from './trigger-index.js';
 import type { TriggersRepository } from './triggers-repository.js';

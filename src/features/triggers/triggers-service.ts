@@ -9,9 +9,8 @@ import { NO_EVENT, type ReadScope, scopedFilter } from '../../event-store/read-s
 import type { FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
-import type { AlertEngine, Condition } from '../alerting/alert-engine.js';
-import type { ThresholdCondition } from '../alerting/threshold.js';
-import type { UsersRepository } from '../identity/users-repository.js';
+import type { AlertEngine, Condition, ThresholdCondition } from '../alerting/index.js';
+import type { UsersRepository } from '../identity/index.js';
 import type { TaskPriority, TasksService } from '../tasks/tasks-service.js';
 import {
   type AlertCluster,
