@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notFoundHandler } from '../../src/errors/error-handler.js';
@@ -13,6 +14,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 // not ask for HTML (which must not change with the UI).
 
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+const BIG = `export const words = ${JSON.stringify(Array.from({ length: 2000 }, (_, i) => `word${i % 50}`))};\n`;
 const INDEX = '<!doctype html><html lang="en"><head><title>Logscope</title></head><body></body></html>';
 
 /** The routes alone, behind a stand-in for the API's auth hook (every route not public: 401). */
@@ -54,6 +56,10 @@ describe('the web UI routes with a build', () => {
     mkdirSync(path.join(dir, 'assets'));
     writeFileSync(path.join(dir, 'index.html'), INDEX);
     writeFileSync(path.join(dir, 'assets', 'index-Ab12Cd34.js'), 'console.log(1);\n');
+    // A build's large file with the compressed copies the build writes beside it.
+    writeFileSync(path.join(dir, 'assets', 'big-Ef56Gh78.js'), BIG);
+    writeFileSync(path.join(dir, 'assets', 'big-Ef56Gh78.js.br'), brotliCompressSync(BIG));
+    writeFileSync(path.join(dir, 'assets', 'big-Ef56Gh78.js.gz'), gzipSync(BIG));
     writeFileSync(path.join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     writeFileSync(path.join(dir, '.build-stamp'), 'secret-ish');
     app = await uiApp(dir);
@@ -104,6 +110,28 @@ describe('the web UI routes with a build', () => {
     expect(icon.statusCode).toBe(200);
     expect(icon.headers['content-type']).toBe('image/svg+xml');
     expect(icon.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('sends a browser that accepts br or gzip the compressed copy, others the file, varying on Accept-Encoding', async () => {
+    const br = await get('/assets/big-Ef56Gh78.js', '*/*', { 'accept-encoding': 'gzip, deflate, br, zstd' });
+    expect(br.statusCode).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toMatch(/^(text|application)\/javascript/);
+    expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    expect(br.rawPayload.length).toBeLessThan(BIG.length / 4);
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(BIG);
+    const gz = await get('/assets/big-Ef56Gh78.js', '*/*', { 'accept-encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(BIG);
+    const plain = await get('/assets/big-Ef56Gh78.js', '*/*', { 'accept-encoding': 'identity' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toBe(BIG);
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    // A file the build left uncompressed (too small to gain) goes as it is.
+    const small = await get('/assets/index-Ab12Cd34.js', '*/*', { 'accept-encoding': 'br' });
+    expect(small.headers['content-encoding']).toBeUndefined();
+    expect(small.body).toBe('console.log(1);\n');
   });
 
   it('answers a missing asset with the JSON 404, never index.html', async () => {

@@ -105,7 +105,8 @@ function htmlHeaders(reply: FastifyReply): FastifyReply {
 
 /**
  * The web UI (`dist/ui`, built by `npm run build`), public: the app signs in itself.
- * Hashed `assets/*` are cached for good, everything else revalidates (`no-cache`).
+ * Hashed `assets/*` are cached for good, everything else revalidates (`no-cache`); text
+ * files go brotli- or gzip-compressed to browsers that accept it.
  * A browser asking for HTML at any path outside the API gets the app's index.html (its
  * client-side routes); other clients' unknown paths keep the API's JSON 401/404. Without
  * a build, pages say how to make one. The folder is looked at per request, so building
@@ -114,7 +115,9 @@ function htmlHeaders(reply: FastifyReply): FastifyReply {
 export async function uiRoutes(app: FastifyInstance, opts: { dir?: string } = {}) {
   const dir = opts.dir ?? UI_DIR;
   // Only reply.sendFile (path checks, ETag, ranges, conditional requests): the routes are ours.
-  await app.register(fastifyStatic, { root: dir, serve: false, suppressWarning: true });
+  // The build writes each text file's .br and .gz beside it (scripts/build.mjs): a browser
+  // that accepts one gets it (Vary: Accept-Encoding), others the file itself.
+  await app.register(fastifyStatic, { root: dir, serve: false, suppressWarning: true, preCompressed: true });
   if (!app.hasConstraintStrategy(CONSTRAINT)) {
     app.addConstraintStrategy({
       name: CONSTRAINT,
