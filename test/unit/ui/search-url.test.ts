@@ -6,6 +6,7 @@ import {
   sortOf,
   viewFromParams,
   viewPath,
+  withShownColumns,
 } from '../../../ui/src/pages/search/search-url.js';
 
 const view = (qs: string) => viewFromParams(new URLSearchParams(qs));
@@ -34,6 +35,24 @@ describe('the search page address', () => {
     expect(view('tab=patterns').tab).toBe('patterns');
     expect(view('cols=time,%3Cscript%3E,host').columns).toEqual(['time', 'host']);
     expect(view('range=last_24_hours').range).toEqual({ kind: 'preset', preset: 'last_24_hours' });
+  });
+
+  it("shows a link's columns as they are, else the reader's own, and leaves the default ones out", () => {
+    const plain = ['time', 'severity', 'host', 'app', 'message'];
+    const own = ['time', 'host', 'status'];
+    const linked = withShownColumns(view('cols=time,app'), own, plain);
+    expect(linked.columns).toEqual(['time', 'app']);
+    expect(viewPath(linked.view)).toBe('/search?cols=time%2Capp');
+    const theirs = withShownColumns(view('q=x'), own, plain);
+    expect(theirs.columns).toEqual(own);
+    expect(viewPath(theirs.view)).toBe('/search?q=x&cols=time%2Chost%2Cstatus');
+    const byDefault = withShownColumns(view('q=x&cols=time,severity,host,app,message'), own, plain);
+    expect(byDefault.columns).toEqual(['time', 'severity', 'host', 'app', 'message']);
+    expect(viewPath(byDefault.view)).toBe('/search?q=x&cols=time%2Cseverity%2Chost%2Capp%2Cmessage');
+    expect(
+      viewPath(withShownColumns(view('q=x&cols=time,severity,host,app,message'), plain, plain).view),
+    ).toBe('/search?q=x');
+    expect(viewPath(withShownColumns(view('q=x'), plain, plain).view)).toBe('/search?q=x');
   });
 
   it('freezes a relative range to the window it covers now, to the second, when asked', () => {

@@ -3,11 +3,10 @@ import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } fro
 import { api, errorText, type LogEvent, type TimeRange } from '../../api';
 import { ConnectionLost } from '../../components/feedback';
 import { formatCount } from '../../format';
-import { navigate } from '../../router';
 import { useMe } from '../../useMe';
 import { SearchActions } from '../reports/SearchActions';
 import { ColumnPicker } from './ColumnPicker';
-import { DEFAULT_COLUMNS, loadColumns, saveColumns } from './columns';
+import { saveColumns } from './columns';
 import { EventDialog } from './EventDialog';
 import { type FieldInfo, FieldList, fetchFields } from './FieldList';
 import { PatternsTab } from './PatternsTab';
@@ -16,7 +15,7 @@ import { addTerm, errorContext, errorPosition, hasPipes } from './query';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
 import { SavedMenu } from './SavedMenu';
 import { NoStreams, StreamPicker, useReadableStreams } from './StreamPicker';
-import { nextSort, type SearchView, shareLink, viewFromParams, viewPath } from './search-url';
+import { nextSort, type SearchView, shareLink, viewFromParams } from './search-url';
 import { type TableChart, TableView } from './TableView';
 import { Tabs } from './Tabs';
 import { Timeline } from './Timeline';
@@ -24,6 +23,7 @@ import { CustomRangeForm, TimeRangeSelect, useTimePicker } from './TimePicker';
 import { type RangeSel, windowOf, zoomOut } from './time-range';
 import { MAX_LIVE_ROWS, useLiveTail } from './useLiveTail';
 import { PAGE_SIZE, useSearch } from './useSearch';
+import { useSearchAddress } from './useSearchAddress';
 
 const isEditable = (el: EventTarget | null) =>
   el instanceof HTMLElement &&
@@ -53,127 +53,86 @@ function ErrorContext({ query, at }: { query: string; at: number }) {
   );
 }
 
-const sameList = (a: readonly string[], b: readonly string[]) => a.join(',') === b.join(',');
-
 export function SearchPage() {
-  /** What the address held on arrival (a reload, or a link someone sent). */
-  const initial = useRef<SearchView>(viewFromParams(new URLSearchParams(window.location.search)));
-  const [text, setText] = useState(() => initial.current.query);
-  const [range, setRange] = useState<RangeSel>(() => initial.current.range);
-  // A link's columns are shown as they are; the reader's own are kept for their next search.
-  const [columns, setColumns] = useState(() => initial.current.columns ?? loadColumns());
-  const changeColumns = useCallback((cols: string[]) => {
-    setColumns(cols);
-    saveColumns(cols);
-  }, []);
-  const [sort, setSort] = useState<string[]>(() => initial.current.sort);
-  /** The saved search this page was opened from or last saved as. */
-  const [saved, setSaved] = useState<number | null>(() => initial.current.saved);
-  const [selected, setSelected] = useState<LogEvent | null>(null);
-  /** The open event's context is shown (opened with `c`). */
-  const [withContext, setWithContext] = useState(false);
-  /** An event the address names, while it is read (then it is `selected`). */
-  const [linked, setLinked] = useState<{ id: string; context: boolean } | null>(() =>
-    initial.current.event ? { id: initial.current.event, context: initial.current.context } : null,
-  );
-  /** The page's tab: the events, or their patterns. */
-  const [tab, setTab] = useState<SearchView['tab']>(() => initial.current.tab);
+  /** The box's text: what the next search will be of (the address holds the last one searched). */
+  const [text, setText] = useState(() => viewFromParams(new URLSearchParams(window.location.search)).query);
+  const [live, setLive] = useState(false);
+  const [paused, setPaused] = useState(false);
+  const liveRef = useRef(live);
+  liveRef.current = live;
+  const { state, start, stop, abandon, ensureRows, running } = useSearch();
+  /** The window the results (and the field list) are of: the range pinned when the search ran. */
+  const [pinned, setPinned] = useState<{ ts_from: number; ts_to: number } | null>(null);
   const [linkError, setLinkError] = useState<string | null>(null);
-  /** How the rows of a query with pipes are shown. */
-  const [chart, setChart] = useState<TableChart>({ kind: 'table' });
-  const open = useCallback((ev: LogEvent, opts?: { context: boolean }) => {
-    setWithContext(opts?.context ?? false);
-    setSelected(ev);
-  }, []);
-  // The event an address names: read, then opened (with its context when the tab says so).
+  /** The query was edited since the last search (its error is no longer marked in the box). */
+  const [edited, setEdited] = useState(false);
+
+  const run = useCallback(
+    (query: string, r: RangeSel, order: readonly string[]) => {
+      const span = windowOf(r, Date.now());
+      setEdited(false);
+      setPinned(span);
+      setLinkError(null);
+      start(query, span, order);
+    },
+    [start],
+  );
+
+  // Back, Forward or a link: the address's view shows, its search run (while Live the
+  // tail follows the address's query by itself).
+  const { view, columns, update } = useSearchAddress((v) => {
+    setText(v.query);
+    if (!liveRef.current) run(v.query, v.range, v.sort);
+  });
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  const { range, sort, tab } = view;
+  /** The query the results are of (the tailed one while Live). */
+  const shown = pinned && { query: view.query, window: pinned };
+
+  /** The event the address names, once read (or taken from the row opened). */
+  const [opened, setOpened] = useState<LogEvent | null>(null);
+  const selected = view.event !== null && opened?.ev_id === view.event ? opened : null;
+  const open = useCallback(
+    (ev: LogEvent, opts?: { context: boolean }) => {
+      setOpened(ev);
+      update({ event: ev.ev_id, context: opts?.context ?? false });
+    },
+    [update],
+  );
+  // An event the address names that is not the one open: read, then shown.
   useEffect(() => {
-    if (!linked) return;
+    if (view.event === null || opened?.ev_id === view.event) return;
     let gone = false;
-    api<LogEvent>(`/api/events/${encodeURIComponent(linked.id)}`)
+    api<LogEvent>(`/api/events/${encodeURIComponent(view.event)}`)
       .then((ev) => {
-        if (gone) return;
-        setWithContext(linked.context);
-        setSelected(ev);
-        setLinked(null);
+        if (!gone) setOpened(ev);
       })
       .catch((err) => {
         if (gone) return;
-        setLinked(null);
+        update({ event: null, context: false });
         setLinkError(`The linked event cannot be shown: ${errorText(err)}`);
       });
     return () => {
       gone = true;
     };
-  }, [linked]);
-  /** The query was edited since the last search (its error is no longer marked in the box). */
-  const [edited, setEdited] = useState(false);
+  }, [view.event, opened?.ev_id, update]);
+
   const queryRef = useRef<QueryBoxHandle>(null);
   const me = useMe();
   const streams = useReadableStreams();
-  const { state, start, stop, abandon, ensureRows, running } = useSearch();
-  /** The query and window the results (and the field list) are of. */
-  const [shown, setShown] = useState<{ query: string; window: { ts_from: number; ts_to: number } } | null>(
-    null,
-  );
-  const [live, setLive] = useState(false);
-  const [paused, setPaused] = useState(false);
-  /** The query being tailed while Live is on. */
-  const [liveQuery, setLiveQuery] = useState('');
-  const tail = useLiveTail(liveQuery, live, paused);
-
-  /** The next change of the address is a history entry (a new search or range), not a replacement. */
-  const pushNext = useRef(false);
-  const sortRef = useRef(sort);
-  sortRef.current = sort;
-
-  const run = useCallback(
-    (query: string, r: RangeSel, push = false, order: readonly string[] = sortRef.current) => {
-      const pinned = windowOf(r, Date.now());
-      setEdited(false);
-      setShown({ query, window: pinned });
-      setSelected(null);
-      setLinkError(null);
-      if (push) pushNext.current = true;
-      start(query, pinned, order);
-    },
-    [start],
-  );
+  /** How the rows of a query with pipes are shown. */
+  const [chart, setChart] = useState<TableChart>({ kind: 'table' });
+  const tail = useLiveTail(view.query, live, paused);
 
   // The first search runs on arrival, with what the address holds (empty: everything).
   // The same effect abandons what still runs when the page goes: under StrictMode the
   // effect runs, is cleaned up and runs again, and the second run searches again.
   useEffect(() => {
-    const v = initial.current;
-    run(v.query, v.range, false, v.sort);
+    const v = viewRef.current;
+    run(v.query, v.range, v.sort);
     return abandon;
   }, [run, abandon]);
-
-  /** Shows a whole view: Back/Forward, and opening a saved search. */
-  const show = useCallback(
-    (v: SearchView, push: boolean) => {
-      setText(v.query);
-      setRange(v.range);
-      if (v.columns) setColumns(v.columns);
-      setSort(v.sort);
-      setSaved(v.saved);
-      setTab(v.tab);
-      run(v.query, v.range, push, v.sort);
-      if (v.event) setLinked({ id: v.event, context: v.context });
-    },
-    [run],
-  );
-
-  // Back and Forward: show what the address holds then.
-  const liveRef = useRef(live);
-  liveRef.current = live;
-  useEffect(() => {
-    const onPop = () => {
-      if (window.location.pathname !== '/search' || liveRef.current) return;
-      show(viewFromParams(new URLSearchParams(window.location.search)), false);
-    };
-    window.addEventListener('popstate', onPop);
-    return () => window.removeEventListener('popstate', onPop);
-  }, [show]);
 
   // `/` focuses the query box from anywhere (except while typing elsewhere).
   useEffect(() => {
@@ -187,26 +146,31 @@ export function SearchPage() {
     return () => document.removeEventListener('keydown', onKey);
   }, []);
 
-  /** Searches (or, while Live, tails) `query`: a history entry, so Back shows the search before. */
+  /**
+   * Searches (or, while Live, tails) `query`, with more of the view changed in the same
+   * step: a history entry, so Back shows the search before.
+   */
   const go = useCallback(
-    (query: string) => {
+    (query: string, patch: Partial<SearchView> = {}) => {
+      setEdited(false);
       if (live) {
-        setSelected(null);
-        setEdited(false);
-        setLiveQuery(query);
-      } else run(query, range, true);
+        update({ ...patch, query, event: null, context: false });
+      } else {
+        update({ ...patch, query, event: null, context: false }, { push: true });
+        run(query, patch.range ?? range, sort);
+      }
     },
-    [live, run, range],
+    [live, run, range, sort, update],
   );
 
   /** A click on a column's header: the results sorted by it (again: the other way). */
   const sortBy = useCallback(
     (column: string) => {
-      const next = nextSort(sortRef.current, column);
-      setSort(next);
-      run(shown?.query ?? text, range, false, next);
+      const next = nextSort(sort, column);
+      update({ sort: next, event: null, context: false });
+      run(view.query, range, next);
     },
-    [run, shown, text, range],
+    [run, view.query, range, sort, update],
   );
 
   const submit = (e?: FormEvent) => {
@@ -215,25 +179,23 @@ export function SearchPage() {
   };
 
   const onFilter = useCallback(
-    (term: string) => {
-      const base = live ? liveQuery : (shown?.query ?? text);
-      const next = addTerm(base, term);
+    (term: string, patch: Partial<SearchView> = {}) => {
+      const next = addTerm(view.query, term);
       setText(next);
-      go(next);
+      go(next, patch);
     },
-    [live, liveQuery, shown, text, go],
+    [view.query, go],
   );
 
   const toggleLive = () => {
+    update({ query: text, event: null, context: false });
     if (live) {
       setLive(false);
       setPaused(false);
-      run(text, range);
+      run(text, range, sort);
     } else {
       // The historical search is not needed while tailing.
       if (running) void stop();
-      setSelected(null);
-      setLiveQuery(text);
       setPaused(false);
       setLive(true);
     }
@@ -266,26 +228,19 @@ export function SearchPage() {
     return pages;
   }, [tail.rows]);
 
+  /** A new range searches the box's text over it. */
   const picker = useTimePicker({
     range,
     shown: shown?.window ?? null,
     live,
-    onChange: (r) => {
-      setRange(r);
-      run(text, r, true);
-    },
+    onChange: (r) => go(text, { range: r }),
   });
 
-  const zoomTo = useCallback(
-    (r: RangeSel) => {
-      setRange(r);
-      run(shown?.query ?? text, r, true);
-    },
-    [run, shown, text],
-  );
+  /** A span of the timeline: the shown query over it. */
+  const zoomTo = useCallback((r: RangeSel) => go(view.query, { range: r }), [go, view.query]);
   const onZoomOut = useCallback(() => {
-    if (shown) zoomTo(zoomOut(shown.window));
-  }, [shown, zoomTo]);
+    if (pinned) zoomTo(zoomOut(pinned));
+  }, [pinned, zoomTo]);
 
   const total = state.total ?? 0;
   /** The shown query has pipes: its rows are a table (docs/query-language.md#table), not events. */
@@ -302,32 +257,25 @@ export function SearchPage() {
         : `${formatCount(state.total)} ${unit}`;
   const error = live ? tail.error : state.error;
   /** The query the error is about, and where in it (a syntax error names its position). */
-  const errorQuery = live ? liveQuery : (shown?.query ?? '');
+  const errorQuery = live ? view.query : (shown?.query ?? '');
   const errorAt = errorPosition(error, errorQuery);
   const connection = tail.connection;
+  /** The query and window the field list, column picker and event dialog look at. */
+  const scope = live
+    ? { query: view.query, timeRange: liveRange }
+    : { query: shown?.query ?? '', timeRange: shown?.window ?? null };
 
-  /** Everything the page shows, as its address holds it. */
-  const view = useMemo<SearchView>(
-    () => ({
-      query: live ? liveQuery : (shown?.query ?? initial.current.query),
-      range,
-      columns: sameList(columns, DEFAULT_COLUMNS) ? null : columns,
-      sort,
-      tab,
-      event: selected?.ev_id ?? linked?.id ?? null,
-      context: (selected ? withContext : linked?.context) ?? false,
-      saved,
-    }),
-    [live, liveQuery, shown, range, columns, sort, tab, selected, linked, withContext, saved],
-  );
-  const path = viewPath(view);
-  // The address follows the page: a new search or range is a history entry, the rest replaces it.
-  useEffect(() => {
-    if (window.location.pathname !== '/search') return;
-    if (`${window.location.pathname}${window.location.search}` !== path)
-      navigate(path, { replace: !pushNext.current });
-    pushNext.current = false;
-  }, [path]);
+  const changeColumns = (cols: string[]) => {
+    // The reader's own columns for their next search, and this page's in its address.
+    saveColumns(cols);
+    update({ columns: cols });
+  };
+  /** A saved search opened: its whole view (the columns shown when it names none), searched. */
+  const openSaved = (v: SearchView) => {
+    update(v, { push: true });
+    setText(v.query);
+    run(v.query, v.range, v.sort);
+  };
 
   return (
     <div className="search-page">
@@ -415,12 +363,7 @@ export function SearchPage() {
               {paused ? 'Resume' : 'Pause'}
             </button>
             <span className="muted wide-only">newest first, at most {formatCount(MAX_LIVE_ROWS)}</span>
-            <ColumnPicker
-              columns={columns}
-              onChange={changeColumns}
-              query={liveQuery}
-              timeRange={liveRange}
-            />
+            <ColumnPicker columns={columns} onChange={changeColumns} {...scope} />
           </>
         ) : (
           <>
@@ -441,7 +384,12 @@ export function SearchPage() {
               </>
             )}
             {state.phase === 'STOPPED' && <span className="muted">Stopped: the results are partial.</span>}
-            <SavedMenu view={view} columns={columns} onOpen={(v) => show(v, true)} onSaved={setSaved} />
+            <SavedMenu
+              view={view}
+              columns={columns}
+              onOpen={openSaved}
+              onSaved={(saved) => update({ saved })}
+            />
             <SearchActions
               qid={state.phase === 'SUCCESS' || state.phase === 'STOPPED' ? state.qid : null}
               query={shown?.query ?? text}
@@ -449,14 +397,7 @@ export function SearchPage() {
               preset={range.kind === 'preset' ? range.preset : DEFAULT_PRESET}
               {...(piped ? { chart } : !live && tab === 'patterns' ? { patterns: true } : {})}
             />
-            {!piped && (
-              <ColumnPicker
-                columns={columns}
-                onChange={changeColumns}
-                query={shown?.query ?? ''}
-                timeRange={shown?.window ?? null}
-              />
-            )}
+            {!piped && <ColumnPicker columns={columns} onChange={changeColumns} {...scope} />}
           </>
         )}
       </div>
@@ -470,7 +411,7 @@ export function SearchPage() {
             ['patterns', 'Patterns'],
           ]}
           active={tab}
-          onChange={(t) => setTab(t as SearchView['tab'])}
+          onChange={(t) => update({ tab: t as SearchView['tab'] })}
         />
       )}
 
@@ -484,11 +425,8 @@ export function SearchPage() {
           <PatternsTab
             query={shown?.query ?? ''}
             window={shown?.window ?? null}
-            onFilter={(term) => {
-              setTab('events');
-              onFilter(term);
-            }}
-            onOpenEvent={(id) => setLinked({ id, context: false })}
+            onFilter={(term) => onFilter(term, { tab: 'events' })}
+            onOpenEvent={(id) => update({ event: id, context: false })}
           />
         </div>
       ) : (
@@ -498,11 +436,7 @@ export function SearchPage() {
             ? {}
             : { id: 'search-tab-events', role: 'tabpanel', 'aria-labelledby': 'search-tab-events-tab' })}
         >
-          <FieldList
-            query={live ? liveQuery : (shown?.query ?? '')}
-            timeRange={live ? liveRange : (shown?.window ?? null)}
-            onFilter={onFilter}
-          />
+          <FieldList {...scope} onFilter={onFilter} />
           {live ? (
             <ResultsTable
               key="live"
@@ -536,15 +470,12 @@ export function SearchPage() {
         <EventDialog
           key={selected.ev_id}
           event={selected}
-          showContext={withContext}
-          onContextChange={setWithContext}
+          showContext={view.context}
+          onContextChange={(context) => update({ context })}
           link={() => shareLink(view, window.location.origin, true, Date.now())}
-          onClose={() => setSelected(null)}
+          onClose={() => update({ event: null, context: false })}
           onFilter={onFilter}
-          scope={{
-            query: live ? liveQuery : (shown?.query ?? ''),
-            timeRange: live ? liveRange : (shown?.window ?? null),
-          }}
+          scope={scope}
         />
       )}
     </div>

@@ -82,6 +82,22 @@ export function viewToParams(view: SearchView): URLSearchParams {
   return params;
 }
 
+/**
+ * A view with the columns it shows: its own (a link's, as they are), else `own` (the
+ * reader's, kept in their browser). The view names them unless they are the `defaults`
+ * and so are the reader's: the address leaves them out then, and names a link's default
+ * columns to a reader whose own differ (so a reload shows the same).
+ */
+export function withShownColumns(
+  view: SearchView,
+  own: readonly string[],
+  defaults: readonly string[],
+): { view: SearchView; columns: string[] } {
+  const columns = [...(view.columns ?? own)];
+  const isDefault = (list: readonly string[]) => list.join(',') === defaults.join(',');
+  return { view: { ...view, columns: isDefault(columns) && isDefault(own) ? null : columns }, columns };
+}
+
 export const viewPath = (view: SearchView): string => {
   const qs = viewToParams(view).toString();
   return qs ? `/search?${qs}` : '/search';
