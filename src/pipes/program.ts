@@ -1,9 +1,10 @@
 /**
- * Pipes (docs/query-language.md#pipes): what the parser reads after the filter part of a query (`Pipe`, with
- * positions), and the resolved program every evaluator runs (`Program`): the SQL compiler
- * of each event store (event-store/sql/pipe-sql.ts) and the JavaScript evaluator
- * (evaluate.ts) take the same stages with the same types, so they cannot disagree on what
- * a name means, how a value converts or how rows are ordered.
+ * Pipes (docs/query-language.md#pipes): the pieces the parser reads after the filter part of
+ * a query (names with their positions, expressions, conditions, aggregates; each pipe's
+ * arguments are in its entry of pipe-table.ts), and the resolved program every evaluator
+ * runs (`Program`): the SQL compiler of each event store (event-store/sql/pipe-sql.ts) and
+ * the JavaScript evaluator (run.ts) take the same stages with the same types, so they
+ * cannot disagree on what a name means, how a value converts or how rows are ordered.
  */
 import { AGG_OPS, EVAL_FUNCTIONS, PIPE_NAMES } from '../shared/pipe-names.js';
 
@@ -64,26 +65,6 @@ export interface ParsedAgg {
   readonly as?: Name;
   readonly at: number;
 }
-
-export type Pipe = { readonly at: number } & (
-  | { readonly p: 'stats'; readonly aggs: readonly ParsedAgg[]; readonly by: readonly Name[] }
-  | { readonly p: 'top'; readonly n: number; readonly field: Name; readonly by?: Name }
-  | {
-      readonly p: 'timechart';
-      readonly spanMs?: number;
-      readonly aggs: readonly ParsedAgg[];
-      readonly by?: Name;
-    }
-  | { readonly p: 'patterns'; readonly n: number }
-  | { readonly p: 'fields'; readonly names: readonly Name[] }
-  | { readonly p: 'sort'; readonly keys: ReadonlyArray<{ readonly col: Name; readonly desc: boolean }> }
-  | { readonly p: 'limit'; readonly n: number }
-  | { readonly p: 'where'; readonly cond: ParsedCond }
-  | { readonly p: 'extract'; readonly pattern: string; readonly patternAt: number; readonly from?: Name }
-  | { readonly p: 'rex'; readonly regex: string; readonly regexAt: number; readonly from?: Name }
-  | { readonly p: 'rename'; readonly pairs: ReadonlyArray<readonly [Name, Name]> }
-  | { readonly p: 'eval'; readonly name: Name; readonly expr: ParsedExpr }
-);
 
 // --- The resolved program -------------------------------------------------------------
 

@@ -11,7 +11,13 @@
  * cannot exhaust the stack. Pipes' expressions and conditions are trees the actions build
  * in loops (operator chains, prefix runs); each node is measured as it is made, and one
  * deeper than MAX_EXPRESSION_DEPTH is refused there, before anything walks the tree.
+ *
+ * Each pipe's own rules are its entry's in the pipe table (pipes/pipe-table.ts), put in
+ * here in the order of PIPE_NAMES; what they share is written below them.
  */
+import { PIPE_TABLE, pipeRule } from '../pipes/pipe-table.js';
+import { PIPE_NAMES } from '../pipes/program.js';
+
 export const QUERY_GRAMMAR = String.raw`
 {
   const h = options.helpers;
@@ -160,114 +166,11 @@ PipeTail
   = "|" _ p:Pipe _ { return p; }
 
 Pipe "a pipe"
-  = StatsPipe / TopPipe / TimechartPipe / PatternsPipe / FieldsPipe / SortPipe / LimitPipe
-  / WherePipe / ExtractPipe / RexPipe / RenamePipe / EvalPipe / UnknownPipe
+  = ${PIPE_NAMES.map(pipeRule).join(' / ')} / UnknownPipe
 
-StatsPipe
-  = "stats" !IdentChar _ aggs:AggList by:(__ "by" __ @ColList)?
-    { return { p: 'stats', aggs: aggs, by: by ?? [], at: location().start.offset }; }
+${PIPE_NAMES.map((name) => PIPE_TABLE[name].grammar.trim()).join('\n\n')}
 
-TopPipe
-  = "top" !IdentChar n:(__ @Count)? __ f:Col by:(__ "by" __ @Col)?
-    { return h.top(n, f, by, location()); }
-
-TimechartPipe
-  = "timechart" !IdentChar span:(__ "span" _ "=" _ @Span)? _ aggs:AggList by:(__ "by" __ @Col)?
-    { return h.timechart(span, aggs, by, location()); }
-
-PatternsPipe
-  = "patterns" !IdentChar n:(__ @Count)?
-    { return { p: 'patterns', n: n ?? 50, at: location().start.offset }; }
-
-FieldsPipe
-  = "fields" !IdentChar __ names:ColList
-    { return { p: 'fields', names: names, at: location().start.offset }; }
-
-SortPipe
-  = "sort" !IdentChar __ head:SortKey tail:(_ "," _ @SortKey)*
-    { return { p: 'sort', keys: [head, ...tail], at: location().start.offset }; }
-
-SortKey
-  = d:"-"? c:Col { return { col: c, desc: d !== null }; }
-
-LimitPipe
-  = "limit" !IdentChar __ n:Count
-    { return { p: 'limit', n: n, at: location().start.offset }; }
-
-WherePipe
-  = "where" !IdentChar __ c:WOr
-    { return { p: 'where', cond: c, at: location().start.offset }; }
-
-WOr
-  = head:WAnd tail:(_ OrOp _ @WAnd)* { return h.conds('or', head, tail, location()); }
-
-WAnd
-  = head:WNot tail:(_ AndOp _ @WNot)* { return h.conds('and', head, tail, location()); }
-
-WNot
-  = ops:(NotOp _)* c:WPrim { return h.not(ops.length, c, location()); }
-
-WPrim
-  = "(" _ c:WOr _ ")" { return c; }
-  / c:Col _ op:CmpOp _ v:CmpValue { return { k: 'cmp', col: c, op: op, v: v }; }
-
-CmpOp "comparison (=, !=, >, >=, <, <=)"
-  = "!=" / ">=" / "<=" / "=" / ">" / "<"
-
-CmpValue "a number or a quoted string"
-  = Quoted
-  / n:Number { return n; }
-
-ExtractPipe
-  = "extract" !IdentChar __ s:QuotedAt from:(__ "from" __ @Col)?
-    { return { p: 'extract', pattern: s.s, patternAt: s.at, ...(from ? { from: from } : {}), at: location().start.offset }; }
-
-RexPipe
-  = "rex" !IdentChar __ s:RawQuotedAt from:(__ "from" __ @Col)?
-    { return h.rex(s, from, location()); }
-
-// A regex in quotes reaches RE2 as written (\d, \., \\); only \" is a quote.
-RawQuotedAt
-  = '"' cs:RawChar* '"' { return { s: cs.join(''), at: location().start.offset + 1 }; }
-
-RawChar
-  = '\\"' { return '"'; }
-  / "\\" c:AnyChar { return '\\' + c; }
-  / [^"\\]
-
-QuotedAt
-  = s:Quoted { return { s: s, at: location().start.offset }; }
-
-RenamePipe
-  = "rename" !IdentChar __ head:RenamePair tail:(_ "," _ @RenamePair)*
-    { return { p: 'rename', pairs: [head, ...tail], at: location().start.offset }; }
-
-RenamePair
-  = a:Col __ "as" __ b:Col { return [a, b]; }
-
-EvalPipe
-  = "eval" !IdentChar __ n:Col _ "=" _ e:Expr
-    { return { p: 'eval', name: n, expr: e, at: location().start.offset }; }
-
-// Spaces around "-" in an expression: "a-b" is the field a-b.
-Expr
-  = head:Term tail:(_ @[+\-] _ @Term)* { return h.arith(head, tail, location()); }
-
-Term
-  = head:Factor tail:(_ @[*/] _ @Factor)* { return h.arith(head, tail, location()); }
-
-Factor
-  = ops:("-" _)* e:Operand { return h.neg(ops.length, e, location()); }
-
-Operand
-  = "(" _ e:Expr _ ")" { return e; }
-  / n:Number !ColChar { return { k: 'num', v: n }; }
-  / s:Quoted { return { k: 'str', v: s }; }
-  / fn:Ident _ "(" _ args:ArgList? _ ")" { return h.fn(fn, args ?? [], location()); }
-  / c:Col { return { k: 'col', col: c }; }
-
-ArgList
-  = head:Expr tail:(_ "," _ @Expr)* { return [head, ...tail]; }
+// ---- What every pipe's rules may use.
 
 AggList
   = head:Agg tail:(_ "," _ @Agg)* { return [head, ...tail]; }

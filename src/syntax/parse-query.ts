@@ -32,8 +32,10 @@
 
 import { AppError } from '../errors/errors.js';
 import { FILTER_LIMITS, type FilterNode, measure, TRUE } from '../filter/ast.js';
-import type { Pipe, Program } from '../pipes/program.js';
-import { PipeError, resolvePipes } from '../pipes/resolve.js';
+import { PipeError } from '../pipes/pipe-error.js';
+import type { Pipe } from '../pipes/pipe-table.js';
+import type { Program } from '../pipes/program.js';
+import { resolvePipes } from '../pipes/resolve.js';
 import { filterHelpers } from './filter-helpers.js';
 import { pipeHelpers } from './pipe-helpers.js';
 import { describePosition, type Position, positionOf, syntaxError, ValueError } from './query-errors.js';

@@ -3,7 +3,8 @@
  * the checks the grammar cannot make itself (numbers in range, spans, known functions and
  * aggregates, how deep an expression nests), each at its position.
  */
-import { checkRegex } from '../filter/regex.js';
+import { checkCount, PipeError } from '../pipes/pipe-error.js';
+import { PIPE_TABLE, type Pipe, type PipeArgs, type PipeName, readPipe } from '../pipes/pipe-table.js';
 import {
   AGG_OPS,
   type AggOp,
@@ -16,26 +17,8 @@ import {
   type ParsedCond,
   type ParsedExpr,
   PIPE_NAMES,
-  type Pipe,
 } from '../pipes/program.js';
-import { checkCount } from '../pipes/resolve.js';
 import { type Location, pipeError, ValueError } from './query-errors.js';
-
-/** How each pipe is written, for the message when one is not complete. */
-const PIPE_USAGE: Readonly<Record<(typeof PIPE_NAMES)[number], string>> = {
-  stats: 'stats <aggregate>(field) [as name], … [by field, …], e.g. stats count() by host',
-  top: 'top [N] field [by field], e.g. top 5 host',
-  timechart: 'timechart [span=5m] <aggregate>(field), … [by field], e.g. timechart count()',
-  patterns: 'patterns [N]',
-  fields: 'fields name, …',
-  sort: 'sort [-]name, …',
-  limit: 'limit N (1 to 10,000)',
-  where: 'where <column> <op> <number or "text">, with AND, OR, NOT and parentheses',
-  extract: 'extract "text with <name> holes" [from field]',
-  rex: 'rex "RE2 with (?P<name>…) groups" [from field]',
-  rename: 'rename a as b, …',
-  eval: 'eval name = <expression>, e.g. eval kb = bytes / 1024',
-};
 
 type Arith = readonly [string, ParsedExpr];
 
@@ -82,25 +65,15 @@ export const pipeHelpers = {
       throw pipeError(`"${s}" is not a span from 1s to 366d (e.g. 30s, 5m, 1h, 1d)`, loc);
     return ms;
   },
-  top: (n: number | null, field: Name, by: Name | null, loc: Location): Pipe => ({
-    p: 'top',
-    n: n ?? 10,
-    field,
-    ...(by ? { by } : {}),
-    at: loc.start.offset,
-  }),
-  timechart: (span: number | null, aggs: ParsedAgg[], by: Name | null, loc: Location): Pipe => ({
-    p: 'timechart',
-    aggs,
-    ...(span !== null ? { spanMs: span } : {}),
-    ...(by ? { by } : {}),
-    at: loc.start.offset,
-  }),
-  rex(s: { s: string; at: number }, from: Name | null, loc: Location): Pipe {
-    const problem = checkRegex(s.s);
-    if (problem !== undefined)
-      throw new ValueError(`invalid regex: ${problem}`, { ...loc.start, offset: s.at }, 'Invalid pipe');
-    return { p: 'rex', regex: s.s, regexAt: s.at, ...(from ? { from } : {}), at: loc.start.offset };
+  /** A pipe the grammar read, with its entry's checks (pipe-table.ts). */
+  pipe<N extends PipeName>(name: N, args: PipeArgs[N], loc: Location): Pipe {
+    try {
+      return readPipe(name, args, loc.start.offset);
+    } catch (e) {
+      if (e instanceof PipeError)
+        throw new ValueError(e.message, { ...loc.start, offset: e.at }, 'Invalid pipe');
+      throw e;
+    }
   },
   arith: (head: ParsedExpr, tail: readonly Arith[], loc: Location): ParsedExpr =>
     tail.reduce<ParsedExpr>(
@@ -141,7 +114,7 @@ export const pipeHelpers = {
     return { op: op as AggOp, ...(field ? { field } : {}), ...(as ? { as } : {}), at: loc.start.offset };
   },
   unknownPipe(name: string, loc: Location): never {
-    const usage = Object.hasOwn(PIPE_USAGE, name) ? PIPE_USAGE[name as keyof typeof PIPE_USAGE] : undefined;
+    const usage = Object.hasOwn(PIPE_TABLE, name) ? PIPE_TABLE[name as PipeName].usage : undefined;
     if (usage) throw pipeError(`"${name}" is not complete: write ${usage}`, loc);
     throw pipeError(`unknown pipe "${name}"; use one of ${PIPE_NAMES.join(', ')}`, loc);
   },

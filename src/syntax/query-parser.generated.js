@@ -355,30 +355,30 @@ function peg$parse(input, options) {
   function peg$f42(cs) {    return cs.join('');  }
   function peg$f43(c) {    return c;  }
   function peg$f44(p) {    return p;  }
-  function peg$f45(aggs, by) {    return { p: 'stats', aggs: aggs, by: by ?? [], at: location().start.offset };  }
-  function peg$f46(n, f, by) {    return h.top(n, f, by, location());  }
-  function peg$f47(span, aggs, by) {    return h.timechart(span, aggs, by, location());  }
-  function peg$f48(n) {    return { p: 'patterns', n: n ?? 50, at: location().start.offset };  }
-  function peg$f49(names) {    return { p: 'fields', names: names, at: location().start.offset };  }
-  function peg$f50(head, tail) {    return { p: 'sort', keys: [head, ...tail], at: location().start.offset };  }
+  function peg$f45(aggs, by) {    return h.pipe('stats', { aggs: aggs, by: by ?? [] }, location());  }
+  function peg$f46(n, f, by) {    return h.pipe('top', { n: n ?? 10, field: f, ...(by ? { by: by } : {}) }, location());  }
+  function peg$f47(span, aggs, by) {    return h.pipe('timechart', { aggs: aggs, ...(span !== null ? { spanMs: span } : {}), ...(by ? { by: by } : {}) }, location());  }
+  function peg$f48(n) {    return h.pipe('patterns', { n: n ?? 50 }, location());  }
+  function peg$f49(names) {    return h.pipe('fields', { names: names }, location());  }
+  function peg$f50(head, tail) {    return h.pipe('sort', { keys: [head, ...tail] }, location());  }
   function peg$f51(d, c) {    return { col: c, desc: d !== null };  }
-  function peg$f52(n) {    return { p: 'limit', n: n, at: location().start.offset };  }
-  function peg$f53(c) {    return { p: 'where', cond: c, at: location().start.offset };  }
+  function peg$f52(n) {    return h.pipe('limit', { n: n }, location());  }
+  function peg$f53(c) {    return h.pipe('where', { cond: c }, location());  }
   function peg$f54(head, tail) {    return h.conds('or', head, tail, location());  }
   function peg$f55(head, tail) {    return h.conds('and', head, tail, location());  }
   function peg$f56(ops, c) {    return h.not(ops.length, c, location());  }
   function peg$f57(c) {    return c;  }
   function peg$f58(c, op, v) {    return { k: 'cmp', col: c, op: op, v: v };  }
   function peg$f59(n) {    return n;  }
-  function peg$f60(s, from) {    return { p: 'extract', pattern: s.s, patternAt: s.at, ...(from ? { from: from } : {}), at: location().start.offset };  }
-  function peg$f61(s, from) {    return h.rex(s, from, location());  }
-  function peg$f62(cs) {    return { s: cs.join(''), at: location().start.offset + 1 };  }
-  function peg$f63() {    return '"';  }
-  function peg$f64(c) {    return '\\' + c;  }
-  function peg$f65(s) {    return { s: s, at: location().start.offset };  }
-  function peg$f66(head, tail) {    return { p: 'rename', pairs: [head, ...tail], at: location().start.offset };  }
+  function peg$f60(s, from) {    return h.pipe('extract', { pattern: s.s, patternAt: s.at, ...(from ? { from: from } : {}) }, location());  }
+  function peg$f61(s) {    return { s: s, at: location().start.offset };  }
+  function peg$f62(s, from) {    return h.pipe('rex', { regex: s.s, regexAt: s.at, ...(from ? { from: from } : {}) }, location());  }
+  function peg$f63(cs) {    return { s: cs.join(''), at: location().start.offset + 1 };  }
+  function peg$f64() {    return '"';  }
+  function peg$f65(c) {    return '\\' + c;  }
+  function peg$f66(head, tail) {    return h.pipe('rename', { pairs: [head, ...tail] }, location());  }
   function peg$f67(a, b) {    return [a, b];  }
-  function peg$f68(n, e) {    return { p: 'eval', name: n, expr: e, at: location().start.offset };  }
+  function peg$f68(n, e) {    return h.pipe('eval', { name: n, expr: e }, location());  }
   function peg$f69(head, tail) {    return h.arith(head, tail, location());  }
   function peg$f70(head, tail) {    return h.arith(head, tail, location());  }
   function peg$f71(ops, e) {    return h.neg(ops.length, e, location());  }
@@ -3078,6 +3078,20 @@ function peg$parse(input, options) {
     return s0;
   }
 
+  function peg$parseQuotedAt() {
+    let s0, s1;
+
+    s0 = peg$currPos;
+    s1 = peg$parseQuoted();
+    if (s1 !== peg$FAILED) {
+      peg$savedPos = s0;
+      s1 = peg$f61(s1);
+    }
+    s0 = s1;
+
+    return s0;
+  }
+
   function peg$parseRexPipe() {
     let s0, s1, s2, s3, s4, s5, s6, s7, s8, s9;
 
@@ -3141,7 +3155,7 @@ function peg$parse(input, options) {
               s5 = null;
             }
             peg$savedPos = s0;
-            s0 = peg$f61(s4, s5);
+            s0 = peg$f62(s4, s5);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -3189,7 +3203,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f62(s2);
+        s0 = peg$f63(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -3215,7 +3229,7 @@ function peg$parse(input, options) {
     }
     if (s1 !== peg$FAILED) {
       peg$savedPos = s0;
-      s1 = peg$f63();
+      s1 = peg$f64();
     }
     s0 = s1;
     if (s0 === peg$FAILED) {
@@ -3231,7 +3245,7 @@ function peg$parse(input, options) {
         s2 = peg$parseAnyChar();
         if (s2 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f64(s2);
+          s0 = peg$f65(s2);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -3250,20 +3264,6 @@ function peg$parse(input, options) {
         }
       }
     }
-
-    return s0;
-  }
-
-  function peg$parseQuotedAt() {
-    let s0, s1;
-
-    s0 = peg$currPos;
-    s1 = peg$parseQuoted();
-    if (s1 !== peg$FAILED) {
-      peg$savedPos = s0;
-      s1 = peg$f65(s1);
-    }
-    s0 = s1;
 
     return s0;
   }

@@ -215,7 +215,7 @@ export function patternSamplesSql(table: string, plan: PatternsPlan, ids: readon
 /**
  * `regex` with only its `group`-th capturing group left capturing: ClickHouse 18.16's
  * `extract` returns the first group. The program's regexes capture only with plain `(`
- * (pipes/resolve.ts), so the others become `(?:`.
+ * (pipes/capture-regex.ts), so the others become `(?:`.
  */
 export function onlyGroup(regex: string, group: number): string {
   return rewriteGroups(regex, (g) => (g.index === 0 ? undefined : g.index === group ? '(' : '(?:'));
