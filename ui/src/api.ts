@@ -1,5 +1,7 @@
 /** The Logscope HTTP API: token handling, errors, and the query protocol (POST then poll). */
 
+import type { components, paths } from './api-types.generated';
+
 const TOKEN_KEY = 'logscope.token';
 
 export const getToken = (): string | null => {
@@ -108,7 +110,13 @@ export const errorText = (err: unknown): string => {
 };
 
 // --- Types of the representations the UI reads --------------------------------------
+// The server's named representations are its OpenAPI document's schemas, generated into
+// api-types.generated.ts (npm run gen:api-types): the pages name them from here.
 
+/** The server's representations by name (its OpenAPI document's `components.schemas`). */
+export type Schemas = components['schemas'];
+
+/** A page of a list: every list answer of the API has this shape. */
 export interface Paginated<T> {
   count: number;
   next: string | null;
@@ -116,43 +124,28 @@ export interface Paginated<T> {
   results: T[];
 }
 
-export interface AuthToken {
-  secret_key: string;
-  key_id: string;
-  token_type: 'USER' | 'INGEST';
-  name: string;
-  owner_id: number;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-}
+/** The JSON the API answers `method` on `path` with, by status (200 unless told). */
+export type Answer<
+  P extends keyof paths,
+  M extends keyof paths[P] = 'get' & keyof paths[P],
+  S extends number = 200,
+> = paths[P][M] extends { responses: Record<S, { content: { 'application/json': infer T } }> } ? T : never;
 
-export interface User {
-  id: number;
-  username: string;
-  is_admin: boolean;
-  permissions: string[];
-  /** May sign in with a password when single sign-on turns password sign-in off. */
-  local_login?: boolean;
-  /** Signs in with the OpenID provider. */
-  sso?: boolean;
-  /** Disabled by an admin: holds no token, may not sign in. */
-  disabled?: boolean;
-}
+export type AuthToken = Schemas['AuthToken'];
 
-export type QueryStatus = 'PENDING' | 'IN_PROGRESS' | 'SUCCESS' | 'STOPPED' | 'ERROR';
+export type User = Schemas['User'];
 
-export interface GenericQuery<R> {
-  query_id: string;
-  status: QueryStatus;
-  type: string;
-  base_time: number;
-  /** `{}` while nothing is computed yet. */
-  results: Partial<R>;
-  error: string | null;
-  progress: number;
-}
+export type QueryStatus = Schemas['GenericQuery']['status'];
 
+/**
+ * A query's representation, its `results` as the query type `R` has them (the document
+ * leaves them open: their shape per type is in docs/query-language.md); `{}` while
+ * nothing is computed yet.
+ */
+export type GenericQuery<R> = Omit<Schemas['GenericQuery'], 'results'> & { results: Partial<R> };
+
+// The document leaves an event and the results of a query type open objects: these are
+// the shapes docs/query-language.md gives them.
 export type LogEvent = Record<string, unknown> & { ev_id: string; ts: number };
 
 export interface SearchResults {

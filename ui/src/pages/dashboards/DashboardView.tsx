@@ -1,5 +1,5 @@
 import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
-import { api, errorText, getToken } from '../../api';
+import { api, errorText, getToken, type Schemas } from '../../api';
 import { ConnectionLost } from '../../components/feedback';
 import { type LiveState, openLive } from '../../live';
 import { Link } from '../../router';
@@ -27,13 +27,7 @@ const STATE_TEXT: Record<LiveState, string> = {
   closed: 'Offline',
 };
 
-export interface Dashboard {
-  id: number;
-  title: string;
-  description: string;
-  widgets: Widget[];
-  updated_at: string;
-}
+export type Dashboard = Schemas['Dashboard'];
 
 interface Drag {
   id: number;

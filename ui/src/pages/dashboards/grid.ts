@@ -1,5 +1,7 @@
 /** The dashboard grid: positions in 12 columns, and moving, resizing and placing widgets on it. */
 
+import type { Schemas } from '../../api';
+
 export const GRID_COLUMNS = 12;
 
 export interface Position {
@@ -9,15 +11,7 @@ export interface Position {
   h: number;
 }
 
-export interface Widget {
-  id: number;
-  title: string;
-  description: string;
-  query: { type: string; params: Record<string, unknown> };
-  visualization: { kind: string; options: Record<string, unknown> };
-  position: Position;
-  read_only: boolean;
-}
+export type Widget = Schemas['Widget'];
 
 export type Direction = 'left' | 'right' | 'up' | 'down';
 

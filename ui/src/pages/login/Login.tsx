@@ -1,11 +1,8 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { ApiError, type AuthToken, api, errorText, setToken } from '../../api';
+import { type Answer, ApiError, type AuthToken, api, errorText, setToken } from '../../api';
 import { safeNext, useLocation } from '../../router';
 
-interface Methods {
-  password: boolean;
-  oidc: { label: string } | null;
-}
+type Methods = Answer<'/api/auth/methods'>;
 
 const SSO_ERRORS: Record<string, string> = {
   unavailable:

@@ -1,6 +1,6 @@
 import { DEFAULT_PRESET, TIME_PRESETS } from '@shared/time-presets';
 import { type ChangeEvent, useEffect } from 'react';
-import { api, type Paginated } from '../../api';
+import { api, type Paginated, type Schemas } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
 import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
@@ -12,18 +12,7 @@ import { useApi } from '../../useApi';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import '../tasks/work.css';
 
-export interface Report {
-  id: number;
-  title: string;
-  ftype: string;
-  status: 'PENDING' | 'READY' | 'ERROR';
-  size: number;
-  filename: string;
-  source: Record<string, unknown>;
-  timezone: string;
-  created_at: string;
-  error: string | null;
-}
+export type Report = Schemas['ShortReport'];
 
 export interface DashboardItem {
   id: number;

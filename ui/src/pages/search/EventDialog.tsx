@@ -1,25 +1,15 @@
 import { useEffect, useRef, useState } from 'react';
-import { api, errorText, isAbort, type LogEvent, type TimeRange } from '../../api';
+import { type Answer, api, errorText, isAbort, type LogEvent, type TimeRange } from '../../api';
 import { formatTs } from '../../format';
 import { Link } from '../../router';
 import { EventContext } from './EventContext';
 import { filterTerm } from './query';
 import '../tasks/work.css';
 
-interface Timestamps {
-  event_time: number;
-  received_time: number;
-  stored_time: number;
-}
+type Timestamps = Answer<'/api/events/{ev_id}/timestamps'>;
 
-interface MatchedTrigger {
-  trigger_id: number;
-  name: string;
-  severity: string;
-  description: string;
-  matched_at: number;
-  task_id: number | null;
-}
+type MatchedTriggers = Answer<'/api/events/{ev_id}/triggers'>;
+type MatchedTrigger = MatchedTriggers['triggers'][number];
 
 /** An action hint of `GET /api/events/{ev_id}?actions_hint=true` (README: actions_hint). */
 interface ActionHint {
@@ -177,7 +167,7 @@ export function EventDialog({
     api<Timestamps>(`${base}/timestamps`, opts)
       .then(setTimes)
       .catch(() => {});
-    api<{ triggers: MatchedTrigger[] }>(`${base}/triggers`, opts)
+    api<MatchedTriggers>(`${base}/triggers`, opts)
       .then((r) => setTriggers(r.triggers))
       .catch(() => {});
     return () => ctl.abort();

@@ -1,21 +1,10 @@
 import { memo, useEffect, useId, useState } from 'react';
-import { ApiError, api, errorText, isAbort, runQuery, type TimeRange } from '../../api';
+import { type Answer, ApiError, api, errorText, isAbort, runQuery, type TimeRange } from '../../api';
 import { formatCount } from '../../format';
 import { filterTerm } from './query';
 
-export interface FieldInfo {
-  name: string;
-  type: 'string' | 'number' | 'ip' | 'time';
-  count: number;
-  top: { value: unknown; count: number }[];
-}
-
-export interface FieldsResponse {
-  fields: FieldInfo[];
-  sampled: boolean;
-  events: number;
-  total: number;
-}
+export type FieldsResponse = Answer<'/api/fields'>;
+export type FieldInfo = FieldsResponse['fields'][number];
 
 /** `GET /api/fields` for a query over a time range. */
 export const fetchFields = (query: string, timeRange: TimeRange, signal?: AbortSignal) =>

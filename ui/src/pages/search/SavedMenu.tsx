@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, errorText } from '../../api';
+import { api, errorText, type Schemas } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Check, Field, Form, FormActions } from '../../components/Field';
 import { ErrorBanner } from '../../components/feedback';
@@ -12,24 +12,9 @@ import { type SearchView, shareLink } from './search-url';
 import type { RangeSel } from './time-range';
 
 /** A saved search as `/api/saved-searches` answers it. */
-export interface SavedSearch {
-  id: number;
-  title: string;
-  description: string;
-  query: string;
-  time_range: { preset: string } | { ts_from: number; ts_to: number };
-  streams: number[] | null;
-  columns: string[];
-  sort: string[];
-  owner: number;
-  shared_with: { teams: number[]; everyone: boolean };
-  updated_at: string;
-}
+export type SavedSearch = Schemas['SavedSearch'];
 
-interface Team {
-  id: number;
-  name: string;
-}
+type Team = Schemas['Team'];
 
 const rangeOf = (r: SavedSearch['time_range']): RangeSel =>
   'preset' in r ? { kind: 'preset', preset: r.preset } : { kind: 'absolute', from: r.ts_from, to: r.ts_to };

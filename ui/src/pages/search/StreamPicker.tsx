@@ -1,9 +1,7 @@
+import type { Schemas } from '../../api';
 import { useApi } from '../../useApi';
 
-interface ReadableStream {
-  id: number;
-  title: string;
-}
+type ReadableStream = Schemas['Stream'];
 
 /** A `stream:<id>` term written by the picker (or by hand), at the start or anywhere. */
 const STREAM_TERM = /(^|\s)stream:\S+(\s+AND)?(?=\s|$)/gi;

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import type { Schemas } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
 import { Feedback } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
@@ -7,20 +8,7 @@ import { formatIso } from '../../format';
 import { downloadFile } from '../reports/download';
 import { Section } from './Section';
 
-interface AuditRecord {
-  id: number;
-  at: string;
-  actor: {
-    user_id: number | null;
-    username: string | null;
-    token_key_id: string | null;
-    address: string | null;
-  };
-  action: string;
-  target: { kind: string; id: string | null } | null;
-  detail: Record<string, unknown>;
-  outcome: string;
-}
+type AuditRecord = Schemas['AuditRecord'];
 
 const FAMILIES = [
   '',

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type LogEvent, runQuery, type SearchResults } from '../../api';
+import { type Answer, api, type LogEvent, runQuery, type Schemas, type SearchResults } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Field, Form, FormActions, Select } from '../../components/Field';
 import { ErrorBanner, Feedback, SmallButton } from '../../components/feedback';
@@ -8,24 +8,9 @@ import { useAction } from '../../components/useAction';
 import { useListPage } from '../../components/useListPage';
 import { Section } from './Section';
 
-interface Pipeline {
-  id: number;
-  name: string;
-  description: string;
-  enabled: boolean;
-  order: number;
-  when: string;
-  steps: unknown[];
-  builtin: boolean;
-}
+type Pipeline = Schemas['Pipeline'];
 
-interface Simulated {
-  event: Record<string, unknown> | null;
-  dropped: boolean;
-  error?: string;
-  applied: string[];
-  failures: Array<{ pipeline: string; error: string }>;
-}
+type Simulated = Answer<'/api/pipelines/simulate', 'post'>['events'][number];
 
 /** A step of each kind, as the editor inserts it (docs/intake/pipelines.md). */
 const STEP_TEMPLATES: Record<string, object> = {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, errorText, isAbort, runQuery, type SearchResults, type User } from '../../api';
+import { api, errorText, isAbort, runQuery, type Schemas, type SearchResults, type User } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Field, Form, FormActions } from '../../components/Field';
 import { ErrorBanner, Feedback, SmallButton } from '../../components/feedback';
@@ -12,16 +12,7 @@ import { Pick } from './Pick';
 import { Section } from './Section';
 import type { Team } from './TeamsSection';
 
-export interface Stream {
-  id: number;
-  title: string;
-  description: string;
-  rule: string | null;
-  readers: { teams: number[]; users: number[] };
-  retention_days: number | null;
-  builtin: boolean;
-  event_count?: number;
-}
+export type Stream = Schemas['Stream'];
 
 /**
  * Admins and manage_streams holders: the streams with their events of the last 24 h

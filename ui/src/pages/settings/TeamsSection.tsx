@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, type User } from '../../api';
+import { api, type Schemas, type User } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Check, Field, Form, FormActions } from '../../components/Field';
 import { ErrorBanner, Feedback, SmallButton } from '../../components/feedback';
@@ -10,14 +10,7 @@ import { useApi } from '../../useApi';
 import { Pick } from './Pick';
 import { Section } from './Section';
 
-export interface Team {
-  id: number;
-  name: string;
-  members: number[];
-  builtin: boolean;
-  /** Single sign-on manages the members (from the provider's groups). */
-  provider_synced?: boolean;
-}
+export type Team = Schemas['Team'];
 
 /** Admins: teams (GET /api/teams), new (POST), edit (PATCH) and delete; `everyone` is built in. */
 export function TeamsSection() {

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../../api';
+import { api, type Schemas } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
 import { ErrorBanner, Notice, Page, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
@@ -11,19 +11,7 @@ import { Link } from '../../router';
 import { useMe, useUserNames } from '../../useMe';
 import './work.css';
 
-export interface Task {
-  id: number;
-  title: string;
-  description: string;
-  owner: number;
-  priority: string;
-  is_open: boolean;
-  is_overdue: boolean;
-  due_date: string | null;
-  assigned_to: number | null;
-  ev_ids: string[];
-  trigger_id: number | null;
-}
+export type Task = Schemas['Task'];
 
 const PRIORITIES = ['low', 'medium', 'high', 'critical'] as const;
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, type Paginated } from '../../api';
+import { api, type Paginated, type Schemas } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
 import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
@@ -10,30 +10,20 @@ import { formatTs } from '../../format';
 import { useApi } from '../../useApi';
 import '../tasks/work.css';
 
-export interface Channel {
-  id: number;
-  name: string;
-  type: 'webhook' | 'slack' | 'email';
+/** A channel, its `config` (an open object in the document) as each type has it. */
+export type Channel = Omit<Schemas['Channel'], 'config'> & {
   config: { url?: string; to?: string[]; secret?: string; headers?: Record<string, string> };
-}
+};
 
-interface Delivery {
-  id: number;
-  trigger_id: number | null;
-  channel_id: number;
-  status: 'pending' | 'sent' | 'failed';
-  attempts: number;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-  next_attempt_at: string | null;
+/** A delivery, what the history shows of its `payload` (an open object in the document). */
+type Delivery = Omit<Schemas['Delivery'], 'payload'> & {
   payload: {
     kind?: string;
     trigger?: { name?: string } | null;
     count?: number;
     group?: Record<string, unknown>;
   };
-}
+};
 
 const TYPES = [
   { value: 'webhook', label: 'Webhook (JSON POST)' },

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { ApiError, api, errorText, type GenericQuery, isAbort, isFinal } from '../../api';
+import { ApiError, api, errorText, type GenericQuery, isAbort, isFinal, type Schemas } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
 import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
@@ -14,20 +14,11 @@ import { eventSearchHref } from '../tasks/TasksPage';
 import type { Channel } from './AlertingPage';
 import '../tasks/work.css';
 
-interface Trigger {
-  id: number;
-  name: string;
-  description: string;
-  severity: string;
-  query: string;
-  filter: unknown[];
-  enabled: boolean;
-  create_task: boolean;
-  assign_to: number | null;
-  condition: Condition;
-  notify: number[];
-  cooldown_seconds: number;
-}
+/**
+ * A trigger; its condition as the server answers it, with `group_by` and `warmup_seconds`
+ * filled in (the document's schema, shared with requests, has them optional).
+ */
+type Trigger = Omit<Schemas['Trigger'], 'condition'> & { condition: Condition };
 
 type Op = 'gt' | 'gte' | 'lt' | 'lte';
 type Condition =
