@@ -1,7 +1,6 @@
 import type { Bus, ClusterTopics } from '../core/bus.js';
 import { counter, gauge, type MetricDecl } from '../core/metrics.js';
 import type { EventStore } from '../event-store/event-store.js';
-import type { QueryPlan, SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import { NO_EVENT, type ReadScope } from '../event-store/read-scope.js';
 import type { FilterNode } from '../filter/ast.js';
 import { refusal } from './admission.js';
@@ -10,16 +9,15 @@ import {
   type JobDefinition,
   type JobListener,
   newJob,
-  publicMessage,
   type QueryJob,
   type QueryRow,
 } from './job.js';
 import type { JobStore } from './job-store.js';
 import { presentJob } from './present.js';
 import { ResultsBudget } from './results-budget.js';
+import { type Computation, computeJob } from './runner-compute.js';
 import { readsAs, SharedJobs } from './shared-jobs.js';
-import { pagedSearch, slicesOf } from './slicing.js';
-import { isRelative, resolveTimeRange } from './time-range.js';
+import { isRelative } from './time-range.js';
 import type { PresentOptions } from './types/query-type.js';
 
 export interface RunnerOptions {
@@ -45,9 +43,10 @@ export interface RunnerOptions {
 
 /**
  * Runs queries on the event store: full computation or newest-first time slices with
- * partial results, stop (which interrupts the engine), recalculation, and re-evaluation of
- * relative-time queries while they are read. Holds the live state of the queries this
- * process serves in memory; definitions are in the metadata store.
+ * partial results (one computation: runner-compute.ts), stop (which interrupts the
+ * engine), recalculation, and re-evaluation of relative-time queries while they are read.
+ * Holds the live state of the queries this process serves in memory; definitions are in
+ * the metadata store.
  *
  * The job store decides who computes (see job-store.ts). With the memory store this
  * process computes everything and a restart recomputes on first read. With a shared
@@ -68,6 +67,8 @@ export class QueryRunner {
   private readonly listeners = new Set<JobListener>();
   /** Writing, announcing, following and leasing jobs in a shared job store. */
   private readonly shared: SharedJobs;
+  /** What each computation uses of this runner (runner-compute.ts). */
+  private readonly computation: Computation;
 
   constructor(
     private readonly store: EventStore,
@@ -89,6 +90,15 @@ export class QueryRunner {
       },
       opts,
     );
+    this.computation = {
+      store,
+      shared: this.shared,
+      opts,
+      started: () => this.evaluations++,
+      hold: (job, results) => this.hold(job, results),
+      refresh: (job, all) => this.refresh(job, all),
+      emitLocal: (job) => this.emitLocal(job),
+    };
   }
 
   /** Called on every change of a job in this process (partial results, final result, re-evaluation, removal). */
@@ -282,7 +292,7 @@ export class QueryRunner {
       changed++;
       if (this.jobs.get(job.id) !== job) continue;
       if (job.stopped) {
-        // A stop under way keeps no partial results either (see `run`).
+        // A stop under way keeps no partial results either (see computeJob).
         this.hold(job, null);
         job.evicted = true;
         continue;
@@ -406,94 +416,8 @@ export class QueryRunner {
   private compute(job: QueryJob, reevaluation: boolean, force: boolean): void {
     job.running = this.run(job, reevaluation, force);
   }
-
-  private async run(job: QueryJob, reevaluation: boolean, force: boolean): Promise<void> {
-    const controller = new AbortController();
-    job.controller = controller;
-    if (this.shared.shares(job) && !(await this.shared.lease(job, controller, force))) return;
-    this.evaluations++;
-    const baseMs = Date.now();
-    const window = resolveTimeRange(job.params.time_range, baseMs);
-    if (!reevaluation) {
-      job.baseMs = baseMs;
-      job.window = window;
-      job.status = 'IN_PROGRESS';
-      job.updatedAt = new Date().toISOString();
-      this.shared.emit(job);
-    }
-    let acc: unknown = null;
-    const paged = pagedSearch(job);
-    // What this computation reads. A rescope meanwhile (rights changed) aborts it and
-    // computes again: nothing it read under the former rights is held, shown or shared.
-    const { scope, filter } = job;
-    const current = () => job.scope === scope && job.filter === filter;
-    try {
-      const slices = slicesOf(this.store, job, window, this.opts);
-      for (let i = 0; i < slices.length; i++) {
-        let plan = {
-          ...job.def.plan(job.params, filter, slices[i] as TimeWindow, window),
-          scope,
-        } as QueryPlan;
-        if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
-        const part = await this.store.execute(plan, {
-          tag: job.id,
-          signal: controller.signal,
-          onProgress: (f) => {
-            if (!reevaluation) job.progress = (i + f) / slices.length;
-          },
-        });
-        acc = paged
-          ? paged.merge(acc as SearchResult | null, part as SearchResult)
-          : acc === null
-            ? part
-            : job.def.merge(acc, part, job.params);
-        if (!reevaluation && i < slices.length - 1 && current()) {
-          this.hold(job, acc);
-          job.progress = (i + 1) / slices.length;
-          job.updatedAt = new Date().toISOString();
-          this.shared.emit(job);
-        }
-      }
-      if (!current()) return;
-      const changed = reevaluation && JSON.stringify(acc) !== JSON.stringify(job.results);
-      this.hold(job, acc);
-      job.baseMs = baseMs;
-      job.window = window;
-      job.status = 'SUCCESS';
-      job.progress = 1;
-      job.error = null;
-      job.updatedAt = new Date().toISOString();
-      if (!reevaluation || changed) this.shared.emit(job, true);
-      else this.shared.unchanged(job);
-    } catch (err) {
-      if (this.shared.lost(controller)) {
-        // Another node computes it now: this copy follows the shared state.
-        if (job.controller === controller) {
-          job.controller = null;
-          job.running = null;
-        }
-        await this.refresh(job, true).catch(() => undefined);
-        this.emitLocal(job);
-        return;
-      }
-      if (controller.signal.aborted) {
-        if (!reevaluation || job.status !== 'SUCCESS') {
-          job.status = 'STOPPED';
-          if (acc !== null && current()) this.hold(job, acc);
-        }
-      } else {
-        job.status = 'ERROR';
-        job.error = publicMessage(err);
-        this.opts.onError?.(err, job.id);
-      }
-      job.updatedAt = new Date().toISOString();
-      this.shared.emit(job, true);
-    } finally {
-      if (job.controller === controller) {
-        job.controller = null;
-        job.running = null;
-      }
-    }
+  private run(job: QueryJob, reevaluation: boolean, force: boolean): Promise<void> {
+    return computeJob(this.computation, job, reevaluation, force);
   }
 
   /** Stops renewing leases (the process is closing; what it computes is left to the others). */
