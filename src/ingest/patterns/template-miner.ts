@@ -26,8 +26,10 @@ import { createHash } from 'node:crypto';
  * variable, so a 1 MiB or 10,000-token line costs what a long ordinary one does.
  */
 
-export const MAX_TOKENS = 64;
-export const MAX_CHARS = 4096;
+import { MAX_TOKENS, tokenize, WILDCARD } from './template-tokens.js';
+
+export { knownValues, MAX_CHARS, MAX_TOKENS, maskToken, tokenize, WILDCARD } from './template-tokens.js';
+
 /** Templates kept per app; beyond it the rarest of the app's is forgotten. */
 export const MAX_TEMPLATES_PER_APP = 5000;
 /**
@@ -37,7 +39,6 @@ export const MAX_TEMPLATES_PER_APP = 5000;
  */
 export const MAX_TEMPLATES = 100_000;
 export const EVICTION_SAMPLE = 32;
-export const WILDCARD = '<*>';
 /** The share of a template's constant weight a message must have to join it. */
 export const SIMILARITY = 0.7;
 /** Groups under one first word, the second word's `<*>` among them (Drain's `maxChild`). */
@@ -50,148 +51,7 @@ export interface MinedTemplate {
   count: number;
 }
 
-/** Characters a token holds, as bits (`charsOf`): what a form cannot match without. */
-const DIGIT = 1;
-const DOT = 2;
-const SLASH = 4;
-const AT = 8;
-const COLON = 16;
-const BACKSLASH = 32;
-
-/** The bits of the characters `token` holds, in one pass (most tokens are short). */
-function charsOf(token: string): number {
-  let bits = 0;
-  for (let i = 0; i < token.length; i++) {
-    const c = token.charCodeAt(i);
-    if (c >= 48 && c <= 57) bits |= DIGIT;
-    // Letters, the commonest, are nothing a form needs.
-    else if ((c | 32) >= 97 && (c | 32) <= 122) continue;
-    else if (c === 46) bits |= DOT;
-    else if (c === 47) bits |= SLASH;
-    else if (c === 64) bits |= AT;
-    else if (c === 58) bits |= COLON;
-    else if (c === 92) bits |= BACKSLASH;
-  }
-  return bits;
-}
-
-const NUMBER = /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/;
-const HEX = /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/;
-const HEX_0X = /^0x[0-9a-fA-F]+$/;
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const MAC = /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/;
-const URL_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/;
-const EMAIL = /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/;
-const PATH = /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/;
-const FQDN = /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/;
-const isDigit = (c: number) => c >= 48 && c <= 57;
-
-/**
- * Whether a whole token is a variable by its form. Each form is tried only when the token
- * holds what it cannot match without (a length, a character: `chars`), so most tokens are
- * refused before any regex runs.
- */
-function isVariableForm(t: string, chars: number): boolean {
-  // numbers, signed, with decimals or a unit suffix of letters (12ms, 1.5s, 64KB)
-  if ((isDigit(t.charCodeAt(0)) || isDigit(t.charCodeAt(1))) && NUMBER.test(t)) return true;
-  // hex ids and hashes (with a digit: `deadbeef` alone is a word)
-  if ((chars & DIGIT) !== 0 && t.length >= 8 && HEX.test(t)) return true;
-  if (t.startsWith('0x') && HEX_0X.test(t)) return true;
-  if (t.length === 36 && UUID.test(t)) return true;
-  if ((chars & COLON) !== 0 && t.length === 17 && MAC.test(t)) return true;
-  // URLs and e-mail addresses
-  if ((chars & COLON) !== 0 && (chars & SLASH) !== 0 && t.includes('://') && URL_FORM.test(t)) return true;
-  if ((chars & AT) !== 0 && EMAIL.test(t)) return true;
-  // paths: /a/b, ./a, ~/a, /a, C:\a
-  if (((chars & SLASH) !== 0 || ((chars & BACKSLASH) !== 0 && t.includes(':\\'))) && PATH.test(t))
-    return true;
-  // fully qualified host names (three labels or more)
-  return (chars & DOT) !== 0 && FQDN.test(t);
-}
-/**
- * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers; digits
- * right after a letter only from three on (`ssh2`, `eth0` and `utf8` are names, `user1234` a value).
- */
-const INNER_VALUE =
-  /\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?|(?<![A-Za-z])(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
-/** A token without any of these is a word (a hex id has a digit, a host a dot, a path a slash). */
-const MAYBE_VALUE = DIGIT | DOT | SLASH | AT | COLON | BACKSLASH;
-/** An IPv6 address (also in brackets, with a port). */
-const IPV6 = /^\[?[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\]?(?::\d+)?$/;
 const WORD = /^[A-Za-z]+$/;
-
-/** Punctuation around a token's value: `(host)`, `[1.2.3.4]`, `"x",`. */
-const OPENS = '([{<"\'';
-const CLOSES = ')]}>"\',;:.';
-
-/**
- * A token as compared: a variable by its form becomes `<*>`, and so does a value in a
- * frame (`[1.2.3.4]` → `[<*>]`), after a key (`rhost=host.example.net` → `rhost=<*>`) or
- * inside a word (`sshd[1234]:` → `sshd[<*>]:`).
- */
-export function maskToken(token: string): string {
-  const chars = charsOf(token);
-  // Most tokens are words: nothing in them can be a value.
-  if ((chars & MAYBE_VALUE) === 0) return token;
-  if ((chars & COLON) !== 0 && token.includes('::') && IPV6.test(token)) return WILDCARD;
-  const eq = token.indexOf('=');
-  if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskToken(token.slice(eq + 1))}`;
-  let start = 0;
-  while (start < token.length && OPENS.includes(token[start] as string)) start++;
-  let end = token.length;
-  while (end > start && CLOSES.includes(token[end - 1] as string)) end--;
-  // In a frame (`[1.2.3.4]`, `(host)`, `"x",`): the value inside it.
-  if ((start > 0 || end < token.length) && end > start) {
-    const core = maskValue(token.slice(start, end));
-    if (core === WILDCARD) return `${token.slice(0, start)}${WILDCARD}${token.slice(end)}`;
-  }
-  return maskValue(token, chars);
-}
-
-function maskValue(token: string, chars = charsOf(token)): string {
-  if (isVariableForm(token, chars)) return WILDCARD;
-  if ((chars & DIGIT) === 0) return token;
-  const masked = token.replace(INNER_VALUE, WILDCARD);
-  return masked === WILDCARD || /^[^A-Za-z]*$/.test(masked) ? WILDCARD : masked;
-}
-
-/**
- * A message's tokens, masked, capped at `MAX_TOKENS` (the rest one variable). A `known`
- * value masks the last token equal to it, not every one: a value follows what names it
- * (`Invalid user user from …`: the user is the second `user`, the first is the text).
- */
-export function tokenize(message: string, known?: readonly string[]): string[] {
-  const text = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message;
-  const raw = text.split(/\s+/);
-  const values: number[] = [];
-  if (known) for (const v of known) values.push(raw.lastIndexOf(v));
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    const t = raw[i] as string;
-    if (!t) continue;
-    if (out.length === MAX_TOKENS - 1) {
-      out.push(WILDCARD);
-      break;
-    }
-    out.push(values.includes(i) ? WILDCARD : maskToken(t));
-  }
-  return out;
-}
-
-/**
- * Values pipelines or intake put in columns (`user`, `src_ip`, `dst_ip`): where the message
- * holds them, they are variables (`tokenize`'s `known`).
- */
-export function knownValues(e: {
-  user: string | null;
-  src_ip: string | null;
-  dst_ip: string | null;
-}): string[] | undefined {
-  if (e.user === null && e.src_ip === null && e.dst_ip === null) return undefined;
-  const known: string[] = [];
-  for (const v of [e.user, e.src_ip, e.dst_ip]) if (v && v !== WILDCARD) known.push(v);
-  return known;
-}
 
 /** How much a constant token says about a message: words most, values least. */
 const weight = (token: string) => (WORD.test(token) ? 2 : 1);
