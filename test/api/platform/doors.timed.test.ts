@@ -312,7 +312,7 @@ describe('files are private', () => {
   });
 });
 
-describe(`issue 29: requests that stalled or broke the server, answered with a 400 on ${BACKEND}`, () => {
+describe(`requests that once stalled or broke the server, answered with a 400 on ${BACKEND}`, () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();

@@ -185,7 +185,7 @@ describe('esBulkItemEntry', () => {
     expect(esBulkItemEntry(text!, 0).value).toBe('text');
   });
 
-  it('stores es_index as a field, and raw is the document as sent (issue 29: raw gained es_index)', () => {
+  it('stores es_index as a field, and raw is the document as sent with es_index added', () => {
     const [item] = parseEsBulk(
       lines(
         { create: { _index: 'filebeat', _id: 'a1' } },
