@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 import {
-  DuckDbEventStore,
   IDLE_CHECKPOINT_MS,
   IDLE_CHECKPOINT_WAL_BYTES,
-} from '../src/event-store/duckdb/duckdb-event-store.js';
+} from '../src/event-store/duckdb/duckdb-maintenance.js';
 import { addTriggers, demoPool, ingestThroughApi, ndjson, storeBytes } from './ingest.js';
 import { countFlag, flag, fmt, percentile, scrapeMetrics, startServer, textFlag } from './lib.js';
 import { API_QUERY_ENV, type QueryCase, stats, timeApi, timeRaw } from './query.js';

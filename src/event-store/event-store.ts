@@ -2,6 +2,7 @@ import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from './query-plan.js';
 import type { ReadScope, StreamRules } from './read-scope.js';
+import type { SqlValue } from './sql/sql-params.js';
 
 /** What a backend can do, so callers choose a strategy without knowing the engine. */
 export interface EventStoreCapabilities {
@@ -78,6 +79,22 @@ export interface EventStore {
   /** Fails when the store cannot answer (for /api/health). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * An engine's own store, as the event-store worker serves it (store-worker.ts): the
+ * contract, and what tests, benchmarks and the worker's proxy ask of an engine beyond it.
+ */
+export interface EngineEventStore extends EventStore {
+  /** The per-hour counts behind `estimateInRange` (hour start ms, events). */
+  hourCounts(): Array<[number, number]>;
+  /** Runs raw SQL with its values and returns its rows: tests and benchmarks only. */
+  runSql(sql: string, params: readonly SqlValue[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Writes the engine's write-ahead log into its main file, where it keeps one of its own
+   * (DuckDB); absent otherwise.
+   */
+  checkpoint?(): Promise<void>;
 }
 
 /** The error every store throws for a statement stopped through its `signal`. */

@@ -30,8 +30,9 @@ import {
 
 /**
  * The event-store seam, as kysely splits a dialect from its driver (ADR 0006): an engine
- * supplies each plan as one of its own statements (`PlanDialect`) and a driver that runs
- * a statement and returns neutral rows (`Driver`); this one executor dispatches the plan,
+ * supplies each plan as one of its own statements (`PlanDialect`, the `plans` of its
+ * dialect object, store-dialect.ts) and a driver that runs a statement and returns neutral
+ * rows (`Driver`, the store runtime's `run`); this one executor dispatches the plan,
  * runs a search's page and count side by side and shapes the rows into the plan's result
  * (result-shaper.ts), the same for every engine. How an engine gives a grand total (DuckDB
  * a row marked in the result, ClickHouse `WITH TOTALS`) stays inside its own statements
@@ -73,7 +74,14 @@ export interface PlanDialect<S> {
   tableRows(plan: TablePlan): S;
   /** The number of rows of a Table's program, as a row `{ n }`. */
   tableCount(plan: TablePlan): S;
-  /** A row of `searchRows` as the event it holds. */
+  /**
+   * Rows of whole events (`SELECT *`, as `searchRows`): the one `evId` names, at most one,
+   * read near `receivedAtMs` (the time its ULID holds), in no scope (the runtime checks it).
+   */
+  byId(evId: string, receivedAtMs: number): S;
+  /** Rows `{ h, n }`: how many events each hour of `ts` holds (`h`: hours since the epoch). */
+  hourCounts(): S;
+  /** A row of `searchRows` (or `byId`) as the event it holds. */
   event(row: ResultRow): StoredEvent;
 }
 

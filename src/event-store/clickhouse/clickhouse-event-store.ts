@@ -1,22 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { type ClickHouseClient, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
-import { decodeTime } from 'ulidx';
 import { type ClickHouseTarget, parseClickHouseUrl } from '../../config/clickhouse-url.js';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
-import { outOfMemory, storeUnavailable } from '../../errors/errors.js';
-import { NETWORK_UNREACHABLE, StartupError, UNREACHABLE_REASONS } from '../../errors/startup.js';
+import { storeUnavailable } from '../../errors/errors.js';
+import { StartupError } from '../../errors/startup.js';
 import type { FilterNode } from '../../filter/ast.js';
-import { abortError, type EventStore, type EventStoreStats } from '../event-store.js';
-import { HourHistogram } from '../hour-histogram.js';
-import { executePlan, type PlanDialect } from '../plan-executor.js';
+import type { EngineEventStore, EventStoreStats } from '../event-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
-import { inScope, type ReadScope, type StreamRules, scopedPlan } from '../read-scope.js';
-import type { StatementRows } from '../result-shaper.js';
-import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
+import type { ReadScope, StreamRules } from '../read-scope.js';
+import { quoteIdent, SqlParams, type SqlValue, sqlTime } from '../sql/sql-params.js';
+import { StoreRuntime } from '../store-runtime.js';
+import { clickHouseDialect } from './clickhouse-dialect.js';
+import { ClickHouseDriver } from './clickhouse-driver.js';
+import { clickHouseError, reason } from './clickhouse-errors.js';
 import { clickHouseBind, compileFilter } from './clickhouse-filter-compiler.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
-import { type Compiled, clickHouseDialect, searchRowsSql } from './clickhouse-plans.js';
+import type { Compiled } from './clickhouse-plans.js';
 import {
   addColumnSql,
   createDistributedTable,
@@ -24,19 +23,10 @@ import {
   DAY_MS,
   jsonEachRow,
   LATER_COLUMNS,
-  rowToEvent,
 } from './clickhouse-schema.js';
-
-const HOUR_MS = 3_600_000;
 
 /** Events per insert at most: a group of waiting appends is written as one insert up to this. */
 const MAX_INSERT_EVENTS = 50_000;
-
-/** Network failures: ClickHouse cannot be reached (503 store_unavailable, retried by clients). */
-const UNREACHABLE = new Set([...NETWORK_UNREACHABLE, 'EPIPE', 'UND_ERR_SOCKET']);
-
-/** ClickHouse error codes that mean "not enough memory for this query". */
-const MEMORY_LIMIT_EXCEEDED = '241';
 
 interface PendingAppend {
   events: readonly NormalisedEvent[];
@@ -51,12 +41,10 @@ export interface ClickHouseEventStoreOptions {
   requestTimeoutMs?: number;
 }
 
-/** A statement's query id: its work's tag (`ExecOptions.tag`) and a random part. */
-const tagged = (tag: string | undefined) => (tag === undefined ? randomUUID() : `${tag}:${randomUUID()}`);
-
 /**
- * The event store on ClickHouse (ADR 0006), over the official HTTP client: one client per
- * listed server, requests spread over them in turn. Alone, a server holds `events`
+ * The event store on ClickHouse (ADR 0006): its dialect (clickhouse-dialect.ts) run by the
+ * store runtime, its driver (clickhouse-driver.ts) spreading requests over the listed
+ * servers in turn; here, its tables, appends and retention. Alone, a server holds `events`
  * (MergeTree, a partition per day); with `?cluster=`, each listed server holds
  * `events_local` and a `Distributed` table `events` over the cluster, which inserts write
  * synchronously to the shards and queries read from all of them.
@@ -68,16 +56,15 @@ const tagged = (tag: string | undefined) => (tag === undefined ? randomUUID() : 
  * insert at a time beat two at once (28 k events/s) and waiting up to 150 ms for 10,000
  * rows (31 k); both starve the shards between inserts more than they save per row.
  */
-export class ClickHouseEventStore implements EventStore {
+export class ClickHouseEventStore implements EngineEventStore {
   readonly kind = 'clickhouse' as const;
   readonly capabilities = { interrupt: true, re2: true };
-  private readonly perHour = new HourHistogram();
-  private next = 0;
   private pending: PendingAppend[] = [];
   private writing: Promise<void> | null = null;
   /** The table queries read and inserts write (the Distributed one on a cluster), quoted. */
   private readonly table: string;
-  private readonly dialect: PlanDialect<Compiled>;
+  private readonly driver: ClickHouseDriver;
+  private readonly runtime: StoreRuntime<Compiled>;
   /** The MergeTree table on each server, quoted, and its bare name. */
   private readonly local: string;
   private readonly localName: string;
@@ -91,7 +78,8 @@ export class ClickHouseEventStore implements EventStore {
     const db = quoteIdent(target.database);
     this.localName = target.cluster ? 'events_local' : 'events';
     this.table = `${db}.${quoteIdent('events')}`;
-    this.dialect = clickHouseDialect(this.table);
+    this.driver = new ClickHouseDriver(clients, this.table);
+    this.runtime = new StoreRuntime(clickHouseDialect(this.driver, this.table));
     this.local = `${db}.${quoteIdent(this.localName)}`;
   }
 
@@ -129,7 +117,7 @@ export class ClickHouseEventStore implements EventStore {
       const version = await firstValue(clients[0] as ClickHouseClient, 'SELECT version() AS v');
       const store = new ClickHouseEventStore(target, clients, String(version));
       await store.createTables();
-      await store.loadHistogram();
+      await store.runtime.loadHistogram();
       return store;
     } catch (err) {
       await Promise.all(clients.map((c) => c.close()));
@@ -152,13 +140,6 @@ export class ClickHouseEventStore implements EventStore {
         await addLaterColumns(c, database, 'events');
       }
     }
-  }
-
-  /** The next server in turn. */
-  private client(): ClickHouseClient {
-    const c = this.clients[this.next % this.clients.length] as ClickHouseClient;
-    this.next = (this.next + 1) % this.clients.length;
-    return c;
   }
 
   append(events: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
@@ -186,16 +167,16 @@ export class ClickHouseEventStore implements EventStore {
         try {
           let body = '';
           for (const p of group) body += jsonEachRow(p.events, storedAt);
-          const result = await this.client().exec({
+          const result = await this.driver.client().exec({
             query: `INSERT INTO ${this.table} FORMAT JSONEachRow`,
             values: Readable.from([body]),
             ...(this.target.cluster ? { clickhouse_settings: { insert_distributed_sync: 1 } } : {}),
           });
           result.stream.resume();
-          for (const p of group) this.perHour.add(p.events);
+          for (const p of group) this.runtime.appended(p.events);
           for (const p of group) p.resolve({ storedAt });
         } catch (err) {
-          const mapped = this.error(err);
+          const mapped = clickHouseError(err);
           for (const p of group) p.reject(mapped);
         }
       }
@@ -204,185 +185,39 @@ export class ClickHouseEventStore implements EventStore {
     }
   }
 
-  /**
-   * An engine failure as clients may see it: unreachable → 503 store_unavailable, out of
-   * memory → 503 out_of_memory; anything else unchanged (a 500, logged with its text).
-   */
-  private error(err: unknown): unknown {
-    let mapped: Error | null = null;
-    if (isUnreachable(err))
-      mapped = storeUnavailable(
-        `The event store (ClickHouse) cannot be reached (${reason(err)}); retry once it is back.`,
-      );
-    else if (err instanceof ClickHouseError && err.code === MEMORY_LIMIT_EXCEEDED) mapped = outOfMemory();
-    if (!mapped) return err;
-    (mapped as Error & { cause?: unknown }).cause = err;
-    return mapped;
-  }
-
-  /**
-   * Runs a statement on the next server; aborting `signal` ends the request and kills the
-   * query on the server (`KILL QUERY`, which stops its work on every shard).
-   */
-  private async rows(q: Compiled, opts: ExecOptions = {}): Promise<StatementRows> {
-    if (opts.signal?.aborted) throw abortError();
-    const client = this.client();
-    const queryId = tagged(opts.tag);
-    const controller = new AbortController();
-    const onAbort = () => {
-      controller.abort();
-      this.kill(client, queryId);
-    };
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const poll = opts.onProgress ? this.pollProgress(client, queryId, opts.onProgress) : undefined;
-    try {
-      const params = { query: q.sql, query_id: queryId, abort_signal: controller.signal };
-      if (q.totals) {
-        const json = await (await client.query({ ...params, format: 'JSON' })).json<
-          Record<string, unknown>
-        >();
-        return {
-          rows: json.data,
-          ...(json.totals ? { totals: json.totals as Record<string, unknown> } : {}),
-        };
-      }
-      return {
-        rows: await (await client.query({ ...params, format: 'JSONEachRow' })).json<
-          Record<string, unknown>
-        >(),
-      };
-    } catch (err) {
-      if (opts.signal?.aborted) throw abortError();
-      throw this.error(err);
-    } finally {
-      clearInterval(poll);
-      opts.signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /**
-   * The statement's progress while it runs, as DuckDB's is read: rows read over the
-   * rows it expects to read, from the server's process list (which a Distributed query's
-   * shards report to), every 200 ms.
-   */
-  private pollProgress(client: ClickHouseClient, queryId: string, onProgress: (f: number) => void) {
-    let asking = false;
-    return setInterval(() => {
-      if (asking) return;
-      asking = true;
-      client
-        .query({
-          query: `SELECT read_rows AS r, total_rows_approx AS t FROM system.processes WHERE query_id = ${clickHouseLiteral(queryId)}`,
-          format: 'JSONEachRow',
-        })
-        .then((res) => res.json<{ r: number; t: number }>())
-        .then(([p]) => {
-          if (p && Number(p.t) > 0) onProgress(Math.min(1, Number(p.r) / Number(p.t)));
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          asking = false;
-        });
-    }, 200);
-  }
-
-  /**
-   * Kills on every server the statements whose query id starts with `tagPrefix` (see
-   * `tagged`): KILL QUERY sees the processes of the server it runs on, and a statement
-   * runs where it was sent. ClickHouse does not end an HTTP query whose client went
-   * away, so a dead node's statements would otherwise run on to their end.
-   */
-  async abandon(tagPrefix: string): Promise<void> {
-    const pattern = `${tagPrefix.replace(/[\\%_]/g, '\\$&')}%`;
-    await Promise.all(
-      this.clients.map((c) =>
-        c
-          .command({ query: `KILL QUERY WHERE query_id LIKE ${clickHouseLiteral(pattern)} ASYNC` })
-          .catch(() => undefined),
-      ),
-    );
-  }
-
-  private kill(client: ClickHouseClient, queryId: string): void {
-    client
-      .command({ query: `KILL QUERY WHERE query_id = ${clickHouseLiteral(queryId)} ASYNC` })
-      .catch(() => undefined);
-  }
-
-  /** Runs a plan (plan-executor.ts); each statement goes to the next server. */
+  /** Runs a plan within its scope (store-runtime.ts); each statement goes to the next server. */
   execute<P extends QueryPlan>(plan: P, opts: ExecOptions = {}): Promise<ResultOf<P>> {
-    return executePlan(this.dialect, (q, o) => this.rows(q, o), plan, opts);
+    return this.runtime.execute(plan, opts);
   }
 
-  async *stream(unscoped: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
-    if (opts.signal?.aborted) throw abortError();
-    const plan = scopedPlan(unscoped);
-    const client = this.client();
-    const queryId = tagged(opts.tag);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    let finished = false;
-    try {
-      const result = await client.query({
-        query: searchRowsSql(this.table, { ...plan, offset: 0 }).sql,
-        format: 'JSONEachRow',
-        query_id: queryId,
-        abort_signal: controller.signal,
-      });
-      for await (const rows of result.stream<Record<string, unknown>>()) {
-        for (const row of rows) yield rowToEvent(row.json());
-      }
-      finished = true;
-    } catch (err) {
-      if (opts.signal?.aborted) throw abortError();
-      throw this.error(err);
-    } finally {
-      opts.signal?.removeEventListener('abort', onAbort);
-      if (!finished) {
-        // The reader stopped early (or failed): end the request and the server's work.
-        controller.abort();
-        this.kill(client, queryId);
-      }
-    }
+  stream(plan: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+    return this.runtime.stream(plan, opts);
+  }
+
+  getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
+    return this.runtime.getById(evId, scope);
   }
 
   estimateInRange(fromMs: number, toMs: number): number {
-    return this.perHour.estimate(fromMs, toMs);
+    return this.runtime.estimateInRange(fromMs, toMs);
   }
 
   appendedElsewhere(count: number, fromMs: number, toMs: number): void {
-    this.perHour.addSpread(count, fromMs, toMs);
+    this.runtime.appendedElsewhere(count, fromMs, toMs);
   }
 
   /** The per-hour counts behind estimateInRange (hour start ms, events). */
   hourCounts(): Array<[number, number]> {
-    return this.perHour.entries();
+    return this.runtime.hourCounts();
   }
 
-  private async loadHistogram(): Promise<void> {
-    const { rows } = await this.rows({
-      sql: `SELECT intDiv("ts", ${HOUR_MS}) AS h, count() AS n FROM ${this.table} GROUP BY h`,
-    });
-    this.perHour.reset(rows.map((r) => [Number(r.h) * HOUR_MS, Number(r.n)] as const));
+  /** Kills the statements of a piece of work on every server (clickhouse-driver.ts). */
+  abandon(tagPrefix: string): Promise<void> {
+    return this.driver.abandon(tagPrefix);
   }
 
   /** Reads scopes by their filters: membership is not kept here (ADR 0016). */
   async setStreamRules(_rules: StreamRules): Promise<void> {}
-
-  async getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
-    let receivedAt: number;
-    try {
-      receivedAt = decodeTime(evId);
-    } catch {
-      return null;
-    }
-    const { rows } = await this.rows({
-      sql: `SELECT * FROM ${this.table} WHERE "received_at" BETWEEN ${clickHouseLiteral(receivedAt - HOUR_MS)} AND ${clickHouseLiteral(receivedAt + 1000)} AND "ev_id" = ${clickHouseLiteral(evId)} LIMIT 1`,
-    });
-    const event = rows[0] ? rowToEvent(rows[0]) : null;
-    return event && inScope(scope, event) ? event : null;
-  }
 
   /**
    * Retention by whole days: drops, on every server, the day partitions that end before
@@ -406,9 +241,9 @@ export class ClickHouseEventStore implements EventStore {
         }
       }
     } catch (err) {
-      throw this.error(err);
+      throw clickHouseError(err);
     }
-    if (deleted > 0) await this.loadHistogram();
+    if (deleted > 0) await this.runtime.loadHistogram();
     return deleted;
   }
 
@@ -421,16 +256,18 @@ export class ClickHouseEventStore implements EventStore {
     const params = new SqlParams(clickHouseBind);
     const where = `"ts" < ${params.add(sqlTime(tsMs))} AND NOT (${compileFilter(keep, params)})`;
     try {
-      const { rows } = await this.rows({ sql: `SELECT count() AS n FROM ${this.table} WHERE ${where}` });
+      const { rows } = await this.runtime.run({
+        sql: `SELECT count() AS n FROM ${this.table} WHERE ${where}`,
+      });
       const n = Number(rows[0]?.n ?? 0);
       if (n === 0) return 0;
       for (const c of this.clients)
         await c.command({ query: `ALTER TABLE ${this.local} DELETE WHERE ${where}` });
       await this.mutationsDone();
-      await this.loadHistogram();
+      await this.runtime.loadHistogram();
       return n;
     } catch (err) {
-      throw this.error(err);
+      throw clickHouseError(err);
     }
   }
 
@@ -452,7 +289,7 @@ export class ClickHouseEventStore implements EventStore {
   }
 
   async stats(): Promise<EventStoreStats> {
-    const { rows } = await this.rows({
+    const { rows } = await this.runtime.run({
       sql: `SELECT count() AS n, min("ts") AS lo, max("ts") AS hi FROM ${this.table}`,
     });
     const row = rows[0] ?? {};
@@ -475,9 +312,17 @@ export class ClickHouseEventStore implements EventStore {
     };
   }
 
-  /** Runs SQL on the next server and returns its rows. For benchmarks and tests; the API never passes user text here. */
-  async runSql(sql: string, totals = false): Promise<Record<string, unknown>[]> {
-    return (await this.rows({ sql, totals })).rows;
+  /**
+   * Runs SQL on the next server and returns its rows. For benchmarks and tests; the API
+   * never passes user text here. `totals` true: read in the `JSON` format, whose grand
+   * totals row it keeps. Values (the worker passes some, store-worker.ts) are not bound:
+   * ClickHouse 18.16 binds none, the SQL holds its literals.
+   */
+  async runSql(
+    sql: string,
+    totals: boolean | readonly SqlValue[] = false,
+  ): Promise<Record<string, unknown>[]> {
+    return (await this.runtime.run({ sql, totals: totals === true })).rows;
   }
 
   /** Fails while any listed server cannot answer. */
@@ -499,27 +344,6 @@ async function firstValue(client: ClickHouseClient, query: string): Promise<unkn
   const result = await client.query({ query, format: 'JSONEachRow' });
   const rows = await result.json<{ v: unknown }>();
   return rows[0]?.v;
-}
-
-const codeOf = (err: unknown): string => {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : '';
-};
-
-function isUnreachable(err: unknown): boolean {
-  if (err instanceof ClickHouseError) return false;
-  if (UNREACHABLE.has(codeOf(err)) || UNREACHABLE.has(codeOf((err as { cause?: unknown } | null)?.cause)))
-    return true;
-  const message = (err as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && /socket hang up|Timeout error|connect ECONNREFUSED/i.test(message);
-}
-
-/** Why a server could not be used, in words. */
-function reason(err: unknown): string {
-  const code = codeOf(err) || codeOf((err as { cause?: unknown } | null)?.cause);
-  if (UNREACHABLE_REASONS[code]) return UNREACHABLE_REASONS[code] as string;
-  const message = (err as { message?: unknown } | null)?.message;
-  return code || (typeof message === 'string' ? message.slice(0, 200) : 'no answer');
 }
 
 /** Adds the columns a table made by an earlier release lacks. */

@@ -24,6 +24,7 @@ import {
   compileFilter,
   numericTextSql,
 } from './clickhouse-filter-compiler.js';
+import { clickHouseLiteral } from './clickhouse-literal.js';
 import { rowToEvent } from './clickhouse-schema.js';
 
 /**
@@ -55,7 +56,8 @@ export function fieldSql(field: string, params: SqlParams): string {
   return isColumn(field) ? quoteIdent(field) : clickHouseFilterDialect.extraField(field, params);
 }
 
-const ORDER: OrderDialect = { fieldSql, numericTextSql };
+/** How ClickHouse orders a search (sql/order-sql.ts). */
+export const CLICKHOUSE_ORDER: OrderDialect = { fieldSql, numericTextSql };
 
 /** `FROM … WHERE …`: the time range and the filter. */
 export function scanSql(
@@ -76,7 +78,7 @@ export function searchCountSql(table: string, plan: SearchPlan): Compiled {
 export function searchRowsSql(table: string, plan: SearchPlan): Compiled {
   const params = newParams();
   const scan = scanSql(table, plan.filter, plan.range, params);
-  const order = orderSql(plan.sort, params, ORDER);
+  const order = orderSql(plan.sort, params, CLICKHOUSE_ORDER);
   return {
     sql: `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`,
   };
@@ -222,7 +224,7 @@ export function onlyGroup(regex: string, group: number): string {
 }
 
 /** What pipes need, in ClickHouse 18.16's words (sql/pipe-sql.ts). */
-const PIPES: PipeDialect = {
+export const CLICKHOUSE_PIPES: PipeDialect = {
   standardNullLogic: false,
   true: '1',
   false: '0',
@@ -268,11 +270,28 @@ const PIPES: PipeDialect = {
 export function tableSql(table: string, plan: TablePlan, what: 'rows' | 'count'): Compiled {
   const params = newParams();
   const scan = scanSql(table, plan.filter, plan.range, params);
-  return { sql: compilePipes(PIPES, plan.program, scan, plan.range, params, what) };
+  return { sql: compilePipes(CLICKHOUSE_PIPES, plan.program, scan, plan.range, params, what) };
 }
 
+const HOUR_MS = 3_600_000;
+
+/**
+ * The event `evId` names: its ULID's time is its receive time (or, after a clock step
+ * back, a little later), so a narrow range on `received_at` skips almost every part.
+ */
+export function byIdSql(table: string, evId: string, receivedAt: number): Compiled {
+  return {
+    sql: `SELECT * FROM ${table} WHERE "received_at" BETWEEN ${clickHouseLiteral(receivedAt - HOUR_MS)} AND ${clickHouseLiteral(receivedAt + 1000)} AND "ev_id" = ${clickHouseLiteral(evId)} LIMIT 1`,
+  };
+}
+
+/** Events per hour of `ts` (the store runtime's estimate). */
+export const hourCountsSql = (table: string): Compiled => ({
+  sql: `SELECT intDiv("ts", ${HOUR_MS}) AS h, count() AS n FROM ${table} GROUP BY h`,
+});
+
 /** The plans as ClickHouse statements on `table` for the shared executor (plan-executor.ts). */
-export function clickHouseDialect(table: string): PlanDialect<Compiled> {
+export function clickHousePlans(table: string): PlanDialect<Compiled> {
   return {
     scoped: scopedPlan,
     searchRows: (plan) => searchRowsSql(table, plan),
@@ -287,6 +306,8 @@ export function clickHouseDialect(table: string): PlanDialect<Compiled> {
     patternSamples: (plan, ids) => patternSamplesSql(table, plan, ids),
     tableRows: (plan) => tableSql(table, plan, 'rows'),
     tableCount: (plan) => tableSql(table, plan, 'count'),
+    byId: (evId, receivedAt) => byIdSql(table, evId, receivedAt),
+    hourCounts: () => hourCountsSql(table),
     event: rowToEvent,
   };
 }

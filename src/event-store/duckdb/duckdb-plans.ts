@@ -117,12 +117,13 @@ export function searchCountSql(plan: SearchPlan, narrowing?: Narrowing): Compile
   };
 }
 
-const ORDER: OrderDialect = { fieldSql, numericTextSql };
+/** How DuckDB orders a search (sql/order-sql.ts). */
+export const DUCKDB_ORDER: OrderDialect = { fieldSql, numericTextSql };
 
 export function searchRowsSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams(undefined, narrowing?.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
-  const order = orderSql(plan.sort, params, ORDER);
+  const order = orderSql(plan.sort, params, DUCKDB_ORDER);
   const sql = `SELECT * ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`;
   return { sql, params };
 }
@@ -145,7 +146,7 @@ export function searchPageSql(plan: SearchPlan, narrowing: Narrowing = {}): Comp
   if (narrowing.words || plan.limit > KEYED_PAGE_ROWS) return searchRowsSql(plan, narrowing);
   const params = new SqlParams(undefined, narrowing.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
-  const order = orderSql(plan.sort, params, ORDER);
+  const order = orderSql(plan.sort, params, DUCKDB_ORDER);
   return {
     sql: `SELECT epoch_us(ts) AS us, ev_id ${scan} ORDER BY ${order} LIMIT ${params.add(plan.limit)} OFFSET ${params.add(plan.offset)}`,
     params,
@@ -166,7 +167,7 @@ function keyedRowsSql(plan: SearchPlan, narrowing: Narrowing, keys: readonly Res
   const span: TimeWindow = { fromMs: Math.floor(lo / 1000), toMs: Math.floor(hi / 1000) + 1 };
   const scan = scanSql(plan.filter, span, params, narrowing);
   const ids = keys.map((k) => params.add(String(k.ev_id))).join(', ');
-  const order = orderSql(plan.sort, params, ORDER);
+  const order = orderSql(plan.sort, params, DUCKDB_ORDER);
   // The same scan, so an id stored twice is still read only where it matches; LIMIT: never
   // more rows than keys.
   const sql = `SELECT * ${scan} AND ev_id IN (${ids}) ORDER BY ${order} LIMIT ${params.add(keys.length)}`;
@@ -339,7 +340,7 @@ export function patternSamplesSql(
 }
 
 /** What pipes need, in DuckDB's words (sql/pipe-sql.ts). */
-const PIPES: PipeDialect = {
+export const DUCKDB_PIPES: PipeDialect = {
   standardNullLogic: true,
   true: 'true',
   false: 'false',
@@ -398,8 +399,35 @@ const PIPES: PipeDialect = {
 export function tableSql(plan: TablePlan, what: 'rows' | 'count', narrowing?: Narrowing): Compiled {
   const params = new SqlParams(undefined, narrowing?.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
-  return { sql: compilePipes(PIPES, plan.program, scan, plan.range, params, what), params };
+  return { sql: compilePipes(DUCKDB_PIPES, plan.program, scan, plan.range, params, what), params };
 }
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The event `evId` names. The ULID's time is the receive time (or, after a clock step
+ * back, a little later): a narrow range on received_at lets DuckDB's zone maps skip
+ * almost every row group.
+ */
+export function byIdSql(evId: string, receivedAt: number): Compiled {
+  const params = new SqlParams();
+  const lo = params.add(sqlTime(receivedAt - HOUR_MS));
+  const hi = params.add(sqlTime(receivedAt + 1000));
+  const id = params.add(evId);
+  return {
+    sql: `SELECT * FROM events WHERE received_at BETWEEN ${lo} AND ${hi} AND ev_id = ${id} LIMIT 1`,
+    params,
+  };
+}
+
+/** Events per hour of `ts` (the store runtime's estimate). */
+export const hourCountsSql = (): Compiled => ({
+  sql: `SELECT epoch_ms(ts) // ${HOUR_MS} AS h, count(*) AS n FROM events GROUP BY h`,
+  params: new SqlParams(),
+});
+
+/** A DuckDB statement: built when it is planned (statement-gate.ts). */
+export type DuckDbStatement = () => Compiled;
 
 /**
  * The plans as DuckDB statements for the shared executor (plan-executor.ts). A statement
@@ -407,11 +435,11 @@ export function tableSql(plan: TablePlan, what: 'rows' | 'count', narrowing?: Na
  * membership or by filter, the word index's candidate ranges) is that of the snapshot it
  * reads.
  */
-export function duckDbDialect(
+export function duckDbPlans(
   reach: <P extends QueryPlan>(plan: P) => Reach<P>,
   fewMatches: (plan: SearchPlan) => boolean,
   event: (row: Record<string, DuckDBValue>) => StoredEvent,
-): PlanDialect<() => Compiled> {
+): PlanDialect<DuckDbStatement> {
   // Each statement reads its plan as the store's reach has it when the statement is built.
   const at =
     <P extends QueryPlan>(plan: P, sql: (plan: P, narrowing: Narrowing) => Compiled) =>
@@ -434,6 +462,9 @@ export function duckDbDialect(
     patternSamples: (plan, ids) => at(plan, (p, n) => patternSamplesSql(p, ids, n)),
     tableRows: (plan) => at(plan, (p, n) => tableSql(p, 'rows', n)),
     tableCount: (plan) => at(plan, (p, n) => tableSql(p, 'count', n)),
+    // The runtime's own reads: no plan, so no reach (it checks an event's scope itself).
+    byId: (evId, receivedAt) => () => byIdSql(evId, receivedAt),
+    hourCounts: () => hourCountsSql,
     event: (row) => event(row as Record<string, DuckDBValue>),
   };
 }

@@ -1,7 +1,8 @@
 import { statfsSync } from 'node:fs';
 import { storageFull } from '../../errors/errors.js';
 import type { StreamRules } from '../read-scope.js';
-import { DuckDbEventStore, type DuckDbEventStoreOptions, MIN_FREE_BYTES } from './duckdb-event-store.js';
+import { DuckDbEventStore, type DuckDbEventStoreOptions } from './duckdb-event-store.js';
+import { MIN_FREE_BYTES } from './duckdb-maintenance.js';
 
 /** DuckDB's text for a fatal error, and for every statement after one: the database is invalidated. */
 const INVALIDATED = /database has been invalidated|FATAL Error/i;

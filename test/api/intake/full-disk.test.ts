@@ -18,7 +18,7 @@ import { startupMessage } from '../../../src/errors/startup.js';
 import {
   IDLE_CHECKPOINT_MS,
   IDLE_CHECKPOINT_WAL_BYTES,
-} from '../../../src/event-store/duckdb/duckdb-event-store.js';
+} from '../../../src/event-store/duckdb/duckdb-maintenance.js';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 import { eventually } from '../../helpers/eventually.js';
 

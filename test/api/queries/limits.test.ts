@@ -161,15 +161,16 @@ describe(`bounded queries and reports on ${BACKEND}`, () => {
       Promise.reject(
         new Error('Out of Memory Error: failed to allocate data of size 16.0 MiB (476.8 MiB/476.8 MiB used)'),
       );
-    // The engine fails below the store's withConnection (a DuckDB store in this thread, so
-    // the failure can be injected there); the app's store, in its worker thread, hands the
-    // runner what the worker sends: that error, across the thread boundary.
+    // The engine fails below the store's reads' withConnection (a DuckDB store in this
+    // thread, so the failure can be injected there); the app's store, in its worker thread,
+    // hands the runner what the worker sends: that error, across the thread boundary.
     const engine = await DuckDbEventStore.open({
       dataDir: ':memory:',
       memoryLimit: '64MB',
       checkpointThreshold: '16MB',
     });
-    vi.spyOn(engine as unknown as { rows: () => Promise<never> }, 'rows').mockImplementation(oom);
+    const reads = (engine as unknown as { reads: { rows: () => Promise<never> } }).reads;
+    vi.spyOn(reads, 'rows').mockImplementation(oom);
     const plan: QueryPlan = {
       kind: 'topn',
       scope: SYSTEM_SCOPE,

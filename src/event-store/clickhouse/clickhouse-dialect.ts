@@ -1,0 +1,20 @@
+import type { EventStoreDialect } from '../store-dialect.js';
+import type { ClickHouseDriver } from './clickhouse-driver.js';
+import { compileFilter } from './clickhouse-filter-compiler.js';
+import { CLICKHOUSE_ORDER, CLICKHOUSE_PIPES, type Compiled, clickHousePlans } from './clickhouse-plans.js';
+
+/**
+ * ClickHouse as one dialect object (store-dialect.ts): its filter hooks, order and pipes
+ * in ClickHouse 18.16's words, the plans as statements on `table` (the Distributed one on
+ * a cluster), and the driver over its servers. Scopes are read by their filters: no
+ * stream membership is kept here (ADR 0016).
+ */
+export function clickHouseDialect(driver: ClickHouseDriver, table: string): EventStoreDialect<Compiled> {
+  return {
+    filter: compileFilter,
+    order: CLICKHOUSE_ORDER,
+    pipes: CLICKHOUSE_PIPES,
+    plans: clickHousePlans(table),
+    driver,
+  };
+}

@@ -1,0 +1,20 @@
+import type { EventStoreDialect } from '../store-dialect.js';
+import { compileFilter } from './duckdb-filter-compiler.js';
+import { DUCKDB_ORDER, DUCKDB_PIPES, type DuckDbStatement, duckDbPlans } from './duckdb-plans.js';
+import type { DuckDbReads } from './duckdb-reads.js';
+
+/**
+ * DuckDB as one dialect object (store-dialect.ts): its filter hooks, order and pipes, the
+ * plans as statements built when they are planned (each reads its scope by stream
+ * membership or by filter, and the word index's ranges, as the reads decide: `reach`),
+ * and the reads as its driver.
+ */
+export function duckDbDialect(reads: DuckDbReads): EventStoreDialect<DuckDbStatement> {
+  return {
+    filter: compileFilter,
+    order: DUCKDB_ORDER,
+    pipes: DUCKDB_PIPES,
+    plans: duckDbPlans(reads.reach, reads.fewMatches, reads.event),
+    driver: reads,
+  };
+}

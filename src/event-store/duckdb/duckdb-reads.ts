@@ -1,0 +1,256 @@
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
+import type { StoredEvent } from '../../core/event.js';
+import { isNoSpaceError, isOutOfMemoryError, outOfMemory, storageFull } from '../../errors/errors.js';
+import type { ExecOptions, QueryPlan, SearchPlan, TimeWindow } from '../query-plan.js';
+import { scopedPlan } from '../read-scope.js';
+import type { ResultRow, StatementRows } from '../result-shaper.js';
+import type { StoreDriver, StreamCursor } from '../store-dialect.js';
+import type { DuckDbDatabase } from './duckdb-database.js';
+import { type Compiled, type DuckDbStatement, type Reach, searchRowsSql } from './duckdb-plans.js';
+import { rowToEvent } from './duckdb-schema.js';
+import type { Bound } from './statement-gate.js';
+
+/**
+ * A search the word index narrows to at most this many events reads its page first and
+ * counts only when the page is full (`fewMatches`): at 10 M events a rare word's page and
+ * count side by side took 38 ms, its page alone 25. A page that comes back full costs the
+ * count after it, over these few events.
+ */
+const FEW_MATCHES_EVENTS = 100_000;
+
+/** Idle query connections kept for the next statements. */
+const IDLE_CONNECTIONS = 4;
+
+/**
+ * The DuckDB store's reads: the driver of its dialect (duckdb-dialect.ts). Each statement
+ * runs on a connection of its own, so it can be interrupted alone and never queues behind
+ * another (the shared reader would put an event's read behind `stats`, which a context
+ * asks for at the same time); statements are planned through the statement gate, and each
+ * decides its reach (scope, word index ranges) as it is planned.
+ */
+export class DuckDbReads implements StoreDriver<DuckDbStatement> {
+  /** Idle query connections; each running statement has its own so it can be interrupted. */
+  private readonly idle: DuckDBConnection[] = [];
+  /**
+   * Calls into DuckDB under way on read connections, each with its connection: `close`
+   * interrupts them and waits, so no query completes into a thread that is gone.
+   */
+  private readonly busy = new Map<Promise<unknown>, DuckDBConnection>();
+
+  constructor(
+    private readonly db: DuckDbDatabase,
+    /** Events per window when streaming a time-sorted search. */
+    private readonly streamWindowEvents: number,
+    /** About how many events lie in a range (the store runtime's per-hour estimate). */
+    private readonly estimate: (fromMs: number, toMs: number) => number,
+  ) {}
+
+  readonly error = readError;
+
+  /** Runs a statement on a connection of its own, interrupted by the signal. */
+  run(build: DuckDbStatement, opts: ExecOptions): Promise<StatementRows> {
+    return this.withConnection(opts, async (conn) => {
+      const built: { statement?: Compiled } = {};
+      let rows = await this.rows(conn, () => {
+        const statement = build();
+        built.statement = statement;
+        return statement;
+      });
+      let answer = built.statement;
+      const next = answer?.followedBy?.(rows);
+      if (next === null) return { rows: [] };
+      if (next) {
+        // The second statement of a page read by its keys (duckdb-plans.ts searchPageSql).
+        rows = await this.rows(conn, () => next);
+        answer = next;
+      }
+      return answer?.read ? answer.read(rows) : { rows };
+    });
+  }
+
+  /**
+   * A search's rows on a connection of its own, a chunk at a time: a search sorted by time
+   * alone in windows (`streamWindows`), other sorts as one statement.
+   */
+  stream(plan: SearchPlan): StreamCursor {
+    const held: { conn?: DuckDBConnection } = {};
+    return {
+      batches: this.streamChunks(plan, held),
+      interrupt: () => held.conn?.interrupt(),
+      close: () => held.conn?.closeSync(),
+    };
+  }
+
+  private async *streamChunks(
+    plan: SearchPlan,
+    held: { conn?: DuckDBConnection },
+  ): AsyncGenerator<Iterable<ResultRow>> {
+    const conn = await this.db.instance.connect();
+    held.conn = conn;
+    let remaining = plan.limit;
+    const taken = () => {
+      remaining--;
+    };
+    for (const range of this.streamWindows(plan)) {
+      const window: SearchPlan = { ...plan, range, limit: remaining, offset: 0 };
+      const result = await this.pending(
+        conn,
+        this.db.gate.start(
+          conn,
+          () => {
+            const reach = this.reach(window);
+            return searchRowsSql(reach.plan, reach);
+          },
+          [],
+          true,
+        ),
+      );
+      const names = result.columnNames();
+      for (;;) {
+        const chunk = await this.pending(conn, result.fetchChunk());
+        if (!chunk || chunk.rowCount === 0) break;
+        yield chunkRows(chunk, names, taken);
+      }
+      if (remaining <= 0) break;
+    }
+  }
+
+  /**
+   * A search sorted by time alone streams in time windows of about `streamWindowEvents`
+   * events, in the sort's direction, so DuckDB sorts one window at a time instead of
+   * holding every matching row (measured: a 1M-row export otherwise grew the server by
+   * ~770 MB). Other sorts stream as one statement.
+   */
+  private streamWindows(plan: SearchPlan): TimeWindow[] {
+    const only = plan.sort.length === 1 ? plan.sort[0] : undefined;
+    const { fromMs, toMs } = plan.range;
+    const estimate = this.estimate(fromMs, toMs);
+    if (only?.field !== 'ts' || estimate <= this.streamWindowEvents) return [plan.range];
+    const step = Math.max(1000, Math.ceil(((toMs - fromMs) * this.streamWindowEvents) / estimate));
+    const windows: TimeWindow[] = [];
+    for (let lo = fromMs; lo < toMs; lo += step)
+      windows.push({ fromMs: lo, toMs: Math.min(toMs, lo + step) });
+    return only.desc ? windows.reverse() : windows;
+  }
+
+  /** A row of `SELECT *` as its event, extra fields of their own columns among its fields. */
+  readonly event = (row: Record<string, DuckDBValue>): StoredEvent => rowToEvent(row, this.db.extras.columns);
+
+  /**
+   * What a statement of `plan` reads, decided while it is being planned (statement-gate.ts),
+   * so no write is half done: the plan within its scope, by the stored stream membership
+   * when every event holds that of the scope's rules (`streams`, ADR 0016), by the scope's
+   * filter otherwise; and the time ranges that may hold the words the filter requires
+   * (`words`, the word index, ADR 0004; undefined when it requires none or the index is off).
+   */
+  readonly reach = <P extends QueryPlan>(unscoped: P): Reach<P> => {
+    const { sets, words: index, useWords, extras } = this.db;
+    const streams = unscoped.scope.filter ? sets.read(unscoped.scope) : undefined;
+    const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
+    const words = useWords ? index.scan(plan.filter, plan.range) : undefined;
+    const columnOf = extras.columnOf;
+    return { plan, columnOf, ...(words ? { words } : {}), ...(streams === undefined ? {} : { streams }) };
+  };
+
+  /**
+   * Whether the word index narrows a search to at most `FEW_MATCHES_EVENTS` events (by
+   * the per-hour estimate of its candidate ranges): so few that its page is read first
+   * and its count only when the page is full (plan-executor.ts).
+   */
+  readonly fewMatches = (plan: SearchPlan): boolean => {
+    if (!this.db.useWords) return false;
+    const ranges = this.db.words.scan(plan.filter, plan.range);
+    if (!ranges) return false;
+    let events = 0;
+    for (const r of ranges) events += this.estimate(r.fromMs, r.toMs + 1);
+    return events <= FEW_MATCHES_EVENTS;
+  };
+
+  /** SQL on the shared read connection, every row read (stats, and raw SQL for tests). */
+  onReader(sql: string, params: readonly Bound[] = []): Promise<DuckDBResultReader> {
+    return this.pending(this.db.reader, this.db.gate.readAll(this.db.reader, sql, params));
+  }
+
+  /** `work` on `conn`, known to `close` until it settles. */
+  async pending<T>(conn: DuckDBConnection, work: Promise<T>): Promise<T> {
+    this.busy.set(work, conn);
+    try {
+      return await work;
+    } finally {
+      this.busy.delete(work);
+    }
+  }
+
+  /** Interrupts the calls under way and waits until they have all settled (the store's close). */
+  async settle(): Promise<void> {
+    for (const conn of new Set(this.busy.values())) conn.interrupt();
+    await Promise.allSettled(this.busy.keys());
+  }
+
+  /** Closes the idle connections (the store's close, once nothing runs). */
+  closeIdle(): void {
+    for (const c of this.idle.splice(0)) c.closeSync();
+  }
+
+  private async withConnection<T>(opts: ExecOptions, fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+    const conn = this.idle.pop() ?? (await this.db.instance.connect());
+    const onAbort = () => conn.interrupt();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const poll = opts.onProgress
+      ? setInterval(() => {
+          const p = conn.progress.percentage;
+          if (p >= 0) opts.onProgress?.(Math.min(1, p / 100));
+        }, 100)
+      : undefined;
+    try {
+      return await this.pending(conn, fn(conn));
+    } finally {
+      clearInterval(poll);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (this.idle.length < IDLE_CONNECTIONS) this.idle.push(conn);
+      else conn.closeSync();
+    }
+  }
+
+  private async rows(conn: DuckDBConnection, q: () => Compiled): Promise<Record<string, DuckDBValue>[]> {
+    const reader = await this.db.gate.readAll(conn, q);
+    return reader.getRowObjects();
+  }
+}
+
+/**
+ * A chunk's rows as objects, one at a time as they are consumed: converting the whole
+ * chunk (2,048 rows) at once held it all as JavaScript values, a few hundred MB for rows
+ * of 999 fields. `taken` counts each row handed out.
+ */
+function* chunkRows(
+  chunk: DuckDBDataChunk,
+  names: readonly string[],
+  taken: () => void,
+): Generator<ResultRow> {
+  for (let r = 0; r < chunk.rowCount; r++) {
+    const row = chunk.getRowValues(r);
+    const obj: Record<string, DuckDBValue> = {};
+    names.forEach((n, i) => {
+      obj[n] = row[i] as DuckDBValue;
+    });
+    taken();
+    yield obj;
+  }
+}
+
+/**
+ * A query's engine failure as clients may see it: out of memory, or no room to spill to
+ * disk, become AppErrors with a clear message; the engine's text stays in the log (the
+ * original error is kept as `cause`).
+ */
+export function readError(err: unknown): unknown {
+  const mapped = isOutOfMemoryError(err)
+    ? outOfMemory()
+    : isNoSpaceError(err)
+      ? storageFull('The server has no disk space left to compute this query; retry once space is freed.')
+      : null;
+  if (!mapped) return err;
+  (mapped as Error & { cause?: unknown }).cause = err;
+  return mapped;
+}
