@@ -3,8 +3,8 @@ import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store.js';
 import { DuckDbEventStore } from '../duckdb/duckdb-event-store.js';
 import { DuckDbRecovery } from '../duckdb/duckdb-recovery.js';
+import type { EngineEventStore } from '../event-store.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
-import type { SqlValue } from '../sql/sql-params.js';
 import {
   eventValues,
   type StoreRequest,
@@ -41,7 +41,8 @@ function endStream(stream: number): void {
   running.delete(s.openedBy);
 }
 
-type Store = DuckDbEventStore | ClickHouseEventStore;
+/** An engine's store as served here: the contract and what the worker's proxy asks beyond it. */
+type Store = EngineEventStore;
 
 async function serve(store: Store, req: StoreRequest): Promise<unknown> {
   switch (req.op) {
@@ -129,11 +130,10 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
     case 'abandon':
       return store.abandon(req.tagPrefix);
     case 'runSql':
-      return store instanceof DuckDbEventStore
-        ? store.runSql(req.sql, req.params as SqlValue[])
-        : store.runSql(req.sql);
+      return store.runSql(req.sql, req.params);
     case 'checkpoint':
-      return store instanceof DuckDbEventStore ? store.checkpoint() : null;
+      // Only an engine that keeps a write-ahead log of its own has one to write.
+      return store.checkpoint ? store.checkpoint() : null;
     case 'close':
       for (const s of streams.values()) s.abort.abort();
       await store.close();
