@@ -92,7 +92,7 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
       await build({
         configFile: false,
         mode: 'production',
-        root: path.join(PACKAGE_ROOT, 'test', 'e2e', 'components'),
+        root: path.join(PACKAGE_ROOT, 'test', 'browser', 'components'),
         base: '/',
         publicDir: false,
         logLevel: 'warn',
