@@ -50,6 +50,8 @@ export class StoreRuntime<S> {
    * reader that stops early lets the driver end it.
    */
   async *stream(unscoped: SearchPlan, opts: ExecOptions = {}): AsyncGenerator<StoredEvent> {
+    // Stopped before its first read: no statement starts, on any engine.
+    if (opts.signal?.aborted) throw abortError();
     const { plans, driver } = this.dialect;
     const cursor = driver.stream(plans.scoped(unscoped), opts);
     const onAbort = () => cursor.interrupt();

@@ -289,6 +289,25 @@ describe.each(STORES.filter((s) => s.run))('$name: the event-store contract', (k
     });
   });
 
+  it('refuses a stream whose signal was aborted before its first read, as an AbortError', async () => {
+    const plan: SearchPlan = {
+      kind: 'search',
+      scope: SYSTEM_SCOPE,
+      filter: { kind: 'true' },
+      range: ALL,
+      sort: [{ field: 'ts', desc: false }],
+      limit: 1_000,
+      offset: 0,
+      count: false,
+    };
+    const got: string[] = [];
+    const read = async () => {
+      for await (const e of store.stream(plan, { signal: AbortSignal.abort() })) got.push(e.ev_id);
+    };
+    await expect(read()).rejects.toMatchObject({ name: 'AbortError' });
+    expect(got).toEqual([]);
+  });
+
   it('answers stats, and retention deletes the days before the cut-off', async () => {
     const before = await store.stats();
     expect(before.events).toBe(EVENTS.length);

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { abortError } from '../event-store.js';
 import type { ExecOptions, SearchPlan } from '../query-plan.js';
 import type { ResultRow, StatementRows } from '../result-shaper.js';
 import type { StoreDriver, StreamCursor } from '../store-dialect.js';
@@ -77,7 +76,6 @@ export class ClickHouseDriver implements StoreDriver<Compiled> {
    * a reader that stops early (or a failure) kills the server's work too.
    */
   stream(plan: SearchPlan, opts: ExecOptions): StreamCursor {
-    if (opts.signal?.aborted) throw abortError();
     const client = this.client();
     const queryId = tagged(opts.tag);
     const controller = new AbortController();
