@@ -373,6 +373,13 @@ describe.each(STORES.filter((s) => s.run))('$name: pipes', (kind) => {
     expect(sameCells(result.rows, expected)).toBe(true);
   });
 
+  it('writes an overflow to infinity as JavaScript does (Infinity, -Infinity)', async () => {
+    const events = ['1e308', '-1e308'].map((v, i) => event(`i${i}`, { ts: T0 + i * 1000, fields: { v } }));
+    const { result, expected } = await table('* | eval t = concat(v * 1e15) | sort ts | fields t', events);
+    expect(result.rows.map((r) => r.at(-1))).toEqual(['Infinity', '-Infinity']);
+    expect(sameCells(result.rows, expected)).toBe(true);
+  });
+
   it('fills every bucket of a timechart and folds series past the top 5 into other', async () => {
     const events = Array.from({ length: 14 }, (_, i) =>
       event(`t${i}`, { ts: T0 + (i % 3) * 600_000, host: `h${i % 7}` }),

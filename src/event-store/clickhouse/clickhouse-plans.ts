@@ -235,8 +235,10 @@ export const CLICKHOUSE_PIPES: PipeDialect = {
   eventMs: '"ts"',
   double: (x) => `toFloat64(${x})`,
   numericText: (x, params) => numericTextSql(x, params),
-  // As JavaScript writes numbers: ClickHouse writes 1e21 as "1e21" and -0 as "-0".
-  numberText: (x) => `if(${x} = 0, '0', replaceRegexpOne(toString(${x}), 'e([0-9])', 'e+\\\\1'))`,
+  // As JavaScript writes numbers: ClickHouse writes 1e21 as "1e21" and -0 as "-0", an
+  // exponent without its sign, and an overflow `inf` (JavaScript `Infinity`).
+  numberText: (x) =>
+    `multiIf(isInfinite(${x}), if(${x} > 0, 'Infinity', '-Infinity'), isNaN(${x}), 'NaN', ${x} = 0, '0', replaceRegexpOne(toString(${x}), 'e([0-9])', 'e+\\\\1'))`,
   lower: (x) => `lowerUTF8(${x})`,
   upper: (x) => `upperUTF8(${x})`,
   length: (x) => `lengthUTF8(${x})`,

@@ -354,11 +354,14 @@ export const DUCKDB_PIPES: PipeDialect = {
   numericText: (x, params) => numericTextSql(x, params),
   // As JavaScript writes numbers: whole ones below 10^21 as digits (DuckDB's own text uses
   // an exponent from 10^15 on); 10^-6 ≤ |x| < 10^-4 without an exponent (DuckDB writes
-  // `9.9e-05`, JavaScript `0.000099`); an exponent without a leading zero (`e-7`, not `e-07`).
+  // `9.9e-05`, JavaScript `0.000099`); an exponent without a leading zero (`e-7`, not `e-07`);
+  // an overflow `Infinity` (DuckDB writes `inf`).
   numberText: (x) => {
     const text = `CAST(${x} AS VARCHAR)`;
     const fixed = `(CASE WHEN ${x} < 0 THEN '-' ELSE '' END) || '0.' || repeat('0', CAST(right(${text}, 1) AS INTEGER) - 1) || replace(regexp_extract(${text}, '^-?([0-9.]+)e', 1), '.', '')`;
-    return `(CASE WHEN ${x} = floor(${x}) AND abs(${x}) < 1e21 THEN CAST(CAST(${x} AS HUGEINT) AS VARCHAR)
+    return `(CASE WHEN isinf(${x}) THEN (CASE WHEN ${x} > 0 THEN 'Infinity' ELSE '-Infinity' END)
+      WHEN isnan(${x}) THEN 'NaN'
+      WHEN ${x} = floor(${x}) AND abs(${x}) < 1e21 THEN CAST(CAST(${x} AS HUGEINT) AS VARCHAR)
       WHEN regexp_matches(${text}, 'e-0[56]$') THEN ${fixed}
       ELSE regexp_replace(${text}, 'e-0([0-9])$', 'e-\\1') END)`;
   },
