@@ -1,14 +1,11 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { COMPONENTS } from '../../src/features/index.js';
 import { migrationsOf } from '../../src/features/root.js';
-import { openMetadataDb } from '../../src/metadata/database.js';
 import { type MigrationOf, STORE_MIGRATIONS } from '../../src/metadata/migrator.js';
-import { TEST_DATABASE_URL } from '../helpers/app.js';
+import { freshMetadata, METADATA_BACKENDS } from '../helpers/metadata.js';
 
 /**
  * Every database keeps the names of the migrations it ran (Kysely's `kysely_migration`),
@@ -95,44 +92,16 @@ describe('metadata migrations', () => {
   });
 });
 
-const BACKENDS = [
-  { name: 'SQLite', url: '' },
-  ...(TEST_DATABASE_URL ? [{ name: 'PostgreSQL', url: TEST_DATABASE_URL }] : []),
-];
-
-describe.each(BACKENDS)('a fresh metadata store on $name', ({ url }) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'logscope-mig-names-'));
-  const schema = `mig_names_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-
-  afterAll(async () => {
-    rmSync(dir, { recursive: true, force: true });
-    if (!url) return;
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`drop schema if exists ${schema} cascade`);
-    await client.end();
-  });
-
+describe.each(METADATA_BACKENDS)('a fresh metadata store on $name', ({ url }) => {
   it('has run exactly those migrations', async () => {
-    if (url) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`create schema ${schema}`);
-      await client.end();
-    }
-    const meta = await openMetadataDb({
-      databaseUrl: url,
-      dataDir: dir,
-      migrations: migrationsOf(COMPONENTS),
-      ...(url ? { pgSchema: schema } : {}),
-    });
+    const { meta, dispose } = await freshMetadata(url, 'mig-names');
     try {
       const ran = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(
         meta.db,
       );
       expect(ran.rows.map((r) => r.name)).toEqual(NAMES);
     } finally {
-      await meta.close();
+      await dispose();
     }
   });
 });
