@@ -115,30 +115,57 @@ describeBrowser('test/browser/work.test.ts', 'tasks, triggers and reports in Chr
     await row.getByRole('button', { name: `Reopen “${title}”` }).waitFor();
   });
 
-  it('creates a task from the event dialog with the event linked, and the link finds the event', async () => {
+  it('the event dialog opens on its heading: Enter twice creates no task; Create task asks once, naming it, and links the event', async () => {
     await search('');
     const first = page.getByRole('region', { name: 'Results' }).locator('tbody').getByRole('row').first();
-    await first.click();
+    await first.locator('button.row-open').focus();
+    await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Event' });
     await dialog.waitFor();
-    const evId = (
-      (await dialog
-        .locator('table.fields tr')
-        .filter({ has: page.locator('th', { hasText: /^ev_id$/ }) })
-        .locator('td')
-        .first()
-        .textContent()) ?? ''
-    ).trim();
+    const field = async (name: string) =>
+      (
+        (await dialog
+          .locator('table.fields tr')
+          .filter({ has: page.locator('th', { hasText: new RegExp(`^${name}$`) }) })
+          .locator('td')
+          .first()
+          .textContent()) ?? ''
+      ).trim();
+    const evId = await field('ev_id');
     expect(evId).not.toBe('');
-    await dialog.getByRole('button', { name: 'Create task' }).click();
+    const linkedTasks = async () => {
+      const tasks = await call('GET', '/api/tasks?page_size=100');
+      return (tasks.body.results as { title: string; ev_ids: string[] }[]).filter((x) =>
+        x.ev_ids.includes(evId),
+      );
+    };
+
+    // Enter again, as a reader does once the dialog is up: no action that writes has the focus.
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(500);
+    expect(await linkedTasks()).toEqual([]);
+    expect(await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 40))).toMatch(/^<h2\b/);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Event');
+    expect(await dialog.getByRole('group', { name: /Create a task/ }).count()).toBe(0);
+
+    // Create task asks first, saying what it will create; Cancel creates nothing.
+    const title = (await field('message')).split('\n')[0]?.trim() ?? '';
+    await dialog.getByRole('button', { name: 'Create task…' }).click();
+    const confirm = dialog.getByRole('group', { name: /Create a task/ });
+    expect(await confirm.textContent()).toContain(`“${title}”`);
+    await shot(page, 'event-dialog-task-confirm');
+    await axe(page, 'event dialog, creating a task');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(await linkedTasks()).toEqual([]);
+
+    await dialog.getByRole('button', { name: 'Create task…' }).click();
+    await confirm.getByRole('button', { name: 'Create task', exact: true }).click();
     await dialog.getByRole('status').filter({ hasText: 'Created task' }).waitFor();
 
-    const tasks = await call('GET', '/api/tasks?page_size=100');
-    const linked = (tasks.body.results as { title: string; ev_ids: string[] }[]).filter((x) =>
-      x.ev_ids.includes(evId),
-    );
+    const linked = await linkedTasks();
     expect(linked).toHaveLength(1);
-    expect(linked[0]?.title).not.toBe('');
+    expect(linked[0]?.title).toBe(title);
 
     await dialog.getByRole('link', { name: /Created|#/ }).click();
     await page.waitForURL((u) => u.pathname === '/tasks');

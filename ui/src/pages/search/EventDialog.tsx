@@ -81,6 +81,8 @@ export function EventDialog({
   scope?: { query: string; timeRange: TimeRange | null };
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const confirmRef = useRef<HTMLLegendElement>(null);
   const [context, setContext] = useState(showContext);
   /** 'copied', or the link itself where the browser gives the page no clipboard. */
   const [copied, setCopied] = useState<string | null>(null);
@@ -98,6 +100,8 @@ export function EventDialog({
   const [error, setError] = useState<string | null>(null);
   const [task, setTask] = useState<{ id: number; title: string } | null>(null);
   const [taskBusy, setTaskBusy] = useState(false);
+  /** Create task asks once before it writes: the confirm step is shown. */
+  const [confirming, setConfirming] = useState(false);
   const [hint, setHint] = useState<HintResult | 'loading' | null>(null);
 
   /** Runs a Top values or GeoIP hint: its request with this event's value filled in. */
@@ -127,13 +131,15 @@ export function EventDialog({
     }
   };
 
+  const firstLine = typeof event.message === 'string' ? event.message.split('\n')[0]?.trim() : '';
+  const taskTitle = (firstLine || `Event ${event.ev_id}`).slice(0, 200);
+
   /** A task linked to this event, titled from its message (`POST /api/tasks`). */
   const createTask = async () => {
     setTaskBusy(true);
     setError(null);
     try {
-      const message = typeof event.message === 'string' ? event.message.split('\n')[0]?.trim() : '';
-      const title = (message || `Event ${event.ev_id}`).slice(0, 200);
+      const title = taskTitle;
       setTask(
         await api<{ id: number; title: string }>('/api/tasks', { body: { title, ev_ids: [event.ev_id] } }),
       );
@@ -141,13 +147,22 @@ export function EventDialog({
       setError(errorText(err));
     } finally {
       setTaskBusy(false);
+      setConfirming(false);
     }
   };
 
+  // showModal() would focus the first button, Create task: Enter on a row and Enter again
+  // would write. The heading takes the focus, as a reader expects (APG dialog pattern).
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
+    headingRef.current?.focus();
   }, []);
+
+  // The confirm step's sentence takes the focus: it is read before its buttons.
+  useEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+  }, [confirming]);
 
   useEffect(() => {
     const ctl = new AbortController();
@@ -180,15 +195,18 @@ export function EventDialog({
   return (
     <dialog ref={ref} aria-label="Event" className="event-dialog" onClose={onClose}>
       <div className="dialog-head">
-        <h2>Event</h2>
+        <h2 ref={headingRef} tabIndex={-1}>
+          Event
+        </h2>
         <div className="dialog-actions">
           <button
             type="button"
             className="secondary"
+            aria-expanded={confirming}
             disabled={taskBusy || task !== null}
-            onClick={createTask}
+            onClick={() => setConfirming(true)}
           >
-            Create task
+            Create task…
           </button>
           {link && (
             <button type="button" className="secondary" onClick={() => void copyLink(link())}>
@@ -200,6 +218,19 @@ export function EventDialog({
           </button>
         </div>
       </div>
+      {confirming && task === null && (
+        <fieldset className="task-confirm">
+          <legend ref={confirmRef} tabIndex={-1}>
+            Create a task “{taskTitle}” linked to this event?
+          </legend>
+          <button type="button" disabled={taskBusy} onClick={() => void createTask()}>
+            Create task
+          </button>
+          <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </fieldset>
+      )}
       <p role="status" className="muted task-created">
         {copied &&
           (copied === 'copied' ? (
@@ -327,7 +358,8 @@ export function EventDialog({
       )}
 
       <h3>Raw</h3>
-      <pre className="raw">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long record scrolls and must take the keyboard (axe scrollable-region-focusable) */}
+      <pre className="raw" tabIndex={0}>
         {raw === undefined ? (full ? '(not available)' : 'Loading…') : JSON.stringify(raw, null, 2)}
       </pre>
     </dialog>
