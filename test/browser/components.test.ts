@@ -144,8 +144,15 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
     await open('picker', { shown });
     await select().selectOption({ label: 'Custom range…' });
     await customForm().waitFor();
-    expect(await from().inputValue()).toBe('2026-03-04T05:06');
-    expect(await to().inputValue()).toBe('2026-03-04T17:30:15');
+    expect(await from().inputValue()).toBe('2026-03-04 05:06:00');
+    expect(await to().inputValue()).toBe('2026-03-04 17:30:15');
+    // ISO and 24-hour though the browser's locale is en-US, the zone named beside them.
+    const zoneNote = page.locator('#range-zone');
+    // (Chromium's ICU names Asia/Kolkata by its older name.)
+    expect(await zoneNote.textContent()).toMatch(
+      /^YYYY-MM-DD HH:mm:ss, 24-hour, in Asia\/(Kolkata|Calcutta)$/,
+    );
+    expect(await from().getAttribute('aria-describedby')).toBe('range-zone');
     expect(await select().inputValue()).toBe('custom');
     expect(await calls()).toEqual([]);
     await shot(page, 'component-time-picker');
@@ -160,17 +167,24 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
     const alert = page.getByRole('alert');
     expect(await alert.textContent()).toBe('Enter a From date and time.');
     expect(await from().getAttribute('aria-invalid')).toBe('true');
-    expect(await from().getAttribute('aria-describedby')).toBe(await alert.getAttribute('id'));
+    expect(await from().getAttribute('aria-describedby')).toBe(
+      `range-zone ${await alert.getAttribute('id')}`,
+    );
 
-    await from().fill('2026-03-04T05:06');
+    // A US 12-hour time is not one.
+    await from().fill('03/04/2026, 05:06:00 PM');
+    await apply().click();
+    expect(await alert.textContent()).toBe('Enter a From date and time.');
+
+    await from().fill('2026-03-04 05:06');
     await to().fill('');
     await apply().click();
     expect(await alert.textContent()).toBe('Enter a To date and time.');
 
-    await to().fill('2026-03-04T05:06');
+    await to().fill('2026-03-04 05:06:00');
     await apply().click();
     expect(await alert.textContent()).toBe('From must be before To.');
-    await to().fill('2026-03-03T23:59');
+    await to().fill('2026-03-03 23:59:59');
     await apply().click();
     expect(await alert.textContent()).toBe('From must be before To.');
     expect(await calls()).toEqual([]);
@@ -186,8 +200,8 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
     expect(await from().getAttribute('aria-invalid')).toBeNull();
     // Applied, it stays open with what was applied.
     expect(await select().inputValue()).toBe('custom');
-    expect(await from().inputValue()).toBe('2026-03-04T05:06');
-    expect(await to().inputValue()).toBe('2026-03-04T05:06:01');
+    expect(await from().inputValue()).toBe('2026-03-04 05:06:00');
+    expect(await to().inputValue()).toBe('2026-03-04 05:06:01');
   });
 
   it('shows a range applied from elsewhere (a zoom, Back): absolute in From/To, a preset closes them', async () => {
@@ -196,8 +210,8 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
     });
     // Opened at an absolute range (from the address): the form is there.
     expect(await select().inputValue()).toBe('custom');
-    expect(await from().inputValue()).toBe('2025-12-31T23:00');
-    expect(await to().inputValue()).toBe('2026-01-01T01:00');
+    expect(await from().inputValue()).toBe('2025-12-31 23:00:00');
+    expect(await to().inputValue()).toBe('2026-01-01 01:00:00');
 
     // A zoom: the new window, and a stale error goes.
     await from().fill('');
@@ -208,8 +222,8 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
       from: zoned(2026, 1, 1, 0, 15),
       to: zoned(2026, 1, 1, 0, 45, 30),
     });
-    await expect.poll(() => from().inputValue()).toBe('2026-01-01T00:15');
-    expect(await to().inputValue()).toBe('2026-01-01T00:45:30');
+    await expect.poll(() => from().inputValue()).toBe('2026-01-01 00:15:00');
+    expect(await to().inputValue()).toBe('2026-01-01 00:45:30');
     expect(await page.getByRole('alert').count()).toBe(0);
 
     // Back to a preset: the form closes and the select shows it.

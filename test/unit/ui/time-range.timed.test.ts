@@ -6,20 +6,20 @@ import { isPreset, pinPreset } from '../../../ui/src/format.js';
 import {
   bucketToTime,
   DEFAULT_RANGE,
-  fromDatetimeLocal,
+  fromRangeTime,
   intervalSeconds,
   parseCustomRange,
   rangeFromParams,
   rangeToParams,
   sameRange,
   timeToBucket,
-  toDatetimeLocal,
+  toRangeTime,
   windowOf,
   zoomOut,
   zoomRange,
 } from '../../../ui/src/pages/search/time-range.js';
 
-// The search page's time range: the address ↔ range, datetime-local values in the local
+// The search page's time range: the address ↔ range, ISO wall-clock times in the local
 // zone, and the timeline's bucket positions ↔ times for zooming.
 
 const params = (s: string) => new URLSearchParams(s);
@@ -78,19 +78,21 @@ describe('range in the address', () => {
   });
 });
 
-describe('datetime-local values', () => {
-  it('are local wall-clock times', () => {
-    const ts = new Date(2026, 2, 4, 5, 6, 0).getTime() / 1000;
-    expect(toDatetimeLocal(ts)).toBe('2026-03-04T05:06');
-    expect(fromDatetimeLocal('2026-03-04T05:06')).toBe(ts);
-    expect(toDatetimeLocal(ts + 7)).toBe('2026-03-04T05:06:07');
-    expect(fromDatetimeLocal('2026-03-04T05:06:07')).toBe(ts + 7);
-    expect(fromDatetimeLocal('2026-03-04T05:06:07.250')).toBe(ts + 7);
+describe("the time picker's times", () => {
+  it('are local wall-clock times, ISO and 24-hour; seconds optional, T or a space', () => {
+    const ts = new Date(2026, 2, 4, 17, 6, 0).getTime() / 1000;
+    expect(toRangeTime(ts)).toBe('2026-03-04 17:06:00');
+    expect(fromRangeTime('2026-03-04 17:06:00')).toBe(ts);
+    expect(fromRangeTime('2026-03-04 17:06')).toBe(ts);
+    expect(fromRangeTime('2026-03-04T17:06')).toBe(ts);
+    expect(toRangeTime(ts + 7)).toBe('2026-03-04 17:06:07');
+    expect(fromRangeTime(' 2026-03-04 17:06:07 ')).toBe(ts + 7);
+    expect(fromRangeTime('2026-03-04T17:06:07.250')).toBe(ts + 7);
   });
 
   it('round-trip', () => {
     for (const ts of [0, 1_700_000_000, 1_700_000_059, 1_800_000_000]) {
-      expect(fromDatetimeLocal(toDatetimeLocal(ts))).toBe(ts);
+      expect(fromRangeTime(toRangeTime(ts))).toBe(ts);
     }
   });
 
@@ -102,8 +104,12 @@ describe('datetime-local values', () => {
       '2026-13-01T00:00',
       'yesterday',
       '2026-03-04T25:00',
+      '2026-03-04 10:60',
+      '2026-03-04 10:00:60',
+      '03/04/2026, 05:06:00 PM',
+      '2026-03-04 5:06 PM',
     ])
-      expect(fromDatetimeLocal(bad), bad).toBeNull();
+      expect(fromRangeTime(bad), bad).toBeNull();
   });
 
   it('make a custom range only when From is before To', () => {
@@ -111,8 +117,8 @@ describe('datetime-local values', () => {
       ok: true,
       range: {
         kind: 'absolute',
-        from: fromDatetimeLocal('2026-03-04T05:00'),
-        to: fromDatetimeLocal('2026-03-04T06:00'),
+        from: fromRangeTime('2026-03-04T05:00'),
+        to: fromRangeTime('2026-03-04T06:00'),
       },
     });
     expect(parseCustomRange('2026-03-04T06:00', '2026-03-04T05:00')).toEqual({
@@ -239,7 +245,7 @@ describe('the address, for any range', () => {
   });
 });
 
-describe('datetime-local values in any zone', () => {
+describe("the time picker's times in any zone", () => {
   const zone = process.env.TZ;
   afterEach(() => {
     if (zone === undefined) delete process.env.TZ;
@@ -251,12 +257,12 @@ describe('datetime-local values in any zone', () => {
       process.env.TZ = tz;
       fc.assert(
         fc.property(fc.integer({ min: 0, max: 4_102_444_800 }), (ts) => {
-          const shown = toDatetimeLocal(ts);
-          const read = fromDatetimeLocal(shown);
+          const shown = toRangeTime(ts);
+          const read = fromRangeTime(shown);
           expect(read, `${tz} ${ts}`).not.toBeNull();
           // Read back, it shows the same; it is the same instant unless the wall-clock time
           // happened twice (then the first of the two, at most an hour earlier).
-          expect(toDatetimeLocal(read ?? 0)).toBe(shown);
+          expect(toRangeTime(read ?? 0)).toBe(shown);
           expect([0, 1800, 3600], `${tz} ${ts}`).toContain(ts - (read ?? 0));
         }),
         { numRuns: 400 },
@@ -266,8 +272,8 @@ describe('datetime-local values in any zone', () => {
 
   it('refuse a time that does not exist (the hour skipped when clocks go forward)', () => {
     process.env.TZ = 'America/New_York';
-    expect(fromDatetimeLocal('2026-03-08T02:30')).toBeNull();
-    expect(fromDatetimeLocal('2026-03-08T03:30')).toBe(Date.UTC(2026, 2, 8, 7, 30) / 1000);
+    expect(fromRangeTime('2026-03-08T02:30')).toBeNull();
+    expect(fromRangeTime('2026-03-08T03:30')).toBe(Date.UTC(2026, 2, 8, 7, 30) / 1000);
     expect(parseCustomRange('2026-03-08T02:30', '2026-03-08T04:00')).toEqual({
       ok: false,
       error: 'Enter a From date and time.',

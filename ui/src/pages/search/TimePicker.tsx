@@ -1,10 +1,13 @@
 import { TIME_PRESETS } from '@shared/time-presets';
 import { type FormEvent, useState } from 'react';
-import { parseCustomRange, type RangeSel, toDatetimeLocal, type Window, windowOf } from './time-range';
+import { browserTimeZone } from '../reports/download';
+import { parseCustomRange, type RangeSel, toRangeTime, type Window, windowOf } from './time-range';
 
 /**
  * The search page's time picker: a select of presets with "Custom range…", and the
- * From/To form of a custom (absolute) range, in the browser's time zone. Two parts placed
+ * From/To form of a custom (absolute) range: ISO times (`YYYY-MM-DD HH:mm:ss`, 24-hour) in the
+ * browser's time zone, as every time on the page, whatever the locale (a `datetime-local`
+ * input shows the locale's format, 12-hour in en-US). Two parts placed
  * apart (the select in the search form, the From/To form below it) sharing one state,
  * `useTimePicker`.
  */
@@ -37,8 +40,8 @@ export interface TimePicker {
 export function useTimePicker(props: TimePickerProps): TimePicker {
   const { range, shown, live, onChange } = props;
   const [open, setOpen] = useState(range.kind === 'absolute');
-  const [from, setFrom] = useState(() => (range.kind === 'absolute' ? toDatetimeLocal(range.from) : ''));
-  const [to, setTo] = useState(() => (range.kind === 'absolute' ? toDatetimeLocal(range.to) : ''));
+  const [from, setFrom] = useState(() => (range.kind === 'absolute' ? toRangeTime(range.from) : ''));
+  const [to, setTo] = useState(() => (range.kind === 'absolute' ? toRangeTime(range.to) : ''));
   const [error, setError] = useState<string | null>(null);
   // A range applied (here, by zooming, Back, the address) shows: an absolute one in From/To.
   const [applied, setApplied] = useState(range);
@@ -47,8 +50,8 @@ export function useTimePicker(props: TimePickerProps): TimePicker {
     setError(null);
     setOpen(range.kind === 'absolute');
     if (range.kind === 'absolute') {
-      setFrom(toDatetimeLocal(range.from));
-      setTo(toDatetimeLocal(range.to));
+      setFrom(toRangeTime(range.from));
+      setTo(toRangeTime(range.to));
     }
   }
 
@@ -65,8 +68,8 @@ export function useTimePicker(props: TimePickerProps): TimePicker {
       if (value === 'custom') {
         // The form starts at the window shown.
         const w = shown ?? windowOf(range, Date.now());
-        setFrom(toDatetimeLocal(w.ts_from));
-        setTo(toDatetimeLocal(w.ts_to));
+        setFrom(toRangeTime(w.ts_from));
+        setTo(toRangeTime(w.ts_to));
         setError(null);
         setOpen(true);
         return;
@@ -110,38 +113,39 @@ export function TimeRangeSelect({ picker }: { picker: TimePicker }) {
   );
 }
 
+/** The time format From and To show and read. */
+const FORMAT = 'YYYY-MM-DD HH:mm:ss';
+
 /** The form "Custom range": From and To, Apply range; a bad range is an alert. */
 export function CustomRangeForm({ picker }: { picker: TimePicker }) {
   if (!picker.open) return null;
   const { error } = picker;
+  const described = error ? 'range-zone range-error' : 'range-zone';
+  const input = (id: string, label: string, value: string, set: (v: string) => void) => (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        className="range-time"
+        type="text"
+        autoComplete="off"
+        spellCheck={false}
+        placeholder={FORMAT}
+        value={value}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={described}
+        onChange={(e) => set(e.target.value)}
+      />
+    </div>
+  );
   return (
     <form className="custom-range" aria-label="Custom range" noValidate onSubmit={picker.apply}>
-      <div className="field">
-        <label htmlFor="range-from">From</label>
-        <input
-          id="range-from"
-          type="datetime-local"
-          step={1}
-          value={picker.from}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? 'range-error' : undefined}
-          onChange={(e) => picker.setFrom(e.target.value)}
-        />
-      </div>
-      <div className="field">
-        <label htmlFor="range-to">To</label>
-        <input
-          id="range-to"
-          type="datetime-local"
-          step={1}
-          value={picker.to}
-          aria-invalid={error ? true : undefined}
-          aria-describedby={error ? 'range-error' : undefined}
-          onChange={(e) => picker.setTo(e.target.value)}
-        />
-      </div>
+      {input('range-from', 'From', picker.from, picker.setFrom)}
+      {input('range-to', 'To', picker.to, picker.setTo)}
+      <span id="range-zone" className="muted small-text range-zone">
+        {FORMAT}, 24-hour, in {browserTimeZone()}
+      </span>
       <button type="submit">Apply range</button>
-      <span className="muted small-text">in your browser's time zone</span>
       {error && (
         <p role="alert" id="range-error" className="error">
           {error}

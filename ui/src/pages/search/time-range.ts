@@ -1,7 +1,8 @@
 /**
  * The search page's time range as pure functions: a preset or an absolute window, kept in
- * the address (`range=<preset>` or `from=`/`to=` Unix seconds), edited as `datetime-local`
- * values in the browser's zone, and zoomed on the timeline (bucket index ↔ time).
+ * the address (`range=<preset>` or `from=`/`to=` Unix seconds), edited as ISO wall-clock
+ * times (`YYYY-MM-DD HH:mm:ss`, 24-hour) in the browser's zone, the zone every time on the
+ * page is shown in, and zoomed on the timeline (bucket index ↔ time).
  */
 import { DEFAULT_PRESET } from '@shared/time-presets';
 import { isPreset, pinPreset } from '../../format.js';
@@ -53,16 +54,22 @@ export function windowOf(sel: RangeSel, nowMs: number): Window {
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
-/** Unix seconds as a `datetime-local` value (`YYYY-MM-DDTHH:MM`, or with `:SS` when not whole minutes) in the local zone. */
-export function toDatetimeLocal(ts: number): string {
+/** Unix seconds as the time picker shows them: `YYYY-MM-DD HH:mm:ss`, 24-hour, in the local zone. */
+export function toRangeTime(ts: number): string {
   const d = new Date(ts * 1000);
-  const base = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-  return d.getSeconds() ? `${base}:${pad(d.getSeconds())}` : base;
+  return (
+    `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+  );
 }
 
-/** A `datetime-local` value (local zone) as Unix seconds; null when it is not one. */
-export function fromDatetimeLocal(value: string): number | null {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/.exec(value.trim());
+/**
+ * A time typed in the picker (local zone) as Unix seconds: `YYYY-MM-DD HH:mm:ss`, 24-hour,
+ * the seconds optional (a fraction is dropped), `T` accepted for the space as ISO writes it;
+ * null when it is not one, whatever the browser's locale.
+ */
+export function fromRangeTime(value: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/.exec(value.trim());
   if (!m) return null;
   const [y, mo, d, h, mi, s] = m.slice(1).map((x) => Number(x ?? 0)) as [
     number,
@@ -72,6 +79,7 @@ export function fromDatetimeLocal(value: string): number | null {
     number,
     number,
   ];
+  if (mi > 59 || s > 59) return null;
   const date = new Date(y, mo - 1, d, h, mi, s);
   // new Date rolls over out-of-range parts (Feb 30 → Mar 2): refuse those.
   if (date.getFullYear() !== y || date.getMonth() !== mo - 1 || date.getDate() !== d || date.getHours() !== h)
@@ -84,8 +92,8 @@ export function parseCustomRange(
   fromValue: string,
   toValue: string,
 ): { ok: true; range: RangeSel & { kind: 'absolute' } } | { ok: false; error: string } {
-  const from = fromDatetimeLocal(fromValue);
-  const to = fromDatetimeLocal(toValue);
+  const from = fromRangeTime(fromValue);
+  const to = fromRangeTime(toValue);
   if (from === null) return { ok: false, error: 'Enter a From date and time.' };
   if (to === null) return { ok: false, error: 'Enter a To date and time.' };
   if (from >= to) return { ok: false, error: 'From must be before To.' };
