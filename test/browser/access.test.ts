@@ -230,6 +230,46 @@ describeBrowser('test/browser/access.test.ts', 'streams, teams and who reads wha
     await page.keyboard.press('Escape');
   });
 
+  it('the context opens centred on the event, the event marked as the current line', async () => {
+    // 41 lines of one source a second apart: the one in the middle has 20 on each side.
+    const start = Math.floor(Date.now() / 1000) - 600;
+    await ingest(
+      t,
+      Array.from({ length: 41 }, (_, i) => ({
+        app: 'batch',
+        host: 'batch-1',
+        message: `step ${i}`,
+        timestamp: start + i,
+      })),
+    );
+    await page.goto(`${base}/search?q=${encodeURIComponent('app:batch message:"step 20"')}`);
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: /event/ }).first().textContent())
+      .toMatch(/\b1 events?\b/);
+    await page.locator('tr.event-row').first().click();
+    const dialog = page.getByRole('dialog', { name: 'Event' });
+    await dialog.getByRole('button', { name: 'Show context' }).click();
+    const lines = dialog.getByRole('list', { name: 'Lines around the event' });
+    await expect.poll(() => lines.getByRole('listitem').count()).toBe(41);
+    const current = lines.locator('[aria-current="true"]');
+    expect(await current.textContent()).toMatch(/\bstep 20\b/);
+    // Its centre is the list's centre, within a line, whatever the list scrolled to.
+    const centred = async () => {
+      const list = await lines.boundingBox();
+      const line = await current.boundingBox();
+      if (!list || !line) throw new Error('the list or its current line has no box');
+      return Math.abs(line.y + line.height / 2 - (list.y + list.height / 2)) <= line.height;
+    };
+    await expect.poll(centred).toBe(true);
+    expect(await lines.evaluate((el) => el.scrollTop)).toBeGreaterThan(0);
+    // The mark is seen (a style of its own), not only announced.
+    const style = (el: Element) => getComputedStyle(el).borderLeftStyle + getComputedStyle(el).fontWeight;
+    expect(await current.evaluate(style)).not.toBe(await lines.getByRole('listitem').first().evaluate(style));
+    await shot(page, 'event-context-centred');
+    await axe(page, 'event dialog with a long context', findings);
+    await page.keyboard.press('Escape');
+  });
+
   it('logged no errors in the browser console', () => {
     expect(consoleErrors).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { api, errorText, isAbort, type LogEvent } from '../../api';
 import { Check } from '../../components/Field';
 import { formatTs } from '../../format';
@@ -33,6 +33,10 @@ export function EventContext({ event }: { event: LogEvent }) {
   const [fields, setFields] = useState<string[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const listRef = useRef<HTMLOListElement>(null);
+  const anchorRef = useRef<HTMLLIElement>(null);
+  /** Counts the loads around the event: each one shows the list centred on it. */
+  const [loads, setLoads] = useState(0);
   const base = `/api/events/${encodeURIComponent(event.ev_id)}/context`;
 
   useEffect(() => {
@@ -46,6 +50,7 @@ export function EventContext({ event }: { event: LogEvent }) {
         setCursors({ before: c.before_cursor ?? null, after: c.after_cursor ?? null });
         setFields(Object.keys(c.by));
         setError(null);
+        setLoads((n) => n + 1);
       })
       .catch((err) => {
         if (!isAbort(err)) setError(errorText(err));
@@ -78,10 +83,22 @@ export function EventContext({ event }: { event: LogEvent }) {
     [base, cursors],
   );
 
+  // The event in the middle of the list, not below its fold: only the list scrolls (not
+  // the dialog, as scrollIntoView would). Earlier and Later do not centre it again.
+  useLayoutEffect(() => {
+    const list = listRef.current;
+    const anchor = anchorRef.current;
+    if (!list || !anchor || loads === 0) return;
+    const box = list.getBoundingClientRect();
+    const line = anchor.getBoundingClientRect();
+    list.scrollTop += line.top + line.height / 2 - (box.top + box.height / 2);
+  }, [loads]);
+
   const chosen = by ?? fields;
   const row = (e: LogEvent, anchor = false) => (
     <li
       key={e.ev_id}
+      ref={anchor ? anchorRef : undefined}
       className={anchor ? 'context-anchor' : undefined}
       aria-current={anchor ? 'true' : undefined}
     >
@@ -117,7 +134,7 @@ export function EventContext({ event }: { event: LogEvent }) {
         Earlier
       </button>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable list must take the keyboard (axe scrollable-region-focusable) */}
-      <ol className="context-lines" aria-label="Lines around the event" tabIndex={0}>
+      <ol ref={listRef} className="context-lines" aria-label="Lines around the event" tabIndex={0}>
         {lines.before.map((e) => row(e))}
         {row(event, true)}
         {lines.after.map((e) => row(e))}
