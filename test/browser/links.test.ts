@@ -210,7 +210,7 @@ describeBrowser('test/browser/links.test.ts', 'saved searches and links in Chrom
     await other.close();
   }, 60_000);
 
-  it('saves changes to the open saved search, and deletes it', async () => {
+  it('shows the open saved search as modified once its view is edited; Save updates it; then deletes it', async () => {
     await page.goto(`${base}/search`);
     await page.getByRole('button', { name: 'Saved', exact: true }).click();
     await page.getByRole('menuitem', { name: 'Open…' }).click();
@@ -219,15 +219,26 @@ describeBrowser('test/browser/links.test.ts', 'saved searches and links in Chrom
       .getByRole('button', { name: 'nginx 500s' })
       .click();
     await expect.poll(() => queryText(page)).toBe('app:nginx');
+    await page.getByRole('button', { name: 'Saved: nginx 500s', exact: true }).waitFor();
     await page.getByRole('columnheader', { name: /^Time/ }).getByRole('button').click();
     await page.waitForURL(/sort=ts|(?!.*sort=)/);
-    await page.getByRole('button', { name: 'Saved: nginx 500s' }).click();
-    await page.getByRole('menuitem', { name: 'Save', exact: true }).click();
+    // Sorted otherwise, it is no longer the saved search: the menu says so and Save offers to update it.
+    const modified = page.getByRole('button', { name: 'Saved: nginx 500s — modified', exact: true });
+    await modified.click();
+    await shot(page, 'saved-search-modified');
+    await axe(page, 'a saved search modified, its menu open', findings);
+    await page.getByRole('menuitem', { name: 'Update “nginx 500s”', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Saved “nginx 500s”.' }).waitFor();
+    await page.getByRole('button', { name: 'Saved: nginx 500s', exact: true }).waitFor();
     const list = await t.as(colleagueToken, { method: 'GET', url: '/api/saved-searches?shared=true' });
     expect(list.json().results[0].sort).toEqual(['-ts']);
+    // A query searched that is not the saved one: modified again.
+    await page.getByRole('textbox', { name: 'Query' }).fill('app:nginx AND host:web-1');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await expect.poll(() => count(page).textContent()).toMatch(/^1 events?$/);
+    await modified.waitFor();
     page.once('dialog', (d) => void d.accept());
-    await page.getByRole('button', { name: 'Saved: nginx 500s' }).click();
+    await modified.click();
     await page.getByRole('menuitem', { name: 'Delete' }).click();
     await page.getByRole('button', { name: 'Saved', exact: true }).waitFor();
     const after = await t.as(colleagueToken, { method: 'GET', url: '/api/saved-searches?shared=true' });

@@ -29,6 +29,27 @@ const fieldsOf = (v: SearchView, columns: readonly string[]) => ({
   sort: v.sort,
 });
 
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * Whether the page shows the saved search as it was saved: its query, range, sort and
+ * columns (a saved search without columns shows the default ones: the view names none).
+ */
+function showsSaved(s: SavedSearch, v: SearchView, columns: readonly string[]): boolean {
+  const range = rangeOf(s.time_range);
+  const sameRange =
+    range.kind === 'preset'
+      ? v.range.kind === 'preset' && v.range.preset === range.preset
+      : v.range.kind === 'absolute' && v.range.from === range.from && v.range.to === range.to;
+  return (
+    s.query === v.query &&
+    sameRange &&
+    sameList(s.sort.length ? s.sort : ['-ts'], v.sort) &&
+    (s.columns.length ? sameList(s.columns, columns) : v.columns === null)
+  );
+}
+
 /** A saved search as the page shows it. */
 export const viewOf = (s: SavedSearch): SearchView => ({
   query: s.query,
@@ -74,6 +95,8 @@ export function SavedMenu(props: {
   }, [view.saved, current?.id]);
 
   const mine = current !== null && me !== null && (current.owner === me.id || me.is_admin);
+  /** The view was edited since the saved search was opened or saved: Save updates it. */
+  const modified = current !== null && !showsSaved(current, view, props.columns);
 
   const save = () =>
     act.run(
@@ -116,7 +139,11 @@ export function SavedMenu(props: {
   };
 
   const items: MenuEntry[] = [
-    { label: 'Save', disabled: !mine, onSelect: () => void save() },
+    {
+      label: modified && mine ? `Update “${current.title}”` : 'Save',
+      disabled: !mine,
+      onSelect: () => void save(),
+    },
     { label: 'Save as…', onSelect: () => setDialog('save-as') },
     { label: 'Open…', onSelect: () => setDialog('open') },
     'separator',
@@ -138,7 +165,10 @@ export function SavedMenu(props: {
       <span role="status" className="muted small-text">
         {act.notice}
       </span>
-      <Menu label={current ? `Saved: ${current.title}` : 'Saved'} items={items} />
+      <Menu
+        label={current ? `Saved: ${current.title}${modified ? ' — modified' : ''}` : 'Saved'}
+        items={items}
+      />
       <Menu label="Copy link" items={links} />
       {dialog === 'save-as' && (
         <SaveDialog
