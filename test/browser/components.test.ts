@@ -231,6 +231,21 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
     await customForm().waitFor({ state: 'detached' });
     expect(await select().inputValue()).toBe('yesterday');
     expect(await calls()).toEqual([]);
+
+    // A zoom from a preset: From/To stay closed (opening, they would move the timeline
+    // under the pointer); the select names the range, and "Custom range…" opens at it.
+    await harness('setRange', {
+      kind: 'absolute',
+      from: zoned(2026, 1, 2, 3, 0),
+      to: zoned(2026, 1, 2, 4, 0),
+    });
+    await expect.poll(() => select().inputValue()).toBe('zoomed');
+    expect(await select().locator('option:checked').textContent()).toBe('Zoomed range');
+    expect(await customForm().count()).toBe(0);
+    await select().selectOption('custom');
+    await customForm().waitFor();
+    expect(await from().inputValue()).toBe('2026-01-02 03:00:00');
+    expect(await calls()).toEqual([]);
   });
 
   it('choosing the preset already applied closes an open custom form', async () => {

@@ -24,7 +24,7 @@ export interface TimePickerProps {
 
 export interface TimePicker {
   props: TimePickerProps;
-  /** The select's value: a preset, `custom`, or `` while Live. */
+  /** The select's value: a preset, `custom` (From/To open), `zoomed` (an absolute range, From/To closed), or `` while Live. */
   selected: string;
   /** The From/To form is shown. */
   open: boolean;
@@ -37,19 +37,24 @@ export interface TimePicker {
   apply(e?: FormEvent): void;
 }
 
+/** The select's value for an absolute range applied while From/To are closed (a zoom). */
+const ZOOMED = 'zoomed';
+
 export function useTimePicker(props: TimePickerProps): TimePicker {
   const { range, shown, live, onChange } = props;
   const [open, setOpen] = useState(range.kind === 'absolute');
   const [from, setFrom] = useState(() => (range.kind === 'absolute' ? toRangeTime(range.from) : ''));
   const [to, setTo] = useState(() => (range.kind === 'absolute' ? toRangeTime(range.to) : ''));
   const [error, setError] = useState<string | null>(null);
-  // A range applied (here, by zooming, Back, the address) shows: an absolute one in From/To.
+  // A range applied (here, by zooming, Back, the address) shows: an absolute one in From/To
+  // when they are open. They do not open for it: appearing above the timeline, they would
+  // move the page under the pointer of a user zooming (the select names the range instead).
   const [applied, setApplied] = useState(range);
   if (applied !== range) {
     setApplied(range);
     setError(null);
-    setOpen(range.kind === 'absolute');
-    if (range.kind === 'absolute') {
+    if (range.kind === 'preset') setOpen(false);
+    else {
       setFrom(toRangeTime(range.from));
       setTo(toRangeTime(range.to));
     }
@@ -57,7 +62,7 @@ export function useTimePicker(props: TimePickerProps): TimePicker {
 
   return {
     props,
-    selected: live ? '' : open || range.kind === 'absolute' ? 'custom' : range.preset,
+    selected: live ? '' : open ? 'custom' : range.kind === 'absolute' ? ZOOMED : range.preset,
     open: open && !live,
     from,
     to,
@@ -65,6 +70,7 @@ export function useTimePicker(props: TimePickerProps): TimePicker {
     setFrom,
     setTo,
     select(value) {
+      if (value === ZOOMED) return;
       if (value === 'custom') {
         // The form starts at the window shown.
         const w = shown ?? windowOf(range, Date.now());
@@ -102,6 +108,7 @@ export function TimeRangeSelect({ picker }: { picker: TimePicker }) {
         onChange={(e) => picker.select(e.target.value)}
       >
         {live && <option value="">Live (new events)</option>}
+        {picker.selected === ZOOMED && <option value={ZOOMED}>Zoomed range</option>}
         {TIME_PRESETS.map((p) => (
           <option key={p.value} value={p.value}>
             {p.label}
