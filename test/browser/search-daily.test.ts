@@ -16,8 +16,8 @@ import {
 } from './browser.js';
 
 // The search page as a daily user meets it, in Chromium against a real server: dragging
-// on the timeline, and the zoom applied on release, move nothing on the page. Setup:
-// ./browser.ts.
+// on the timeline, and the zoom applied on release, move nothing on the page; Fields
+// folded gives its width to the results. Setup: ./browser.ts.
 
 const EVENTS = 600;
 const USER = { username: 'steady', password: 'steady-password-1', admin: false };
@@ -90,6 +90,35 @@ describeBrowser(
       expect(await layout()).toEqual(before);
       expect(await page.getByRole('combobox', { name: 'Time range' }).inputValue()).toBe('zoomed');
       await shot(page, 'search-timeline-zoomed');
+    });
+
+    it('folding Fields gives its width to the results table, at 1440 and 1024 px', async () => {
+      const toggle = page.getByRole('button', { name: 'Fields' });
+      const results = page.getByRole('region', { name: 'Results' });
+      const width = async (selector: string) => (await page.locator(selector).boundingBox())?.width ?? 0;
+      for (const viewport of [
+        { width: 1440, height: 900 },
+        { width: 1024, height: 768 },
+      ]) {
+        await page.setViewportSize(viewport);
+        await page.goto(`${base}/search?range=last_24_hours`);
+        await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
+        expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+        const body = await width('.search-body');
+        const open = (await results.boundingBox())?.width ?? 0;
+        expect(await width('.field-panel')).toBeGreaterThan(180);
+        await toggle.click();
+        expect(await toggle.getAttribute('aria-expanded')).toBe('false');
+        // The folded list is as wide as its heading; the table takes the rest.
+        await expect.poll(() => width('.field-panel')).toBeLessThan(120);
+        const folded = (await results.boundingBox())?.width ?? 0;
+        expect(folded, `${viewport.width} px`).toBeGreaterThan(open + 60);
+        expect(folded + (await width('.field-panel')) + 8).toBeCloseTo(body, 0);
+        await shot(page, `search-fields-folded-${viewport.width}`);
+        await toggle.click();
+        await expect.poll(() => results.boundingBox().then((box) => box?.width ?? 0)).toBeCloseTo(open, 0);
+      }
+      await page.setViewportSize({ width: 1440, height: 900 });
     });
   },
 );

@@ -78,7 +78,7 @@ export const FieldList = memo(function FieldList(props: {
             Fields
           </button>
         </h2>
-        {data && (
+        {data && open && (
           <span className="muted small-text">
             {data.sampled ? `newest ${formatCount(data.events)}` : `${formatCount(data.events)} events`}
           </span>
