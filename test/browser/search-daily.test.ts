@@ -10,6 +10,7 @@ import {
   ingest,
   type LiveApp,
   openBrowser,
+  queryBox,
   shot,
   startApp,
   writeFindings,
@@ -17,7 +18,8 @@ import {
 
 // The search page as a daily user meets it, in Chromium against a real server: dragging
 // on the timeline, and the zoom applied on release, move nothing on the page; Fields
-// folded gives its width to the results. Setup: ./browser.ts.
+// folded gives its width to the results; the field list shows no values of another
+// search. Setup: ./browser.ts.
 
 const EVENTS = 600;
 const USER = { username: 'steady', password: 'steady-password-1', admin: false };
@@ -119,6 +121,53 @@ describeBrowser(
         await expect.poll(() => results.boundingBox().then((box) => box?.width ?? 0)).toBeCloseTo(open, 0);
       }
       await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
+    it('the field list shows only the shown search’s values: loading while they come, a late answer of an older search dropped', async () => {
+      await page.goto(`${base}/search?range=last_24_hours`);
+      await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
+      const panel = page.getByRole('region', { name: 'Fields' });
+      await panel.getByRole('button', { name: /^app [\d,]+$/ }).click();
+      const filterFor = (value: string) => panel.getByRole('button', { name: `Filter for app:${value}` });
+      await filterFor('nginx').waitFor();
+
+      // The fields of a search answer only when the test says (the completion's are not held).
+      const held: { query: string; release: () => Promise<void> }[] = [];
+      await page.route('**/api/fields?*', async (route) => {
+        const query = new URL(route.request().url()).searchParams.get('query') ?? '';
+        if (query === '') return route.continue();
+        const response = await route.fetch();
+        held.push({ query, release: () => route.fulfill({ response }).catch(() => {}) });
+      });
+      const search = async (query: string) => {
+        const shownBefore = await count().textContent();
+        await queryBox(page).fill(query);
+        await queryBox(page).press('Enter');
+        await expect.poll(() => count().textContent(), { timeout: 10_000 }).toMatch(/^[\d,]+ events$/);
+        await expect.poll(() => count().textContent()).not.toBe(shownBefore);
+      };
+      try {
+        // The rows of app:sshd are there, its fields not yet: nothing of the search before.
+        await search('app:sshd');
+        await expect.poll(() => held.map((h) => h.query)).toEqual(['app:sshd']);
+        await expect.poll(() => panel.getByText('Loading fields…').count()).toBe(1);
+        expect(await filterFor('nginx').count()).toBe(0);
+        expect(await panel.getByRole('button', { name: /^app [\d,]+$/ }).count()).toBe(0);
+        await shot(page, 'search-fields-loading');
+
+        // Another search before the first's fields came: its answer shows, the older one's,
+        // arriving after, does not replace it.
+        await search('app:firewall');
+        await expect.poll(() => held.map((h) => h.query)).toEqual(['app:sshd', 'app:firewall']);
+        await held[1]?.release();
+        await filterFor('firewall').waitFor();
+        await held[0]?.release();
+        await page.waitForTimeout(300);
+        expect(await filterFor('sshd').count()).toBe(0);
+        expect(await filterFor('firewall').count()).toBe(1);
+      } finally {
+        await page.unroute('**/api/fields?*');
+      }
     });
   },
 );

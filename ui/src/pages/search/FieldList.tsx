@@ -36,23 +36,28 @@ export const FieldList = memo(function FieldList(props: {
   const listId = useId();
   // Open beside the results on wide screens, folded above them on phones.
   const [open, setOpen] = useState(() => !window.matchMedia?.('(max-width: 720px)').matches);
-  const [data, setData] = useState<FieldsResponse | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  // What was read is kept with the search it is of, and shown only for that search: while
+  // another's loads the list says so, never offering values (and their filters) of another
+  // query or window.
+  const searchKey = JSON.stringify([query, timeRange]);
+  const [loaded, setLoaded] = useState<{ key: string; data: FieldsResponse | null; error: string | null }>();
+  const { data, error } = loaded?.key === searchKey ? loaded : { data: null, error: null };
 
   useEffect(() => {
     if (!timeRange) return;
+    const key = JSON.stringify([query, timeRange]);
     const ctl = new AbortController();
-    setError(null);
     fetchFields(query, timeRange, ctl.signal)
       .then((d) => {
-        setData(d);
+        // A late answer for a search replaced since is dropped.
+        if (!ctl.signal.aborted) setLoaded({ key, data: d, error: null });
       })
       .catch((err) => {
-        if (isAbort(err)) return;
-        setData(null);
+        if (isAbort(err) || ctl.signal.aborted) return;
         // A query the server refuses is reported once, by the search.
-        setError(err instanceof ApiError && err.status === 400 ? 'none for this query.' : errorText(err));
+        const error = err instanceof ApiError && err.status === 400 ? 'none for this query.' : errorText(err);
+        setLoaded({ key, data: null, error });
       });
     return () => ctl.abort();
   }, [query, timeRange]);
