@@ -273,7 +273,7 @@ describeBrowser('test/browser/work.test.ts', 'tasks, triggers and reports in Chr
     expect(bytes.subarray(0, 4).toString('latin1')).toBe('%PDF');
   });
 
-  it('creates a report of a dashboard from the Reports page', async () => {
+  it('creates a report of a dashboard from the Reports page; its notice turns from Generating to ready, with the download', async () => {
     await page.getByRole('radio', { name: 'Dashboard' }).check();
     await page.getByRole('combobox', { name: 'Dashboard' }).selectOption({ label: 'Ops board' });
     await page.getByLabel('Format').selectOption('json');
@@ -290,6 +290,18 @@ describeBrowser('test/browser/work.test.ts', 'tasks, triggers and reports in Chr
       }),
     );
     await page.getByRole('button', { name: 'Download “Ops board export”' }).waitFor({ timeout: 30_000 });
+    // The notice follows the report: ready, with its download, and no longer Generating.
+    const notice = page.getByRole('status').filter({ hasText: 'Ops board export' });
+    await expect
+      .poll(() => notice.textContent(), { timeout: 10_000 })
+      .toMatch(/^“Ops board export” is ready\./);
+    expect(await page.getByRole('status').filter({ hasText: 'Generating' }).count()).toBe(0);
+    await shot(page, 'reports-ready-notice');
+    const { name, bytes } = await downloaded(() =>
+      notice.getByRole('button', { name: 'Download now' }).click(),
+    );
+    expect(name).toMatch(/\.json$/);
+    expect(bytes.length).toBeGreaterThan(0);
   });
 
   it('adds the search to a dashboard as a Search table widget', async () => {

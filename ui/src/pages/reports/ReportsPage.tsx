@@ -1,8 +1,8 @@
 import { DEFAULT_PRESET, TIME_PRESETS } from '@shared/time-presets';
-import { type ChangeEvent, useEffect } from 'react';
+import { type ChangeEvent, useEffect, useState } from 'react';
 import { api, type Paginated, type Schemas } from '../../api';
 import { Field, Form, FormActions, Select } from '../../components/Field';
-import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
+import { ErrorBanner, Feedback, Notice, Page, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
 import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
@@ -46,8 +46,11 @@ export const formatSize = (bytes: number) =>
 
 /** `/reports`: your reports (refreshed while any is being generated), a new one, downloads. */
 export function ReportsPage() {
-  const { list, act, remove, created } = useListPage<Report>('/api/reports?page_size=200&ordering=-id');
+  const { list, act, remove } = useListPage<Report>('/api/reports?page_size=200&ordering=-id');
   const { reload } = list;
+  /** The report made here last: its notice follows its status as the list is refreshed. */
+  const [made, setMade] = useState<number | null>(null);
+  const latest = list.data?.results.find((r) => r.id === made) ?? null;
 
   const pending = list.data?.results.some((r) => r.status === 'PENDING') ?? false;
   useEffect(() => {
@@ -79,7 +82,29 @@ export function ReportsPage() {
 
   return (
     <Page title="Reports" className="work-page">
-      <NewReport onCreated={created((r) => `Generating “${r.title}”…`)} />
+      <NewReport
+        onCreated={(r) => {
+          setMade(r.id);
+          act.setNotice('');
+          reload();
+        }}
+      />
+      {latest && (
+        <Notice className="work-notice">
+          {latest.status === 'READY' ? (
+            <>
+              “{latest.title}” is ready.{' '}
+              <button type="button" className="small" onClick={() => download(latest)}>
+                Download now
+              </button>
+            </>
+          ) : latest.status === 'ERROR' ? (
+            `“${latest.title}” failed${latest.error ? `: ${latest.error}` : '.'}`
+          ) : (
+            `Generating “${latest.title}”…`
+          )}
+        </Notice>
+      )}
       <Feedback action={act} error={list.error} noticeClassName="work-notice" />
       <ListTable
         list={list}
