@@ -4,6 +4,7 @@
  */
 
 import type { MetricsSource } from '../../core/metrics.js';
+import { compileOneWaiting } from '../../ingest/pipelines/grok.js';
 import { component, RELOAD_RULES_MS } from '../component.js';
 import { esBulkRoutes } from './es-bulk-routes.js';
 import { type GelfListener, startGelfListener } from './gelf-listener.js';
@@ -20,6 +21,10 @@ import { pipelineRoutes } from './pipelines-routes.js';
 import { PipelinesService } from './pipelines-service.js';
 import { pipelinesMigration } from './pipelines-table.js';
 import { type SyslogListener, startSyslogListener } from './syslog-listener.js';
+
+/** After start, then between two patterns' compiles (each ~10-60 ms of the loop). */
+const WARM_AFTER_MS = 1000;
+const WARM_STEP_MS = 20;
 
 declare module '../component.js' {
   interface Services {
@@ -45,6 +50,7 @@ export const intake = component({
     const ingest = new IngestService(batcher, () => pipelines.current, s.patterns);
     const journald = new JournaldIntake(ingest, events);
     let reload: NodeJS.Timeout | undefined;
+    let warming: NodeJS.Timeout | undefined;
     // The listeners on their own ports (syslogPort, gelfPort; 0: off), and their figures.
     let syslog: SyslogListener | undefined;
     let gelf: GelfListener | undefined;
@@ -69,6 +75,11 @@ export const intake = component({
       metrics: [ingest, pipelines, listeners],
       async start() {
         await pipelines.start();
+        // The built-ins' patterns compile on their first text; compiled here one at a
+        // time once the server has started, no text waits for its pattern's compile.
+        warming = setTimeout(function warm() {
+          if (compileOneWaiting()) warming = setTimeout(warm, WARM_STEP_MS).unref();
+        }, WARM_AFTER_MS).unref();
         // Pipelines changed while the bus was down are read again.
         if (cluster)
           reload = setInterval(() => {
@@ -99,7 +110,10 @@ export const intake = component({
         await syslog?.close();
         await gelf?.close();
       },
-      stop: async () => clearInterval(reload),
+      stop: async () => {
+        clearInterval(reload);
+        clearTimeout(warming);
+      },
     };
   },
 });

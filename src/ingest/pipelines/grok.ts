@@ -140,13 +140,31 @@ function extractor(pattern: string, grok: boolean, compiled: CompiledPattern, re
   return (text) => (text.includes(':') ? full(text) : colonFree(text));
 }
 
-/** The pattern's matcher, its expressions compiled on its first text. */
+/**
+ * Matchers made but not compiled yet. A first text paying for its pattern's compile held
+ * the event loop ~0.2 s (a syslog line's pattern, cold); `compileOneWaiting` lets the
+ * intake compile them one at a time after start, between requests.
+ */
+const waiting = new Set<() => Extractor>();
+
+/** The pattern's matcher, its expressions compiled on its first text or when warmed. */
 function matcher(compiled: CompiledPattern, re?: Regex): Extractor {
   let ready: Extractor | null = null;
-  return (text) => {
+  const prepare = () => {
     ready ??= compileMatcher(compiled, re ?? compileRegex(compiled.source));
-    return ready(text);
+    waiting.delete(prepare);
+    return ready;
   };
+  waiting.add(prepare);
+  return (text) => (ready ?? prepare())(text);
+}
+
+/** Compiles one matcher not compiled yet; false when none is left. */
+export function compileOneWaiting(): boolean {
+  const next = waiting.values().next();
+  if (next.done) return false;
+  next.value();
+  return true;
 }
 
 function compileMatcher(compiled: CompiledPattern, re: Regex): Extractor {
