@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Field, Form, FormActions, Select } from '../../components/Field';
@@ -7,7 +7,9 @@ import { Menu, type MenuEntry } from '../../components/Menu';
 import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
 import { Link } from '../../router';
+import { useMe } from '../../useMe';
 import type { TableChart } from '../search/TableView';
+import { CreateTriggerDialog } from '../triggers/CreateTriggerDialog';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import { type DashboardItem, FormatField, type Report, useDashboards } from './ReportsPage';
 import '../tasks/work.css';
@@ -53,16 +55,22 @@ function shownQuery(props: ShownSearch, time_range: TimeRangeParam, pageSize?: n
   };
 }
 
+/** How often a report being generated is read again. */
+const REPORT_POLL_MS = 1500;
+
 const describe = (query: string) => (query.trim() ? query.trim().slice(0, 150) : 'All events');
 
 /**
  * The search page's actions on its results: Export (a menu: a file of the Search now, or a
- * report generated in the background) and Add to dashboard (a Search table widget).
+ * report generated in the background), Add to dashboard (a Search table widget) and, for
+ * admins and holders of manage_triggers, Create trigger (a threshold on the search's query).
  */
 export function SearchActions(props: ShownSearch) {
-  const [dialog, setDialog] = useState<'report' | 'dashboard' | null>(null);
+  const [dialog, setDialog] = useState<'report' | 'dashboard' | 'trigger' | null>(null);
   const act = useAction();
   const { qid } = props;
+  const me = useMe();
+  const mayTrigger = !!me && (me.is_admin || me.permissions.includes('manage_triggers'));
 
   const exportAs = (ftype: string) =>
     act.run(
@@ -90,8 +98,14 @@ export function SearchActions(props: ShownSearch) {
       <button type="button" className="secondary small" onClick={() => setDialog('dashboard')}>
         Add to dashboard
       </button>
+      {mayTrigger && (
+        <button type="button" className="secondary small" onClick={() => setDialog('trigger')}>
+          Create trigger…
+        </button>
+      )}
       {dialog === 'report' && <ReportDialog {...props} onClose={() => setDialog(null)} />}
       {dialog === 'dashboard' && <DashboardDialog {...props} onClose={() => setDialog(null)} />}
+      {dialog === 'trigger' && <CreateTriggerDialog query={props.query} onClose={() => setDialog(null)} />}
     </div>
   );
 }
@@ -105,6 +119,28 @@ function ReportDialog(props: ShownSearch & { onClose: () => void }) {
   const { ftype, title, timezone } = form.values;
   const act = useAction();
   const [made, setMade] = useState<Report | null>(null);
+
+  // The notice follows the report: read again while it is being generated (a read that
+  // fails is tried again at the next tick).
+  const pendingId = made?.status === 'PENDING' ? made.id : null;
+  useEffect(() => {
+    if (pendingId === null) return;
+    const ctl = new AbortController();
+    const timer = setInterval(() => {
+      api<Report>(`/api/reports/${pendingId}`, { signal: ctl.signal })
+        .then(setMade)
+        .catch(() => {});
+    }, REPORT_POLL_MS);
+    return () => {
+      clearInterval(timer);
+      ctl.abort();
+    };
+  }, [pendingId]);
+
+  const download = (r: Report) =>
+    act.run(() => downloadFile(`/api/reports/${r.id}/file`, r.filename), {
+      done: (name) => `Downloaded ${name}.`,
+    });
 
   const submit = () =>
     act.run(async () => {
@@ -138,11 +174,25 @@ function ReportDialog(props: ShownSearch & { onClose: () => void }) {
         </Field>
         <ErrorBanner error={act.error} />
         <p role="status">
+          {made?.status === 'READY' ? (
+            <>
+              “{made.title}” is ready.{' '}
+              <button type="button" className="small" onClick={() => download(made)}>
+                Download
+              </button>
+            </>
+          ) : made?.status === 'ERROR' ? (
+            `“${made.title}” failed${made.error ? `: ${made.error}` : '.'}`
+          ) : made ? (
+            `Generating “${made.title}”…`
+          ) : null}
           {made && (
             <>
-              Generating “{made.title}”. <Link to="/reports">Open Reports</Link> to download it.
+              {' '}
+              <Link to="/reports">Open Reports</Link>
             </>
           )}
+          {act.notice && ` ${act.notice}`}
         </p>
         <FormActions
           submit={made ? undefined : 'Create report'}

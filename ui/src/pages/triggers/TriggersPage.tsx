@@ -7,7 +7,7 @@ import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
 import { formatCount, formatTs } from '../../format';
-import { Link } from '../../router';
+import { Link, useLocation } from '../../router';
 import { useApi } from '../../useApi';
 import { useMe } from '../../useMe';
 import { eventSearchHref } from '../tasks/TasksPage';
@@ -72,11 +72,21 @@ export async function validateQuery(query: string, signal?: AbortSignal): Promis
   }
 }
 
-/** `/triggers`: your triggers, a new one (its query checked as you type), their matches. */
+/**
+ * `/triggers`: your triggers, a new one (its query checked as you type), their matches;
+ * `/triggers?edit=<id>` opens that trigger in the form (the search page links to it so).
+ */
 export function TriggersPage() {
   const { list, act, remove, created } = useListPage<Trigger>('/api/triggers?page_size=200');
   const [open, setOpen] = useState<number | null>(null);
   const [editing, setEditing] = useState<Trigger | null>(null);
+  const linked = Number(useLocation().search.get('edit'));
+  const [opened, setOpened] = useState<number | null>(null);
+  const linkedTrigger = list.data?.results.find((t) => t.id === linked);
+  if (linkedTrigger && opened !== linked) {
+    setOpened(linked);
+    setEditing(linkedTrigger);
+  }
 
   const toggle = (t: Trigger) =>
     act.run(
