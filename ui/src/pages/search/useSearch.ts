@@ -15,9 +15,38 @@ import {
   type TimeRange,
 } from '../../api';
 import { hasPipes } from './query';
+import { joinSplits, type TimelineData } from './timeline-scale';
 
 /** Rows fetched per request while scrolling. */
 export const PAGE_SIZE = 200;
+
+/**
+ * The histogram's split by severity, as two Timelines: a Timeline names its 5 most common
+ * values and folds the rest into `other`, which would hide a rare `critical` among eight
+ * severities. From warning up there are five; below warning three, plus events without one.
+ */
+const SEVERITY_SPLITS = [
+  [{ field: 'severity', op: 'gte', value: 'warning' }],
+  [
+    {
+      any: [
+        { field: 'severity', op: 'lt', value: 'warning' },
+        { field: 'severity', op: 'not_exists' },
+      ],
+    },
+  ],
+];
+
+interface QueryIds {
+  search: string | null;
+  timeline: string | null;
+  /** The Timelines split by severity. */
+  splits: string[];
+  /** Nothing of these runs any more (nothing to stop when the page goes). */
+  done: boolean;
+}
+
+const isSplit = (t: TimelineData | null) => Boolean(t?.buckets.some((b) => b.series));
 
 export type Phase = 'idle' | 'starting' | QueryStatus | 'failed';
 
@@ -30,7 +59,11 @@ export interface SearchState {
   error: string | null;
   /** Loaded pages of PAGE_SIZE events by page index. */
   pages: ReadonlyMap<number, LogEvent[]>;
-  timeline: TimelineResults | null;
+  /**
+   * The Timeline's buckets; once the Timelines split by severity have finished, theirs
+   * joined (the same interval and counts, each bucket with its severities).
+   */
+  timeline: TimelineData | null;
   /** A query with pipes runs as a Table instead of a Search and a Timeline: its rows. */
   table: TableResults | null;
 }
@@ -55,11 +88,7 @@ const running = (p: Phase) => p === 'starting' || p === 'PENDING' || p === 'IN_P
 export function useSearch() {
   const [state, setState] = useState<SearchState>(IDLE);
   const ctlRef = useRef<AbortController | null>(null);
-  const qidsRef = useRef<{ search: string | null; timeline: string | null; done: boolean }>({
-    search: null,
-    timeline: null,
-    done: true,
-  });
+  const qidsRef = useRef<QueryIds>({ search: null, timeline: null, splits: [], done: true });
   const loaderRef = useRef<PageLoader | null>(null);
   const stateRef = useRef(state);
   stateRef.current = state;
@@ -74,9 +103,9 @@ export function useSearch() {
     ctlRef.current?.abort();
     const q = qidsRef.current;
     if (!q.done) {
-      for (const qid of [q.search, q.timeline]) if (qid) stopQuery(qid).catch(() => {});
+      for (const qid of [q.search, q.timeline, ...q.splits]) if (qid) stopQuery(qid).catch(() => {});
     }
-    qidsRef.current = { search: null, timeline: null, done: true };
+    qidsRef.current = { search: null, timeline: null, splits: [], done: true };
   }, []);
 
   const start = useCallback(
@@ -85,7 +114,7 @@ export function useSearch() {
       const ctl = new AbortController();
       ctlRef.current = ctl;
       loaderRef.current = null;
-      const ids = { search: null as string | null, timeline: null as string | null, done: false };
+      const ids: QueryIds = { search: null, timeline: null, splits: [], done: false };
       qidsRef.current = ids;
       setState({ ...IDLE, phase: 'starting' });
 
@@ -145,7 +174,7 @@ export function useSearch() {
         const r = q.results;
         if (r.buckets && r.interval) {
           const timeline = { interval: r.interval, buckets: r.buckets };
-          setState((s) => ({ ...s, timeline }));
+          setState((s) => (isSplit(s.timeline) ? s : { ...s, timeline }));
         }
       };
       const timeline = runQuery<TimelineResults>(
@@ -156,7 +185,32 @@ export function useSearch() {
         if (!isAbort(err) && !ctl.signal.aborted) setState((s) => ({ ...s, timeline: null }));
       });
 
-      Promise.allSettled([search, timeline]).then(() => {
+      // The same buckets by severity, for the histogram's stacks: a split Timeline runs as
+      // one statement, so each answer comes whole. Once both have, they replace the plain
+      // counts, which show until then (and if either fails).
+      const parts: (TimelineData | null)[] = SEVERITY_SPLITS.map(() => null);
+      const splits = SEVERITY_SPLITS.map((filter, i) =>
+        runQuery<TimelineData>(
+          {
+            type: 'Timeline',
+            params: { query, filter, time_range: timeRange, interval: 'auto', split_by: 'severity' },
+          },
+          {
+            signal: ctl.signal,
+            onUpdate: (q) => {
+              if (ctl.signal.aborted) return;
+              ids.splits[i] = q.query_id;
+              const r = q.results;
+              if (q.status !== 'SUCCESS' || !r.buckets || !r.interval) return;
+              parts[i] = { interval: r.interval, buckets: r.buckets };
+              const joined = joinSplits(parts);
+              if (joined) setState((s) => ({ ...s, timeline: joined }));
+            },
+          },
+        ).catch(() => {}),
+      );
+
+      Promise.allSettled([search, timeline, ...splits]).then(() => {
         ids.done = true;
       });
     },
@@ -169,6 +223,7 @@ export function useSearch() {
     // A fresh signal for the pages fetched after stopping; the polls above are over.
     ctlRef.current = new AbortController();
     ids.done = true;
+    for (const qid of ids.splits) stopQuery(qid).catch(() => {});
     const [s, t] = await Promise.allSettled([
       ids.search ? stopQuery<SearchResults>(ids.search) : Promise.reject(new Error('no search')),
       ids.timeline ? stopQuery<TimelineResults>(ids.timeline) : Promise.reject(new Error('no timeline')),
@@ -187,7 +242,12 @@ export function useSearch() {
           pages: r.events ? new Map([[0, r.events]]) : prev.pages,
         };
       }
-      if (t.status === 'fulfilled' && t.value.results.buckets && t.value.results.interval) {
+      if (
+        t.status === 'fulfilled' &&
+        t.value.results.buckets &&
+        t.value.results.interval &&
+        !isSplit(prev.timeline)
+      ) {
         next = {
           ...next,
           timeline: { interval: t.value.results.interval, buckets: t.value.results.buckets },
