@@ -1,7 +1,8 @@
 /**
- * The query box as a CodeMirror 6 editor: highlighting of the query language and
- * completion of field names and values. Loaded on demand (QueryBox imports it
- * dynamically), so none of CodeMirror is in the initial bundle.
+ * The query box as a CodeMirror 6 editor: highlighting of the query language, completion
+ * of field names and values, and ↑ in the empty box offering the queries searched last.
+ * Loaded on demand (QueryBox imports it dynamically), so none of CodeMirror is in the
+ * initial bundle.
  */
 import {
   acceptCompletion,
@@ -66,6 +67,8 @@ export interface QueryEditorOptions {
   onSubmit: (value: string) => void;
   /** The fields to complete (names and top values). */
   fields: () => Promise<FieldInfo[]>;
+  /** The queries searched last, newest first: ↑ in the empty box lists them. */
+  history?: () => readonly string[];
 }
 
 export interface QueryEditor {
@@ -133,8 +136,33 @@ const errorField = StateField.define<ErrorMark>({
   provide: (f) => EditorView.decorations.from(f, (v) => v.deco),
 });
 
-function completions(fields: () => Promise<FieldInfo[]>) {
+/** The queries searched last as a completion list, in their order (newest first). */
+function historyResult(list: readonly string[], length: number): CompletionResult {
+  return {
+    from: 0,
+    to: length,
+    options: list.map((q, i) => ({
+      label: q,
+      type: 'history',
+      // The list's heading, hidden from assistive technology: a listbox holds options only.
+      section: { name: 'Recent queries', header: historyHeader },
+      boost: -i,
+    })),
+    filter: false,
+  };
+}
+
+function historyHeader(): HTMLElement {
+  const el = document.createElement('completion-section');
+  el.textContent = 'Recent queries';
+  el.setAttribute('aria-hidden', 'true');
+  return el;
+}
+
+function completions(fields: () => Promise<FieldInfo[]>, historyAsked: () => readonly string[] | null) {
   return async (ctx: CompletionContext): Promise<CompletionResult | null> => {
+    const history = historyAsked();
+    if (history) return historyResult(history, ctx.state.doc.length);
     const text = ctx.state.doc.toString();
     const spot = completionSpot(text, ctx.pos);
     if (!spot) return null;
@@ -193,6 +221,20 @@ function completions(fields: () => Promise<FieldInfo[]>) {
 /** Builds the editor in `parent`: one line, Enter searches, Tab or Enter takes a completion. */
 export function createQueryEditor(parent: HTMLElement, opts: QueryEditorOptions): QueryEditor {
   let applying = false;
+  /** ↑ asked for the history: the next completion lists it (once). */
+  let historyWanted = false;
+  const historyAsked = () => {
+    const wanted = historyWanted;
+    historyWanted = false;
+    return wanted ? (opts.history?.() ?? []) : null;
+  };
+  const showHistory = (view: EditorView) => {
+    if (view.state.doc.length > 0 || completionStatus(view.state) !== null) return false;
+    if ((opts.history?.() ?? []).length === 0) return false;
+    historyWanted = true;
+    startCompletion(view);
+    return true;
+  };
   const submit = (view: EditorView) => {
     // An open list took Enter first (its keymap is the higher); it ignores keys for a moment
     // after opening, and then Enter does nothing rather than break the line.
@@ -206,12 +248,17 @@ export function createQueryEditor(parent: HTMLElement, opts: QueryEditorOptions)
       queryLanguage,
       syntaxHighlighting(highlight),
       placeholder(opts.placeholder),
-      autocompletion({ override: [completions(opts.fields)], icons: false, activateOnTyping: true }),
+      autocompletion({
+        override: [completions(opts.fields, historyAsked)],
+        icons: false,
+        activateOnTyping: true,
+      }),
       // Tab takes a completion too (else it moves the focus on, as in any form).
       Prec.high(
         keymap.of([
           { key: 'Enter', run: submit },
           { key: 'Tab', run: acceptCompletion },
+          { key: 'ArrowUp', run: showHistory },
         ]),
       ),
       // One line: line breaks typed or pasted become spaces.
