@@ -97,6 +97,9 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
     opts.onState?.(s);
   };
 
+  /** Unsubscribes sent and not yet answered, by target. */
+  const leaving = new Map<string, number>();
+
   const send = (command: string, params: unknown) => {
     if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify([command, params]));
   };
@@ -110,6 +113,15 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
       // A subscription the server refused or ended (its query was removed, its dashboard is
       // gone or invisible). One this client ended itself is no longer in `subs`.
       const key = keyOf(params.target as Target);
+      // The answer to an unsubscribe of ours: a subscription to the same target made since
+      // (a dashboard subscribed again after an edit) is not the one it ends.
+      const ours = command === 'unsubscribed' || params.command === 'unsubscribe';
+      const pending = leaving.get(key) ?? 0;
+      if (ours && pending > 0) {
+        if (pending === 1) leaving.delete(key);
+        else leaving.set(key, pending - 1);
+        return;
+      }
       // Still listed (a dashboard with other widgets left): not ended.
       const still =
         Array.isArray(params.subscriptions) && params.subscriptions.some((t) => keyOf(t as Target) === key);
@@ -142,6 +154,8 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
 
   const connect = () => {
     if (closed) return;
+    // Unsubscribes sent on an earlier connection are answered on none.
+    leaving.clear();
     let opened = false;
     const ws = new WebSocket(liveUrl(opts.token));
     socket = ws;
@@ -227,6 +241,7 @@ export function openLive(opts: { token: string; onState?: (s: LiveState) => void
       if (onEnded) s?.ended.delete(onEnded);
       if (!s?.listeners.delete(listener) || s.listeners.size) return;
       subs.delete(key);
+      if (socket?.readyState === WebSocket.OPEN) leaving.set(key, (leaving.get(key) ?? 0) + 1);
       send('unsubscribe', target);
     };
   };
