@@ -17,10 +17,11 @@ import {
 } from './browser.js';
 
 // Dashboards in a real browser against a real server: one made from a built-in template
-// over demo data, its widgets by title, moving one (kept after a reload and in the API),
-// a widget following new events live, cloning, dragging and resizing one with the pointer
-// (kept after a reload, what it met pushed down), saving as a template, axe and
-// screenshots (test-artifacts/ui/). Setup: ./browser.ts.
+// over demo data, its widgets by title, moving one in edit mode (kept after a reload and
+// in the API), a widget following new events live, cloning, dragging and resizing one
+// with the pointer (kept after a reload, what it met pushed down), saving as a template,
+// axe and screenshots (test-artifacts/ui/). Setup: ./browser.ts. Edit mode's other
+// tools, the time range and links to Search: ./dashboards-edit.test.ts.
 
 const EVENTS = 1500;
 const USERNAME = 'dash-operator';
@@ -40,6 +41,13 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
   const region = (title: string) => page.getByRole('region', { name: title, exact: true });
 
   const ingest = (records: object[]) => ingestInto(t, records);
+
+  /** Edit mode on: the widgets' move buttons and resize handles are there only then. */
+  const editMode = async () => {
+    const toggle = page.getByRole('button', { name: 'Edit', exact: true });
+    if ((await toggle.getAttribute('aria-pressed')) !== 'true') await toggle.click();
+    await page.getByRole('group', { name: 'Edit dashboard' }).waitFor();
+  };
 
   beforeAll(async () => {
     server = await startApp();
@@ -90,8 +98,10 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
     await axe(page, 'dashboard');
   });
 
-  it('moves a widget with its button; the move persists', async () => {
+  it('moves a widget with its button in edit mode; the move persists', async () => {
     const before = await region('Severity breakdown').boundingBox();
+    expect(await page.getByRole('button', { name: 'Move Severity breakdown down' }).count()).toBe(0);
+    await editMode();
     const saved = page.waitForResponse(
       (r) => r.request().method() === 'PATCH' && r.url().includes('/api/widgets/'),
     );
@@ -111,7 +121,7 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
     const widget = (res.json().widgets as Array<{ title: string; position: object }>).find(
       (w) => w.title === 'Severity breakdown',
     );
-    expect(widget?.position).toEqual({ x: 0, y: 9, w: 4, h: 5 });
+    expect(widget?.position).toEqual({ x: 0, y: 10, w: 4, h: 5 });
   });
 
   it('shows new matching events in a widget without reloading', async () => {
@@ -187,10 +197,11 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
   it('drags a widget to another column; it stays there and what it met moved down', async () => {
     await page.goto(`${base}/dashboards/${dashboardId}`);
     await region('Top hosts').waitFor();
+    await editMode();
     expect(await positions()).toMatchObject({
-      'Top hosts': { x: 0, y: 4, w: 6, h: 4 },
-      'Top apps': { x: 6, y: 4, w: 6, h: 4 },
-      'Latest errors': { x: 4, y: 8, w: 8, h: 5 },
+      'Top hosts': { x: 0, y: 4, w: 6, h: 5 },
+      'Top apps': { x: 6, y: 4, w: 6, h: 5 },
+      'Latest errors': { x: 4, y: 9, w: 8, h: 5 },
     });
     const target = await region('Top apps').boundingBox();
     const step = await gridSteps();
@@ -205,14 +216,15 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
     await shot(page, 'dashboard-dragging');
     await page.mouse.up();
     await expect.poll(positions).toMatchObject({
-      'Top hosts': { x: 6, y: 4, w: 6, h: 4 },
-      'Top apps': { x: 6, y: 8, w: 6, h: 4 },
-      'Latest errors': { x: 4, y: 12, w: 8, h: 5 },
-      'Severity breakdown': { x: 0, y: 9, w: 4, h: 5 },
+      'Top hosts': { x: 6, y: 4, w: 6, h: 5 },
+      'Top apps': { x: 6, y: 9, w: 6, h: 5 },
+      'Latest errors': { x: 4, y: 14, w: 8, h: 5 },
+      'Severity breakdown': { x: 0, y: 10, w: 4, h: 5 },
       'Event rate': { x: 0, y: 0, w: 12, h: 4 },
     });
     await page.reload();
     await region('Top hosts').waitFor();
+    await editMode();
     const after = await region('Top hosts').boundingBox();
     expect(after?.x).toBe(target?.x);
     expect(after?.y).toBe(target?.y);
@@ -223,6 +235,7 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
   });
 
   it('resizes a widget by its corner handle; the size stays after a reload', async () => {
+    await editMode();
     const handle = page.getByRole('button', { name: 'Resize Severity breakdown' });
     await handle.evaluate((el) => el.scrollIntoView({ block: 'center' }));
     const before = await region('Severity breakdown').boundingBox();
@@ -234,12 +247,13 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
     await page.mouse.move(from.x + step.col * 2, from.y + step.row, { steps: 6 });
     await page.mouse.up();
     await expect.poll(positions).toMatchObject({
-      'Severity breakdown': { x: 0, y: 9, w: 6, h: 6 },
-      // It met Latest errors (columns 4-11 from row 12), which went below it.
-      'Latest errors': { x: 4, y: 15, w: 8, h: 5 },
+      'Severity breakdown': { x: 0, y: 10, w: 6, h: 6 },
+      // It met Latest errors (columns 4-11 from row 14), which went below it.
+      'Latest errors': { x: 4, y: 16, w: 8, h: 5 },
     });
     await page.reload();
     await region('Severity breakdown').waitFor();
+    await editMode();
     const after = await region('Severity breakdown').boundingBox();
     expect(after?.width).toBeCloseTo((before?.width ?? 0) + step.col * 2, 0);
     expect(after?.height).toBeCloseTo((before?.height ?? 0) + step.row, 0);
@@ -249,7 +263,7 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
     await page.keyboard.press('ArrowLeft');
     await expect
       .poll(async () => (await positions())['Severity breakdown'])
-      .toEqual({ x: 0, y: 9, w: 5, h: 6 });
+      .toEqual({ x: 0, y: 10, w: 5, h: 6 });
     expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(
       'Resize Severity breakdown',
     );
@@ -287,7 +301,7 @@ describeBrowser('test/browser/dashboards.test.ts', 'dashboards in Chromium', () 
     const top = (res.json().widgets as Array<{ title: string; position: object }>).find(
       (w) => w.title === 'Top hosts',
     );
-    expect(top?.position).toEqual({ x: 6, y: 4, w: 6, h: 4 });
+    expect(top?.position).toEqual({ x: 6, y: 4, w: 6, h: 5 });
     expect(consoleErrors).toEqual([]);
   });
 });

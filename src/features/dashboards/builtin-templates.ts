@@ -12,6 +12,13 @@ import type { DashboardDefinition, WidgetDefinition } from './dashboard-model.js
 
 const DAY = { preset: 'last_24_hours' };
 
+/**
+ * Grid rows (56 px and a 12 px gap each) of a widget showing ten values, a TopN's bars or
+ * table rows: ten rows of 24 px (the least a link to a value's events may be tall) and
+ * the widget's header fit in five, not four.
+ */
+const TEN_ROWS = 5;
+
 type Draft = Omit<WidgetDefinition, 'refresh_interval' | 'description'> & { description?: string };
 
 const widget = (w: Draft): WidgetDefinition => ({
@@ -34,13 +41,13 @@ const overview: DashboardDefinition = {
       title: 'Top hosts',
       query: { type: 'TopN', params: { time_range: DAY, field: 'host', n: 10 } },
       visualization: { kind: 'bar', options: {} },
-      position: { x: 0, y: 4, w: 6, h: 4 },
+      position: { x: 0, y: 4, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Top apps',
       query: { type: 'TopN', params: { time_range: DAY, field: 'app', n: 10 } },
       visualization: { kind: 'bar', options: {} },
-      position: { x: 6, y: 4, w: 6, h: 4 },
+      position: { x: 6, y: 4, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Severity breakdown',
@@ -49,7 +56,7 @@ const overview: DashboardDefinition = {
         params: { time_range: DAY, group_by: ['severity'], metrics: [{ op: 'count' }] },
       },
       visualization: { kind: 'pie', options: {} },
-      position: { x: 0, y: 8, w: 4, h: 5 },
+      position: { x: 0, y: 9, w: 4, h: 5 },
     }),
     widget({
       title: 'Latest errors',
@@ -65,7 +72,7 @@ const overview: DashboardDefinition = {
         },
       },
       visualization: { kind: 'table', options: {} },
-      position: { x: 4, y: 8, w: 8, h: 5 },
+      position: { x: 4, y: 9, w: 8, h: 5 },
     }),
   ],
 };
@@ -81,25 +88,25 @@ const security: DashboardDefinition = {
       title: 'Failed logins by user',
       query: { type: 'TopN', params: { time_range: DAY, query: FAILED_LOGIN, field: 'user', n: 10 } },
       visualization: { kind: 'bar', options: {} },
-      position: { x: 0, y: 0, w: 6, h: 4 },
+      position: { x: 0, y: 0, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Failed logins by source IP',
       query: { type: 'TopN', params: { time_range: DAY, query: FAILED_LOGIN, field: 'src_ip', n: 10 } },
       visualization: { kind: 'table', options: {} },
-      position: { x: 6, y: 0, w: 6, h: 4 },
+      position: { x: 6, y: 0, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Firewall denies',
       query: { type: 'Timeline', params: { time_range: DAY, query: DENY, interval: 'auto' } },
       visualization: { kind: 'area', options: {} },
-      position: { x: 0, y: 4, w: 8, h: 4 },
+      position: { x: 0, y: 5, w: 8, h: TEN_ROWS },
     }),
     widget({
       title: 'Top denied destination ports',
       query: { type: 'TopN', params: { time_range: DAY, query: DENY, field: 'dst_port', n: 10 } },
       visualization: { kind: 'bar', options: {} },
-      position: { x: 8, y: 4, w: 4, h: 4 },
+      position: { x: 8, y: 5, w: 4, h: TEN_ROWS },
     }),
   ],
 };
@@ -124,7 +131,7 @@ const webTraffic: DashboardDefinition = {
       title: 'Top paths',
       query: { type: 'TopN', params: { time_range: DAY, query: WEB, field: 'url.path', n: 10 } },
       visualization: { kind: 'bar', options: {} },
-      position: { x: 0, y: 4, w: 6, h: 4 },
+      position: { x: 0, y: 4, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Server errors (5xx)',
@@ -133,13 +140,13 @@ const webTraffic: DashboardDefinition = {
         params: { time_range: DAY, query: `${WEB} AND status:>=500`, interval: 'auto' },
       },
       visualization: { kind: 'line', options: {} },
-      position: { x: 6, y: 4, w: 6, h: 4 },
+      position: { x: 6, y: 4, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Top client IPs',
       query: { type: 'TopN', params: { time_range: DAY, query: WEB, field: 'src_ip', n: 10 } },
       visualization: { kind: 'table', options: {} },
-      position: { x: 0, y: 8, w: 6, h: 4 },
+      position: { x: 0, y: 9, w: 6, h: TEN_ROWS },
     }),
     widget({
       title: 'Bytes sent',
@@ -156,7 +163,7 @@ const webTraffic: DashboardDefinition = {
         },
       },
       visualization: { kind: 'number', options: {} },
-      position: { x: 6, y: 8, w: 6, h: 4 },
+      position: { x: 6, y: 9, w: 6, h: TEN_ROWS },
     }),
   ],
 };

@@ -1,24 +1,20 @@
-import { type PointerEvent, useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorText, getToken, type Schemas } from '../../api';
 import { ConnectionLost } from '../../components/feedback';
-import { type LiveState, openLive } from '../../live';
-import { Link } from '../../router';
+import { type Live, type LiveState, openLive } from '../../live';
+import { Link, navigate, useLocation } from '../../router';
 import { useApi } from '../../useApi';
-import type { QueryData } from './charts';
+import { useMe } from '../../useMe';
 import './dashboards.css';
-import {
-  byPlace,
-  type Direction,
-  GRID_COLUMNS,
-  moved,
-  type Position,
-  placed,
-  resized,
-  samePlace,
-  type Widget,
-} from './grid';
+import './dash-edit.css';
+import { DashboardRangeForm, DashboardRangeSelect, useDashboardRange } from './DashboardTimeRange';
+import { dashboardPath, drillOf, rangeOfAddress } from './dashboard-address';
+import { ConfirmDialog, RenameDialog, type WidgetChanges, WidgetDialog } from './dialogs';
+import type { Widget } from './grid';
 import { SaveTemplate } from './SaveTemplate';
-import { WidgetCard } from './WidgetCard';
+import { useGridLayout } from './useGridLayout';
+import { useWidgetResults } from './useWidgetResults';
+import { WidgetCard, type WidgetEditing } from './WidgetCard';
 
 const STATE_TEXT: Record<LiveState, string> = {
   connecting: 'Connecting…',
@@ -29,18 +25,12 @@ const STATE_TEXT: Record<LiveState, string> = {
 
 export type Dashboard = Schemas['Dashboard'];
 
-interface Drag {
-  id: number;
-  mode: 'move' | 'resize';
-  pointerId: number;
-  startX: number;
-  startY: number;
-  start: Position;
-  pos: Position;
-  /** One grid column and one row, in CSS pixels (cell plus gap). */
-  colStep: number;
-  rowStep: number;
-}
+/** The dialog open on the dashboard, if any. */
+type Open =
+  | { kind: 'edit' | 'remove'; widget: Widget }
+  | { kind: 'rename' }
+  | { kind: 'delete' }
+  | { kind: 'template' };
 
 /** `/dashboards/:id` */
 export function DashboardRoute({ path }: { path: string }) {
@@ -60,141 +50,105 @@ export function DashboardRoute({ path }: { path: string }) {
 
 function DashboardView({ id }: { id: number }) {
   const { data, error, loading } = useApi<Dashboard>(`/api/dashboards/${id}`);
+  const me = useMe();
+  const { href } = useLocation();
+  const range = useMemo(() => rangeOfAddress(new URL(href, window.location.origin).searchParams), [href]);
+  const [head, setHead] = useState<{ title: string; description: string } | null>(null);
   const [widgets, setWidgets] = useState<Widget[]>([]);
-  const [results, setResults] = useState<Record<number, QueryData>>({});
   const [live, setLive] = useState<LiveState>('connecting');
-  const connRef = useRef<ReturnType<typeof openLive> | null>(null);
+  const [conn, setConn] = useState<Live | null>(null);
   const [moveError, setMoveError] = useState<string | null>(null);
   const [focusAfter, setFocusAfter] = useState<string | null>(null);
-  const [drag, setDrag] = useState<Drag | null>(null);
-  const [templateOpen, setTemplateOpen] = useState(false);
-  const [templateNotice, setTemplateNotice] = useState('');
-  const dragRef = useRef<Drag | null>(null);
+  const [editMode, setEditMode] = useState(false);
+  const [open, setOpen] = useState<Open | null>(null);
+  const [notice, setNotice] = useState('');
   const gridRef = useRef<HTMLDivElement>(null);
+  const titleRef = useRef<HTMLHeadingElement>(null);
+  const results = useWidgetResults(conn, id, widgets, range);
+  const layout = useGridLayout({ widgets, setWidgets, gridRef, focus: setFocusAfter, onError: setMoveError });
+  const rangeState = useDashboardRange(range, (next) => navigate(dashboardPath(id, next)));
 
   useEffect(() => {
-    if (data) setWidgets(data.widgets);
+    if (!data) return;
+    setWidgets(data.widgets);
+    setHead({ title: data.title, description: data.description });
   }, [data]);
 
   useEffect(() => {
-    if (data) document.title = `${data.title} · Dashboards · Logscope`;
-  }, [data]);
+    if (head) document.title = `${head.title} · Dashboards · Logscope`;
+  }, [head]);
 
-  // One connection and one dashboard subscription while the dashboard is open.
+  // One connection while the dashboard is open; useWidgetResults subscribes on it.
   useEffect(() => {
     const token = getToken();
     if (!token) return;
-    const conn = openLive({ token, onState: setLive });
-    connRef.current = conn;
-    const off = conn.subscribeDashboard(id, (u) => {
-      setResults((r) => ({ ...r, [u.widget_id]: u.data as QueryData }));
-    });
+    const c = openLive({ token, onState: setLive });
+    setConn(c);
     return () => {
-      off();
-      conn.close();
-      if (connRef.current === conn) connRef.current = null;
+      c.close();
+      setConn(null);
     };
-  }, [id]);
+  }, []);
 
-  // A moved widget changes place in the DOM: its button keeps the focus.
+  // A control whose widget moved (or a new widget's) keeps or takes the focus.
   useEffect(() => {
     if (!focusAfter) return;
-    document.getElementById(focusAfter)?.focus();
+    const el = document.getElementById(focusAfter);
+    el?.focus();
+    el?.scrollIntoView({ block: 'nearest' });
     setFocusAfter(null);
   }, [focusAfter]);
 
-  // Layout order of the saved positions: kept while dragging, so that the dragged widget's
-  // element is never moved in the DOM (it holds the pointer capture).
-  const ordered = useMemo(() => [...widgets].sort(byPlace), [widgets]);
-  const preview = useMemo(
-    () => (drag ? new Map(placed(widgets, drag.id, drag.pos).map((w) => [w.id, w.position])) : null),
-    [widgets, drag],
-  );
+  // Only its owner and administrators change a dashboard (the API refuses others).
+  const canEdit = Boolean(me && data && (me.is_admin || me.id === data.owner));
+  const editing = canEdit && editMode;
+  const nowMs = Date.now();
 
-  /** Shows `next` and saves every widget whose position changed; all back on a failure. */
-  const commit = async (next: Widget[], what: string) => {
-    const before = widgets;
-    const was = new Map(before.map((w) => [w.id, w.position]));
-    const changed = next.filter((w) => !samePlace(w.position, was.get(w.id) ?? w.position));
-    if (!changed.length) return;
+  const base = `/api/dashboards/${id}`;
+  const saveWidget = async (w: Widget, changes: WidgetChanges) => {
+    const saved = await api<Widget>(`/api/widgets/${w.id}`, { method: 'PATCH', body: changes });
+    setWidgets((ws) => ws.map((x) => (x.id === w.id ? saved : x)));
+    setOpen(null);
+    setNotice(`Saved “${saved.title}”.`);
+    setFocusAfter(`widget-${w.id}-edit`);
+  };
+  const duplicate = async (w: Widget) => {
+    setNotice('');
     setMoveError(null);
-    setWidgets(next);
     try {
-      await Promise.all(
-        changed.map((w) => api(`/api/widgets/${w.id}`, { method: 'PATCH', body: { position: w.position } })),
-      );
+      const copy = await api<Widget>(`${base}/widgets`, {
+        body: {
+          title: `${w.title} (copy)`.slice(0, 200),
+          description: w.description,
+          query: w.query,
+          visualization: w.visualization,
+          refresh_interval: w.refresh_interval,
+        },
+      });
+      setWidgets((ws) => [...ws, copy]);
+      setNotice(`Duplicated “${w.title}” as “${copy.title}”, at the bottom.`);
+      setFocusAfter(`widget-${copy.id}-edit`);
     } catch (err) {
-      setWidgets(before);
-      setMoveError(`Could not ${what}: ${errorText(err)}`);
+      setMoveError(`Could not duplicate “${w.title}”: ${errorText(err)}`);
     }
   };
-
-  const move = async (w: Widget, d: Direction, buttonId: string) => {
-    const next = moved(w.position, d);
-    if (!next) return;
-    setFocusAfter(buttonId);
-    await commit(placed(widgets, w.id, next), `move “${w.title}”`);
+  const remove = async (w: Widget) => {
+    await api(`${base}/widgets/${w.id}`, { method: 'DELETE' });
+    setWidgets((ws) => ws.filter((x) => x.id !== w.id));
+    setOpen(null);
+    setNotice(`Removed “${w.title}”.`);
+    titleRef.current?.focus();
   };
-
-  const resizeBy = async (w: Widget, d: Direction, handleId: string) => {
-    const next = resized(w.position, d);
-    if (!next) return;
-    setFocusAfter(handleId);
-    await commit(placed(widgets, w.id, next), `resize “${w.title}”`);
+  const rename = async (fields: { title: string; description: string }) => {
+    const saved = await api<Dashboard>(base, { method: 'PATCH', body: fields });
+    setHead({ title: saved.title, description: saved.description });
+    setOpen(null);
+    setNotice(`Renamed to “${saved.title}”.`);
+    setFocusAfter('dash-rename');
   };
-
-  // Dragging: the header moves a widget, the corner handle resizes it, both by whole cells.
-  const dragStart = (w: Widget, mode: Drag['mode'], e: PointerEvent<HTMLElement>) => {
-    if (e.button !== 0 || dragRef.current || w.read_only) return;
-    if (mode === 'move' && (e.target as HTMLElement).closest('button')) return;
-    const grid = gridRef.current;
-    if (!grid || window.matchMedia('(max-width: 720px)').matches) return;
-    const css = getComputedStyle(grid);
-    const colGap = Number.parseFloat(css.columnGap) || 0;
-    const rowGap = Number.parseFloat(css.rowGap) || 0;
-    const row = Number.parseFloat(css.gridAutoRows) || 56;
-    e.preventDefault();
-    e.currentTarget.setPointerCapture(e.pointerId);
-    const d: Drag = {
-      id: w.id,
-      mode,
-      pointerId: e.pointerId,
-      startX: e.clientX,
-      startY: e.clientY,
-      start: w.position,
-      pos: w.position,
-      colStep: (grid.getBoundingClientRect().width + colGap) / GRID_COLUMNS,
-      rowStep: row + rowGap,
-    };
-    dragRef.current = d;
-    setDrag(d);
-  };
-
-  const dragMove = (e: PointerEvent<HTMLElement>) => {
-    const d = dragRef.current;
-    if (!d || e.pointerId !== d.pointerId) return;
-    const dc = Math.round((e.clientX - d.startX) / d.colStep);
-    const dr = Math.round((e.clientY - d.startY) / d.rowStep);
-    const s = d.start;
-    const w = Math.min(s.w, GRID_COLUMNS);
-    const pos =
-      d.mode === 'move'
-        ? { ...s, x: Math.max(0, Math.min(GRID_COLUMNS - w, s.x + dc)), y: Math.max(0, s.y + dr) }
-        : { ...s, w: Math.max(1, Math.min(GRID_COLUMNS - s.x, s.w + dc)), h: Math.max(1, s.h + dr) };
-    if (samePlace(pos, d.pos)) return;
-    const next = { ...d, pos };
-    dragRef.current = next;
-    setDrag(next);
-  };
-
-  const dragEnd = (e: PointerEvent<HTMLElement>, cancelled: boolean) => {
-    const d = dragRef.current;
-    if (!d || e.pointerId !== d.pointerId) return;
-    dragRef.current = null;
-    setDrag(null);
-    const w = widgets.find((x) => x.id === d.id);
-    if (!w || cancelled || samePlace(d.pos, d.start)) return;
-    void commit(placed(widgets, d.id, d.pos), `${d.mode === 'move' ? 'move' : 'resize'} “${w.title}”`);
+  const deleteDashboard = async () => {
+    await api(base, { method: 'DELETE' });
+    navigate('/dashboards');
   };
 
   if (error)
@@ -215,80 +169,162 @@ function DashboardView({ id }: { id: number }) {
         <p className="muted">Loading…</p>
       </div>
     );
-  if (!data) return null;
+  if (!data || !head) return null;
+
+  /** What edit mode offers on widget `w` (as saved; it may be shown elsewhere while dragged). */
+  const editingOf = (w: Widget): WidgetEditing | null =>
+    editing
+      ? {
+          onMove: layout.move,
+          onResize: layout.resize,
+          drag: layout.handlers(w),
+          onEdit: (x) => setOpen({ kind: 'edit', widget: x }),
+          onDuplicate: (x) => void duplicate(x),
+          onRemove: (x) => setOpen({ kind: 'remove', widget: x }),
+        }
+      : null;
+  const onlyHere = widgets.filter((w) => w.dashboards.length <= 1).length;
 
   return (
-    <div className="page dash-page">
+    <div className={`page dash-page${editing ? ' dash-editing' : ''}`}>
       <div className="dash-head">
         <div>
           <p className="dash-crumb">
             <Link to="/dashboards">Dashboards</Link>
           </p>
-          <h1>{data.title}</h1>
-          {data.description && <p className="muted dash-description">{data.description}</p>}
+          <h1 ref={titleRef} tabIndex={-1}>
+            {head.title}
+          </h1>
+          {head.description && <p className="muted dash-description">{head.description}</p>}
         </div>
         <div className="dash-actions">
+          <DashboardRangeSelect state={rangeState} />
           <button
             type="button"
             className="secondary small"
-            aria-expanded={templateOpen}
+            aria-expanded={open?.kind === 'template'}
             aria-controls="dash-template-form"
-            onClick={() => setTemplateOpen((o) => !o)}
+            onClick={() => setOpen((o) => (o?.kind === 'template' ? null : { kind: 'template' }))}
           >
             Save as template
           </button>
+          {canEdit && (
+            <button
+              type="button"
+              className="secondary small dash-edit-toggle"
+              aria-pressed={editing}
+              onClick={() => setEditMode((e) => !e)}
+            >
+              Edit
+            </button>
+          )}
           <p role="status" className={`dash-live dash-live-${live}`}>
             <span className="dash-live-dot" aria-hidden="true" />
             {STATE_TEXT[live]}
           </p>
         </div>
       </div>
-      {templateOpen && (
+      <DashboardRangeForm state={rangeState} />
+      {editing && (
+        // biome-ignore lint/a11y/useSemanticElements: a toolbar of buttons, not a form's fieldset
+        <div className="dash-edit-bar" role="group" aria-label="Edit dashboard">
+          <span className="muted">Editing: drag a widget by its title, resize it by its corner.</span>
+          <button
+            id="dash-rename"
+            type="button"
+            className="secondary small"
+            onClick={() => setOpen({ kind: 'rename' })}
+          >
+            Rename…
+          </button>
+          <button type="button" className="secondary small" onClick={() => setOpen({ kind: 'delete' })}>
+            Delete dashboard…
+          </button>
+          <button type="button" className="small" onClick={() => setEditMode(false)}>
+            Done
+          </button>
+        </div>
+      )}
+      {open?.kind === 'template' && (
         <SaveTemplate
           id={id}
-          title={data.title}
+          title={head.title}
           onSaved={(path) => {
-            setTemplateOpen(false);
-            setTemplateNotice(`Saved as template “${path}”.`);
+            setOpen(null);
+            setNotice(`Saved as template “${path}”.`);
           }}
-          onCancel={() => setTemplateOpen(false)}
+          onCancel={() => setOpen(null)}
         />
       )}
       {live === 'reconnecting' && (
-        <ConnectionLost
-          what="Widgets update again once it is back."
-          onRetry={() => connRef.current?.retryNow()}
-        />
+        <ConnectionLost what="Widgets update again once it is back." onRetry={() => conn?.retryNow()} />
       )}
       <p role="status" className="muted dash-template-notice">
-        {templateNotice}
+        {notice}
       </p>
       {moveError && (
         <p role="alert" className="error">
           {moveError}
         </p>
       )}
-      {ordered.length === 0 && <p className="muted">This dashboard has no widgets yet.</p>}
+      {layout.shown.length === 0 && <p className="muted">This dashboard has no widgets yet.</p>}
       <div className="dash-grid" ref={gridRef}>
-        {ordered.map((w) => {
-          const position = preview?.get(w.id) ?? w.position;
-          return (
-            <WidgetCard
-              key={w.id}
-              widget={position === w.position ? w : { ...w, position }}
-              data={results[w.id]}
-              dragging={drag?.id === w.id}
-              onMove={move}
-              onResize={resizeBy}
-              drag={{
-                start: (mode, e) => dragStart(w, mode, e),
-                move: dragMove,
-                end: dragEnd,
-              }}
-            />
-          );
-        })}
+        {layout.shown.map((w) => (
+          <WidgetCard
+            key={w.id}
+            widget={w}
+            data={results[w.id]}
+            dragging={layout.draggingId === w.id}
+            drill={drillOf(w.query.params, range, nowMs)}
+            editing={editingOf(widgets.find((x) => x.id === w.id) ?? w)}
+          />
+        ))}
       </div>
+      {open?.kind === 'edit' && (
+        <WidgetDialog
+          widget={open.widget}
+          onSave={(changes) => saveWidget(open.widget, changes)}
+          onClose={() => setOpen(null)}
+        />
+      )}
+      {open?.kind === 'remove' && (
+        <ConfirmDialog
+          label={`Remove “${open.widget.title}”?`}
+          confirm="Remove"
+          onConfirm={() => remove(open.widget)}
+          onClose={() => setOpen(null)}
+        >
+          <p>
+            {open.widget.dashboards.length > 1
+              ? 'It stays on the other dashboards it is on.'
+              : 'It is on no other dashboard, so it is deleted.'}
+          </p>
+        </ConfirmDialog>
+      )}
+      {open?.kind === 'rename' && (
+        <RenameDialog
+          title={head.title}
+          description={head.description}
+          onSave={rename}
+          onClose={() => setOpen(null)}
+        />
+      )}
+      {open?.kind === 'delete' && (
+        <ConfirmDialog
+          label={`Delete “${head.title}”?`}
+          confirm="Delete dashboard"
+          onConfirm={deleteDashboard}
+          onClose={() => setOpen(null)}
+        >
+          <p>
+            {`It is deleted for everyone who sees it${
+              onlyHere > 0
+                ? `, with the ${onlyHere} widget${onlyHere === 1 ? '' : 's'} on no other dashboard`
+                : ''
+            }. This cannot be undone.`}
+          </p>
+        </ConfirmDialog>
+      )}
     </div>
   );
 }

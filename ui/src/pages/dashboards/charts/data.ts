@@ -18,6 +18,8 @@ export interface QueryData {
 export interface Point {
   label: string;
   value: number;
+  /** The field values the point counts (its events, for a link to Search). */
+  filter?: Record<string, unknown>;
 }
 
 export interface Bucket {
@@ -29,6 +31,10 @@ export interface Bucket {
 export interface Table {
   columns: string[];
   rows: unknown[][];
+  /** The field each column's values are of (null: none, as a count or a time): for links to Search. */
+  fieldOf?: Array<string | null>;
+  /** The values as they are, where `rows` shows them formatted. */
+  raw?: unknown[][];
 }
 
 export const asNumber = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -42,8 +48,11 @@ export const cellText = (v: unknown): string => {
 
 const label = (v: unknown) => (v === null || v === undefined || v === '' ? '(none)' : String(v));
 
-/** Category/value pairs: TopN and LastN items, Summary groups, Timeline buckets, Patterns. */
-export function points(data: QueryData): Point[] {
+/**
+ * Category/value pairs: TopN and LastN items (of `field`), Summary groups, Timeline
+ * buckets, Patterns.
+ */
+export function points(data: QueryData, field?: string): Point[] {
   const r = data.results ?? {};
   if (Array.isArray(r.patterns))
     return (r.patterns as Array<{ template: string; count: unknown }>).map((p) => ({
@@ -54,6 +63,7 @@ export function points(data: QueryData): Point[] {
     return (r.items as Array<{ value: unknown; count: unknown }>).map((i) => ({
       label: label(i.value),
       value: asNumber(i.count),
+      ...(field ? { filter: { [field]: i.value } } : {}),
     }));
   if (Array.isArray(r.details))
     return (r.details as Array<{ group?: Record<string, unknown>; count?: unknown }>).map((d) => ({
@@ -62,14 +72,15 @@ export function points(data: QueryData): Point[] {
           .map(label)
           .join(' · ') || 'all',
       value: asNumber(d.count),
+      ...(d.group && Object.keys(d.group).length ? { filter: d.group } : {}),
     }));
   if (Array.isArray(r.buckets))
     return (r.buckets as Bucket[]).map((b) => ({ label: formatTs(b.ts).slice(0, 16), value: b.count }));
   return [];
 }
 
-/** Rows and columns of any result. */
-export function table(data: QueryData, fields?: unknown): Table {
+/** Rows and columns of any result (`field`: the field of TopN and LastN items). */
+export function table(data: QueryData, fields?: unknown, field?: string): Table {
   const r = data.results ?? {};
   if (isTableResults(r))
     return {
@@ -99,6 +110,8 @@ export function table(data: QueryData, fields?: unknown): Table {
     return {
       columns: cols,
       rows: events.map((e) => cols.map((c) => (c === 'ts' ? formatTs(e.ts) : e[c]))),
+      fieldOf: cols.map((c) => (c === 'ts' ? null : c)),
+      raw: events.map((e) => cols.map((c) => e[c])),
     };
   }
   if (Array.isArray(r.details) && (r.details as unknown[]).length) {
@@ -108,6 +121,7 @@ export function table(data: QueryData, fields?: unknown): Table {
     return {
       columns: [...groupCols, ...metricCols],
       rows: details.map((d) => [...groupCols.map((g) => d.group?.[g]), ...metricCols.map((m) => d[m])]),
+      fieldOf: [...groupCols, ...metricCols.map(() => null)],
     };
   }
   if (r.totals && typeof r.totals === 'object') {
@@ -128,6 +142,8 @@ export function table(data: QueryData, fields?: unknown): Table {
           ? [label(i.value), i.count, `${(asNumber(i.share) * 100).toFixed(1)} %`]
           : [label(i.value), i.count],
       ),
+      fieldOf: [field ?? null, null, null],
+      raw: items.map((i) => [i.value]),
     };
   }
   return { columns: [], rows: [] };

@@ -1,8 +1,14 @@
 import { CATEGORY_PALETTE, colorsFor } from '@shared/chart-colors';
+import type { Drill } from '../dashboard-address';
 import type { Point } from './data';
+import { markProps, PointLink } from './point-link';
 
-/** The `pie` kind: a slice per category (as many as the palette has colours), with a legend of shares. */
-export function Pie({ pts, title }: { pts: Point[]; title: string }) {
+/**
+ * The `pie` kind: a slice per category (as many as the palette has colours), with a
+ * legend of shares; a category of a field is a link to its events (in the legend; a
+ * click on its slice opens them too).
+ */
+export function Pie({ pts, title, drill }: { pts: Point[]; title: string; drill?: Drill | undefined }) {
   const total = pts.reduce((s, p) => s + p.value, 0);
   if (!total) return <p className="muted">No data.</p>;
   const shown = pts.slice(0, CATEGORY_PALETTE.length);
@@ -18,7 +24,7 @@ export function Pie({ pts, title }: { pts: Point[]; title: string }) {
       p.value === total
         ? 'M 50 2 A 48 48 0 1 1 49.99 2 Z'
         : `M 50 50 L ${x0} ${y0} A 48 48 0 ${large} 1 ${x1} ${y1} Z`;
-    return <path key={p.label} d={d} fill={colors[i]} />;
+    return <path key={p.label} d={d} fill={colors[i]} {...markProps(p, drill)} />;
   });
   const pct = (v: number) => `${((v / total) * 100).toFixed(1)} %`;
   return (
@@ -36,7 +42,7 @@ export function Pie({ pts, title }: { pts: Point[]; title: string }) {
             <svg width="10" height="10" aria-hidden="true">
               <rect width="10" height="10" fill={colors[i]} />
             </svg>
-            {p.label} <span className="muted">{pct(p.value)}</span>
+            <PointLink point={p} drill={drill} /> <span className="muted">{pct(p.value)}</span>
           </li>
         ))}
       </ul>

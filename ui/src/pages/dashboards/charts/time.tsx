@@ -1,6 +1,9 @@
 import { colorsFor } from '@shared/chart-colors';
 import type { CSSProperties } from 'react';
 import { formatCount, formatTs } from '../../../format';
+import { intervalSeconds } from '../../search/time-range';
+import type { Drill } from '../dashboard-address';
+import { BucketLinks } from './buckets';
 import type { Bucket, QueryData } from './data';
 
 /** Round steps for a value axis: 1, 2 or 5 times a power of ten, about `ticks` of them to the top. */
@@ -47,20 +50,30 @@ function coarsen(buckets: Bucket[]): Bucket[] {
   return out;
 }
 
+/** A drawn bucket's span in seconds: the step between buckets, else the results' interval, else a minute. */
+function stepOf(buckets: Bucket[], interval: unknown): number {
+  const [a, b] = buckets;
+  if (a && b && b.ts > a.ts) return b.ts - a.ts;
+  return (typeof interval === 'string' ? intervalSeconds(interval) : null) ?? 60;
+}
+
 /**
  * The `line` and `area` kinds, and `bar` over time (a Timeline, or a Table with a time
- * column): a chart over time; with series (split_by) one per series.
+ * column): a chart over time; with series (split_by) one per series. With `drill` each
+ * bucket is a link to its events on the search page (BucketLinks, over the plot).
  */
 export function TimeChart({
   data,
   kind,
   stacked,
   title,
+  drill,
 }: {
   data: QueryData;
   kind: string;
   stacked: boolean;
   title: string;
+  drill?: Drill | undefined;
 }) {
   const buckets = coarsen((data.results?.buckets as Bucket[] | undefined) ?? []);
   if (!buckets.length) return <p className="muted">No data.</p>;
@@ -103,62 +116,72 @@ export function TimeChart({
             </span>
           ))}
         </div>
-        <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={summary}>
-          {ticks.map((t) => (
-            <line
-              key={t}
-              x1="0"
-              y1={y(t)}
-              x2={W}
-              y2={y(t)}
-              className={t === 0 ? 'dash-axis' : 'dash-gridline'}
-            />
-          ))}
-          {layers.map((l, li) => {
-            const color = colors[li];
-            if (kind === 'bar') {
-              const bw = W / n;
+        <div className="dash-plot-area">
+          <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={summary}>
+            {ticks.map((t) => (
+              <line
+                key={t}
+                x1="0"
+                y1={y(t)}
+                x2={W}
+                y2={y(t)}
+                className={t === 0 ? 'dash-axis' : 'dash-gridline'}
+              />
+            ))}
+            {layers.map((l, li) => {
+              const color = colors[li];
+              if (kind === 'bar') {
+                const bw = W / n;
+                return (
+                  <g key={l.name} fill={color}>
+                    {l.hi.map((v, i) => (
+                      <rect
+                        key={buckets[i]?.ts ?? i}
+                        x={i * bw + bw * 0.1}
+                        width={bw * 0.8}
+                        y={y(v)}
+                        height={y(l.lo[i] ?? 0) - y(v)}
+                      />
+                    ))}
+                  </g>
+                );
+              }
+              const topLine = l.hi.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);
+              if (kind === 'area') {
+                const bottom = l.lo.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).reverse();
+                return (
+                  <polygon
+                    key={l.name}
+                    points={[...topLine, ...bottom].join(' ')}
+                    fill={color}
+                    fillOpacity={0.35}
+                    stroke={color}
+                    strokeWidth={1.5}
+                    vectorEffect="non-scaling-stroke"
+                  />
+                );
+              }
               return (
-                <g key={l.name} fill={color}>
-                  {l.hi.map((v, i) => (
-                    <rect
-                      key={buckets[i]?.ts ?? i}
-                      x={i * bw + bw * 0.1}
-                      width={bw * 0.8}
-                      y={y(v)}
-                      height={y(l.lo[i] ?? 0) - y(v)}
-                    />
-                  ))}
-                </g>
-              );
-            }
-            const topLine = l.hi.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);
-            if (kind === 'area') {
-              const bottom = l.lo.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).reverse();
-              return (
-                <polygon
+                <polyline
                   key={l.name}
-                  points={[...topLine, ...bottom].join(' ')}
-                  fill={color}
-                  fillOpacity={0.35}
+                  points={topLine.join(' ')}
+                  fill="none"
                   stroke={color}
-                  strokeWidth={1.5}
+                  strokeWidth={2}
                   vectorEffect="non-scaling-stroke"
                 />
               );
-            }
-            return (
-              <polyline
-                key={l.name}
-                points={topLine.join(' ')}
-                fill="none"
-                stroke={color}
-                strokeWidth={2}
-                vectorEffect="non-scaling-stroke"
-              />
-            );
-          })}
-        </svg>
+            })}
+          </svg>
+          {drill && (
+            <BucketLinks
+              buckets={buckets}
+              step={stepOf(buckets, data.results?.interval)}
+              drill={drill}
+              title={title}
+            />
+          )}
+        </div>
       </div>
       <figcaption className="dash-chart-axis muted">
         <span>{shortTime(first.ts, withDate)}</span>
