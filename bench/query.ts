@@ -4,9 +4,11 @@ import { prng } from '../src/cli/demo-generator.js';
 import { emptyEvent, type NormalisedEvent, type Severity, type StoredEvent } from '../src/core/event.js';
 import { newEventId, newUlid } from '../src/core/ids.js';
 import { ClickHouseEventStore } from '../src/event-store/clickhouse/clickhouse-event-store.js';
+import { fieldValuesSql as chFieldValuesSql } from '../src/event-store/clickhouse/clickhouse-fields.js';
 import type { Compiled as ClickHouseCompiled } from '../src/event-store/clickhouse/clickhouse-plans.js';
 import * as chPlans from '../src/event-store/clickhouse/clickhouse-plans.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
+import { fieldValuesSql } from '../src/event-store/duckdb/duckdb-fields.js';
 import {
   type Compiled,
   lastnSql,
@@ -339,6 +341,8 @@ export function sqlFor(plan: QueryPlan, columnOf?: FieldColumnOf): Compiled[] {
       return [patternCountsSql(plan, n)];
     case 'table':
       return [tableSql(plan, 'rows', n)];
+    case 'fields':
+      return [fieldValuesSql(plan, n)];
     default:
       return plan satisfies never;
   }
@@ -575,6 +579,8 @@ function clickHouseSqlFor(table: string, plan: QueryPlan): ClickHouseCompiled[] 
       return [chPlans.patternCountsSql(table, plan)];
     case 'table':
       return [chPlans.tableSql(table, plan, 'rows')];
+    case 'fields':
+      return [chFieldValuesSql(table, plan)];
     default:
       return plan satisfies never;
   }

@@ -1,8 +1,10 @@
 import type { StoredEvent } from '../core/event.js';
 import { and, cond } from '../filter/ast.js';
 import { MAX_TABLE_ROWS } from '../pipes/program.js';
+import { shapeFields } from './fields-shaper.js';
 import type {
   ExecOptions,
+  FieldsPlan,
   LastNPlan,
   PatternsPlan,
   PatternsResult,
@@ -74,6 +76,8 @@ export interface PlanDialect<S> {
   tableRows(plan: TablePlan): S;
   /** The number of rows of a Table's program, as a row `{ n }`. */
   tableCount(plan: TablePlan): S;
+  /** Rows of the fields of a Fields plan's sample, one a field with its values (fields-shaper.ts). */
+  fieldValues(plan: FieldsPlan): S;
   /**
    * Rows of whole events (`SELECT *`, as `searchRows`): the one `evId` names, at most one,
    * read near `receivedAtMs` (the time its ULID holds), in no scope (the runtime checks it).
@@ -144,6 +148,25 @@ async function executeAny<S>(
             )
           : rows.length;
       return shapeTable(plan, rows.slice(0, MAX_TABLE_ROWS), totalRows);
+    }
+    case 'fields': {
+      // The sample's fields and the number of matches, side by side.
+      const { filter, range, scope } = plan;
+      const count: SearchPlan = {
+        kind: 'search',
+        filter,
+        range,
+        scope,
+        sort: [],
+        limit: 0,
+        offset: 0,
+        count: true,
+      };
+      const [values, total] = await Promise.all([
+        run(dialect.fieldValues(plan), opts),
+        run(dialect.searchCount(count), opts.signal ? { signal: opts.signal } : {}),
+      ]);
+      return shapeFields(plan, values.rows, Number(total.rows[0]?.n ?? 0));
     }
     default:
       return plan satisfies never;

@@ -102,6 +102,17 @@ export interface TablePlan extends Base {
   program: Program;
 }
 
+/**
+ * Fields (the field list, features/events): the newest `sample` matches (by `ts`, then
+ * `ev_id`), and of each field present in them its count, type and `top` most common
+ * values, as the events' JSON representation has them (fields-shaper.ts).
+ */
+export interface FieldsPlan extends Base {
+  kind: 'fields';
+  sample: number;
+  top: number;
+}
+
 export type QueryPlan =
   | SearchPlan
   | TopNPlan
@@ -109,7 +120,8 @@ export type QueryPlan =
   | SummaryPlan
   | TimelinePlan
   | PatternsPlan
-  | TablePlan;
+  | TablePlan
+  | FieldsPlan;
 
 /** A plan before its scope is given (what a query type builds; the runner adds its job's scope). */
 export type UnscopedPlan = QueryPlan extends infer P
@@ -170,6 +182,28 @@ export interface TableResult {
   totalRows: number;
 }
 
+/** A field's type in a field list: the kind of its column, else that of every value it has. */
+export type FieldType = 'string' | 'number' | 'ip' | 'time';
+
+export interface FieldSummary {
+  /** Dotted name, as queries use it. */
+  name: string;
+  type: FieldType;
+  /** Sampled events that have the field (not null). */
+  count: number;
+  /** Its most common values, most common first (none for times). */
+  top: Array<{ value: string | number | boolean; count: number }>;
+}
+
+export interface FieldsResult {
+  /** Events that matched. */
+  total: number;
+  /** Events looked at: the newest `sample` of them. */
+  events: number;
+  /** Most common first. */
+  fields: FieldSummary[];
+}
+
 export interface PlanResults {
   search: SearchResult;
   topn: TopNResult;
@@ -178,6 +212,7 @@ export interface PlanResults {
   timeline: TimelineResult;
   patterns: PatternsResult;
   table: TableResult;
+  fields: FieldsResult;
 }
 
 export type ResultOf<P extends QueryPlan> = PlanResults[P['kind']];

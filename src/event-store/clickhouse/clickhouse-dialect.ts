@@ -1,5 +1,6 @@
 import type { EventStoreDialect } from '../store-dialect.js';
 import type { ClickHouseDriver } from './clickhouse-driver.js';
+import { fieldValuesSql } from './clickhouse-fields.js';
 import { compileFilter } from './clickhouse-filter-compiler.js';
 import { CLICKHOUSE_ORDER, CLICKHOUSE_PIPES, type Compiled, clickHousePlans } from './clickhouse-plans.js';
 
@@ -14,7 +15,8 @@ export function clickHouseDialect(driver: ClickHouseDriver, table: string): Even
     filter: compileFilter,
     order: CLICKHOUSE_ORDER,
     pipes: CLICKHOUSE_PIPES,
-    plans: clickHousePlans(table),
+    // The field list's statement in a file of its own (clickhouse-fields.ts).
+    plans: { ...clickHousePlans(table), fieldValues: (plan) => fieldValuesSql(table, plan) },
     driver,
   };
 }

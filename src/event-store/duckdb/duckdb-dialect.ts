@@ -1,4 +1,5 @@
 import type { EventStoreDialect } from '../store-dialect.js';
+import { fieldValuesSql } from './duckdb-fields.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
 import { DUCKDB_ORDER, DUCKDB_PIPES, type DuckDbStatement, duckDbPlans } from './duckdb-plans.js';
 import type { DuckDbReads } from './duckdb-reads.js';
@@ -14,7 +15,14 @@ export function duckDbDialect(reads: DuckDbReads): EventStoreDialect<DuckDbState
     filter: compileFilter,
     order: DUCKDB_ORDER,
     pipes: DUCKDB_PIPES,
-    plans: duckDbPlans(reads.reach, reads.fewMatches, reads.event),
+    plans: {
+      ...duckDbPlans(reads.reach, reads.fewMatches, reads.event),
+      // The field list's statement (duckdb-fields.ts), built when planned as the others are.
+      fieldValues: (plan) => () => {
+        const reach = reads.reach(plan);
+        return fieldValuesSql(reach.plan, reach, reads.estimate(plan.range.fromMs, plan.range.toMs));
+      },
+    },
     driver: reads,
   };
 }

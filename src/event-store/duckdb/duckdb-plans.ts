@@ -62,6 +62,8 @@ export interface Narrowing {
   readonly words?: readonly WordRange[];
   readonly streams?: bigint;
   readonly columnOf?: FieldColumnOf;
+  /** Those columns, each with the field it holds, in the order the table has them. */
+  readonly extraColumns?: ReadonlyArray<readonly [column: string, field: string]>;
 }
 
 /** A plan as a statement reads it: within its scope (by its filter or by `streams`), and narrowed. */
@@ -442,7 +444,7 @@ export function duckDbPlans(
   reach: <P extends QueryPlan>(plan: P) => Reach<P>,
   fewMatches: (plan: SearchPlan) => boolean,
   event: (row: Record<string, DuckDBValue>) => StoredEvent,
-): PlanDialect<DuckDbStatement> {
+): Omit<PlanDialect<DuckDbStatement>, 'fieldValues'> {
   // Each statement reads its plan as the store's reach has it when the statement is built.
   const at =
     <P extends QueryPlan>(plan: P, sql: (plan: P, narrowing: Narrowing) => Compiled) =>

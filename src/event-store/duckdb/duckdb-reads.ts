@@ -42,7 +42,7 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     /** Events per window when streaming a time-sorted search. */
     private readonly streamWindowEvents: number,
     /** About how many events lie in a range (the store runtime's per-hour estimate). */
-    private readonly estimate: (fromMs: number, toMs: number) => number,
+    readonly estimate: (fromMs: number, toMs: number) => number,
   ) {}
 
   readonly error = readError;
@@ -148,8 +148,14 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     const streams = unscoped.scope.filter ? sets.read(unscoped.scope) : undefined;
     const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
     const words = useWords ? index.scan(plan.filter, plan.range) : undefined;
-    const columnOf = extras.columnOf;
-    return { plan, columnOf, ...(words ? { words } : {}), ...(streams === undefined ? {} : { streams }) };
+    const { columnOf, columns: extraColumns } = extras;
+    return {
+      plan,
+      columnOf,
+      extraColumns,
+      ...(words ? { words } : {}),
+      ...(streams === undefined ? {} : { streams }),
+    };
   };
 
   /**
