@@ -1,7 +1,9 @@
-import { memo, useEffect, useId, useState } from 'react';
-import { type Answer, ApiError, api, errorText, isAbort, runQuery, type TimeRange } from '../../api';
+import { type KeyboardEvent, memo, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { type Answer, ApiError, api, errorText, isAbort, type TimeRange } from '../../api';
 import { formatCount } from '../../format';
-import { filterTerm } from './query';
+import { toggleColumn } from './columns';
+import { FieldItem } from './FieldItem';
+import './field-list.css';
 
 export type FieldsResponse = Answer<'/api/fields'>;
 export type FieldInfo = FieldsResponse['fields'][number];
@@ -13,30 +15,32 @@ export const fetchFields = (query: string, timeRange: TimeRange, signal?: AbortS
     { signal },
   );
 
-const valueText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
-
-interface TopN {
-  total: number;
-  items: { value: unknown; count: number; share: number }[];
-  other: number;
-}
+/** The results table's column of a field: the time's is `time`, every other field's its name. */
+const columnOf = (field: string) => (field === 'ts' ? 'time' : field);
 
 /**
  * The fields of the events a search matched (`GET /api/fields`, from the newest 10,000),
- * with counts; a field opens to its top values, each with "Filter for" and "Filter out".
- * "Top values" counts a field over every matching event (a TopN query).
+ * each with its type mark and count, a box that narrows them by name, and a toggle that
+ * shows one as a column of the results; a field opens to its top values (FieldItem.tsx).
+ * Keys: ↓ from the box to the first field, ↑ and ↓ between fields, Escape empties the box.
  */
 export const FieldList = memo(function FieldList(props: {
   query: string;
   timeRange: TimeRange | null;
   onFilter: (term: string) => void;
+  /** The results table's columns, and how to change them; without them no toggles. */
+  columns?: readonly string[];
+  onColumns?: (cols: string[]) => void;
 }) {
-  const { query, timeRange, onFilter } = props;
+  const { query, timeRange, onFilter, columns, onColumns } = props;
   const headingId = useId();
   const listId = useId();
+  const list = useRef<HTMLUListElement>(null);
+  const box = useRef<HTMLInputElement>(null);
   // Open beside the results on wide screens, folded above them on phones.
   const [open, setOpen] = useState(() => !window.matchMedia?.('(max-width: 720px)').matches);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const [find, setFind] = useState('');
   // What was read is kept with the search it is of, and shown only for that search: while
   // another's loads the list says so, never offering values (and their filters) of another
   // query or window.
@@ -62,12 +66,36 @@ export const FieldList = memo(function FieldList(props: {
     return () => ctl.abort();
   }, [query, timeRange]);
 
-  const toggle = (name: string) =>
-    setExpanded((prev) => {
-      const next = new Set(prev);
-      if (!next.delete(name)) next.add(name);
-      return next;
-    });
+  const toggle = useCallback(
+    (name: string) =>
+      setExpanded((prev) => {
+        const next = new Set(prev);
+        if (!next.delete(name)) next.add(name);
+        return next;
+      }),
+    [],
+  );
+
+  const needle = find.trim().toLowerCase();
+  const shown = useMemo(
+    () => (data && needle ? data.fields.filter((f) => f.name.toLowerCase().includes(needle)) : data?.fields),
+    [data, needle],
+  );
+
+  const onColumn = (name: string, on: boolean) => {
+    if (columns && onColumns) onColumns(toggleColumn(columns, columnOf(name), on));
+  };
+
+  /** ↑ and ↓ between the fields' names; ↑ from the first back to the box. */
+  const moveFocus = (e: KeyboardEvent<HTMLElement>) => {
+    if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    const names = [...(list.current?.querySelectorAll<HTMLButtonElement>('button.field-name') ?? [])];
+    const at = names.indexOf(e.target as HTMLButtonElement);
+    const next = e.key === 'ArrowDown' ? names[at + 1] : at > 0 ? names[at - 1] : box.current;
+    if (!next) return;
+    e.preventDefault();
+    next.focus();
+  };
 
   return (
     <section aria-labelledby={headingId} className={open ? 'field-panel open' : 'field-panel'}>
@@ -94,146 +122,52 @@ export const FieldList = memo(function FieldList(props: {
         {!data && !error && <p className="muted small-text">Loading fields…</p>}
         {data && data.fields.length === 0 && <p className="muted small-text">No fields.</p>}
         {data && data.fields.length > 0 && (
-          <ul className="field-list">
-            {data.fields.map((f) => (
-              <Field
-                key={f.name}
-                field={f}
-                events={data.events}
-                expanded={expanded.has(f.name)}
-                onToggle={toggle}
-                onFilter={onFilter}
-                query={query}
-                timeRange={timeRange}
+          <>
+            <div className="field-find">
+              <input
+                ref={box}
+                type="search"
+                aria-label="Find a field"
+                placeholder="Find a field"
+                value={find}
+                onChange={(e) => setFind(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Escape' && find !== '') {
+                    e.preventDefault();
+                    setFind('');
+                  } else if (e.key === 'ArrowDown') moveFocus(e);
+                }}
               />
-            ))}
-          </ul>
+            </div>
+            {shown && shown.length === 0 && (
+              <p className="muted small-text" role="status">
+                No field’s name holds “{find.trim()}”.
+              </p>
+            )}
+            <ul className="field-list" ref={list}>
+              {shown?.map((f) => {
+                const column = columns?.includes(columnOf(f.name));
+                return (
+                  <FieldItem
+                    key={f.name}
+                    field={f}
+                    events={data.events}
+                    expanded={expanded.has(f.name)}
+                    onToggle={toggle}
+                    onFilter={onFilter}
+                    column={columns && onColumns ? column === true : undefined}
+                    lastColumn={columns?.length === 1}
+                    onColumn={onColumn}
+                    onKeyDown={moveFocus}
+                    query={query}
+                    timeRange={timeRange}
+                  />
+                );
+              })}
+            </ul>
+          </>
         )}
       </div>
     </section>
   );
 });
-
-function Field(props: {
-  field: FieldInfo;
-  events: number;
-  expanded: boolean;
-  onToggle: (name: string) => void;
-  onFilter: (term: string) => void;
-  query: string;
-  timeRange: TimeRange | null;
-}) {
-  const { field: f, expanded, onFilter } = props;
-  const valuesId = useId();
-  const [topN, setTopN] = useState<TopN | 'loading' | { error: string } | null>(null);
-  const numeric = f.type === 'number';
-  // Counts of another query or time range no longer apply.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reset when the search changes
-  useEffect(() => setTopN(null), [props.query, props.timeRange]);
-
-  const runTopN = () => {
-    if (!props.timeRange) return;
-    setTopN('loading');
-    runQuery<TopN>(
-      {
-        type: 'TopN',
-        params: { query: props.query, time_range: props.timeRange, field: f.name, n: 10 },
-      },
-      { signal: AbortSignal.timeout(60_000), onUpdate: () => {} },
-    )
-      .then((q) =>
-        setTopN(
-          q.status === 'ERROR' || !q.results.items
-            ? { error: q.error ?? 'failed' }
-            : {
-                total: q.results.total ?? 0,
-                items: q.results.items,
-                other: q.results.other ?? 0,
-              },
-        ),
-      )
-      .catch((err) => setTopN({ error: errorText(err) }));
-  };
-
-  const values: { value: unknown; count: number }[] =
-    topN && typeof topN === 'object' && 'items' in topN ? topN.items : f.top;
-  const share = (n: number) => (props.events > 0 ? Math.round((n / props.events) * 100) : 0);
-
-  return (
-    <li className="field">
-      <button
-        type="button"
-        className="field-name"
-        aria-expanded={expanded}
-        aria-controls={valuesId}
-        onClick={() => props.onToggle(f.name)}
-      >
-        {/* The name is what is shown (axe: label-content-name-mismatch), the count after a space. */}
-        <span className="field-label">{f.name}</span>{' '}
-        <span className="field-count muted">{formatCount(f.count)}</span>
-      </button>
-      {expanded && (
-        <div id={valuesId} className="field-values">
-          {values.length === 0 ? (
-            <p className="muted small-text">No values to list ({f.type}).</p>
-          ) : (
-            <ul>
-              {values.map((v) => {
-                const text = valueText(v.value);
-                return (
-                  <li key={text}>
-                    <span className="value-text" title={text}>
-                      {text === '' ? <em>(empty)</em> : text}
-                    </span>
-                    <span className="value-count muted" title={`${share(v.count)} % of the sample`}>
-                      {formatCount(v.count)}
-                    </span>
-                    <button
-                      type="button"
-                      className="icon-button"
-                      aria-label={`Filter for ${f.name}:${text}`}
-                      title={`Filter for ${f.name}:${text}`}
-                      onClick={() => onFilter(filterTerm(f.name, text, { numeric }))}
-                    >
-                      +
-                    </button>
-                    <button
-                      type="button"
-                      className="icon-button"
-                      aria-label={`Filter out ${f.name}:${text}`}
-                      title={`Filter out ${f.name}:${text}`}
-                      onClick={() => onFilter(filterTerm(f.name, text, { numeric, negate: true }))}
-                    >
-                      −
-                    </button>
-                  </li>
-                );
-              })}
-            </ul>
-          )}
-          <div className="field-actions">
-            {f.type !== 'time' && (
-              <button
-                type="button"
-                className="secondary small"
-                onClick={runTopN}
-                disabled={topN === 'loading'}
-              >
-                Top values
-              </button>
-            )}
-            <span className="muted small-text" role="status">
-              {topN === 'loading'
-                ? 'Counting…'
-                : topN && 'error' in topN
-                  ? `Top values failed: ${topN.error}`
-                  : topN
-                    ? `Top 10 of ${formatCount(topN.total)} events with ${f.name}`
-                    : `In ${share(f.count)} % of the sample`}
-            </span>
-          </div>
-        </div>
-      )}
-    </li>
-  );
-}

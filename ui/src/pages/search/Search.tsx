@@ -436,7 +436,7 @@ export function SearchPage() {
             ? {}
             : { id: 'search-tab-events', role: 'tabpanel', 'aria-labelledby': 'search-tab-events-tab' })}
         >
-          <FieldList {...scope} onFilter={onFilter} />
+          <FieldList {...scope} onFilter={onFilter} columns={columns} onColumns={changeColumns} />
           {live ? (
             <ResultsTable
               key="live"
