@@ -5,7 +5,8 @@ import { groupingAccuracy } from '../src/ingest/patterns/grouping-accuracy.js';
 import { knownValues, TemplateMiner, tokenize } from '../src/ingest/patterns/template-miner.js';
 import { builtinPipelineSet } from '../src/ingest/pipelines/builtin-pipelines.js';
 import { readLoghubCsv, readLoghubLines } from '../test/helpers/loghub.js';
-import { flag, fmt, percentile } from './lib.js';
+import { flag, fmt, percentile, textFlag } from './lib.js';
+import { loghubAccuracy, readLoghubSystems } from './patterns-loghub.js';
 
 /** Drain's published grouping accuracy on these Loghub-2k datasets (Zhu et al., ICSE-SEIP 2019). */
 const DRAIN: Record<string, number> = { OpenSSH: 0.788, Linux: 0.69, Apache: 1.0 };
@@ -19,11 +20,18 @@ const DATASETS = ['OpenSSH', 'Linux', 'Apache'];
  * extracted as variables); its cost per message (median of `--runs` passes over the 6,000
  * messages, a new miner each pass, so templates are made as well as matched) beside
  * splitting the messages into tokens alone (the least any miner does); and the memory of
- * `--templates` templates (100,000).
+ * `--templates` templates (100,000). Then the ten Loghub-2k systems of `--loghub <dir>`
+ * (../shared/data/loghub) as ingest mines them, GA, FGA and template accuracy beside
+ * Drain's published GA (`--accuracy-only` stops there); their messages join the cost's.
  */
 export async function main(argv: string[]) {
   const runs = flag(argv, 'runs', 30);
   const templateCount = flag(argv, 'templates', 100_000);
+  const loghubDir = textFlag(argv, 'loghub');
+  if (argv.includes('--accuracy-only')) {
+    loghubAccuracy(loghubDir);
+    return;
+  }
   const sets = DATASETS.map((name) => ({ name, rows: readLoghubCsv(`${name}_2k.log_structured.csv`) }));
 
   console.log('');
@@ -80,8 +88,13 @@ export async function main(argv: string[]) {
     '(the labels group by text alone: one text under two apps, `su` and `sshd`, is one true group and two templates)',
   );
 
-  // --- cost per message: mining, and splitting alone
-  const messages = sets.flatMap(({ name, rows }) => rows.map((r) => ({ app: name, text: r.Content ?? '' })));
+  const ten = loghubAccuracy(loghubDir);
+
+  // --- cost per message: mining, and splitting alone (the fixtures' messages and the ten systems')
+  const messages = [
+    ...sets.flatMap(({ name, rows }) => rows.map((r) => ({ app: name, text: r.Content ?? '' }))),
+    ...readLoghubSystems(loghubDir).flatMap((s) => s.messages.map((text) => ({ app: s.name, text }))),
+  ];
   const time = (pass: () => void) => {
     const per: number[] = [];
     for (let i = 0; i < runs + 3; i++) {
@@ -107,7 +120,7 @@ export async function main(argv: string[]) {
   });
   console.log('');
   console.log(`cost per message (µs, median of ${runs} passes over ${fmt(messages.length)} messages)`);
-  console.log(`mining (tokens masked, matched, templates made)  ${fmt(mining, 2)}  (goal ≤ 2)`);
+  console.log(`mining (tokens masked, matched, templates made)  ${fmt(mining, 2)}  (goal ≤ 5)`);
   console.log(`of which masking the tokens                      ${fmt(tokenizing, 2)}`);
   console.log(`splitting into tokens alone (the least work)     ${fmt(splitting, 2)}`);
   console.log(`mining / splitting: ${fmt(mining / splitting, 1)}×`);
@@ -136,5 +149,5 @@ export async function main(argv: string[]) {
   );
   console.log('');
   console.log('Ingest with and without mining: `npm run bench -- ingest` (it runs both).');
-  if (sink < 0) console.log(sink);
+  if (sink < 0 || ten.systems < 0) console.log(sink);
 }

@@ -5,12 +5,15 @@ const FIXTURES = new URL('../fixtures/loghub/', import.meta.url);
 export const readLoghubFixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
 
 /** RFC 4180 rows of a `*_structured.csv`, keyed by its header. */
-export function readLoghubCsv(name: string): Record<string, string>[] {
+export const readLoghubCsv = (name: string): Record<string, string>[] =>
+  parseLoghubCsv(readLoghubFixture(name));
+
+/** RFC 4180 rows of a `*_structured.csv`'s text, keyed by its header. */
+export function parseLoghubCsv(text: string): Record<string, string>[] {
   const rows: string[][] = [];
   let row: string[] = [];
   let cell = '';
   let quoted = false;
-  const text = readLoghubFixture(name);
   for (let i = 0; i < text.length; i++) {
     const c = text[i] as string;
     if (quoted) {

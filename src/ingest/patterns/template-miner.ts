@@ -310,12 +310,14 @@ export class TemplateMiner {
       let total = 0;
       let same = 0;
       let wild = 0;
+      let exact = true;
       let hard = false;
       for (let i = 0; i < tokens.length; i++) {
         const t = c.tokens[i] as string;
         const m = tokens[i] as string;
         if (t === WILDCARD || (t !== m && keyedValue(t, m) === t)) {
           wild += 1;
+          if (t !== m) exact = false;
           continue;
         }
         const w = weight(t);
@@ -328,7 +330,7 @@ export class TemplateMiner {
       }
       if (hard) continue;
       // A template of variables only takes any message of its length: only an exact fit.
-      const score = total === 0 ? (wild === tokens.length ? 1 : 0) : same / total;
+      const score = total === 0 ? (exact ? 1 : 0) : same / total;
       if (score >= needed && (score > bestScore || (score === bestScore && best && wild > countWild(best)))) {
         best = c;
         bestScore = score;

@@ -41,7 +41,7 @@ const MAC = /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/;
 const URL_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/;
 const PATH = /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/;
-const FQDN = /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?$/;
+const FQDN = /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?(?::\d+)?$/;
 const isDigit = (c: number) => c >= 48 && c <= 57;
 
 /**
@@ -63,15 +63,34 @@ function isVariableForm(t: string, chars: number): boolean {
   // paths: /a/b, ./a, ~/a, /a, C:\a
   if (((chars & SLASH) !== 0 || ((chars & BACKSLASH) !== 0 && t.includes(':\\'))) && PATH.test(t))
     return true;
-  // fully qualified host names (three labels or more)
+  // paths wherever they start (`{id}ROOT/dir/file`, `\\?\VOLUME\dir\file`): three segments or more
+  if (
+    ((chars & SLASH) !== 0 && separators(t, 47) >= 2) ||
+    ((chars & BACKSLASH) !== 0 && separators(t, 92) >= 2)
+  )
+    return true;
+  // fully qualified host names (three labels or more), with a port or not
   return (chars & DOT) !== 0 && FQDN.test(t);
 }
+
+/** How many times the character `code` separates two non-empty parts of `t`. */
+function separators(t: string, code: number): number {
+  let n = 0;
+  for (let i = 1; i < t.length - 1; i++)
+    if (t.charCodeAt(i) === code && t.charCodeAt(i - 1) !== code && t.charCodeAt(i + 1) !== code) n++;
+  return n;
+}
+
+/** Booleans are values of a flag, whatever the case (`true`, `False`): two words that vary. */
+const isBoolean = (t: string) =>
+  (t.length === 4 || t.length === 5) && (t.toLowerCase() === 'true' || t.toLowerCase() === 'false');
 /**
- * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers; digits
- * right after a letter only from three on (`ssh2`, `eth0` and `utf8` are names, `user1234` a value).
+ * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers with
+ * their sign (`blk_-42` and `blk_42` are one kind of id); digits right after a letter only
+ * from three on (`ssh2`, `eth0`, and `utf8` are names, `user1234` a value).
  */
 const INNER_VALUE =
-  /\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?|(?<![A-Za-z])(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
+  /\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?|(?<![A-Za-z])[-+]?(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
 /** A token without any of these is a word (a hex id has a digit, a host a dot, a path a slash). */
 const MAYBE_VALUE = DIGIT | DOT | SLASH | AT | COLON | BACKSLASH;
 /** An IPv6 address (also in brackets, with a port). */
@@ -88,11 +107,11 @@ const CLOSES = ')]}>"\',;:.';
  */
 export function maskToken(token: string): string {
   const chars = charsOf(token);
-  // Most tokens are words: nothing in them can be a value.
-  if ((chars & MAYBE_VALUE) === 0) return token;
+  // Most tokens are words: nothing in them can be a value (but a boolean).
+  if ((chars & MAYBE_VALUE) === 0) return isBoolean(token) ? WILDCARD : token;
   if ((chars & COLON) !== 0 && token.includes('::') && IPV6.test(token)) return WILDCARD;
   const eq = token.indexOf('=');
-  if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskToken(token.slice(eq + 1))}`;
+  if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskKeyValue(token.slice(eq + 1))}`;
   let start = 0;
   while (start < token.length && OPENS.includes(token[start] as string)) start++;
   let end = token.length;
@@ -105,11 +124,26 @@ export function maskToken(token: string): string {
   return maskValue(token, chars);
 }
 
+/**
+ * A key's value; a run of values after one key (`type=4,71.0,old=69.5`) masked value by
+ * value, so its form stays (`type=<*>,<*>,old=<*>`) and no value is a constant.
+ */
+function maskKeyValue(value: string): string {
+  if (!value.includes(',') || !value.includes('=')) return maskToken(value);
+  return value
+    .split(',')
+    .map((v) => (v === '' ? v : maskToken(v)))
+    .join(',');
+}
+
 function maskValue(token: string, chars = charsOf(token)): string {
   if (isVariableForm(token, chars)) return WILDCARD;
   if ((chars & DIGIT) === 0) return token;
   const masked = token.replace(INNER_VALUE, WILDCARD);
-  return masked === WILDCARD || /^[^A-Za-z]*$/.test(masked) ? WILDCARD : masked;
+  if (masked === WILDCARD || /^[^A-Za-z]*$/.test(masked)) return WILDCARD;
+  // An identifier made of several values (`pkg~1.2~x64~~6.1.7601`, `job_2015_0001`) is one value.
+  const first = masked.indexOf(WILDCARD);
+  return first >= 0 && masked.indexOf(WILDCARD, first + WILDCARD.length) >= 0 ? WILDCARD : masked;
 }
 
 /**
@@ -130,9 +164,36 @@ export function tokenize(message: string, known?: readonly string[]): string[] {
       out.push(WILDCARD);
       break;
     }
-    out.push(values.includes(i) ? WILDCARD : maskToken(t));
+    const masked = values.includes(i) ? WILDCARD : maskToken(t);
+    // A value restated in parentheses (`1190 bytes (1.16 KB)`) is there or not: it is left out.
+    if (masked === `(${WILDCARD}`) {
+      const end = restatedValueEnd(raw, i);
+      if (end >= 0) {
+        i = end;
+        continue;
+      }
+    }
+    // A list of values of one form (`blk_<*> blk_<*> …`, `<*> <*>`) is one variable, whatever its length.
+    if (masked === out[out.length - 1] && masked.includes(WILDCARD)) continue;
+    out.push(masked);
   }
   return out;
+}
+
+/** Letters of a unit after a value (`KB`, `ms`, `sec`). */
+const UNIT = /^[A-Za-z]{1,3}\)?[,;.]?$/;
+
+/**
+ * Where a parenthesised value and its unit that start at `raw[i]` end (`(1.16 KB)`: its
+ * index), else -1. A value alone in parentheses (`(<*>)`) stays: it is often what names a host.
+ */
+function restatedValueEnd(raw: readonly string[], i: number): number {
+  const closes = (t: string) => t.endsWith(')') || t.endsWith('),') || t.endsWith(');') || t.endsWith(').');
+  if (i + 1 < raw.length) {
+    const next = raw[i + 1] as string;
+    return closes(next) && UNIT.test(next) ? i + 1 : -1;
+  }
+  return -1;
 }
 
 /**
