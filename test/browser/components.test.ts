@@ -23,8 +23,8 @@ import {
 // Component tests of the search page's time picker and query box, each on a page of its
 // own (components/harness.js, built with Vite as the app is) in Chromium: what the user
 // sees and does, and what the component reports to the page (window.calls). The picker:
-// presets, "Custom range…" from the window shown, From/To validated and read in the
-// browser's zone, a range applied from elsewhere (a zoom, Back), Live. The query box: the
+// its button and popover, the presets, From/To from the window shown, validated and read
+// in the browser's zone, a range applied from elsewhere (a zoom, Back), Live. The query box: the
 // plain input, then CodeMirror with highlighting, completion of fields and values from
 // the page's list, Enter, one line, an error's mark. Setup: ./browser.ts.
 
@@ -119,31 +119,36 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
 
   // --- The time picker -----------------------------------------------------------------
 
-  const select = () => page.getByRole('combobox', { name: 'Time range' });
+  const button = () => page.getByRole('button', { name: /^Time range: / });
+  const popover = () => page.getByRole('dialog', { name: 'Time range' });
   const from = () => page.getByLabel('From', { exact: true });
   const to = () => page.getByLabel('To', { exact: true });
   const apply = () => page.getByRole('button', { name: 'Apply range' });
-  const customForm = () => page.getByRole('form', { name: 'Custom range' });
+  const absolute = () => page.getByRole('group', { name: 'Absolute range' });
+  const presets = () => popover().getByRole('group', { name: 'Presets' }).getByRole('button');
+  /** The button's range as it reads (its name less "Time range: "). */
+  const shownRange = async () => (await button().textContent())?.replace(/^Time range: |▾$/g, '');
 
-  it('offers every preset and "Custom range…"; a preset chosen is reported once', async () => {
+  it('offers every preset in its popover; a preset chosen is reported once and closes it', async () => {
     await open('picker');
-    expect(await select().inputValue()).toBe('last_hour');
-    expect(await select().locator('option').allInnerTexts()).toEqual([
-      ...TIME_PRESETS.map((p) => p.label),
-      'Custom range…',
-    ]);
-    expect(await customForm().count()).toBe(0);
-    await select().selectOption({ label: 'Last 7 days' });
+    expect(await shownRange()).toBe('Last hour');
+    expect(await button().getAttribute('aria-haspopup')).toBe('dialog');
+    expect(await popover().count()).toBe(0);
+    await button().click();
+    await popover().waitFor();
+    expect(await presets().allInnerTexts()).toEqual(TIME_PRESETS.map((p) => p.label));
+    expect(await presets().filter({ hasText: 'Last hour' }).getAttribute('aria-current')).toBe('true');
+    await presets().filter({ hasText: 'Last 7 days' }).click();
     expect(await calls()).toEqual([['change', { kind: 'preset', preset: 'last_7_days' }]]);
-    expect(await select().inputValue()).toBe('last_7_days');
-    expect(await customForm().count()).toBe(0);
+    expect(await shownRange()).toBe('Last 7 days');
+    expect(await popover().count()).toBe(0);
   });
 
-  it('"Custom range…" opens From/To at the window shown, in the browser’s zone, reporting nothing', async () => {
+  it('opens From/To at the window shown, in the browser’s zone, reporting nothing', async () => {
     const shown = { ts_from: zoned(2026, 3, 4, 5, 6), ts_to: zoned(2026, 3, 4, 17, 30, 15) };
     await open('picker', { shown });
-    await select().selectOption({ label: 'Custom range…' });
-    await customForm().waitFor();
+    await button().click();
+    await absolute().waitFor();
     expect(await from().inputValue()).toBe('2026-03-04 05:06:00');
     expect(await to().inputValue()).toBe('2026-03-04 17:30:15');
     // ISO and 24-hour though the browser's locale is en-US, the zone named beside them.
@@ -153,15 +158,14 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
       /^YYYY-MM-DD HH:mm:ss, 24-hour, in Asia\/(Kolkata|Calcutta)$/,
     );
     expect(await from().getAttribute('aria-describedby')).toBe('range-zone');
-    expect(await select().inputValue()).toBe('custom');
     expect(await calls()).toEqual([]);
     await shot(page, 'component-time-picker');
-    await axe(page, 'time picker with the custom range open', findings);
+    await axe(page, 'time picker with its popover open', findings);
   });
 
   it('validates From/To: each missing, From not before To; a valid range is reported in seconds', async () => {
     await open('picker');
-    await select().selectOption('custom');
+    await button().click();
     await from().fill('');
     await apply().click();
     const alert = page.getByRole('alert');
@@ -197,23 +201,27 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
       ['change', { kind: 'absolute', from: zoned(2026, 3, 4, 5, 6), to: zoned(2026, 3, 4, 5, 6, 1) }],
     ]);
     expect(await alert.count()).toBe(0);
-    expect(await from().getAttribute('aria-invalid')).toBeNull();
-    // Applied, it stays open with what was applied.
-    expect(await select().inputValue()).toBe('custom');
+    // Applied, the popover closes and the button names the range; opened again, From/To
+    // hold what was applied.
+    expect(await popover().count()).toBe(0);
+    expect(await shownRange()).toBe('2026-03-04 05:06:00 to 05:06:01');
+    await button().click();
     expect(await from().inputValue()).toBe('2026-03-04 05:06:00');
     expect(await to().inputValue()).toBe('2026-03-04 05:06:01');
+    expect(await from().getAttribute('aria-invalid')).toBeNull();
   });
 
-  it('shows a range applied from elsewhere (a zoom, Back): absolute in From/To, a preset closes them', async () => {
+  it('shows a range applied from elsewhere (a zoom, Back) on its button, and From/To at it', async () => {
     await open('picker', {
       range: { kind: 'absolute', from: zoned(2025, 12, 31, 23, 0), to: zoned(2026, 1, 1, 1, 0) },
     });
-    // Opened at an absolute range (from the address): the form is there.
-    expect(await select().inputValue()).toBe('custom');
+    // Opened at an absolute range (from the address): the button names it.
+    expect(await shownRange()).toBe('2025-12-31 23:00:00 to 2026-01-01 01:00:00');
+    await button().click();
     expect(await from().inputValue()).toBe('2025-12-31 23:00:00');
     expect(await to().inputValue()).toBe('2026-01-01 01:00:00');
 
-    // A zoom: the new window, and a stale error goes.
+    // A zoom while the popover is open: it closes (what it offered was of the range before).
     await from().fill('');
     await apply().click();
     await page.getByRole('alert').waitFor();
@@ -222,51 +230,53 @@ describeBrowser('test/browser/components.test.ts', 'the time picker and the quer
       from: zoned(2026, 1, 1, 0, 15),
       to: zoned(2026, 1, 1, 0, 45, 30),
     });
-    await expect.poll(() => from().inputValue()).toBe('2026-01-01 00:15:00');
+    await popover().waitFor({ state: 'detached' });
+    expect(await shownRange()).toBe('2026-01-01 00:15:00 to 00:45:30');
+    await button().click();
+    expect(await from().inputValue()).toBe('2026-01-01 00:15:00');
     expect(await to().inputValue()).toBe('2026-01-01 00:45:30');
     expect(await page.getByRole('alert').count()).toBe(0);
+    await page.keyboard.press('Escape');
 
-    // Back to a preset: the form closes and the select shows it.
+    // Back to a preset: the button shows it.
     await harness('setRange', { kind: 'preset', preset: 'yesterday' });
-    await customForm().waitFor({ state: 'detached' });
-    expect(await select().inputValue()).toBe('yesterday');
+    await expect.poll(shownRange).toBe('Yesterday (UTC)');
     expect(await calls()).toEqual([]);
 
-    // A zoom from a preset: From/To stay closed (opening, they would move the timeline
-    // under the pointer); the select names the range, and "Custom range…" opens at it.
+    // A zoom from a preset: nothing opens (it would cover the timeline under the pointer);
+    // the button names the range, and the popover opens at it.
     await harness('setRange', {
       kind: 'absolute',
       from: zoned(2026, 1, 2, 3, 0),
       to: zoned(2026, 1, 2, 4, 0),
     });
-    await expect.poll(() => select().inputValue()).toBe('zoomed');
-    expect(await select().locator('option:checked').textContent()).toBe('Zoomed range');
-    expect(await customForm().count()).toBe(0);
-    await select().selectOption('custom');
-    await customForm().waitFor();
+    await expect.poll(shownRange).toBe('2026-01-02 03:00:00 to 04:00:00');
+    expect(await popover().count()).toBe(0);
+    await button().click();
     expect(await from().inputValue()).toBe('2026-01-02 03:00:00');
     expect(await calls()).toEqual([]);
   });
 
-  it('choosing the preset already applied closes an open custom form', async () => {
+  it('choosing the preset already applied reports it and closes the popover', async () => {
     await open('picker', { range: { kind: 'preset', preset: 'last_4_hours' } });
-    await select().selectOption('custom');
-    await customForm().waitFor();
-    await select().selectOption('last_4_hours');
-    await customForm().waitFor({ state: 'detached' });
+    await button().click();
+    await presets().filter({ hasText: 'Last 4 hours' }).click();
+    await popover().waitFor({ state: 'detached' });
     expect(await calls()).toEqual([['change', { kind: 'preset', preset: 'last_4_hours' }]]);
   });
 
-  it('is disabled while Live, saying so, without From/To', async () => {
+  it('is disabled while Live, saying so, its popover closed', async () => {
     await open('picker', { range: { kind: 'absolute', from: 1_700_000_000, to: 1_700_003_600 } });
-    await customForm().waitFor();
+    await button().click();
+    await popover().waitFor();
     await harness('setLive', true);
-    await expect.poll(() => select().isDisabled()).toBe(true);
-    expect(await select().locator('option:checked').textContent()).toBe('Live (new events)');
-    expect(await customForm().count()).toBe(0);
+    await expect.poll(() => button().isDisabled()).toBe(true);
+    expect(await shownRange()).toBe('Live (new events)');
+    expect(await popover().count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Shift earlier' }).isDisabled()).toBe(true);
     await harness('setLive', false);
-    await customForm().waitFor();
-    expect(await select().inputValue()).toBe('custom');
+    await expect.poll(() => button().isDisabled()).toBe(false);
+    expect(await shownRange()).toMatch(/^2023-11-1\d \d\d:\d\d:\d\d to \d\d:\d\d:\d\d$/);
   });
 
   // --- The query box -------------------------------------------------------------------

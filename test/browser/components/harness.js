@@ -7,7 +7,7 @@
 import { createElement as h, StrictMode, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { QueryBox } from '../../../ui/src/pages/search/QueryBox';
-import { CustomRangeForm, TimeRangeSelect, useTimePicker } from '../../../ui/src/pages/search/TimePicker';
+import { TimePicker, useTimePicker } from '../../../ui/src/pages/search/TimePicker';
 import '../../../ui/src/styles.css';
 
 const params = new URLSearchParams(window.location.search);
@@ -33,8 +33,7 @@ function Picker() {
   return h(
     'div',
     { className: 'search-page' },
-    h('form', { className: 'search-form', 'aria-label': 'Search' }, h(TimeRangeSelect, { picker })),
-    h(CustomRangeForm, { picker }),
+    h('form', { className: 'search-form', 'aria-label': 'Search' }, h(TimePicker, { picker })),
     h('output', { id: 'applied' }, JSON.stringify(range)),
   );
 }

@@ -19,7 +19,7 @@ import { nextSort, type SearchView, shareLink, viewFromParams } from './search-u
 import { type TableChart, TableView } from './TableView';
 import { Tabs } from './Tabs';
 import { Timeline } from './Timeline';
-import { CustomRangeForm, TimeRangeSelect, useTimePicker } from './TimePicker';
+import { TimePicker, useTimePicker } from './TimePicker';
 import { type RangeSel, windowOf, zoomOut } from './time-range';
 import { MAX_LIVE_ROWS, useLiveTail } from './useLiveTail';
 import { PAGE_SIZE, useSearch } from './useSearch';
@@ -302,7 +302,7 @@ export function SearchPage() {
               go(v);
             }}
           />
-          <TimeRangeSelect picker={picker} />
+          <TimePicker picker={picker} />
           <button type="submit">Search</button>
           <button
             type="button"
@@ -317,7 +317,6 @@ export function SearchPage() {
         </form>
       </search>
 
-      <CustomRangeForm picker={picker} />
       <NoStreams streams={streams} isAdmin={me?.is_admin ?? false} />
 
       {linkError && (

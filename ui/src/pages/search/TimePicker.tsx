@@ -1,163 +1,231 @@
-import { TIME_PRESETS } from '@shared/time-presets';
-import { type FormEvent, useState } from 'react';
+import { type FocusEvent, type KeyboardEvent, type RefObject, useRef, useState } from 'react';
 import { browserTimeZone } from '../reports/download';
-import { parseCustomRange, type RangeSel, toRangeTime, type Window, windowOf } from './time-range';
+import { loadRecent, rememberRange } from './recent-ranges';
+import { parseRelative } from './relative-range';
+import { TimePopover } from './TimePopover';
+import {
+  parseCustomRange,
+  type RangeSel,
+  rangeLabel,
+  shiftWindow,
+  toRangeTime,
+  type Window,
+  windowOf,
+} from './time-range';
+import './time-picker.css';
 
 /**
- * The search page's time picker: a select of presets with "Custom range…", and the
- * From/To form of a custom (absolute) range: ISO times (`YYYY-MM-DD HH:mm:ss`, 24-hour) in the
- * browser's time zone, as every time on the page, whatever the locale (a `datetime-local`
- * input shows the locale's format, 12-hour in en-US). Two parts placed
- * apart (the select in the search form, the From/To form below it) sharing one state,
- * `useTimePicker`.
+ * The search page's time picker: a button naming the range applied, which opens one
+ * popover (a range typed, `2h`; the presets; the ranges applied last; From/To as ISO times,
+ * `YYYY-MM-DD HH:mm:ss` 24-hour, in the browser's zone, as every time on the page), with
+ * "Shift earlier" and "Shift later" beside it (the window moved by its own length, then
+ * absolute). It sits in the search form: the popover holds no form of its own, and Enter
+ * in its boxes applies what they hold instead of submitting the search.
  */
 export interface TimePickerProps {
-  /** The range applied (a new one, from anywhere, shows in the picker). */
+  /** The range applied (a new one, from anywhere, shows on the button). */
   range: RangeSel;
-  /** The window the results are of: where "Custom range…" starts. */
+  /** The window the results are of: where From/To start and what a shift moves. */
   shown: Window | null;
-  /** While Live: the select is disabled and says so; no From/To. */
+  /** While Live: the picker is disabled and says so. */
   live: boolean;
-  /** A preset chosen, or a valid custom range applied. */
+  /** A range applied from the picker. */
   onChange: (range: RangeSel) => void;
 }
 
 export interface TimePicker {
   props: TimePickerProps;
-  /** The select's value: a preset, `custom` (From/To open), `zoomed` (an absolute range, From/To closed), or `` while Live. */
-  selected: string;
-  /** The From/To form is shown. */
+  /** The popover is open. */
   open: boolean;
+  buttonRef: RefObject<HTMLButtonElement | null>;
+  /** Opens the popover at the range applied, or closes it. */
+  toggle(): void;
+  /** Closes the popover, the focus back on its button when `focusButton`. */
+  close(focusButton: boolean): void;
+  /** The relative range typed, and why it is not one. */
+  text: string;
+  textError: string | null;
+  setText(value: string): void;
+  applyText(): void;
   from: string;
   to: string;
+  /** Why From/To are not a range. */
   error: string | null;
   setFrom(value: string): void;
   setTo(value: string): void;
-  select(value: string): void;
-  apply(e?: FormEvent): void;
+  applyAbsolute(): void;
+  /** The ranges applied last, newest first. */
+  recent: RangeSel[];
+  /** Applies a preset or a recent range. */
+  choose(range: RangeSel): void;
 }
 
-/** The select's value for an absolute range applied while From/To are closed (a zoom). */
-const ZOOMED = 'zoomed';
+const storage = () => window.localStorage;
+
+/** The window From/To start at and a shift moves: the one shown (the range itself when absolute). */
+const baseWindow = ({ range, shown }: TimePickerProps): Window =>
+  range.kind === 'absolute' ? windowOf(range, 0) : (shown ?? windowOf(range, Date.now()));
+
+const UNITS = [
+  ['day', 86_400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+] as const;
+
+/** How far a shift moves, in its two largest units: "1 hour", "2 days", "15 hours 3 minutes". */
+function spanText(seconds: number): string {
+  const parts: string[] = [];
+  let rest = seconds;
+  for (const [unit, size] of UNITS) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0 && parts.length < 2) parts.push(`${n} ${unit}${n === 1 ? '' : 's'}`);
+    else if (parts.length > 0) break;
+  }
+  return parts.join(' ');
+}
 
 export function useTimePicker(props: TimePickerProps): TimePicker {
-  const { range, shown, live, onChange } = props;
-  const [open, setOpen] = useState(range.kind === 'absolute');
-  const [from, setFrom] = useState(() => (range.kind === 'absolute' ? toRangeTime(range.from) : ''));
-  const [to, setTo] = useState(() => (range.kind === 'absolute' ? toRangeTime(range.to) : ''));
+  const { range, live, onChange } = props;
+  const [open, setOpen] = useState(false);
+  const [text, setText] = useState('');
+  const [textError, setTextError] = useState<string | null>(null);
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
   const [error, setError] = useState<string | null>(null);
-  // A range applied (here, by zooming, Back, the address) shows: an absolute one in From/To
-  // when they are open. They do not open for it: appearing above the timeline, they would
-  // move the page under the pointer of a user zooming (the select names the range instead).
+  const [recent, setRecent] = useState<RangeSel[]>([]);
+  const buttonRef = useRef<HTMLButtonElement>(null);
+  // A range applied from elsewhere (a zoom, Back) closes the popover: what it offered was
+  // about the range before.
   const [applied, setApplied] = useState(range);
   if (applied !== range) {
     setApplied(range);
-    setError(null);
-    if (range.kind === 'preset') setOpen(false);
-    else {
-      setFrom(toRangeTime(range.from));
-      setTo(toRangeTime(range.to));
-    }
+    setOpen(false);
   }
+
+  const close = (focusButton: boolean) => {
+    setOpen(false);
+    if (focusButton) buttonRef.current?.focus();
+  };
+  const apply = (r: RangeSel) => {
+    setRecent(rememberRange(storage, r));
+    onChange(r);
+    close(true);
+  };
 
   return {
     props,
-    selected: live ? '' : open ? 'custom' : range.kind === 'absolute' ? ZOOMED : range.preset,
     open: open && !live,
+    buttonRef,
+    toggle() {
+      if (open) return close(false);
+      const w = baseWindow(props);
+      setFrom(toRangeTime(w.ts_from));
+      setTo(toRangeTime(w.ts_to));
+      setError(null);
+      setText('');
+      setTextError(null);
+      setRecent(loadRecent(storage));
+      setOpen(true);
+    },
+    close,
+    text,
+    textError,
+    setText(value) {
+      setText(value);
+      setTextError(null);
+    },
+    applyText() {
+      const parsed = parseRelative(text);
+      if (!parsed.ok) setTextError(parsed.error);
+      else apply({ kind: 'preset', preset: parsed.preset });
+    },
     from,
     to,
     error,
     setFrom,
     setTo,
-    select(value) {
-      if (value === ZOOMED) return;
-      if (value === 'custom') {
-        // The form starts at the window shown.
-        const w = shown ?? windowOf(range, Date.now());
-        setFrom(toRangeTime(w.ts_from));
-        setTo(toRangeTime(w.ts_to));
-        setError(null);
-        setOpen(true);
-        return;
-      }
-      setOpen(false);
-      onChange({ kind: 'preset', preset: value });
-    },
-    apply(e) {
-      e?.preventDefault();
+    applyAbsolute() {
       const parsed = parseCustomRange(from, to);
       if (!parsed.ok) setError(parsed.error);
-      else onChange(parsed.range);
+      else apply(parsed.range);
     },
+    recent,
+    choose: apply,
   };
 }
 
-/** The select named "Time range": the presets and "Custom range…". */
-export function TimeRangeSelect({ picker }: { picker: TimePicker }) {
-  const { live } = picker.props;
+/** The time picker: Shift earlier, the range's button and its popover, Shift later. */
+export function TimePicker({ picker }: { picker: TimePicker }) {
+  const { props, open } = picker;
+  const { range, live, onChange } = props;
+  const wrap = useRef<HTMLDivElement>(null);
+  const w = baseWindow(props);
+  const span = spanText(Math.max(1, Math.round(w.ts_to - w.ts_from)));
+  // A window reaching now has nothing later yet.
+  const laterDisabled = live || range.kind !== 'absolute' || range.to >= Date.now() / 1000;
+  const shift = (direction: -1 | 1) => onChange(shiftWindow(baseWindow(props), direction));
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key !== 'Escape' || !open) return;
+    e.preventDefault();
+    e.stopPropagation();
+    picker.close(true);
+  };
+  // The focus moving on past the picker (Tab) closes the popover; leaving the window does not.
+  const onBlur = (e: FocusEvent) => {
+    const next = e.relatedTarget;
+    if (open && next instanceof Node && !wrap.current?.contains(next)) picker.close(false);
+  };
+
   return (
-    <>
-      <label htmlFor="time-range" className="visually-hidden">
-        Time range
-      </label>
-      <select
-        id="time-range"
-        value={picker.selected}
+    // biome-ignore lint/a11y/noStaticElementInteractions: Escape or the focus leaving, anywhere in the picker, closes the popover.
+    <div className="time-picker" ref={wrap} onKeyDown={onKeyDown} onBlur={onBlur}>
+      <button
+        type="button"
+        className="secondary time-shift"
         disabled={live}
-        title={live ? 'Live shows events as they arrive' : undefined}
-        onChange={(e) => picker.select(e.target.value)}
+        title={`Move the window ${span} earlier`}
+        onClick={() => shift(-1)}
       >
-        {live && <option value="">Live (new events)</option>}
-        {picker.selected === ZOOMED && <option value={ZOOMED}>Zoomed range</option>}
-        {TIME_PRESETS.map((p) => (
-          <option key={p.value} value={p.value}>
-            {p.label}
-          </option>
-        ))}
-        <option value="custom">Custom range…</option>
-      </select>
-    </>
-  );
-}
-
-/** The time format From and To show and read. */
-const FORMAT = 'YYYY-MM-DD HH:mm:ss';
-
-/** The form "Custom range": From and To, Apply range; a bad range is an alert. */
-export function CustomRangeForm({ picker }: { picker: TimePicker }) {
-  if (!picker.open) return null;
-  const { error } = picker;
-  const described = error ? 'range-zone range-error' : 'range-zone';
-  const input = (id: string, label: string, value: string, set: (v: string) => void) => (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        className="range-time"
-        type="text"
-        autoComplete="off"
-        spellCheck={false}
-        placeholder={FORMAT}
-        value={value}
-        aria-invalid={error ? true : undefined}
-        aria-describedby={described}
-        onChange={(e) => set(e.target.value)}
-      />
+        <span aria-hidden="true">‹</span>
+        <span className="visually-hidden">Shift earlier</span>
+      </button>
+      <button
+        ref={picker.buttonRef}
+        type="button"
+        className="secondary time-range-button"
+        aria-haspopup="dialog"
+        aria-expanded={open}
+        aria-controls={open ? 'time-popover' : undefined}
+        disabled={live}
+        title={
+          live
+            ? 'Live shows events as they arrive'
+            : range.kind === 'absolute'
+              ? `${rangeLabel(range)}, in ${browserTimeZone()}`
+              : undefined
+        }
+        onClick={picker.toggle}
+      >
+        <span className="visually-hidden">Time range: </span>
+        <span className="time-range-label">{live ? 'Live (new events)' : rangeLabel(range)}</span>
+        <span aria-hidden="true" className="time-range-caret">
+          ▾
+        </span>
+      </button>
+      {open && <TimePopover picker={picker} wrap={wrap} />}
+      <button
+        type="button"
+        className="secondary time-shift"
+        disabled={laterDisabled}
+        title={laterDisabled ? undefined : `Move the window ${span} later`}
+        onClick={() => shift(1)}
+      >
+        <span aria-hidden="true">›</span>
+        <span className="visually-hidden">Shift later</span>
+      </button>
     </div>
-  );
-  return (
-    <form className="custom-range" aria-label="Custom range" noValidate onSubmit={picker.apply}>
-      {input('range-from', 'From', picker.from, picker.setFrom)}
-      {input('range-to', 'To', picker.to, picker.setTo)}
-      <span id="range-zone" className="muted small-text range-zone">
-        {FORMAT}, 24-hour, in {browserTimeZone()}
-      </span>
-      <button type="submit">Apply range</button>
-      {error && (
-        <p role="alert" id="range-error" className="error">
-          {error}
-        </p>
-      )}
-    </form>
   );
 }

@@ -6,6 +6,7 @@
  */
 import { DEFAULT_PRESET } from '@shared/time-presets';
 import { isPreset, pinPreset } from '../../format.js';
+import { relativeLabel, relativeSpan } from './relative-range.js';
 
 export interface Window {
   ts_from: number;
@@ -21,13 +22,18 @@ const seconds = (v: string | null): number | null => {
   return Number(v);
 };
 
-/** The range an address holds: `from`/`to` when both are valid and from < to, else `range`, else the default. */
+/**
+ * The range an address holds: `from`/`to` when both are valid and from < to, else `range`
+ * (a preset of the table or a typed one, `last_90_minutes`), else the default.
+ */
 export function rangeFromParams(params: URLSearchParams): RangeSel {
   const from = seconds(params.get('from'));
   const to = seconds(params.get('to'));
   if (from !== null && to !== null && from < to) return { kind: 'absolute', from, to };
   const r = params.get('range');
-  return isPreset(r) ? { kind: 'preset', preset: r } : DEFAULT_RANGE;
+  return isPreset(r) || (r !== null && relativeSpan(r) !== null)
+    ? { kind: 'preset', preset: r }
+    : DEFAULT_RANGE;
 }
 
 /** Writes a range into `params` (replacing any range there); the default preset is left out. */
@@ -49,7 +55,19 @@ export const sameRange = (a: RangeSel, b: RangeSel) =>
 
 /** The absolute window `[ts_from, ts_to)` of a range at `nowMs`. */
 export function windowOf(sel: RangeSel, nowMs: number): Window {
-  return sel.kind === 'absolute' ? { ts_from: sel.from, ts_to: sel.to } : pinPreset(sel.preset, nowMs);
+  if (sel.kind === 'absolute') return { ts_from: sel.from, ts_to: sel.to };
+  const span = isPreset(sel.preset) ? null : relativeSpan(sel.preset);
+  if (span === null) return pinPreset(sel.preset, nowMs);
+  // As pinPreset pins the table's: ending a second after now.
+  const to = Math.floor(nowMs / 1000) + 1;
+  return { ts_from: to - span, ts_to: to };
+}
+
+/** The window moved by its own length, earlier (-1) or later (1): absolute, whole seconds. */
+export function shiftWindow(window: Window, direction: -1 | 1): RangeSel & { kind: 'absolute' } {
+  const span = Math.max(1, Math.round(window.ts_to - window.ts_from));
+  const from = Math.max(0, Math.floor(window.ts_from) + direction * span);
+  return { kind: 'absolute', from, to: from + span };
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -61,6 +79,17 @@ export function toRangeTime(ts: number): string {
     `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
     `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
   );
+}
+
+/**
+ * What a range is called on the time picker's button: a preset's label, or an absolute
+ * window's ISO times (the end's date left out when it is the start's).
+ */
+export function rangeLabel(sel: RangeSel): string {
+  if (sel.kind === 'preset') return relativeLabel(sel.preset);
+  const from = toRangeTime(sel.from);
+  const to = toRangeTime(sel.to);
+  return `${from} to ${from.slice(0, 10) === to.slice(0, 10) ? to.slice(11) : to}`;
 }
 
 /**
