@@ -1,11 +1,12 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { isAbort, type TimeRange } from '../../api';
-import { BUILTIN_COLUMNS, columnLabel, isBuiltin, toggleColumn } from './columns';
+import { BUILTIN_COLUMNS, columnLabel, isBuiltin, moveColumn, toggleColumn } from './columns';
 import { fetchFields } from './FieldList';
 
 /**
  * The "Columns" button: a list of checkboxes for the built-in columns and the fields of
- * the current results (fetched when it opens).
+ * the current results (fetched when it opens), and the shown ones in order, each with
+ * Move left and Move right (what dragging a header does, from the keyboard).
  */
 export function ColumnPicker(props: {
   columns: readonly string[];
@@ -19,6 +20,21 @@ export function ColumnPicker(props: {
   const wrap = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
   const panelId = useId();
+  /** The move button pressed last: it keeps the focus as its column moves. */
+  const moved = useRef<{ name: string; by: number } | null>(null);
+  useEffect(() => {
+    const m = moved.current;
+    if (!m || !wrap.current) return;
+    moved.current = null;
+    const at = columns.indexOf(m.name);
+    // At an end, the other button (this one is disabled there).
+    const by = (m.by < 0 && at === 0) || (m.by > 0 && at === columns.length - 1) ? -m.by : m.by;
+    wrap.current.querySelector<HTMLButtonElement>(`button[data-move="${CSS.escape(m.name)}:${by}"]`)?.focus();
+  }, [columns]);
+  const move = (name: string, by: number) => {
+    moved.current = { name, by };
+    onChange(moveColumn(columns, name, by));
+  };
 
   useEffect(() => {
     if (!open || !timeRange) return;
@@ -91,6 +107,40 @@ export function ColumnPicker(props: {
           <>
             <p className="muted small-text">Fields</p>
             <ul>{extra.map(box)}</ul>
+          </>
+        )}
+        {columns.length > 1 && (
+          <>
+            <p className="muted small-text">Order</p>
+            <ol className="column-order">
+              {columns.map((name, i) => (
+                <li key={name}>
+                  <span>{columnLabel(name)}</span>
+                  <button
+                    type="button"
+                    className="icon-button"
+                    data-move={`${name}:-1`}
+                    aria-label={`Move ${columnLabel(name)} left`}
+                    title={`Move ${columnLabel(name)} left`}
+                    disabled={i === 0}
+                    onClick={() => move(name, -1)}
+                  >
+                    ←
+                  </button>
+                  <button
+                    type="button"
+                    className="icon-button"
+                    data-move={`${name}:1`}
+                    aria-label={`Move ${columnLabel(name)} right`}
+                    title={`Move ${columnLabel(name)} right`}
+                    disabled={i === columns.length - 1}
+                    onClick={() => move(name, 1)}
+                  >
+                    →
+                  </button>
+                </li>
+              ))}
+            </ol>
           </>
         )}
       </fieldset>

@@ -6,7 +6,7 @@ import { formatCount } from '../../format';
 import { useMe } from '../../useMe';
 import { SearchActions } from '../reports/SearchActions';
 import { ColumnPicker } from './ColumnPicker';
-import { saveColumns } from './columns';
+import { type ColumnWidths, saveColumns, saveWidths } from './columns';
 import { EventDialog } from './EventDialog';
 import { type FieldInfo, FieldList, fetchFields } from './FieldList';
 import { PatternsTab } from './PatternsTab';
@@ -24,6 +24,7 @@ import { type RangeSel, windowOf, zoomOut } from './time-range';
 import { MAX_LIVE_ROWS, useLiveTail } from './useLiveTail';
 import { PAGE_SIZE, useSearch } from './useSearch';
 import { useSearchAddress } from './useSearchAddress';
+import { WrapToggle } from './WrapToggle';
 
 const isEditable = (el: EventTarget | null) =>
   el instanceof HTMLElement &&
@@ -80,7 +81,7 @@ export function SearchPage() {
 
   // Back, Forward or a link: the address's view shows, its search run (while Live the
   // tail follows the address's query by itself).
-  const { view, columns, update } = useSearchAddress((v) => {
+  const { view, columns, widths, update } = useSearchAddress((v) => {
     setText(v.query);
     if (!liveRef.current) run(v.query, v.range, v.sort);
   });
@@ -270,6 +271,10 @@ export function SearchPage() {
     saveColumns(cols);
     update({ columns: cols });
   };
+  const changeWidths = (w: ColumnWidths) => {
+    saveWidths(w);
+    update({ widths: w });
+  };
   /** A saved search opened: its whole view (the columns shown when it names none), searched. */
   const openSaved = (v: SearchView) => {
     update(v, { push: true });
@@ -362,6 +367,7 @@ export function SearchPage() {
               {paused ? 'Resume' : 'Pause'}
             </button>
             <span className="muted wide-only">newest first, at most {formatCount(MAX_LIVE_ROWS)}</span>
+            <WrapToggle />
             <ColumnPicker columns={columns} onChange={changeColumns} {...scope} />
           </>
         ) : (
@@ -396,6 +402,7 @@ export function SearchPage() {
               preset={range.kind === 'preset' ? range.preset : DEFAULT_PRESET}
               {...(piped ? { chart } : !live && tab === 'patterns' ? { patterns: true } : {})}
             />
+            {!piped && <WrapToggle />}
             {!piped && <ColumnPicker columns={columns} onChange={changeColumns} {...scope} />}
           </>
         )}
@@ -447,6 +454,10 @@ export function SearchPage() {
               onOpen={open}
               emptyText="Waiting for events…"
               columns={columns}
+              widths={widths}
+              onWidths={changeWidths}
+              onColumns={changeColumns}
+              onFilter={onFilter}
             />
           ) : (
             <ResultsTable
@@ -460,6 +471,10 @@ export function SearchPage() {
               columns={columns}
               sort={sort}
               onSort={sortBy}
+              widths={widths}
+              onWidths={changeWidths}
+              onColumns={changeColumns}
+              onFilter={onFilter}
             />
           )}
         </div>

@@ -1,9 +1,11 @@
 /**
  * Everything the search page shows, as its address holds it (docs/web-ui.md): the query,
  * the time range (a preset, or `from`/`to` in Unix seconds, the same instant in every time
- * zone), the columns, the sort, the tab (events or patterns), the open event and whether it
- * shows its context, and the saved search it came from. Reload, Back/Forward and a pasted link restore the page from it. Pure functions.
+ * zone), the columns and the widths the reader gave them, the sort, the tab (events or
+ * patterns), the open event and whether it shows its context, and the saved search it came
+ * from. Reload, Back/Forward and a pasted link restore the page from it. Pure functions.
  */
+import { type ColumnWidths, parseWidths, widthsParam } from './columns.js';
 import { DEFAULT_RANGE, type RangeSel, rangeFromParams, rangeToParams, windowOf } from './time-range.js';
 
 export interface SearchView {
@@ -11,6 +13,8 @@ export interface SearchView {
   range: RangeSel;
   /** The columns in order; null: the reader's own (kept in their browser). */
   columns: string[] | null;
+  /** Widths of the columns the reader resized (`widths=host:180`); absent: the reader's own. */
+  widths?: ColumnWidths;
   /** Sort terms (`-ts`, `host`), the API's. */
   sort: string[];
   /** The page's tab: the events, or their patterns. */
@@ -54,6 +58,7 @@ export function viewFromParams(params: URLSearchParams): SearchView {
   const ev = params.get('ev');
   const event = ev && /^[\w-]{1,64}$/.test(ev) ? ev : null;
   const saved = Number(params.get('saved'));
+  const widths = parseWidths(params.get('widths'));
   return {
     query: params.get('q') ?? '',
     range: rangeFromParams(params),
@@ -63,6 +68,7 @@ export function viewFromParams(params: URLSearchParams): SearchView {
     event,
     context: event !== null && params.get('context') === '1',
     saved: Number.isInteger(saved) && saved > 0 ? saved : null,
+    ...(widths ? { widths } : {}),
   };
 }
 
@@ -72,6 +78,7 @@ export function viewToParams(view: SearchView): URLSearchParams {
   if (view.query) params.set('q', view.query);
   rangeToParams(view.range, params);
   if (view.columns) params.set('cols', view.columns.join(','));
+  if (view.widths && Object.keys(view.widths).length > 0) params.set('widths', widthsParam(view.widths));
   if (view.sort.join(',') !== DEFAULT_SORT.join(',')) params.set('sort', view.sort.join(','));
   if (view.saved !== null) params.set('saved', String(view.saved));
   if (view.tab === 'patterns') params.set('tab', 'patterns');

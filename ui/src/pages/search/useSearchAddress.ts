@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { navigate, useLocation } from '../../router';
-import { DEFAULT_COLUMNS, loadColumns } from './columns';
+import { type ColumnWidths, DEFAULT_COLUMNS, loadColumns, loadWidths } from './columns';
 import { type SearchView, viewFromParams, viewPath, withShownColumns } from './search-url';
 
 /** The page's state as the address holds it, and the columns it shows. */
@@ -9,6 +9,8 @@ export interface SearchAddress {
   view: SearchView;
   /** The columns shown: the address's, else the reader's own (kept in their browser). */
   columns: string[];
+  /** The widths of the columns resized: the address's, else the reader's own. */
+  widths: ColumnWidths;
   /**
    * Changes parts of the page's state by changing the address: a history entry when
    * `push` (a new search or range, so Back shows the one before), else a replacement.
@@ -55,6 +57,7 @@ export function useSearchAddress(onVisit: (view: SearchView) => void): SearchAdd
     last.current = read(new URL(href, window.location.origin).searchParams, last.current);
     return last.current;
   }, [href]);
+  const widths = useMemo(() => view.widths ?? loadWidths(), [view.widths]);
   const path = viewPath(view);
   /** The address the page last wrote or showed: any other is a visit from outside. */
   const known = useRef(href);
@@ -83,5 +86,5 @@ export function useSearchAddress(onVisit: (view: SearchView) => void): SearchAdd
     navigate(to, { replace: !opts.push });
   }, []);
 
-  return { view, columns, update };
+  return { view, columns, widths, update };
 }
