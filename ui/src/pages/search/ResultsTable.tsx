@@ -1,6 +1,8 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import {
   type CSSProperties,
+  type ReactNode,
+  type RefObject,
   useCallback,
   useEffect,
   useLayoutEffect,
@@ -20,6 +22,7 @@ import {
 import { type ColumnWidths, clampWidth, columnClass, DEFAULT_COLUMNS, placeColumn } from './columns';
 import { ResultsHeader } from './ResultsHeader';
 import { type CellHandlers, ResultsRow, WRAPPED_CHARS } from './ResultsRow';
+import { useRowKeys } from './useRowKeys';
 import { PAGE_SIZE, type Phase } from './useSearch';
 import { useWrap } from './WrapToggle';
 
@@ -39,10 +42,17 @@ interface Props {
   phase: Phase;
   ensureRows: (first: number, last: number) => void;
   selectedId: string | null;
-  /** Opens an event; `context`: with its context shown (the key `c`). */
-  onOpen: (ev: LogEvent, opts?: { context: boolean }) => void;
+  /**
+   * Opens an event; `context`: with its context shown (the key `c`); `focus: false`: the
+   * table's arrows stepped the open panel to it (the focus stays on the row).
+   */
+  onOpen: (ev: LogEvent, opts?: { context?: boolean; focus?: boolean }) => void;
+  /** Set to a step to the previous (-1) or next (1) event from the one open (the panel's j/k). */
+  stepRef?: RefObject<((delta: number) => void) | null>;
   /** Shown when there are no rows (default: nothing matched). */
   emptyText?: string;
+  /** Shown instead of `emptyText` when given: what an empty result offers (EmptyResults). */
+  emptyState?: ReactNode;
   /** The columns shown, in order (default: time, severity, host, app, message). */
   columns?: readonly string[];
   /** The sort of the results; with `onSort` the headers are buttons that change it. */
@@ -71,6 +81,7 @@ export function ResultsTable({
   selectedId,
   onOpen,
   emptyText,
+  emptyState,
   columns = DEFAULT_COLUMNS,
   sort,
   onSort,
@@ -78,6 +89,7 @@ export function ResultsTable({
   onWidths,
   onColumns,
   onFilter,
+  stepRef,
 }: Props) {
   const scrollRef = useRef<HTMLElement>(null);
   const tableRef = useRef<HTMLTableElement>(null);
@@ -182,6 +194,17 @@ export function ResultsTable({
     [onFilter],
   );
 
+  const { onKeyDown, onFocus } = useRowKeys({
+    tableRef,
+    count,
+    pages,
+    selectedId,
+    onOpen,
+    ensureRows,
+    stepRef,
+    scrollTo: virtualizer.scrollToIndex,
+  });
+
   const padTop = items[0]?.start ?? 0;
   const padBottom = items.length > 0 ? virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0) : 0;
   const empty = count === 0 && canLoad;
@@ -223,7 +246,8 @@ export function ResultsTable({
             onPlace={onColumns ? place : undefined}
           />
         </thead>
-        <tbody>
+        {/* The rows are one Tab stop (a roving tabindex, useRowKeys): ↑/↓, j/k, Home/End. */}
+        <tbody onKeyDown={onKeyDown} onFocus={onFocus}>
           {items.map((item) => {
             const ev = pages.get(Math.floor(item.index / PAGE_SIZE))?.[item.index % PAGE_SIZE];
             return ev ? (
@@ -246,9 +270,10 @@ export function ResultsTable({
           })}
         </tbody>
       </table>
-      {empty && (
-        <p className="empty muted">{emptyText ?? 'No events match this query in this time range.'}</p>
-      )}
+      {empty &&
+        (emptyState ?? (
+          <p className="empty muted">{emptyText ?? 'No events match this query in this time range.'}</p>
+        ))}
       {/* Said to screen readers; seen beside the button (ResultsRow), or here when it failed. */}
       <div className="copy-status">
         <span role="status" className={copied === 'Copied' ? 'visually-hidden' : undefined}>

@@ -7,11 +7,14 @@ import { useMe } from '../../useMe';
 import { SearchActions } from '../reports/SearchActions';
 import { ColumnPicker } from './ColumnPicker';
 import { type ColumnWidths, saveColumns, saveWidths } from './columns';
+import { EmptyResults } from './EmptyResults';
 import { EventDialog } from './EventDialog';
-import { type FieldInfo, FieldList, fetchFields } from './FieldList';
+import { FieldList } from './FieldList';
+import { LiveControls, LiveNewBar, useLiveHold, waitingText } from './LiveNewBar';
 import { PatternsTab } from './PatternsTab';
 import { QueryBox, type QueryBoxHandle } from './QueryBox';
 import { addTerm, errorContext, errorPosition, hasPipes } from './query';
+import { rememberQuery } from './query-history';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
 import { SavedMenu } from './SavedMenu';
 import { NoStreams, StreamPicker, useReadableStreams } from './StreamPicker';
@@ -22,7 +25,8 @@ import { Timeline } from './Timeline';
 import { TimePicker, useTimePicker } from './TimePicker';
 import { type RangeSel, windowOf, zoomOut } from './time-range';
 import { MAX_LIVE_ROWS, useLiveTail } from './useLiveTail';
-import { PAGE_SIZE, useSearch } from './useSearch';
+import { useRangeFields } from './useRangeFields';
+import { useSearch } from './useSearch';
 import { useSearchAddress } from './useSearchAddress';
 import { WrapToggle } from './WrapToggle';
 
@@ -32,13 +36,6 @@ const isEditable = (el: EventTarget | null) =>
     el instanceof HTMLInputElement ||
     el instanceof HTMLTextAreaElement ||
     el instanceof HTMLSelectElement);
-
-const LIVE_STATE_TEXT = {
-  connecting: 'Connecting…',
-  open: 'Live',
-  reconnecting: 'Reconnecting…',
-  closed: 'Disconnected',
-} as const;
 
 const noRows = () => {};
 
@@ -94,8 +91,13 @@ export function SearchPage() {
   /** The event the address names, once read (or taken from the row opened). */
   const [opened, setOpened] = useState<LogEvent | null>(null);
   const selected = view.event !== null && opened?.ev_id === view.event ? opened : null;
+  /** The results table's step to the previous/next event (the panel's j/k). */
+  const stepRef = useRef<((delta: number) => void) | null>(null);
+  /** The panel takes the focus when opened, not when the table's arrows step it. */
+  const [panelFocus, setPanelFocus] = useState(true);
   const open = useCallback(
-    (ev: LogEvent, opts?: { context: boolean }) => {
+    (ev: LogEvent, opts?: { context?: boolean; focus?: boolean }) => {
+      setPanelFocus(opts?.focus ?? true);
       setOpened(ev);
       update({ event: ev.ev_id, context: opts?.context ?? false });
     },
@@ -124,7 +126,10 @@ export function SearchPage() {
   const streams = useReadableStreams();
   /** How the rows of a query with pipes are shown. */
   const [chart, setChart] = useState<TableChart>({ kind: 'table' });
-  const tail = useLiveTail(view.query, live, paused);
+  // While the reader reads (the list scrolled down, an event open) the tail holds its rows.
+  const { bodyRef, held, jump } = useLiveHold(live, view.event);
+  const tail = useLiveTail(view.query, live, paused || held !== null);
+  const waiting = waitingText(tail.waiting, tail.waitingMore);
 
   // The first search runs on arrival, with what the address holds (empty: everything).
   // The same effect abandons what still runs when the page goes: under StrictMode the
@@ -154,6 +159,7 @@ export function SearchPage() {
   const go = useCallback(
     (query: string, patch: Partial<SearchView> = {}) => {
       setEdited(false);
+      rememberQuery(query);
       if (live) {
         update({ ...patch, query, event: null, context: false });
       } else {
@@ -204,30 +210,8 @@ export function SearchPage() {
 
   const liveRange = useMemo<TimeRange>(() => ({ preset: TAIL_WINDOW }), []);
 
-  // Completion's fields: every field of the time range, fetched once a minute at most.
-  const rangeRef = useRef(range);
-  rangeRef.current = range;
-  const fieldCache = useRef<{ key: string; at: number; fields: Promise<FieldInfo[]> } | null>(null);
-  const completionFields = useCallback(() => {
-    const r = rangeRef.current;
-    const key = JSON.stringify(r);
-    const c = fieldCache.current;
-    if (c && c.key === key && Date.now() - c.at < 60_000) return c.fields;
-    const timeRange: TimeRange =
-      r.kind === 'absolute' ? { ts_from: r.from, ts_to: r.to } : { preset: r.preset };
-    const fields = fetchFields('', timeRange).then((r) => r.fields);
-    fields.catch(() => {
-      fieldCache.current = null;
-    });
-    fieldCache.current = { key, at: Date.now(), fields };
-    return fields;
-  }, []);
-  const livePages = useMemo(() => {
-    const pages = new Map<number, LogEvent[]>();
-    for (let i = 0; i < tail.rows.length; i += PAGE_SIZE)
-      pages.set(i / PAGE_SIZE, tail.rows.slice(i, i + PAGE_SIZE));
-    return pages;
-  }, [tail.rows]);
+  // Completion's fields (and an empty result's): every field of the time range.
+  const allFields = useRangeFields(range);
 
   /** A new range searches the box's text over it. */
   const picker = useTimePicker({
@@ -247,9 +231,10 @@ export function SearchPage() {
   /** The shown query has pipes: its rows are a table (docs/query-language.md#table), not events. */
   const piped = !live && (state.table !== null || hasPipes(shown?.query ?? ''));
   const unit = piped ? 'rows' : 'events';
+  const failed = state.phase === 'failed' || state.phase === 'ERROR';
   const statusText = live
     ? `${formatCount(tail.rows.length)} events`
-    : state.phase === 'failed' || state.phase === 'ERROR'
+    : failed
       ? 'Search failed'
       : state.total === null
         ? running || state.phase === 'idle'
@@ -265,6 +250,27 @@ export function SearchPage() {
   const scope = live
     ? { query: view.query, timeRange: liveRange }
     : { query: shown?.query ?? '', timeRange: shown?.window ?? null };
+  /** The event panel sits beside the results (the Patterns tab and a table have none). */
+  const besideResults = !piped && (live || tab !== 'patterns');
+  const panel = selected && (
+    <EventDialog
+      key={selected.ev_id}
+      event={selected}
+      showContext={view.context}
+      onContextChange={(context) => update({ context })}
+      link={() => shareLink(view, window.location.origin, true, Date.now())}
+      onClose={() => {
+        // The focus goes back to the event's row (if it is drawn).
+        const row = bodyRef.current?.querySelector<HTMLElement>('tr.event-row.selected .row-open');
+        update({ event: null, context: false });
+        row?.focus();
+      }}
+      onFilter={onFilter}
+      onStep={(delta) => stepRef.current?.(delta)}
+      takeFocus={panelFocus}
+      scope={scope}
+    />
+  );
 
   const changeColumns = (cols: string[]) => {
     // The reader's own columns for their next search, and this page's in its address.
@@ -295,7 +301,7 @@ export function SearchPage() {
               setEdited(true);
             }}
             onSubmit={(value) => go(value)}
-            fields={completionFields}
+            fields={allFields}
             errorAt={edited ? null : errorAt}
             errorId={error ? 'search-error' : undefined}
           />
@@ -340,7 +346,7 @@ export function SearchPage() {
         <ConnectionLost what="New events show again once it is back." onRetry={tail.retry} />
       )}
 
-      {!live && !piped && (
+      {!live && !piped && !failed && (
         <Timeline
           timeline={state.timeline}
           window={shown?.window ?? null}
@@ -355,18 +361,10 @@ export function SearchPage() {
         </div>
         {live ? (
           <>
-            <span
-              role="status"
-              className={`live-state live-${paused ? 'paused' : (connection ?? 'connecting')}`}
-            >
-              {paused
-                ? `Paused${tail.waiting ? `: ${formatCount(tail.waiting)} new` : ''}`
-                : LIVE_STATE_TEXT[connection ?? 'connecting']}
-            </span>
-            <button type="button" className="secondary small" onClick={() => setPaused((p) => !p)}>
-              {paused ? 'Resume' : 'Pause'}
-            </button>
-            <span className="muted wide-only">newest first, at most {formatCount(MAX_LIVE_ROWS)}</span>
+            <LiveControls
+              {...{ connection, paused, held, waiting, max: MAX_LIVE_ROWS }}
+              onPause={() => setPaused((p) => !p)}
+            />
             <WrapToggle />
             <ColumnPicker columns={columns} onChange={changeColumns} {...scope} />
           </>
@@ -408,7 +406,7 @@ export function SearchPage() {
         )}
       </div>
 
-      {piped && <TableView results={state.table} chart={chart} onChart={setChart} />}
+      {piped && <TableView key={state.qid} results={state.table} chart={chart} onChart={setChart} />}
 
       {!live && !piped && (
         <Tabs
@@ -437,19 +435,22 @@ export function SearchPage() {
         </div>
       ) : (
         <div
+          ref={bodyRef}
           className="search-body"
           {...(live
             ? {}
             : { id: 'search-tab-events', role: 'tabpanel', 'aria-labelledby': 'search-tab-events-tab' })}
         >
           <FieldList {...scope} onFilter={onFilter} columns={columns} onColumns={changeColumns} />
+          {live && <LiveNewBar waiting={paused ? '' : waiting} onJump={jump} />}
           {live ? (
             <ResultsTable
               key="live"
               total={tail.rows.length}
-              pages={livePages}
+              pages={tail.pages}
               phase={tail.connection === 'open' ? 'SUCCESS' : 'PENDING'}
               ensureRows={noRows}
+              stepRef={stepRef}
               selectedId={selected?.ev_id ?? null}
               onOpen={open}
               emptyText="Waiting for events…"
@@ -466,6 +467,7 @@ export function SearchPage() {
               pages={state.pages}
               phase={state.phase}
               ensureRows={ensureRows}
+              stepRef={stepRef}
               selectedId={selected?.ev_id ?? null}
               onOpen={open}
               columns={columns}
@@ -475,23 +477,18 @@ export function SearchPage() {
               onWidths={changeWidths}
               onColumns={changeColumns}
               onFilter={onFilter}
+              emptyState={
+                shown && state.phase === 'SUCCESS' && (streams?.length !== 0 || me?.is_admin) ? (
+                  <EmptyResults {...shown} range={range} fields={allFields} onSearch={go} onText={setText} />
+                ) : null
+              }
             />
           )}
+          {panel}
         </div>
       )}
 
-      {selected && (
-        <EventDialog
-          key={selected.ev_id}
-          event={selected}
-          showContext={view.context}
-          onContextChange={(context) => update({ context })}
-          link={() => shareLink(view, window.location.origin, true, Date.now())}
-          onClose={() => update({ event: null, context: false })}
-          onFilter={onFilter}
-          scope={scope}
-        />
-      )}
+      {besideResults ? null : panel}
     </div>
   );
 }
