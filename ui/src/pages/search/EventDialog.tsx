@@ -1,10 +1,12 @@
-import { useEffect, useRef, useState } from 'react';
+import { type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import { type Answer, api, errorText, isAbort, type LogEvent, type TimeRange } from '../../api';
 import { formatTs } from '../../format';
 import { Link } from '../../router';
 import { EventContext } from './EventContext';
+import { LongText } from './LongText';
 import { filterTerm } from './query';
 import '../tasks/work.css';
+import './event-panel.css';
 
 type Timestamps = Answer<'/api/events/{ev_id}/timestamps'>;
 
@@ -54,9 +56,14 @@ function orderedFields(ev: Record<string, unknown>): { filled: [string, unknown]
   };
 }
 
+/** Keys that step to the previous/next event of the results from the panel. */
+const STEP_KEYS: Record<string, number> = { j: 1, k: -1, ArrowDown: 1, ArrowUp: -1 };
+
 /**
- * One event in a modal dialog: every field (`GET /api/events/{ev_id}`), its `raw` record,
- * its timestamps and the triggers it matched. Esc or Close closes it.
+ * One event in a side panel beside the results (a non-modal dialog: the results stay
+ * usable): every field (`GET /api/events/{ev_id}`), its `raw` record, its timestamps and
+ * the triggers it matched. Esc or Close closes it; j/k (↑/↓ on its heading) step through
+ * the results.
  */
 export function EventDialog({
   event,
@@ -66,8 +73,14 @@ export function EventDialog({
   showContext = false,
   onContextChange,
   link,
+  onStep,
+  takeFocus = true,
 }: {
   event: LogEvent;
+  /** Steps to the previous (-1) or next (1) event of the results. */
+  onStep?: (delta: number) => void;
+  /** Opening moves the focus to the panel's heading (not when stepped from the table). */
+  takeFocus?: boolean;
   /** Opens with the event's context shown (the search page's `c`). */
   showContext?: boolean;
   /** Told when the context is shown or hidden (the search page keeps it in its address). */
@@ -151,13 +164,45 @@ export function EventDialog({
     }
   };
 
-  // showModal() would focus the first button, Create task: Enter on a row and Enter again
-  // would write. The heading takes the focus, as a reader expects (APG dialog pattern).
+  // Shown without a backdrop (show(), not showModal()): the results stay beside it. The
+  // heading takes the focus, not the first button (Create task): Enter on a row and Enter
+  // again would write (APG dialog pattern).
   useEffect(() => {
     const d = ref.current;
-    if (d && !d.open) d.showModal();
-    headingRef.current?.focus();
+    // show() focuses the dialog's first control: stepped from the table, the row keeps it.
+    const before = document.activeElement;
+    if (d && !d.open) d.show();
+    if (takeFocus) headingRef.current?.focus();
+    else if (before instanceof HTMLElement) before.focus();
+  }, [takeFocus]);
+
+  // Escape in the results (the rows' arrows step the panel from there) closes it too.
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.key !== 'Escape' || e.defaultPrevented || !(e.target instanceof Element)) return;
+      if (!e.target.closest('section.results')) return;
+      e.preventDefault();
+      ref.current?.close();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
   }, []);
+
+  const onKeyDown = (e: KeyboardEvent<HTMLDialogElement>) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const target = e.target as HTMLElement;
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      ref.current?.close();
+      return;
+    }
+    const delta = STEP_KEYS[e.key];
+    if (!delta || !onStep || target.closest('input, textarea, select, [contenteditable="true"]')) return;
+    // The arrows scroll the panel unless its heading (where it opens) has the focus.
+    if (e.key.startsWith('Arrow') && target !== headingRef.current) return;
+    e.preventDefault();
+    onStep(delta);
+  };
 
   // The confirm step's sentence takes the focus: it is read before its buttons.
   useEffect(() => {
@@ -193,7 +238,13 @@ export function EventDialog({
   const raw = full?.raw;
 
   return (
-    <dialog ref={ref} aria-label="Event" className="event-dialog" onClose={onClose}>
+    <dialog
+      ref={ref}
+      aria-label="Event"
+      className="event-dialog event-panel"
+      onClose={onClose}
+      onKeyDown={onKeyDown}
+    >
       <div className="dialog-head">
         <h2 ref={headingRef} tabIndex={-1}>
           Event
@@ -250,7 +301,9 @@ export function EventDialog({
           </>
         )}
       </p>
-      <p className="event-message">{typeof event.message === 'string' ? event.message : ''}</p>
+      <p className="event-message">
+        <LongText text={typeof event.message === 'string' ? event.message : ''} max={4_000} />
+      </p>
       <button
         type="button"
         className="secondary"
@@ -285,7 +338,9 @@ export function EventDialog({
           {filled.map(([k, v]) => (
             <tr key={k}>
               <th scope="row">{k}</th>
-              <td>{show(k, v)}</td>
+              <td>
+                <LongText text={show(k, v)} max={1_000} />
+              </td>
               <td className="field-hints">
                 {(actions[k] ?? [])
                   .filter((a) => SHOWN_ACTIONS.includes(a.id))
@@ -360,7 +415,10 @@ export function EventDialog({
       <h3>Raw</h3>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long record scrolls and must take the keyboard (axe scrollable-region-focusable) */}
       <pre className="raw" tabIndex={0}>
-        {raw === undefined ? (full ? '(not available)' : 'Loading…') : JSON.stringify(raw, null, 2)}
+        <LongText
+          text={raw === undefined ? (full ? '(not available)' : 'Loading…') : JSON.stringify(raw, null, 2)}
+          max={8_000}
+        />
       </pre>
     </dialog>
   );
