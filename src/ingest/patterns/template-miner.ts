@@ -60,11 +60,11 @@ const weight = (token: string) => (WORD.test(token) ? 2 : 1);
  * Two tokens at one position that no variable can make alike: the same masked value in
  * another frame (`(uid=<*>)`, `LOGIN(uid=<*>)`), or a key without a value and the same
  * key with one (`rhost=` and `rhost=<*>`: a value absent is a form of its own, not one
- * more value). Only a position whose tokens are plain words or whole values becomes a
- * variable.
+ * more value). Only a position whose tokens are plain words or values becomes a
+ * variable: a value in a frame beside a whole value (`cache_<*>_part0`, `<*>`) is one.
  */
 function differsInKind(a: string, b: string): boolean {
-  if (a.includes(WILDCARD) && b.includes(WILDCARD)) return true;
+  if (a.includes(WILDCARD) && b.includes(WILDCARD)) return a !== WILDCARD && b !== WILDCARD;
   const emptyA = a.endsWith('=');
   if (emptyA === b.endsWith('=')) return false;
   return emptyA ? b.startsWith(a) : a.startsWith(b);

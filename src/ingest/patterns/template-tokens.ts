@@ -111,7 +111,9 @@ export function maskToken(token: string): string {
   if ((chars & MAYBE_VALUE) === 0) return isBoolean(token) ? WILDCARD : token;
   if ((chars & COLON) !== 0 && token.includes('::') && IPV6.test(token)) return WILDCARD;
   const eq = token.indexOf('=');
-  if (eq > 0 && eq < token.length - 1) return `${token.slice(0, eq + 1)}${maskKeyValue(token.slice(eq + 1))}`;
+  // A key is a name: before an `=` after a slash is a URL's query or a path (a value whole).
+  if (eq > 0 && eq < token.length - 1 && token.lastIndexOf('/', eq) < 0)
+    return `${token.slice(0, eq + 1)}${maskKeyValue(token.slice(eq + 1))}`;
   let start = 0;
   while (start < token.length && OPENS.includes(token[start] as string)) start++;
   let end = token.length;

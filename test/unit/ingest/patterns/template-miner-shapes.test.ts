@@ -27,6 +27,11 @@ const SHAPES: Record<string, string[]> = {
     'Cached state for module: Update_for_QA2871997~31bf3856ad364e35~arm64~~6.1.2.0, Applicable: 0, Current:112',
     'Cached state for module: Net-Stack-Extras~31bf3856ad364e35~x86~~10.0.1.3, Applicable: 80, Current:80',
   ],
+  'an id in a frame beside a whole id': [
+    'Chunk shard_12_part0 cached in memory, size 4096',
+    'Chunk shard_3_7 cached in memory, size 12',
+    'Chunk 9f8e7d6c5b4a cached in memory, size 77',
+  ],
   'a list of ids of variable length': [
     'scheduler asked 10.0.4.7:7001 to drop seg_7731',
     'scheduler asked 10.0.4.9:7001 to drop seg_-1200 seg_88 seg_913 seg_12',
@@ -40,6 +45,10 @@ const SHAPES: Record<string, string[]> = {
   'values after one key, comma separated': [
     'stat changed day =20240103, kind=4002,716.5,prev=698.0',
     'stat changed day =20240104, kind=4003,15336.0,prev=21065.54',
+  ],
+  'a URL whose query holds keys and values': [
+    'fetch ended for URL: "https://updates.example.com/svc/check?req=ab12cd34ef56&key=7:1500"',
+    'fetch ended for URL: "https://mirror.example.org/svc/check?req=99ffee0011aa&key=3:20"',
   ],
   'a boolean alone in a fixed position': ['cache warm: true after 12 ms', 'cache warm: false after 940 ms'],
   'a host with its port': [
