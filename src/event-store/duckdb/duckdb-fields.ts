@@ -50,9 +50,9 @@ export function fieldValuesSql(plan: FieldsPlan, narrowing: Narrowing = {}, inRa
     `CAST(-row_number() OVER (ORDER BY ${ts} DESC, ${id} DESC) AS INTEGER)`;
   const sample =
     inRange <= plan.sample * ONE_STATEMENT_EVENTS
-      ? `SELECT ${place('ts', 'ev_id')} AS o, ${types} AS tm, fields, ${kept.join(', ')} FROM (
-          SELECT ev_id, shape, fields, ${kept.join(', ')} ${scanSql(plan.filter, plan.range, params, narrowing)}
-          ORDER BY ${order} LIMIT ${limit})`
+      ? // The place is the order: one sort (an ORDER BY … LIMIT and then the place sorted twice).
+        `SELECT ${place('ts', 'ev_id')} AS o, ${types} AS tm, fields, ${kept.join(', ')}
+          ${scanSql(plan.filter, plan.range, params, narrowing)} QUALIFY o >= -${limit}`
       : // By its keys first, then its rows within their time span: a sort of every match
         // carrying every column was most of the time over a day (as for a Search's page, ADR 0019).
         `SELECT o, ${types} AS tm, fields, ${kept.join(', ')} FROM (
@@ -113,7 +113,8 @@ export function fieldValuesSql(plan: FieldsPlan, narrowing: Narrowing = {}, inRa
       SELECT name, sum(c) AS fc, max(o) AS fo, arg_max(pos, o) AS fpos,
         bool_and(CASE WHEN tag = 'n' THEN coalesce(${canonical} = v, false) ELSE tag IN ('s', 'i', 'b', 't') END) AS cut,
         coalesce(sum(c) FILTER (WHERE tag IN ('n', 'i')), 0) AS num,
-        coalesce(sum(c) FILTER (WHERE tag = 's' AND (${ip})), 0) AS ip
+        coalesce(sum(c) FILTER (WHERE tag = 's' AND (${ip})), 0) AS ip,
+        list({'tag': tag, 'v': v, 'c': c, 'o': o}) AS vals
       FROM g GROUP BY name
     ),
     least AS (
@@ -122,10 +123,8 @@ export function fieldValuesSql(plan: FieldsPlan, narrowing: Narrowing = {}, inRa
         FROM (SELECT name, c, count(*) AS n FROM g GROUP BY name, c)
       ) WHERE reached >= ${top} GROUP BY name
     )
-    SELECT f.name, f.fc, f.fo, f.fpos, CAST(f.cut AS INTEGER) AS cut, f.num, f.ip,
-      to_json(list({'tag': g.tag, 'v': g.v, 'c': g.c, 'o': g.o})) AS vals
-    FROM g JOIN f USING (name) LEFT JOIN least USING (name)
-    WHERE NOT f.cut OR g.c >= coalesce(least.least, 0)
-    GROUP BY ALL`;
+    SELECT name, fc, fo, fpos, CAST(cut AS INTEGER) AS cut, num, ip,
+      to_json(CASE WHEN cut AND least IS NOT NULL THEN list_filter(vals, lambda x: x.c >= least) ELSE vals END) AS vals
+    FROM f LEFT JOIN least USING (name)`;
   return { sql, params };
 }
