@@ -7,6 +7,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   alerting: () => import('./alerting.js'),
   cluster: () => import('./cluster.js'),
   context: () => import('./context.js'),
+  fields: () => import('./fields.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
   patterns: () => import('./patterns.js'),
