@@ -74,7 +74,7 @@ describeBrowser('test/browser/search-panel.test.ts', 'the event panel and the ke
         host: `web-${i % 2}`,
         app: 'paneltest',
         severity: i % 3 ? 'info' : 'error',
-        message: `panel event ${i}: payment ${i % 2 ? 'declined' : 'Timeout'} for order ${1000 + i} via gateway`,
+        message: `panel event ${i}: payment ${i % 2 ? 'declined' : 'Timeout'} for order ${1000 + i} via gateway peer web-1`,
       })),
     );
     b = await openBrowser({ context: { viewport: { width: 1440, height: 900 } }, token, consoleErrors });
@@ -171,6 +171,29 @@ describeBrowser('test/browser/search-panel.test.ts', 'the event panel and the ke
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'detached' });
     expect(await focusedRow()).toBe('2');
+  }, 60_000);
+
+  it("marks the query's terms in the rows' messages and the panel, not a negated one", async () => {
+    await open('app:paneltest payment GATEWAY -host:web-1', N / 2);
+    const rowMarks = await rows().locator('td.c-msg mark').allTextContents();
+    expect(rowMarks.length).toBe(N);
+    expect([...new Set(rowMarks.map((m) => m.toLowerCase()))].sort()).toEqual(['gateway', 'payment']);
+    // The negated value is in every message ("peer web-1"): not marked.
+    expect(await rows().first().locator('td.c-msg').textContent()).toContain('peer web-1');
+    await rows().first().locator('.row-open').focus();
+    await page.keyboard.press('Enter');
+    await panel().waitFor();
+    const message = panel().locator('.event-message');
+    await expect.poll(() => message.locator('mark').allTextContents()).toEqual(['payment', 'gateway']);
+    const marks = await panel().locator('table.fields mark').allTextContents();
+    expect(marks).toContain('paneltest');
+    expect(marks).toContain('payment');
+    expect(marks.some((m) => /web-1/.test(m))).toBe(false);
+    expect(await panel().locator('mark', { hasText: 'declined' }).count()).toBe(0);
+    await axe(page, 'event panel with marked terms', findings);
+    await snap('search-panel-marks');
+    await page.keyboard.press('Escape');
+    await panel().waitFor({ state: 'detached' });
   }, 60_000);
 
   it('screenshots with the panel open at 1440 and 1024 px, light and dark', async () => {

@@ -3,6 +3,7 @@ import { type Answer, api, errorText, isAbort, type LogEvent, type TimeRange } f
 import { formatTs } from '../../format';
 import { Link } from '../../router';
 import { EventContext } from './EventContext';
+import { Marked } from './highlight';
 import { LongText } from './LongText';
 import { filterTerm } from './query';
 import '../tasks/work.css';
@@ -302,7 +303,7 @@ export function EventDialog({
         )}
       </p>
       <p className="event-message">
-        <LongText text={typeof event.message === 'string' ? event.message : ''} max={4_000} />
+        <MarkedText text={typeof event.message === 'string' ? event.message : ''} max={4_000} />
       </p>
       <button
         type="button"
@@ -339,7 +340,7 @@ export function EventDialog({
             <tr key={k}>
               <th scope="row">{k}</th>
               <td>
-                <LongText text={show(k, v)} max={1_000} />
+                <MarkedText text={show(k, v)} max={1_000} />
               </td>
               <td className="field-hints">
                 {(actions[k] ?? [])
@@ -422,6 +423,11 @@ export function EventDialog({
       </pre>
     </dialog>
   );
+}
+
+/** A text with the search's terms marked; a long one cut (LongText) unmarked. */
+function MarkedText({ text, max }: { text: string; max: number }) {
+  return text.length <= max ? <Marked text={text} /> : <LongText text={text} max={max} />;
 }
 
 /** Where GeoIP places an address, as a reader says it. */

@@ -3,6 +3,7 @@ import type { LogEvent } from '../../api';
 import { formatCount, formatTs } from '../../format';
 import { spareColumn } from './column-widths';
 import { cellText, columnClass } from './columns';
+import { Marked } from './highlight';
 import { filterTerm } from './query';
 
 /** Short forms for narrow screens (syslog's own abbreviations). */
@@ -25,12 +26,13 @@ const MAX_FILTER_CHARS = 1_000;
 const COPIED_NOTE_MS = 1_500;
 
 /** A value as a cell draws it, cut where no one would read on. */
-function CellText({ text, wrap }: { text: string; wrap: boolean }) {
+function CellText({ text, wrap, marked = false }: { text: string; wrap: boolean; marked?: boolean }) {
   const most = wrap ? WRAPPED_CHARS : LINE_CHARS;
-  if (text.length <= most) return <>{text}</>;
+  const shown = text.length <= most ? text : text.slice(0, most);
+  if (text.length <= most) return marked ? <Marked text={shown} /> : text;
   return (
     <>
-      {text.slice(0, most)}
+      {marked ? <Marked text={shown} /> : shown}
       <span className="cell-more">… {formatCount(text.length - most)} more characters</span>
     </>
   );
@@ -58,7 +60,8 @@ function Cell({ column, ev, wrap }: { column: string; ev: LogEvent; wrap: boolea
       </span>
     ) : null;
   }
-  return <CellText text={cellText(ev[column])} wrap={wrap} />;
+  // The message shows the search's terms marked (highlight.tsx).
+  return <CellText text={cellText(ev[column])} wrap={wrap} marked={column === 'message'} />;
 }
 
 /** What a cell's actions do with its value; a click on one does not open the event. */

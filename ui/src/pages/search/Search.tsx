@@ -10,6 +10,7 @@ import { type ColumnWidths, saveColumns, saveWidths } from './columns';
 import { EmptyResults } from './EmptyResults';
 import { EventDialog } from './EventDialog';
 import { FieldList } from './FieldList';
+import { queryTerms, useMarkTerms } from './highlight';
 import { LiveControls, LiveNewBar, useLiveHold, waitingText } from './LiveNewBar';
 import { PatternsTab } from './PatternsTab';
 import { QueryBox, type QueryBoxHandle } from './QueryBox';
@@ -250,6 +251,8 @@ export function SearchPage() {
   const scope = live
     ? { query: view.query, timeRange: liveRange }
     : { query: shown?.query ?? '', timeRange: shown?.window ?? null };
+  /** The search's terms, marked in the rows' messages and the event panel (highlight.tsx). */
+  useMarkTerms(useMemo(() => queryTerms(scope.query), [scope.query]));
   /** The event panel sits beside the results (the Patterns tab and a table have none). */
   const besideResults = !piped && (live || tab !== 'patterns');
   const panel = selected && (
