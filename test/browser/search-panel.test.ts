@@ -192,6 +192,10 @@ describeBrowser('test/browser/search-panel.test.ts', 'the event panel and the ke
     expect(await panel().locator('mark', { hasText: 'declined' }).count()).toBe(0);
     await axe(page, 'event panel with marked terms', findings);
     await snap('search-panel-marks');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await snap('search-panel-marks-dark');
+    await axe(page, 'marked terms, dark', findings);
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'detached' });
   }, 60_000);
