@@ -1,7 +1,8 @@
 import { TAIL_WINDOW } from '@shared/time-presets';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorText, type GenericQuery, getToken, type LogEvent, type SearchResults } from '../../api';
 import { type LiveState, openLive } from '../../live';
+import { PAGE_SIZE } from './useSearch';
 
 /**
  * The window of the tailed Search (as the CLI's `tail`, src/cli/tail.ts): events stamped
@@ -14,10 +15,20 @@ export const MAX_LIVE_ROWS = 2000;
 
 export interface LiveTail {
   rows: LogEvent[];
+  /** The rows in pages of PAGE_SIZE, as ResultsTable reads a search's. */
+  pages: ReadonlyMap<number, LogEvent[]>;
   /** Connection state: null while the Search is created. */
   connection: LiveState | null;
-  /** Events received while paused, not shown yet. */
+  /**
+   * Events received while paused, not shown yet: every one counted, though only the newest
+   * MAX_LIVE_ROWS of them are kept to show.
+   */
   waiting: number;
+  /**
+   * `waiting` is at least this many: an update came whose whole page (TAIL_PAGE) was new,
+   * so more may have been stored between two updates than one page shows.
+   */
+  waitingMore: boolean;
   error: string | null;
   /** While reconnecting: try again now. */
   retry: () => void;
@@ -31,14 +42,17 @@ const newestFirst = (a: LogEvent, b: LogEvent) => b.ts - a.ts || (a.ev_id < b.ev
  * tails, subscribed to over ui/src/live.ts. The first update gives the newest matches;
  * after it each event stored since the Search was created is prepended once (by ev_id).
  * Updates are gathered and rendered once per animation frame, and at most
- * MAX_LIVE_ROWS rows are kept. While `paused` events are counted, not shown.
+ * MAX_LIVE_ROWS rows are kept. While `paused` events are counted, not shown: the rows
+ * stay as they are (the reader's place in them with them), and resuming shows the newest.
  */
 export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTail {
   const [rows, setRows] = useState<LogEvent[]>([]);
   const [connection, setConnection] = useState<LiveState | null>(null);
-  const [waiting, setWaiting] = useState(0);
+  const [waiting, setWaiting] = useState({ count: 0, more: false });
   const [error, setError] = useState<string | null>(null);
   const pending = useRef<LogEvent[]>([]);
+  /** Events received since the rows were last shown (pending keeps only the newest). */
+  const arrived = useRef({ count: 0, more: false });
   const liveRef = useRef<ReturnType<typeof openLive> | null>(null);
   const frame = useRef(0);
   const pausedRef = useRef(paused);
@@ -47,12 +61,14 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
   const flush = useCallback(() => {
     frame.current = 0;
     if (pausedRef.current) {
-      setWaiting(pending.current.length);
+      const { count, more } = arrived.current;
+      setWaiting((w) => (w.count === count && w.more === more ? w : { count, more }));
       return;
     }
     const fresh = pending.current;
     pending.current = [];
-    setWaiting(0);
+    arrived.current = { count: 0, more: false };
+    setWaiting((w) => (w.count === 0 ? w : { count: 0, more: false }));
     if (fresh.length === 0) return;
     fresh.sort(newestFirst);
     setRows((prev) => {
@@ -81,8 +97,9 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
     let first = true;
     let since = 0;
     pending.current = [];
+    arrived.current = { count: 0, more: false };
     setRows([]);
-    setWaiting(0);
+    setWaiting({ count: 0, more: false });
     setError(null);
     setConnection(null);
 
@@ -106,8 +123,14 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
         seen.add(e.ev_id);
         fresh.push(e);
       }
+      // A page all new after the first: the server's page may not have held them all.
+      const overflow = !first && fresh.length >= TAIL_PAGE;
       first = false;
       if (fresh.length === 0) return;
+      arrived.current = {
+        count: arrived.current.count + fresh.length,
+        more: arrived.current.more || overflow,
+      };
       const buf = pending.current.concat(fresh);
       pending.current = buf.length > MAX_LIVE_ROWS ? buf.sort(newestFirst).slice(0, MAX_LIVE_ROWS) : buf;
       // The remembered ids follow the rows kept: older ones cannot come back onto the page.
@@ -175,5 +198,18 @@ export function useLiveTail(query: string, on: boolean, paused: boolean): LiveTa
   }, [on, query, schedule]);
 
   const retry = useCallback(() => liveRef.current?.retryNow(), []);
-  return { rows, connection: on ? connection : null, waiting, error: on ? error : null, retry };
+  const pages = useMemo(() => {
+    const paged = new Map<number, LogEvent[]>();
+    for (let i = 0; i < rows.length; i += PAGE_SIZE) paged.set(i / PAGE_SIZE, rows.slice(i, i + PAGE_SIZE));
+    return paged;
+  }, [rows]);
+  return {
+    rows,
+    pages,
+    connection: on ? connection : null,
+    waiting: waiting.count,
+    waitingMore: waiting.more,
+    error: on ? error : null,
+    retry,
+  };
 }
