@@ -257,7 +257,9 @@ describeBrowser('test/browser/search-fields.test.ts', 'the field list, in Chromi
           .getByRole('region', { name: 'Results' })
           .getByRole('columnheader', { name: /status/ })
           .waitFor();
-        await panel().locator('.field-panel-body').evaluate((el) => el.scrollTo(0, 0));
+        await panel()
+          .locator('.field-panel-body')
+          .evaluate((el) => el.scrollTo(0, 0));
         await shot(page, `search-fields-${width}-${scheme}`);
         // axe once here (it is slow): the list open, two fields open, a column pressed, dark.
         if (scheme === 'dark' && width === 1440) await axe(page, 'the field list open, dark', findings);
