@@ -4,7 +4,6 @@ import { resolveTimeRange } from '../../../src/query/time-range.js';
 import { DEFAULT_PRESET, TIME_PRESETS } from '../../../src/shared/time-presets.js';
 import { isPreset, pinPreset } from '../../../ui/src/format.js';
 import {
-  bucketToTime,
   DEFAULT_RANGE,
   fromRangeTime,
   intervalSeconds,
@@ -12,11 +11,9 @@ import {
   rangeFromParams,
   rangeToParams,
   sameRange,
-  timeToBucket,
   toRangeTime,
   windowOf,
   zoomOut,
-  zoomRange,
 } from '../../../ui/src/pages/search/time-range.js';
 
 // The search page's time range: the address ↔ range, ISO wall-clock times in the local
@@ -138,11 +135,6 @@ describe("the time picker's times", () => {
 });
 
 describe('timeline zoom', () => {
-  const interval = 300;
-  // Buckets aligned to 5 minutes; the window starts inside the first one.
-  const buckets = [1000 * 300, 1001 * 300, 1002 * 300, 1003 * 300].map((ts) => ({ ts, count: 1 }));
-  const window = { ts_from: 1000 * 300 + 120, ts_to: 1003 * 300 + 200 };
-
   it('reads intervals', () => {
     expect(intervalSeconds('30s')).toBe(30);
     expect(intervalSeconds('5m')).toBe(300);
@@ -150,35 +142,6 @@ describe('timeline zoom', () => {
     expect(intervalSeconds('1d')).toBe(86_400);
     expect(intervalSeconds('auto')).toBeNull();
     expect(intervalSeconds('0m')).toBeNull();
-  });
-
-  it('maps bucket positions to times, clamped to the window, and back', () => {
-    expect(bucketToTime(buckets, interval, 1, window)).toBe(1001 * 300);
-    expect(bucketToTime(buckets, interval, 1.5, window)).toBe(1001 * 300 + 150);
-    expect(bucketToTime(buckets, interval, 0, window)).toBe(window.ts_from);
-    expect(bucketToTime(buckets, interval, 4, window)).toBe(window.ts_to);
-    expect(timeToBucket(buckets, interval, 1002 * 300 + 75)).toBe(2.25);
-    expect(bucketToTime([], interval, 2, window)).toBe(window.ts_from + 600);
-  });
-
-  it('zooms to a dragged span in either direction; a click is no span', () => {
-    expect(zoomRange(buckets, interval, 1, 3, window)).toEqual({
-      kind: 'absolute',
-      from: 1001 * 300,
-      to: 1003 * 300,
-    });
-    expect(zoomRange(buckets, interval, 3, 1, window)).toEqual(zoomRange(buckets, interval, 1, 3, window));
-    expect(zoomRange(buckets, interval, 1.0001, 2.5, window)).toEqual({
-      kind: 'absolute',
-      from: 1001 * 300,
-      to: 1002 * 300 + 150,
-    });
-    expect(zoomRange(buckets, interval, -1, 9, window)).toEqual({
-      kind: 'absolute',
-      from: window.ts_from,
-      to: window.ts_to,
-    });
-    expect(zoomRange(buckets, interval, 2, 2, window)).toBeNull();
   });
 
   it('zooms out to twice the range around its middle', () => {
@@ -278,45 +241,5 @@ describe("the time picker's times in any zone", () => {
       ok: false,
       error: 'Enter a From date and time.',
     });
-  });
-});
-
-describe('zooming, for any drag', () => {
-  it('gives whole seconds inside the window, the same either way; nothing under a second', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: 2_000_000_000 }),
-        fc.constantFrom(1, 30, 60, 300, 3600, 86_400),
-        fc.integer({ min: 1, max: 200 }),
-        fc.double({ min: 0, max: 1, noNaN: true }),
-        fc.double({ min: -2, max: 210, noNaN: true }),
-        fc.double({ min: -2, max: 210, noNaN: true }),
-        (start, interval, n, fill, x0, x1) => {
-          // About n buckets of `interval`, the window starting inside the first.
-          const span = Math.max(1, Math.round(n * interval * fill));
-          const window = { ts_from: start, ts_to: start + span };
-          const first = Math.floor(start / interval) * interval;
-          const buckets = Array.from({ length: Math.ceil((start + span - first) / interval) }, (_, i) => ({
-            ts: first + i * interval,
-          }));
-          const z = zoomRange(buckets, interval, x0, x1, window);
-          expect(zoomRange(buckets, interval, x1, x0, window)).toEqual(z);
-          if (z === null) {
-            const a = bucketToTime(buckets, interval, Math.min(x0, x1), window);
-            const b = bucketToTime(buckets, interval, Math.max(x0, x1), window);
-            expect(Math.ceil(b) - Math.floor(a)).toBeLessThan(1);
-            return;
-          }
-          expect(Number.isInteger(z.from) && Number.isInteger(z.to)).toBe(true);
-          expect(z.from).toBeGreaterThanOrEqual(window.ts_from);
-          expect(z.to).toBeLessThanOrEqual(window.ts_to);
-          expect(z.from).toBeLessThan(z.to);
-          // Zooming out again covers what was zoomed into.
-          const out = zoomOut({ ts_from: z.from, ts_to: z.to });
-          expect(out.from).toBeLessThanOrEqual(z.from);
-          expect(out.to).toBeGreaterThanOrEqual(z.to);
-        },
-      ),
-    );
   });
 });

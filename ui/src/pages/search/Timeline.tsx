@@ -10,7 +10,7 @@ import {
   useState,
 } from 'react';
 import { formatCount, formatTs } from '../../format';
-import type { RangeSel } from './time-range';
+import { intervalSeconds, type RangeSel } from './time-range';
 import { Bars, barText, type Frame, Legend, Tooltip, xOf } from './timeline-parts';
 import {
   type Bar,
@@ -18,7 +18,6 @@ import {
   compact,
   countTicks,
   intervalName,
-  intervalSeconds,
   rebucket,
   seriesOrder,
   type TimelineData,

@@ -137,44 +137,6 @@ export function intervalSeconds(interval: string): number | null {
   return Number(m[1]) * unit;
 }
 
-/**
- * The time at a fractional bucket position `x` (bucket `i` spans `[i, i + 1)`), clamped to
- * the window. Positions past the last bucket extrapolate by the interval.
- */
-export function bucketToTime(
-  buckets: readonly { ts: number }[],
-  intervalS: number,
-  x: number,
-  window: Window,
-): number {
-  const first = buckets[0]?.ts ?? window.ts_from;
-  const t = first + x * intervalS;
-  return Math.min(window.ts_to, Math.max(window.ts_from, t));
-}
-
-/** The fractional bucket position of a time: the inverse of bucketToTime (without the clamp). */
-export function timeToBucket(buckets: readonly { ts: number }[], intervalS: number, ts: number): number {
-  const first = buckets[0]?.ts ?? ts;
-  return intervalS > 0 ? (ts - first) / intervalS : 0;
-}
-
-/**
- * The range a drag from bucket position `x0` to `x1` zooms to: whole seconds, clamped to
- * the window; null when it is too small to be a range (a click).
- */
-export function zoomRange(
-  buckets: readonly { ts: number }[],
-  intervalS: number,
-  x0: number,
-  x1: number,
-  window: Window,
-): (RangeSel & { kind: 'absolute' }) | null {
-  const a = Math.floor(bucketToTime(buckets, intervalS, Math.min(x0, x1), window));
-  const b = Math.ceil(bucketToTime(buckets, intervalS, Math.max(x0, x1), window));
-  if (b - a < 1) return null;
-  return { kind: 'absolute', from: a, to: b };
-}
-
 /** Twice the window around its middle (whole seconds, not before 1970). */
 export function zoomOut(window: Window): RangeSel & { kind: 'absolute' } {
   const span = Math.max(1, window.ts_to - window.ts_from);

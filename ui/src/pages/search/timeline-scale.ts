@@ -5,6 +5,7 @@
  * names of severities.
  */
 import { formatTs } from '../../format.js';
+import { intervalSeconds } from './time-range.js';
 
 /** A Timeline's results; with `split_by` each bucket counts its series (top values plus `other`). */
 export interface TimelineData {
@@ -60,13 +61,6 @@ const BAR_STEPS = [
 
 /** Pixels a bar takes at least: bars number at most a quarter of the chart's width. */
 export const MIN_BAR_PX = 4;
-
-/** `30s`, `5m`, `1h`, `7d` in seconds; null when it is not one. */
-export function intervalSeconds(interval: string): number | null {
-  const m = /^([1-9]\d{0,4})([smhd])$/.exec(interval);
-  if (!m) return null;
-  return Number(m[1]) * { s: 1, m: MIN, h: HOUR, d: DAY }[m[2] as 's' | 'm' | 'h' | 'd'];
-}
 
 /** Seconds as an interval's name: 600 → `10m`, 7200 → `2h`. */
 export function intervalName(seconds: number): string {
