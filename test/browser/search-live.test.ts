@@ -144,7 +144,7 @@ describeBrowser(
       await dialog.waitFor();
       expect(await state().textContent()).toBe('Paused while an event is open');
       await ingest(['while open one', 'while open two']);
-      // Behind the dialog (inert) the bar counts them; the rows are as they were.
+      // Beside the event panel the bar counts them; the rows are as they were.
       await expect.poll(() => bar().textContent(), { timeout: 5_000 }).toBe('2 new — jump to newest');
       expect(await firstRow()).toBe(top);
       expect(await count().textContent()).toBe(events(shown));
@@ -154,6 +154,33 @@ describeBrowser(
       await expect.poll(() => count().textContent(), { timeout: 5_000 }).toBe(events(shown));
       expect(await firstRow()).toContain('while open two');
       expect(await bar().count()).toBe(0);
+    });
+
+    it('with an event open, jumping shows the new rows and leaves the event open', async () => {
+      await results().locator('tbody tr.event-row').nth(1).click();
+      const dialog = page.getByRole('dialog', { name: 'Event' });
+      await dialog.waitFor();
+      await expect.poll(() => state().textContent()).toBe('Paused while an event is open');
+      await ingest(['jumped past']);
+      const jump = page.getByRole('button', { name: '1 new — jump to newest' });
+      await jump.waitFor({ timeout: 5_000 });
+      await axe(page, 'live tail, held beside an open event', findings);
+      await jump.click();
+      shown += 1;
+      await expect.poll(() => count().textContent(), { timeout: 5_000 }).toBe(events(shown));
+      expect(await firstRow()).toContain('jumped past');
+      expect(await dialog.isVisible()).toBe(true);
+      // The bar went with its button: the focus is on the newest row, not lost.
+      expect(await page.evaluate(() => document.activeElement?.closest('tr')?.textContent ?? '')).toContain(
+        'jumped past',
+      );
+      expect(await state().textContent()).toBe('Live');
+      // Jumped past, that event holds the rows no more: the next ones come in.
+      await ingest(['after the jump']);
+      shown += 1;
+      await expect.poll(() => count().textContent(), { timeout: 5_000 }).toBe(events(shown));
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
     });
 
     it("Pause stays the reader's: at the top it holds, counts beside it, and only Resume shows them", async () => {

@@ -96,6 +96,15 @@ export const waitingText = (count: number, more: boolean) =>
 export function LiveNewBar({ waiting, onJump }: { waiting: string; onJump: () => void }) {
   const [said, setSaid] = useState('');
   const last = useRef(0);
+  const region = useRef<HTMLDivElement>(null);
+  /** The bar's button had the focus when it jumped: the button goes, the focus must not. */
+  const jumped = useRef(false);
+  useEffect(() => {
+    if (waiting || !jumped.current) return;
+    jumped.current = false;
+    // The newest row, drawn in the same render that took the bar away.
+    region.current?.parentElement?.querySelector<HTMLElement>('.results tr.event-row .row-open')?.focus();
+  }, [waiting]);
   useEffect(() => {
     const text = waiting ? `${waiting} new events held while you read` : '';
     const wait = last.current + ANNOUNCE_MS - Date.now();
@@ -113,11 +122,18 @@ export function LiveNewBar({ waiting, onJump }: { waiting: string; onJump: () =>
   return (
     <>
       {waiting && (
-        <button type="button" className="live-new" onClick={onJump}>
+        <button
+          type="button"
+          className="live-new"
+          onClick={(e) => {
+            jumped.current = e.currentTarget === document.activeElement;
+            onJump();
+          }}
+        >
           {waiting} new — jump to newest
         </button>
       )}
-      <div className="visually-hidden live-new-said" aria-live="polite">
+      <div ref={region} className="visually-hidden live-new-said" aria-live="polite">
         {said}
       </div>
     </>
