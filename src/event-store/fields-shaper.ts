@@ -1,4 +1,4 @@
-import { COLUMN_KINDS, type EventColumn } from '../core/event.js';
+import { COLUMN_KINDS, EVENT_SCHEMA, type EventColumn } from '../core/event.js';
 import { type JsonType, typedValue } from '../core/record-shape.js';
 import type { FieldSummary, FieldsPlan, FieldsResult, FieldType } from './query-plan.js';
 import type { ResultRow } from './result-shaper.js';
@@ -49,6 +49,24 @@ interface Group {
 
 const IPV4 = /^(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 const IPV6ISH = /^[0-9a-f:.]+$/i;
+
+/** Never listed: every event's bookkeeping. */
+const SKIPPED = new Set<string>(['ev_id', 'received_at', 'stored_at']);
+
+/**
+ * Names an extra field loses to a column in an event's representation (the column's
+ * value is shown under it, core/present-event.ts): every column's but `fields` and `shape`.
+ */
+export const COLUMN_NAMES: readonly string[] = EVENT_SCHEMA.map((c) => c.name).filter(
+  (n) => n !== 'fields' && n !== 'shape',
+);
+
+/** The listed columns with their tag (shapeFields' sources) and their position after the fields. */
+export const LISTED = EVENT_SCHEMA.flatMap((c, i) => {
+  if (SKIPPED.has(c.name) || c.type === 'map' || 'internal' in c) return [];
+  const tag = c.type === 'time' ? 't' : c.type === 'int32' || c.type === 'int64' ? 'i' : 's';
+  return [{ name: c.name, type: c.type, tag, pos: 2_000_000 + i }];
+});
 
 /** The same tests as the statements make them (RE2, anchored; IPV6ISH after a test for `:`). */
 export const IPV4_RE2 =

@@ -1,28 +1,9 @@
-import { EVENT_SCHEMA } from '../../core/event.js';
-import { IPV4_RE2, IPV6ISH_RE2 } from '../fields-shaper.js';
+import { COLUMN_NAMES, IPV4_RE2, IPV6ISH_RE2, LISTED } from '../fields-shaper.js';
 import type { FieldsPlan } from '../query-plan.js';
 import { orderSql } from '../sql/order-sql.js';
 import { quoteIdent, SqlParams } from '../sql/sql-params.js';
 import { clickHouseBind } from './clickhouse-filter-compiler.js';
 import { CLICKHOUSE_ORDER, CLICKHOUSE_PIPES, type Compiled, scanSql } from './clickhouse-plans.js';
-
-/** Never listed: every event's bookkeeping. */
-const SKIPPED = new Set<string>(['ev_id', 'received_at', 'stored_at']);
-
-/**
- * Names an extra field loses to a column in an event's representation (the column's
- * value is shown under it, core/present-event.ts): every column's but `fields` and `shape`.
- */
-const COLUMN_NAMES: readonly string[] = EVENT_SCHEMA.map((c) => c.name).filter(
-  (n) => n !== 'fields' && n !== 'shape',
-);
-
-/** The listed columns with their tag (fields-shaper.ts) and their position after the fields. */
-const LISTED = EVENT_SCHEMA.flatMap((c, i) => {
-  if (SKIPPED.has(c.name) || c.type === 'map' || 'internal' in c) return [];
-  const tag = c.type === 'time' ? 't' : c.type === 'int32' || c.type === 'int64' ? 'i' : 's';
-  return [{ name: c.name, tag, pos: 2_000_000 + i }];
-});
 
 /**
  * The shape's `t` object (core/record-shape.ts), as ClickHouse 18.16 (no JSON functions)

@@ -183,7 +183,7 @@ export function timeTicks(from: number, to: number, widthPx: number): Tick[] {
   return out;
 }
 
-/** Round steps for the count axis (1, 2 or 5 times a power of ten), `count` of them to the top at most. */
+/** Round steps for a count axis (1, 2 or 5 times a power of ten), `count` of them to the top at most; the dashboards' time charts use it too. */
 export function countTicks(max: number, count = 2): number[] {
   const raw = Math.max(1, max) / count;
   const mag = 10 ** Math.floor(Math.log10(raw));
@@ -191,7 +191,8 @@ export function countTicks(max: number, count = 2): number[] {
   const step = Math.max(1, (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag);
   const top = Math.ceil(Math.max(1, max) / step) * step;
   const out: number[] = [];
-  for (let v = 0; v <= top; v += step) out.push(v);
+  // Half a step over the top: sums of fractional steps fall short of it.
+  for (let v = 0; v <= top + step / 2; v += step) out.push(v);
   return out;
 }
 

@@ -2,30 +2,10 @@ import { colorsFor } from '@shared/chart-colors';
 import type { CSSProperties } from 'react';
 import { formatCount, formatTs } from '../../../format';
 import { intervalSeconds } from '../../search/time-range';
+import { compact, countTicks } from '../../search/timeline-scale';
 import type { Drill } from '../dashboard-address';
 import { BucketLinks } from './buckets';
 import type { Bucket, QueryData } from './data';
-
-/** Round steps for a value axis: 1, 2 or 5 times a power of ten, about `ticks` of them to the top. */
-export function yTicks(max: number, ticks = 4): number[] {
-  const raw = Math.max(1, max) / ticks;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const n = raw / mag;
-  const step = Math.max(1, (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag);
-  const top = Math.max(step, Math.ceil(Math.max(1, max) / step) * step);
-  const out: number[] = [];
-  for (let v = 0; v <= top + step / 2; v += step) out.push(v);
-  return out;
-}
-
-/** 1200 → 1.2k, 3000000 → 3M: axis labels stay narrow. */
-export function compact(n: number): string {
-  const r = (v: number) => String(Math.round(v * 10) / 10);
-  if (n >= 1e9) return `${r(n / 1e9)}G`;
-  if (n >= 1e6) return `${r(n / 1e6)}M`;
-  if (n >= 1e3) return `${r(n / 1e3)}k`;
-  return r(n);
-}
 
 const shortTime = (ts: number, withDate: boolean) => formatTs(ts).slice(withDate ? 5 : 11, 16);
 
@@ -90,7 +70,7 @@ export function TimeChart({
     return { ...s, lo: stacked ? lo : base.map(() => 0), hi };
   });
   const max = Math.max(1, ...layers.flatMap((l) => l.hi));
-  const ticks = yTicks(max);
+  const ticks = countTicks(max, 4);
   const top = ticks[ticks.length - 1] as number;
   const colors = colorsFor(series.map((s) => s.name));
   const W = 600;
