@@ -143,9 +143,18 @@ function fieldErrorsFromAjv(validation: AjvErrorWithSchema[], context: string | 
     if (message) {
       for (const b of branches) folded.add(b);
       unionMessage.set(e, message);
-    } else {
-      unionMessage.set(e, 'Does not match any of the allowed forms.');
+      continue;
     }
+    // Objects told apart by a literal (`type: 'threshold'`): the one form whose literal
+    // the input has speaks alone; the others' "Unknown field." would be noise.
+    const chosen = discriminatedBranch(validation, e, prefix);
+    if (chosen === null) {
+      unionMessage.set(e, 'Does not match any of the allowed forms.');
+      continue;
+    }
+    folded.add(e);
+    for (const b of validation)
+      if (b.schemaPath?.startsWith(prefix) && !b.schemaPath.startsWith(`${prefix}${chosen}/`)) folded.add(b);
   }
   for (const e of validation) {
     if (folded.has(e)) continue;
@@ -173,6 +182,28 @@ function fieldErrorsFromAjv(validation: AjvErrorWithSchema[], context: string | 
   }
   // fromEntries defines each key as the object's own, `__proto__` included.
   return Object.fromEntries(byField);
+}
+
+/**
+ * The branch of a failed union of objects whose literal properties all match the input
+ * (the others failed a `const` on a property of it), when there is exactly one; else null.
+ */
+function discriminatedBranch(
+  validation: readonly AjvErrorWithSchema[],
+  union: AjvError,
+  prefix: string,
+): string | null {
+  const branches = new Set<string>();
+  const refused = new Set<string>();
+  for (const b of validation) {
+    if (!b.schemaPath?.startsWith(prefix)) continue;
+    const branch = b.schemaPath.slice(prefix.length).split('/')[0] ?? '';
+    branches.add(branch);
+    const property = b.instancePath.slice(union.instancePath.length);
+    if (b.keyword === 'const' && /^\/[^/]+$/.test(property)) refused.add(branch);
+  }
+  const left = [...branches].filter((b) => !refused.has(b));
+  return refused.size > 0 && left.length === 1 ? (left[0] ?? null) : null;
 }
 
 /** Validation errors looked at for a 400's message (ajv reports them all: `allErrors`). */

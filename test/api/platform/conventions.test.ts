@@ -144,6 +144,22 @@ describe(`list and error conventions on ${BACKEND}`, () => {
     expect(arr.statusCode).toBe(400);
   });
 
+  it("400 for a form of a union told apart by its type: only that form's errors, not the others'", async () => {
+    const post = (condition: object) =>
+      t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/triggers',
+        payload: { name: 'x', query: 'error', condition },
+      });
+    const bad = await post({ type: 'threshold', op: 'gt', value: -5, window_seconds: 300 });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors).toEqual({ 'condition.value': ['Must be >= 0.'] });
+    // No type at all: no form is chosen, and the union says so.
+    const none = await post({ op: 'gt', value: 5, window_seconds: 300 });
+    expect(none.statusCode).toBe(400);
+    expect(none.json().errors.condition).toEqual(['Does not match any of the allowed forms.']);
+  });
+
   it('400 naming the field for JSON nested deeper than 64 levels, on any route', async () => {
     const deep = (n: number): unknown => (n === 0 ? 1 : { a: deep(n - 1) });
     for (const [url, payload] of [

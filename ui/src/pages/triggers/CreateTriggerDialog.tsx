@@ -85,13 +85,7 @@ export function CreateTriggerDialog(props: { query: string; onClose: () => void 
   const streamTitle = streamId === null ? null : streams?.find((s) => s.id === streamId)?.title;
   const piped = initialQuery !== props.query.trim();
 
-  // The condition is a union of forms: the validator also reports, for the forms the body is
-  // not (match, new_pattern), that the threshold's fields are unknown to them. Not the user's problem.
-  const fieldError = (name: string) =>
-    act
-      .fieldError(name)
-      ?.replace(/Unknown field\.\s*/g, '')
-      .trim() || null;
+  const fieldError = act.fieldError;
   const shown = ['name', 'query', 'severity', 'condition.op', 'condition.value', 'condition.window_seconds'];
   const marked = [...shown, 'cooldown_seconds', 'notify'].some((f) => fieldError(f));
 
