@@ -23,6 +23,8 @@ describe(`query results memory on ${BACKEND}`, () => {
     t = await createTestApp({
       LOGSCOPE_QUERY_RESULTS_MEMORY_MB: String(BUDGET_MB),
       LOGSCOPE_QUERY_LIVE_PER_USER: '50',
+      // Each query's results must be held when it answers: a loaded machine took past the 1 s default.
+      LOGSCOPE_QUERY_SYNC_MS: '30000',
     });
     // About 2.5 KB of heap an event, most of it a message V8 keeps as UTF-16.
     await t.rt.events.append(
