@@ -148,7 +148,7 @@ async function ingest(server: BenchServer, records: object[]): Promise<void> {
 }
 
 /** `count` demo events evenly over the 24 h before `to`, 4 requests at a time; seconds taken. */
-async function loadDemo(server: BenchServer, count: number, to: number): Promise<number> {
+export async function loadDemo(server: BenchServer, count: number, to: number): Promise<number> {
   const gen = demoGenerator(7);
   const from = to - 24 * 3_600_000 + 120_000;
   const batch = 5000;

@@ -151,19 +151,38 @@ export interface ApiIngest {
   latencies: number[];
 }
 
+/** Where and how requests are sent: `POST /api/ingest` NDJSON unless given (e.g. `_bulk`). */
+export interface IntakeRequests {
+  path: string;
+  contentType: string;
+  /** Events a `2xx` answer stored. */
+  accepted(answer: unknown): number;
+}
+
+const NDJSON_INTAKE: IntakeRequests = {
+  path: '/api/ingest',
+  contentType: 'application/x-ndjson',
+  accepted: (answer) => (answer as { accepted?: number }).accepted ?? 0,
+};
+
 /**
- * Sends `total` events to a running server's `POST /api/ingest` as `bodies` in turn, from
- * `clients` concurrent clients (a `503` is retried after 50 ms and counted in the latency).
+ * Sends `total` events to a running server's `POST /api/ingest` as `bodies` in turn (or
+ * request r's body from `bodies(r)`), from `clients` concurrent clients (a `503` is retried
+ * after 50 ms and counted in the latency). `options.intake` sends elsewhere (`_bulk`);
+ * `options.progress` replaces the progress line (called after each request).
  */
 export async function ingestThroughApi(
   server: BenchServer,
-  bodies: string[],
+  bodies: string[] | ((r: number) => string | Uint8Array),
   total: number,
   batch: number,
   clients: number,
   label = 'api',
+  options: { intake?: IntakeRequests; progress?: (accepted: number, request: number) => void } = {},
 ): Promise<ApiIngest> {
   const requests = Math.ceil(total / batch);
+  const intake = options.intake ?? NDJSON_INTAKE;
+  const bodyOf = typeof bodies === 'function' ? bodies : (r: number) => bodies[r % bodies.length] as string;
   let next = 0;
   let accepted = 0;
   const latencies: number[] = [];
@@ -172,30 +191,31 @@ export async function ingestThroughApi(
     for (;;) {
       const r = next++;
       if (r >= requests) return;
-      const body = bodies[r % bodies.length] as string;
+      const body = bodyOf(r);
       const sent = performance.now();
       for (;;) {
-        const res = await fetch(`${server.url}/api/ingest`, {
+        const res = await fetch(`${server.url}${intake.path}`, {
           method: 'POST',
-          headers: { authorization: `token ${server.token}`, 'content-type': 'application/x-ndjson' },
+          headers: { authorization: `token ${server.token}`, 'content-type': intake.contentType },
           body,
         });
-        const json = (await res.json()) as { accepted?: number };
+        const json = (await res.json()) as unknown;
         if (res.status === 503) {
           await new Promise((ok) => setTimeout(ok, 50));
           continue;
         }
-        if (!res.ok) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(json)}`);
-        accepted += json.accepted ?? 0;
+        if (!res.ok) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(json).slice(0, 500)}`);
+        accepted += intake.accepted(json);
         break;
       }
       latencies.push(performance.now() - sent);
-      if (r % 500 === 0) process.stderr.write(`\r  ${label}: ${fmt(accepted)} events`);
+      if (options.progress) options.progress(accepted, r);
+      else if (r % 500 === 0) process.stderr.write(`\r  ${label}: ${fmt(accepted)} events`);
     }
   };
   await Promise.all(Array.from({ length: clients }, client));
   const seconds = (performance.now() - t0) / 1000;
-  process.stderr.write('\n');
+  if (!options.progress) process.stderr.write('\n');
   latencies.sort((a, b) => a - b);
   return { accepted, seconds, latencies };
 }

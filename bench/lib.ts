@@ -1,7 +1,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import {
+  IDLE_CHECKPOINT_MS,
+  IDLE_CHECKPOINT_WAL_BYTES,
+} from '../src/event-store/duckdb/duckdb-maintenance.js';
 
 export function flag(argv: string[], name: string, fallback: number): number {
   const i = argv.indexOf(`--${name}`);
@@ -175,6 +179,40 @@ export async function startServer(env: Record<string, string> = {}): Promise<Ben
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
+  };
+}
+
+/**
+ * Seconds until the data dir's WAL is under the size the store's idle checkpoint takes (or
+ * gone), polled every 200 ms from when that checkpoint starts, for at most 5 minutes.
+ */
+export async function walSettled(dataDir: string): Promise<number> {
+  const t0 = performance.now();
+  const wal = path.join(dataDir, 'events.duckdb.wal');
+  await new Promise((r) => setTimeout(r, IDLE_CHECKPOINT_MS + 500));
+  while (performance.now() - t0 < 300_000) {
+    if (!existsSync(wal) || statSync(wal).size < IDLE_CHECKPOINT_WAL_BYTES) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+/** Bytes of a DuckDB file's write-ahead log (`<name>.wal` in `dir`), 0 when there is none. */
+export const walBytes = (dir: string, name: string) => {
+  const wal = path.join(dir, `${name}.wal`);
+  return existsSync(wal) ? statSync(wal).size : 0;
+};
+
+/** Prints a line at every tenth of the events. */
+export function progressLine(label: string, total: number, t0: number, extra: () => string) {
+  let next = 0.1;
+  return (done: number) => {
+    if (done < next * total) return;
+    while (done >= next * total) next += 0.1;
+    const s = (performance.now() - t0) / 1000;
+    process.stderr.write(
+      `  ${label}: ${fmt((done / total) * 100)} % (${fmt(done)} events, ${fmt(s, 1)} s, ${fmt(done / s)} events/s${extra()})\n`,
+    );
   };
 }
 

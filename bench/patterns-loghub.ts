@@ -76,7 +76,7 @@ export function readLoghubSystems(dir?: string): LoghubSystem[] {
  * at the end, reads as the true template (`<*>` runs counted as one); PA (Dai et al.) is
  * the share of messages whose template is right, whatever the grouping.
  */
-function templateAccuracy(
+export function templateAccuracy(
   sys: LoghubSystem,
   predicted: readonly string[],
   templateOf: (id: string) => string | undefined,
@@ -117,6 +117,42 @@ function templateAccuracy(
 }
 
 /**
+ * One system's messages mined in the process as ingest mines them: each a record `{message,
+ * app, host}` (app `loghub-<system>`), normalised, through the built-in pipelines, then
+ * matched with the values they extracted; each message's template id (a merged template's
+ * resolved to the one that took it in, as stored events follow a merge) and the templates'
+ * text at the end.
+ */
+export function mineAsIngest(sys: LoghubSystem): {
+  predicted: string[];
+  templateOf: (id: string) => string | undefined;
+} {
+  const pipelines = builtinPipelineSet();
+  const ctx = { receivedAt: Date.now(), intake: 'bench', newId: () => 'bench' };
+  // Stored events follow a merge of templates (features/patterns): their ids are resolved so.
+  const mergedInto = new Map<string, string>();
+  const miner = new TemplateMiner({
+    onMerge: (into, merged) => {
+      for (const m of merged) mergedInto.set(m.id, into.id);
+    },
+  });
+  const resolve = (id: string): string => {
+    let at = id;
+    for (let next = mergedInto.get(at); next !== undefined; next = mergedInto.get(at)) at = next;
+    return at;
+  };
+  const app = `loghub-${sys.name}`;
+  const mined = sys.messages.map((message) => {
+    const normalised = normaliseRecord({ message, app, host: 'bench' }, ctx);
+    if (!normalised.ok) throw new Error(normalised.detail);
+    const [e] = pipelines.process([normalised.event]);
+    if (!e) return '(dropped)';
+    return miner.match(e.app ?? '', e.message ?? '', knownValues(e)).id;
+  });
+  return { predicted: mined.map(resolve), templateOf: (id) => miner.get(id)?.tokens.join(' ') };
+}
+
+/**
  * The ten systems as ingest mines them: each message a record `{message, app, host}`
  * (app `loghub-<system>`), normalised and run through the built-in pipelines, then mined
  * by the miner ingest uses with the values pipelines extracted as variables, as
@@ -128,8 +164,6 @@ export function loghubAccuracy(dir?: string): { ga: number; fga: number; systems
     console.log('(no Loghub systems found: pass --loghub <dir> with the *_structured_corrected.csv files)');
     return { ga: 0, fga: 0, systems: 0 };
   }
-  const pipelines = builtinPipelineSet();
-  const ctx = { receivedAt: Date.now(), intake: 'bench', newId: () => 'bench' };
   console.log('');
   console.log('grouping accuracy on the Loghub-2k systems as ingest mines them (corrected labels)');
   console.log('system      GA      FGA     FTA     PA      groups (true)   Drain GA');
@@ -139,17 +173,9 @@ export function loghubAccuracy(dir?: string): { ga: number; fga: number; systems
   let pa = 0;
   let atOrAbove = 0;
   for (const sys of systems) {
-    const miner = new TemplateMiner();
-    const app = `loghub-${sys.name}`;
-    const predicted = sys.messages.map((message) => {
-      const normalised = normaliseRecord({ message, app, host: 'bench' }, ctx);
-      if (!normalised.ok) throw new Error(normalised.detail);
-      const [e] = pipelines.process([normalised.event]);
-      if (!e) return '(dropped)';
-      return miner.match(e.app ?? '', e.message ?? '', knownValues(e)).id;
-    });
+    const { predicted, templateOf } = mineAsIngest(sys);
     const r = groupingAccuracy(sys.labels, predicted);
-    const t = templateAccuracy(sys, predicted, (id) => miner.get(id)?.tokens.join(' '));
+    const t = templateAccuracy(sys, predicted, templateOf);
     const drain = DRAIN_GA[sys.name] ?? 0;
     if (r.ga >= drain) atOrAbove += 1;
     ga += r.ga;

@@ -6,6 +6,7 @@ import { knownValues, TemplateMiner, tokenize } from '../src/ingest/patterns/tem
 import { builtinPipelineSet } from '../src/ingest/pipelines/builtin-pipelines.js';
 import { readLoghubCsv, readLoghubLines } from '../test/helpers/loghub.js';
 import { flag, fmt, percentile, textFlag } from './lib.js';
+import { throughApi } from './patterns-api.js';
 import { loghubAccuracy, readLoghubSystems } from './patterns-loghub.js';
 
 /** Drain's published grouping accuracy on these Loghub-2k datasets (Zhu et al., ICSE-SEIP 2019). */
@@ -23,13 +24,17 @@ const DATASETS = ['OpenSSH', 'Linux', 'Apache'];
  * `--templates` templates (100,000). Then the ten Loghub-2k systems of `--loghub <dir>`
  * (../shared/data/loghub) as ingest mines them, GA, FGA and template accuracy beside
  * Drain's published GA (`--accuracy-only` stops there); their messages join the cost's.
+ * `--through-api` then measures the ten systems from outside, through a server's API
+ * (bench/patterns-api.ts; with `--accuracy-only`, their accuracy alone).
  */
 export async function main(argv: string[]) {
   const runs = flag(argv, 'runs', 30);
   const templateCount = flag(argv, 'templates', 100_000);
   const loghubDir = textFlag(argv, 'loghub');
+  const outside = argv.includes('--through-api');
   if (argv.includes('--accuracy-only')) {
     loghubAccuracy(loghubDir);
+    if (outside) await throughApi(argv, loghubDir, true);
     return;
   }
   const sets = DATASETS.map((name) => ({ name, rows: readLoghubCsv(`${name}_2k.log_structured.csv`) }));
@@ -148,6 +153,9 @@ export async function main(argv: string[]) {
     `memory: ${fmt(miner.size)} templates hold ${fmt(bytes / 2 ** 20, 1)} MiB of heap (goal ≤ 64 MiB for 100,000)`,
   );
   console.log('');
-  console.log('Ingest with and without mining: `npm run bench -- ingest` (it runs both).');
+  console.log(
+    'Ingest with and without mining: `--through-api` (the Loghub lines), `npm run bench -- ingest` (demo events).',
+  );
+  if (outside) await throughApi(argv, loghubDir);
   if (sink < 0 || ten.systems < 0) console.log(sink);
 }

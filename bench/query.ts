@@ -261,33 +261,29 @@ async function buildData(dir: string, total: number, windowEnd: number) {
     for (let i = 0; i < batch && done + i < total; i++) {
       const ts = Math.floor(start + ((done + i) / total) * 86_400_000);
       const status = r() < 0.9 ? 200 : r() < 0.5 ? 404 : 503;
-      events.push({
-        ev_id: newUlid(ts),
-        ts,
-        received_at: ts,
-        host: HOSTS[Math.floor(r() * HOSTS.length)] as string,
-        app: `app-${Math.floor(r() * 50)}`,
-        severity: SEVERITIES[Math.floor(r() * SEVERITIES.length)] as Severity,
-        facility: null,
-        message: `${MESSAGES[Math.floor(r() * r() * MESSAGES.length)]} #${done + i}${
-          (done + i) % Math.ceil(total / RARE_WORD_EVENTS) === 1234 % Math.ceil(total / RARE_WORD_EVENTS)
-            ? ' needle42'
-            : ''
-        }`,
-        src_ip: `10.${Math.floor(r() * 16)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}`,
-        src_port: 1024 + Math.floor(r() * 60000),
-        dst_ip: null,
-        dst_port: 443,
-        user: `user-${Math.floor(r() * 10_000)}`,
-        action: null,
-        status,
-        bytes: Math.floor(r() * 100_000),
-        source: null,
-        intake: 'bench',
-        fields: { 'http.method': r() < 0.8 ? 'GET' : 'POST' },
-        shape: null,
-        pattern_id: null,
-      });
+      events.push(
+        emptyEvent({
+          ev_id: newUlid(ts),
+          ts,
+          received_at: ts,
+          host: HOSTS[Math.floor(r() * HOSTS.length)] as string,
+          app: `app-${Math.floor(r() * 50)}`,
+          severity: SEVERITIES[Math.floor(r() * SEVERITIES.length)] as Severity,
+          message: `${MESSAGES[Math.floor(r() * r() * MESSAGES.length)]} #${done + i}${
+            (done + i) % Math.ceil(total / RARE_WORD_EVENTS) === 1234 % Math.ceil(total / RARE_WORD_EVENTS)
+              ? ' needle42'
+              : ''
+          }`,
+          src_ip: `10.${Math.floor(r() * 16)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}`,
+          src_port: 1024 + Math.floor(r() * 60000),
+          dst_port: 443,
+          user: `user-${Math.floor(r() * 10_000)}`,
+          status,
+          bytes: Math.floor(r() * 100_000),
+          intake: 'bench',
+          fields: { 'http.method': r() < 0.8 ? 'GET' : 'POST' },
+        }),
+      );
     }
     // The hourly sources' events of this batch's time, among its events in time order.
     const last = (events[events.length - 1] as NormalisedEvent).ts;
@@ -343,6 +339,8 @@ export function sqlFor(plan: QueryPlan, columnOf?: FieldColumnOf): Compiled[] {
       return [tableSql(plan, 'rows', n)];
     case 'fields':
       return [fieldValuesSql(plan, n)];
+    case 'changes':
+      throw new Error('bench/query.ts has no raw statement for a changes plan');
     default:
       return plan satisfies never;
   }
@@ -581,6 +579,8 @@ function clickHouseSqlFor(table: string, plan: QueryPlan): ClickHouseCompiled[] 
       return [chPlans.tableSql(table, plan, 'rows')];
     case 'fields':
       return [chFieldValuesSql(table, plan)];
+    case 'changes':
+      throw new Error('bench/query.ts has no raw statement for a changes plan');
     default:
       return plan satisfies never;
   }

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { emptyEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 
@@ -24,34 +25,22 @@ for (let s = 0; s < rounds; s++) {
     memoryLimit: '512MB',
     checkpointThreshold: '256MB',
   });
-  const conn = (store as unknown as { reader: DuckDBConnection }).reader;
+  const conn = (store as unknown as { db: { reader: DuckDBConnection } }).db.reader;
   let n = 0;
   const append = () => {
     const now = Date.now();
     return store.append([
-      {
+      emptyEvent({
         ev_id: newUlid(now),
         ts: now,
         received_at: now,
         host: 'h',
         app: 'myapp',
         severity: 'warning',
-        facility: null,
         message: msg(n),
-        src_ip: null,
-        src_port: null,
-        dst_ip: null,
-        dst_port: null,
-        user: null,
-        action: null,
-        status: null,
         bytes: n++,
-        source: null,
         intake: 'x',
-        fields: {},
-        shape: null,
-        pattern_id: null,
-      },
+      }),
     ]);
   };
   for (let i = 0; i < 8; i++) {

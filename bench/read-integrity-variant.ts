@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { emptyEvent } from '../src/core/event.js';
 import { newUlid } from '../src/core/ids.js';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
 
@@ -78,7 +79,7 @@ while (Date.now() < end) {
     memoryLimit: '512MB',
     checkpointThreshold: '256MB',
   });
-  const conn = (store as unknown as { reader: DuckDBConnection }).reader;
+  const conn = (store as unknown as { db: { reader: DuckDBConnection } }).db.reader;
   stores++;
   let appended = 0,
     done = false;
@@ -107,29 +108,17 @@ while (Date.now() < end) {
     const now = Date.now();
     await exclusive(() =>
       store.append([
-        {
+        emptyEvent({
           ev_id: newUlid(now),
           ts: now,
           received_at: now,
           host: 'h',
           app: 'myapp',
           severity: 'warning',
-          facility: null,
           message: msg(appended),
-          src_ip: null,
-          src_port: null,
-          dst_ip: null,
-          dst_port: null,
-          user: null,
-          action: null,
-          status: null,
           bytes: appended++,
-          source: null,
           intake: 'x',
-          fields: {},
-          shape: null,
-          pattern_id: null,
-        },
+        }),
       ]),
     );
     await new Promise((r) => setImmediate(r));

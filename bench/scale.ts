@@ -1,12 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDbEventStore } from '../src/event-store/duckdb/duckdb-event-store.js';
-import {
-  IDLE_CHECKPOINT_MS,
-  IDLE_CHECKPOINT_WAL_BYTES,
-} from '../src/event-store/duckdb/duckdb-maintenance.js';
 import { addTriggers, demoPool, ingestThroughApi, ndjson, storeBytes } from './ingest.js';
-import { countFlag, flag, fmt, percentile, scrapeMetrics, startServer, textFlag } from './lib.js';
+import { countFlag, flag, fmt, percentile, scrapeMetrics, startServer, textFlag, walSettled } from './lib.js';
 import { API_QUERY_ENV, type QueryCase, stats, timeApi, timeRaw } from './query.js';
 
 /**
@@ -33,21 +29,6 @@ const MEMORY_LIMIT = '512MB';
 /** The issue's goals for everything but the rare word: ≤ 1.3× the raw engine or ≤ 50 ms. */
 const RATIO_GOAL = 1.3;
 const ABSOLUTE_GOAL_MS = 50;
-
-/**
- * Seconds until the data dir's WAL is under the size the store's idle checkpoint takes (or
- * gone), polled every 200 ms from when that checkpoint starts, for at most 5 minutes.
- */
-async function walSettled(dataDir: string): Promise<number> {
-  const t0 = performance.now();
-  const wal = path.join(dataDir, 'events.duckdb.wal');
-  await new Promise((r) => setTimeout(r, IDLE_CHECKPOINT_MS + 500));
-  while (performance.now() - t0 < 300_000) {
-    if (!existsSync(wal) || statSync(wal).size < IDLE_CHECKPOINT_WAL_BYTES) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return (performance.now() - t0) / 1000;
-}
 
 /** Every query type over the demo data (its fields: `bench/ingest.ts`'s `demoPool`). */
 function scaleCases(events: number): Array<QueryCase & { absolute?: true }> {

@@ -10,6 +10,7 @@ import { GeoIp } from './enrich/geoip.js';
 import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from './errors/startup.js';
 import type { EventStore } from './event-store/event-store.js';
 import { openEventStore } from './event-store/open-event-store.js';
+import { coldFilesReadable } from './features/cold/index.js';
 import type { Platform, Services } from './features/component.js';
 import { identityServices } from './features/identity/index.js';
 import { COMPONENTS } from './features/index.js';
@@ -205,6 +206,16 @@ export function healthChecks(rt: Pick<Runtime, 'meta' | 'events' | 'platform'>):
       check: async () => void (await sql`select 1`.execute(rt.meta.db)),
     },
     { name: 'events', kind: rt.events.kind, check: () => rt.events.ping() },
+    // The embedded store's cold tier: its directory and every recorded file readable.
+    ...(rt.events.kind === 'duckdb'
+      ? [
+          {
+            name: 'cold',
+            kind: 'directory',
+            check: () => coldFilesReadable(rt.events, rt.platform.config.coldDir),
+          },
+        ]
+      : []),
   ];
 }
 

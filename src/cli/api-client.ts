@@ -68,7 +68,12 @@ export async function answerError(target: ServerTarget, res: Response): Promise<
 export async function apiFetch(
   target: ServerTarget,
   urlPath: string,
-  init: { method?: 'GET' | 'POST'; body?: string; contentType?: string; signal?: AbortSignal } = {},
+  init: {
+    method?: 'GET' | 'POST' | 'DELETE';
+    body?: string;
+    contentType?: string;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<Response> {
   let res: Response;
   try {
@@ -94,7 +99,7 @@ export async function apiFetch(
 export async function apiJson<T>(
   target: ServerTarget,
   urlPath: string,
-  init: { method?: 'GET' | 'POST'; body?: unknown; signal?: AbortSignal } = {},
+  init: { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; signal?: AbortSignal } = {},
 ): Promise<{ status: number; body: T }> {
   const res = await apiFetch(target, urlPath, {
     ...(init.method ? { method: init.method } : {}),

@@ -24,7 +24,7 @@ const program = new Command('logscope')
   .addHelpText(
     'after',
     `
-search, tail, ingest and demo talk to a running server over HTTP (--url, default
+search, tail, ingest, demo, patterns remine and cold talk to a running server over HTTP (--url, default
 http://127.0.0.1:<port>; --token, default <data-dir>/admin-token). migrate, user and
 token open the metadata store of --data-dir themselves and refuse a data dir that holds
 none. A query starting with "-" goes after "--": logscope search -- '-host:web-1'.`,
@@ -219,6 +219,103 @@ Examples:
     const target = serverTarget(config(), o);
     const { tail } = await import('./tail.js');
     await tail(target, { query: query ?? '', json: o.json });
+  });
+
+const patternsCommand = program
+  .command('patterns')
+  .description('Message templates (patterns) of a running server');
+clientOptions(
+  patternsCommand
+    .command('remine')
+    .description(
+      'Re-mine the stored events of a time range on a running server (admins): they get the pattern ids ingest gives now; shows progress until done',
+    )
+    .option('--since <duration>', 'the last 15m, 1h, 7d, ... (s, m, h, d, w)')
+    .option('--from <iso>', 'from this time (ISO 8601; without an offset: local time); excludes --since')
+    .option('--to <iso>', 'up to this time (default: now)'),
+)
+  .addHelpText(
+    'after',
+    `
+Runs in the server's background, one job at a time, a page of events at a time; ingest and
+queries go on meanwhile. Ctrl-C asks the server to stop it after the page under way.
+Exit code 0 when it is done or stopped, 1 when it failed or could not start (another job
+runs: 409).
+
+Examples:
+  $ logscope patterns remine --since 7d
+  $ logscope patterns remine --from 2026-11-01T00:00Z --to 2026-11-20T00:00Z`,
+  )
+  .action(async (o: { since?: string; from?: string; to?: string; url?: string; token?: string }) => {
+    if (o.since === undefined && o.from === undefined)
+      throw new CliError('give the range to re-mine: --since, or --from (and --to)');
+    const range = timeRange({
+      ...o,
+      to: o.to ?? new Date().toISOString(),
+      sinceGiven: o.since !== undefined,
+    }) as { ts_from: number; ts_to: number };
+    const target = serverTarget(config(), o);
+    const { remine } = await import('./patterns-remine.js');
+    await remine(target, range);
+  });
+
+const coldCommands = program
+  .command('cold')
+  .description('The cold tier of a running server (administrators): verify it, import files into it');
+const coldStream = (v: string | undefined) => (v === undefined ? undefined : positiveInt('--stream', v));
+clientOptions(
+  coldCommands
+    .command('verify')
+    .description(
+      'Check every cold file against its record (present, size, sha256, readable, rows, time range) and every Parquet file under coldDir against the records; changes nothing',
+    )
+    .option('--stream <id>', 'only the files filed under this stream')
+    .option('--no-checksums', 'skip the sha256 of each file (reads each footer only)')
+    .option('--json', 'the job as the API answers it (one JSON object)', false),
+)
+  .addHelpText(
+    'after',
+    `
+Prints one line per problem (path: problem: detail), then a summary. Exit code 0 when
+there is none, 1 when there is any, 2 when the server cannot be reached or refuses the token.`,
+  )
+  .action(async (o: { stream?: string; checksums: boolean; json: boolean; url?: string; token?: string }) => {
+    const target = serverTarget(config(), o);
+    const streamId = coldStream(o.stream);
+    const { coldCommand } = await import('./cold.js');
+    process.exitCode = await coldCommand(
+      target,
+      { kind: 'verify', checksums: o.checksums, ...(streamId !== undefined ? { streamId } : {}) },
+      { json: o.json },
+    );
+  });
+clientOptions(
+  coldCommands
+    .command('import <path>')
+    .description(
+      'Record the Parquet files of a file or folder inside coldDir (relative to it, or absolute), e.g. an archived day folder copied back',
+    )
+    .option(
+      '--stream <id>',
+      'file them under this stream (default: their folder, else their metadata, else Default)',
+    )
+    .option('--json', 'the job as the API answers it (one JSON object)', false),
+)
+  .addHelpText(
+    'after',
+    `
+Prints one line per refused file (path: refused: why), then a summary. Exit code 0 when
+none is refused, 1 when any is, 2 when the server cannot be reached or refuses the token.`,
+  )
+  .action(async (p: string, o: { stream?: string; json: boolean; url?: string; token?: string }) => {
+    const target = serverTarget(config(), o);
+    const streamId = coldStream(o.stream);
+    const { coldCommand } = await import('./cold.js');
+    process.exitCode = await coldCommand(
+      target,
+      { kind: 'import', path: p, ...(streamId !== undefined ? { streamId } : {}) },
+      { json: o.json },
+    );
   });
 
 program

@@ -126,6 +126,17 @@ export const ConfigSchema = Type.Object(
       default: 3600,
       description: 'How often retention runs (after a first run shortly after start)',
     }),
+    coldDir: Type.String({
+      default: '',
+      description:
+        'Where the cold tier keeps its Parquet files (empty: `cold` in the data dir); a local folder or a mounted NFS or object-store volume. Embedded event store only',
+    }),
+    tierIntervalSeconds: Type.Integer({
+      minimum: 1,
+      maximum: 86_400,
+      default: 3600,
+      description: "How often the cold tier's mover runs (after a first round shortly after start)",
+    }),
     retentionMaxBytes: Type.Integer({
       minimum: 0,
       default: 0,
@@ -224,6 +235,23 @@ export const ConfigSchema = Type.Object(
       description:
         'Running or watched queries per user (watching over the websocket and recomputing dropped results count too); beyond it `POST /api/query` and `recalculate` answer `429` with `Retry-After: 2`, a subscription an `error`',
     }),
+    mcpEnabled: Type.Boolean({
+      default: true,
+      description:
+        "Serve the Model Context Protocol at `/mcp`: the logs as tools for the user's own assistant, with their token's rights ([MCP](mcp.md)); false: `/mcp` answers 404",
+    }),
+    mcpAllowedOrigins: Type.String({
+      default: '',
+      pattern: '^(https?://[^/?#\\s,]+(\\s*,\\s*https?://[^/?#\\s,]+)*)?$',
+      description:
+        "Browser origins allowed to call `/mcp`, comma-separated exact origins (`http://localhost:6274`, the MCP Inspector's); a request with another `Origin` is refused with 403; requests without one (desktop and IDE clients) are unaffected",
+    }),
+    mcpToolTimeoutSeconds: Type.Integer({
+      minimum: 1,
+      default: 30,
+      description:
+        'Longest an MCP tool call runs; one still running then is stopped and answered `isError: true` (narrow the range or the query)',
+    }),
     intakeTcpMaxConnections: Type.Integer({
       minimum: 1,
       default: 1000,
@@ -284,6 +312,13 @@ export const ConfigSchema = Type.Object(
       description:
         'Matches of a `create_task` trigger join its open task last updated within this many seconds (0: a task per batch)',
     }),
+    patternRateSettleSeconds: Type.Integer({
+      minimum: 0,
+      maximum: 3600,
+      default: 5,
+      description:
+        'A `pattern_rate` trigger judges a window this many seconds after it ends, so events arriving that late still count',
+    }),
     geoipCityPath: Type.String({
       default: '',
       description:
@@ -327,7 +362,42 @@ export const ConfigSchema = Type.Object(
     webhookDenyCidrs: Type.String({
       default: '',
       description:
-        'Address ranges webhook and Slack channels may not reach, comma-separated CIDRs (`169.254.0.0/16,10.0.0.0/8`); empty: any address, loopback and private ones included',
+        'Address ranges channels (webhook, Slack, Teams, PagerDuty, Opsgenie) may not reach, comma-separated CIDRs (`169.254.0.0/16,10.0.0.0/8`); empty: any address, loopback and private ones included',
+    }),
+    pagerdutyUrl: Type.String({
+      default: 'https://events.pagerduty.com',
+      pattern: '^https?://[^/?#\\s]+(/[^?#\\s]*)?$',
+      description:
+        'The PagerDuty Events API base pagerduty channels post to (`<base>/v2/enqueue`); another for a relay in an air-gapped install',
+    }),
+    opsgenieUrl: Type.String({
+      default: '',
+      pattern: '^(https?://[^/?#\\s]+(/[^?#\\s]*)?)?$',
+      description:
+        'The Opsgenie API base opsgenie channels post to, for either region (a relay in an air-gapped install); empty: `https://api.opsgenie.com`, or `https://api.eu.opsgenie.com` for a channel of region `eu`',
+    }),
+    reportLinkSeconds: Type.Integer({
+      minimum: 60,
+      maximum: 31_536_000,
+      default: 604_800,
+      description:
+        'How long a signed report link (scheduled reports, `POST /api/reports/{id}/link`) stays valid, in seconds; also the longest `expires_in`',
+    }),
+    reportLinkSecret: Type.String({
+      default: '',
+      description:
+        'The key report links are signed with (HMAC-SHA256); empty: a random key made once and kept in the metadata store, so every node signs alike. Changing it voids every link',
+    }),
+    schedulesPerUser: Type.Integer({
+      minimum: 1,
+      default: 50,
+      description: 'Report schedules one user may own; beyond it creating one answers `409 limit_reached`',
+    }),
+    scheduleAttachMaxBytes: Type.Integer({
+      minimum: 0,
+      default: 10_485_760,
+      description:
+        'Largest report file a scheduled run attaches to its mail; a larger one is sent as its link alone (0: never attach)',
     }),
     oidc: Type.Union([Type.Null(), OidcSchema], {
       default: null,

@@ -145,6 +145,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         : process.cwd(),
     config.dataDir,
   );
+  // The cold tier's folder: `cold` in the data dir, or relative as the data dir's is.
+  const coldOrigin = origins.coldDir ?? 'default';
+  config.coldDir = config.coldDir
+    ? path.resolve(
+        coldOrigin.startsWith('config file') && file ? path.dirname(path.resolve(file)) : process.cwd(),
+        config.coldDir,
+      )
+    : path.join(config.dataDir, 'cold');
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError(
       `Invalid setting databaseUrl (${origins.databaseUrl}): only postgres:// URLs are supported (leave empty for SQLite)`,

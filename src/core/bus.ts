@@ -41,7 +41,11 @@ export interface ClusterTopics extends Record<string, unknown> {
    * Templates a node's miner made or generalised (patterns): every other node takes them
    * up, so a kind of message gets one id whichever node takes it in.
    */
-  'patterns-made': { templates: Array<{ id: string; app: string; tokens: string[]; firstSeen: number }> };
+  'patterns-made': {
+    templates: Array<{ id: string; app: string; tokens: string[]; firstSeen: number }>;
+    /** Templates merged into another (a slot's third word): the others' miners follow. */
+    merged?: Array<{ into: string; ids: string[] }>;
+  };
   /**
    * A node's trigger matches of the last moments, per epoch second `s`, trigger (at the
    * `version` the node counted for) and group key with the newest samples: every node

@@ -12,10 +12,17 @@ export interface MetricDecl {
    * grew by at each scrape (a total below the last one seen started again from zero).
    * `gauge`: `read` gives the value now.
    */
-  type: 'counter' | 'gauge';
-  /** With a label, `read` gives a value per label value; without, one number. */
+  type: 'counter' | 'gauge' | 'histogram';
+  /**
+   * With a label, `read` gives a value per label value; without, one number. Several
+   * labels are named `a,b` and their values keyed `x,y`.
+   */
   label?: string;
   read: () => number | Readonly<Record<string, number>> | Promise<number | Readonly<Record<string, number>>>;
+  /** `histogram`: its buckets' upper bounds. */
+  buckets?: readonly number[];
+  /** `histogram`: the values observed since the last call (each scrape takes them). */
+  drain?: () => readonly number[];
 }
 
 /** A component with figures for /metrics. */
@@ -66,6 +73,32 @@ export const gauge = (name: string, help: string, read: MetricDecl['read'], labe
   read,
   ...(label ? { label } : {}),
 });
+
+/**
+ * A distribution (`histogram`): the component keeps what it observed until a scrape
+ * takes it (`drain`). `read` is unused.
+ */
+export const histogram = (
+  name: string,
+  help: string,
+  buckets: readonly number[],
+  drain: () => readonly number[],
+): MetricDecl => ({ name, help, type: 'histogram', read: () => 0, buckets, drain });
+
+/** Observations kept for a scrape, at most `max` (the oldest go first when nobody scrapes). */
+export class Observations {
+  private values: number[] = [];
+  constructor(private readonly max = 10_000) {}
+  observe(value: number): void {
+    if (this.values.length >= this.max) this.values.shift();
+    this.values.push(value);
+  }
+  drain(): number[] {
+    const out = this.values;
+    this.values = [];
+    return out;
+  }
+}
 
 /** How long store figures (event count, bytes, oldest event, reports) are reused between scrapes. */
 export const STORE_STATS_MS = 10_000;

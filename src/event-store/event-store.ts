@@ -1,6 +1,6 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
-import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from './query-plan.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from './query-plan.js';
 import type { ReadScope, StreamRules } from './read-scope.js';
 import type { SqlValue } from './sql/sql-params.js';
 
@@ -23,6 +23,97 @@ export interface EventStoreStats {
   dataBytes: number;
   oldestTs: number | null;
   newestTs: number | null;
+}
+
+/**
+ * One call of the cold tier's mover (ADR 0031): the events older than `cutMs` that `keep`
+ * does not match (the events of streams kept hot longer) move, each filed under its home,
+ * the first of `homes` (the streams other than Default, in id order) whose filter matches
+ * it, else `defaultId`. All times are Unix milliseconds.
+ */
+export interface ColdMove {
+  readonly cutMs: number;
+  readonly keep?: FilterNode;
+  readonly homes: ReadonlyArray<{ readonly id: number; readonly filter: FilterNode }>;
+  readonly defaultId: number;
+  readonly nowMs: number;
+}
+
+export interface ColdMoveResult {
+  files: number;
+  events: number;
+  /** Stream-days that could not move (left hot, tried again next round), each with why. */
+  errors: string[];
+}
+
+/**
+ * The cold files a read meets (ADR 0031): those whose time range meets its range, those
+ * their summaries let it skip, those it opens, and the bytes of the latter.
+ */
+export interface ColdReach {
+  files: number;
+  files_skipped: number;
+  files_read: number;
+  bytes_read: number;
+}
+
+/** What `cold verify` found wrong with one file (docs/operations/cold-tier.md). */
+export interface ColdProblem {
+  /** Relative to the cold directory, `/`-separated. */
+  readonly path: string;
+  readonly problem: 'missing' | 'size' | 'checksum' | 'unreadable' | 'rows' | 'time_range' | 'not_recorded';
+  readonly detail: string;
+}
+
+/** One `cold verify` (ADR 0031): every record against its file, every file against the records. */
+export interface ColdVerify {
+  readonly streamId?: number;
+  readonly checksums: boolean;
+}
+
+export interface ColdVerifyResult {
+  /** Records checked, their rows and bytes as recorded. */
+  files: number;
+  events: number;
+  bytes: number;
+  problems: ColdProblem[];
+}
+
+/** One `cold import`: `path` relative to the cold directory (or absolute inside it). */
+export interface ColdImport {
+  readonly path: string;
+  readonly streamId?: number;
+  readonly defaultId: number;
+  /** The streams that exist: a path or metadata naming another is passed over. */
+  readonly streamIds: readonly number[];
+  readonly nowMs: number;
+}
+
+export interface ColdImportResult {
+  files: Array<{ path: string; status: 'imported' | 'present' | 'refused'; events: number; detail: string }>;
+  /** Events imported. */
+  events: number;
+}
+
+/** A committed file of the cold tier, as recorded (times in Unix milliseconds). */
+export interface ColdFileRecord {
+  readonly id: number;
+  readonly streamId: number;
+  /** The UTC day of every row's `ts`, `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly part: number;
+  /** Relative to the cold directory, `/`-separated. */
+  readonly path: string;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly minTs: number;
+  readonly maxTs: number;
+  readonly minEvId: string;
+  readonly maxEvId: string;
+  readonly sha256: string;
+  readonly createdAt: number;
+  /** Bytes of its skipping summary (0: none). */
+  readonly summaryBytes: number;
 }
 
 /**
@@ -69,12 +160,46 @@ export interface EventStore {
    */
   deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number>;
   /**
+   * Gives stored events new `pattern_id`s (re-mining, docs/api/patterns.md): each pair is
+   * an event's `ev_id` and its new id, every such event lying in `range` by its `ts` (which
+   * narrows the engine's scan). Ids not stored are skipped. Resolves once the events read
+   * back with their new ids.
+   */
+  setPatternIds(
+    range: TimeWindow,
+    ids: ReadonlyArray<readonly [evId: string, patternId: string]>,
+  ): Promise<void>;
+  /**
    * Stops the statements still running whose tag (`ExecOptions.tag`) starts with
    * `tagPrefix`, on every server of a shared engine: the work of a node that died, taken
    * over by this one. Nothing to do for an embedded engine (its statements ended with
    * their process).
    */
   abandon(tagPrefix: string): Promise<void>;
+  /**
+   * Moves events into the cold tier (ADR 0031); null when the store has none (ClickHouse,
+   * or no cold directory).
+   */
+  moveCold(move: ColdMove): Promise<ColdMoveResult | null>;
+  /**
+   * Deletes whole cold files, oldest first, until at least `bytes` are freed
+   * (`retentionMaxBytes` over both tiers); returns the events and bytes they held.
+   */
+  dropOldestCold(bytes: number): Promise<{ events: number; bytes: number }>;
+  /** The cold tier's committed files, oldest first (none without a cold tier). */
+  coldFiles(): Promise<ColdFileRecord[]>;
+  /** Checks the cold tier's records and files, changing nothing; null without a cold tier. */
+  verifyCold(req: ColdVerify): Promise<ColdVerifyResult | null>;
+  /** Records Parquet files placed under the cold directory; null without a cold tier. */
+  importCold(req: ColdImport): Promise<ColdImportResult | null>;
+  /**
+   * How many events of the hot tier (all time) each filter matches, in one read: the
+   * streams' tier figures (docs/operations/cold-tier.md). Every event is hot on a store
+   * without a cold tier.
+   */
+  countHot(filters: readonly FilterNode[]): Promise<number[]>;
+  /** The cold files a read of `filter` within `scope` over `range` meets; null when none. */
+  coldReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ColdReach | null>;
   stats(): Promise<EventStoreStats>;
   /** Fails when the store cannot answer (for /api/health). */
   ping(): Promise<void>;

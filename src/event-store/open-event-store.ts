@@ -29,6 +29,7 @@ export function openEventStore(config: Config): Promise<EventStore> {
       dataDir: config.dataDir,
       memoryLimit: config.duckdbMemoryLimit,
       checkpointThreshold: config.duckdbCheckpointThreshold,
+      coldDir: config.coldDir,
     },
   });
 }

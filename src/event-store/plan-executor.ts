@@ -1,8 +1,10 @@
 import type { StoredEvent } from '../core/event.js';
 import { and, cond } from '../filter/ast.js';
 import { MAX_TABLE_ROWS } from '../pipes/program.js';
+import { executeChanges } from './changes-executor.js';
 import { shapeFields } from './fields-shaper.js';
 import type {
+  ChangesPlan,
   ExecOptions,
   FieldsPlan,
   LastNPlan,
@@ -76,6 +78,14 @@ export interface PlanDialect<S> {
   tableRows(plan: TablePlan): S;
   /** The number of rows of a Table's program, as a row `{ n }`. */
   tableCount(plan: TablePlan): S;
+  /**
+   * Rows `{ k, v, f, b }` of a changes plan's candidates (its `fields` given): `f` and `b`
+   * the events in scope in the focus window and in the baseline; `k` -1 for the totals
+   * (one row, `v` null), 0 for each `pattern_id` (`v`), `i + 1` for each value of
+   * `fields[i]` among its `CHANGE_VALUES` most common in either window (by count, then
+   * value text; `v` as text, absent values left out).
+   */
+  changeCounts(plan: ChangesPlan & { fields: string[] }): S;
   /** Rows of the fields of a Fields plan's sample, one a field with its values (fields-shaper.ts). */
   fieldValues(plan: FieldsPlan): S;
   /**
@@ -168,6 +178,8 @@ async function executeAny<S>(
       ]);
       return shapeFields(plan, values.rows, Number(total.rows[0]?.n ?? 0));
     }
+    case 'changes':
+      return executeChanges(dialect, run, plan, opts);
     default:
       return plan satisfies never;
   }

@@ -96,6 +96,24 @@ export interface PatternsPlan extends Base {
 export const bucketWidth = (plan: PatternsPlan) =>
   Math.max(1, Math.ceil((plan.range.toMs - plan.range.fromMs) / plan.buckets));
 
+/**
+ * What changed (docs/api/explain.md): each candidate's events in the focus window (`range`) and in
+ * `baseline` (the two never overlap) — every `pattern_id`, and for each of `fields` the
+ * `top` most common values of each window — scored (core/change-score.ts), at most `n`
+ * of those scoring `minScore` or more listed, with samples of the patterns listed.
+ * `fields` null: the default set, read from the focus window's events.
+ */
+export interface ChangesPlan extends Base {
+  kind: 'changes';
+  baseline: TimeWindow;
+  fields: string[] | null;
+  n: number;
+  minScore: number;
+}
+
+/** Values of each field a changes plan compares, per window. */
+export const CHANGE_VALUES = 100;
+
 /** Table (docs/query-language.md#table): the query's pipes, run in the store over the matching events. */
 export interface TablePlan extends Base {
   kind: 'table';
@@ -121,7 +139,8 @@ export type QueryPlan =
   | TimelinePlan
   | PatternsPlan
   | TablePlan
-  | FieldsPlan;
+  | FieldsPlan
+  | ChangesPlan;
 
 /** A plan before its scope is given (what a query type builds; the runner adds its job's scope). */
 export type UnscopedPlan = QueryPlan extends infer P
@@ -171,6 +190,17 @@ export interface PatternsResult {
     samples: Array<{ evId: string; ts: number; message: string | null }>;
     /** Its count in `compareTo`, when asked. */
     previousCount?: number;
+    /**
+     * Added where the patterns component groups one template text's ids into one item
+     * (features/patterns/grouped-patterns.ts): every id of the text, most common first,
+     * the apps its readable events came from (most first, at most a few, `appsOther`
+     * more) and, without `compareTo`, whether none of its ids has a readable matching
+     * event before the range.
+     */
+    patternIds?: string[];
+    apps?: Array<{ app: string; count: number }>;
+    appsOther?: number;
+    firstInRange?: boolean;
   }>;
 }
 
@@ -204,6 +234,30 @@ export interface FieldsResult {
   fields: FieldSummary[];
 }
 
+/** A candidate of a changes plan: a pattern (`field` null, `value` its id) or a field's value. */
+export interface ChangeCandidate {
+  field: string | null;
+  value: string | number;
+  focusCount: number;
+  baselineCount: number;
+  score: number;
+  /** Patterns listed: the newest readable events of the focus window (the baseline's when gone). */
+  samples?: Array<{ evId: string; ts: number; message: string | null }>;
+  /** A pattern's template text, added by the patterns component (features/patterns). */
+  template?: string;
+}
+
+export interface ChangesResult {
+  focusTotal: number;
+  baselineTotal: number;
+  /** The fields examined. */
+  fields: string[];
+  /** Candidates examined. */
+  tested: number;
+  /** The listed ones, in order. */
+  changes: ChangeCandidate[];
+}
+
 export interface PlanResults {
   search: SearchResult;
   topn: TopNResult;
@@ -213,6 +267,7 @@ export interface PlanResults {
   patterns: PatternsResult;
   table: TableResult;
   fields: FieldsResult;
+  changes: ChangesResult;
 }
 
 export type ResultOf<P extends QueryPlan> = PlanResults[P['kind']];

@@ -5,16 +5,19 @@
  */
 import { alerting } from './alerting/index.js';
 import { audit } from './audit/index.js';
+import { cold } from './cold/index.js';
 import type { Component } from './component.js';
 import { dashboards } from './dashboards/index.js';
 import { events } from './events/index.js';
 import { identity } from './identity/index.js';
 import { intake } from './intake/index.js';
 import { live } from './live/index.js';
+import { mcp } from './mcp/index.js';
 import { patterns } from './patterns/index.js';
 import { queries } from './queries/index.js';
 import { reports } from './reports/index.js';
 import { savedSearches } from './saved-searches/index.js';
+import { schedules } from './schedules/index.js';
 import { signOn } from './sign-on/index.js';
 import { streams } from './streams/index.js';
 import { tasks } from './tasks/index.js';
@@ -27,6 +30,7 @@ export const COMPONENTS: readonly Component[] = [
   teams,
   signOn,
   streams,
+  cold,
   patterns,
   savedSearches,
   tasks,
@@ -37,5 +41,7 @@ export const COMPONENTS: readonly Component[] = [
   queries,
   dashboards,
   reports,
+  schedules,
   live,
+  mcp,
 ];

@@ -158,8 +158,32 @@ export function exportTable(
           { key: 'last_seen', title: 'last seen', kind: 'time' },
           { key: 'new', title: 'new', kind: 'string' },
           { key: 'previous_count', title: 'previous count', kind: 'number' },
+          // One row per template text: the apps its events came from, and every id of it.
+          { key: 'apps', title: 'apps', kind: 'json' },
+          { key: 'apps_other', title: 'more apps', kind: 'number' },
+          { key: 'pattern_ids', title: 'pattern ids', kind: 'json' },
         ],
         rows: fromArray(r.patterns ?? []),
+      };
+    }
+    case 'Explain': {
+      // One row a change: its term names it (pattern or field value), its template when a pattern.
+      const r = results as { changes: Array<Record<string, unknown>> };
+      return {
+        title,
+        columns: [
+          { key: 'kind', title: 'kind', kind: 'string' },
+          { key: 'term', title: 'term', kind: 'string' },
+          { key: 'template', title: 'template', kind: 'string' },
+          { key: 'direction', title: 'direction', kind: 'string' },
+          { key: 'focus_count', title: 'focus count', kind: 'number' },
+          { key: 'baseline_count', title: 'baseline count', kind: 'number' },
+          { key: 'focus_rate', title: 'focus rate /min', kind: 'number' },
+          { key: 'baseline_rate', title: 'baseline rate /min', kind: 'number' },
+          { key: 'ratio', title: 'ratio', kind: 'number' },
+          { key: 'score', title: 'score', kind: 'number' },
+        ],
+        rows: fromArray(r.changes ?? []),
       };
     }
     case 'Table': {

@@ -3,10 +3,11 @@ import { AppError } from '../errors/errors.js';
 
 /**
  * The door a read came through, recorded as its audit record's `detail.via`: a request
- * (`http`), a live connection's subscription (`websocket`), or a report being generated
- * (`report`: as its owner, with no client address).
+ * (`http`), a live connection's subscription (`websocket`), a report being generated
+ * (`report`: as its owner, with no client address), or an MCP tool call (`mcp`: never
+ * recorded as a read of its own, the call's `mcp.tool` record names what it read).
  */
-export type ReadVia = 'http' | 'websocket' | 'report';
+export type ReadVia = 'http' | 'websocket' | 'report' | 'mcp';
 
 /** Where a read comes from: its door, and the client's address as the server sees it. */
 export interface ReadOrigin {
@@ -41,6 +42,7 @@ export const outcomeOf = (err: unknown): ReadRecord['outcome'] =>
 /**
  * Runs a read and records it, whether it answers or throws (the error is thrown on).
  * `describe` adds what only the answer knows (the id of a query it made, a result count).
+ * A read through MCP is only run: the tool call is one record (`mcp.tool`) with what it read.
  */
 export async function recorded<T>(
   audit: ReadAudit,
@@ -48,6 +50,7 @@ export async function recorded<T>(
   read: () => Promise<T>,
   describe?: (answer: T) => { target?: ReadRecord['target']; detail?: Record<string, unknown> },
 ): Promise<T> {
+  if (record.origin.via === 'mcp') return read();
   let answer: T;
   try {
     answer = await read();

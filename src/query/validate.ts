@@ -8,6 +8,7 @@ import { timechartBuckets } from '../pipes/timechart.js';
 import { parseFilter } from '../syntax/parse-filter.js';
 import { parseQuery, parseTableQuery } from '../syntax/parse-query.js';
 import { resolveTimeRange, validateTimeRange } from './time-range.js';
+import { checkExplain, type ExplainParams } from './types/explain.js';
 import { QUERY_TYPE_DEFS } from './types/index.js';
 import type { PatternsParams } from './types/patterns.js';
 import { type CommonParamValues, QUERY_TYPES, type QueryTypeName } from './types/query-type.js';
@@ -74,6 +75,12 @@ export function validateQuery(body: { type: unknown; params: unknown }): ValidQu
     }
     // A union (time_range) reports each branch: keep the field-level message readable.
     if (errors['params.time_range']) errors['params.time_range'] = ['Must be {ts_from, ts_to} or {preset}.'];
+    collapse(
+      errors,
+      'params.baseline',
+      'Must be {ts_from, ts_to} or {preset: previous | same_time_last_week}.',
+    );
+    collapse(errors, 'params.fields', `Must be a list of at most 20 field names.`);
     throw validationError(errors, `Invalid params: ${Object.keys(errors).join(', ')}`);
   }
   const p = params as unknown as CommonParamValues;
@@ -86,6 +93,14 @@ export function validateQuery(body: { type: unknown; params: unknown }): ValidQu
   if (query.program) checkTimecharts(query.program, resolveTimeRange(p.time_range, Date.now()));
   checkSpecific(type, p);
   return { type, params: p, filter };
+}
+
+/** Errors inside a parameter (`params.baseline.preset`) as one error of it, with one message. */
+function collapse(errors: Record<string, string[]>, key: string, message: string): void {
+  const inside = Object.keys(errors).filter((k) => k === key || k.startsWith(`${key}.`));
+  if (!inside.length) return;
+  for (const k of inside) delete errors[k];
+  errors[key] = [message];
 }
 
 function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
@@ -115,6 +130,9 @@ function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
     case 'TopN':
     case 'LastN':
     case 'Table':
+      return;
+    case 'Explain':
+      checkExplain(p as ExplainParams, Date.now());
       return;
     case 'Patterns': {
       const { compare_to } = p as PatternsParams;

@@ -18,7 +18,7 @@ import {
 } from './browser.js';
 
 // Streams and teams in Settings (a rule checked as it is typed, with its count of the last
-// 24 hours; readers; retention), the search page's stream picker, and what a user who may
+// 24 hours; readers; retention and hot days), the search page's stream picker, and what a user who may
 // read no stream sees, in a real browser against a real server. Setup: ./browser.ts.
 
 const ADMIN = 'warden';
@@ -106,6 +106,43 @@ describeBrowser('test/browser/access.test.ts', 'streams, teams and who reads wha
     await shot(page, 'settings-streams-teams');
     await axe(page, 'settings with streams and teams', findings);
     // Two dialogs, two screenshots and two full axe runs: under a full suite's load past 20 s.
+  }, 60_000);
+
+  it('a stream’s hot days: above its retention the server’s 400 shows at the field; a valid value saves', async () => {
+    const streams = page.getByRole('region', { name: 'Streams' });
+    await streams.getByRole('button', { name: 'Edit stream Payments' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Edit stream “Payments”' });
+    const hot = dialog.getByLabel('Hot days');
+    expect(await hot.inputValue()).toBe('');
+    const before = consoleErrors.length;
+    await hot.fill('120');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => hot.getAttribute('aria-invalid')).toBe('true');
+    const error = dialog
+      .locator('.field')
+      .filter({ has: page.getByLabel('Hot days') })
+      .locator('.field-error');
+    expect(await error.textContent()).toContain('90 days');
+    // The retention was not changed: it is not marked.
+    expect(await dialog.getByLabel('Retention (days)').getAttribute('aria-invalid')).toBe(null);
+    // The browser logs the refused request itself.
+    consoleErrors.splice(before);
+    await shot(page, 'settings-stream-hot-days-refused');
+    await axe(page, 'settings, stream dialog with a refused hot days', findings);
+    await hot.fill('30');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    const row = streams
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'Payments', exact: true }) });
+    await expect.poll(() => row.innerText()).toContain('cold after 30 days');
+    await shot(page, 'settings-streams-hot-days');
+    const stored = await t.app.inject({
+      method: 'GET',
+      url: '/api/streams',
+      headers: { authorization: `token ${t.adminToken}` },
+    });
+    const payments = stored.json().results.find((s: { title: string }) => s.title === 'Payments');
+    expect(payments).toMatchObject({ retention_days: 90, hot_days: 30 });
   }, 60_000);
 
   it('the search page picks a stream into the query; its results are the stream’s', async () => {

@@ -57,6 +57,13 @@ describeBrowser('test/browser/patterns.test.ts', 'the Patterns tab in Chromium',
         timestamp: now - i * 40,
       })),
       { app: 'sshd', host: 'bastion', message: 'Server listening on 0.0.0.0 port 22.', timestamp: now - 200 },
+      // One template from three apps: three ids, one row.
+      ...['orders', 'orders', 'orders', 'billing', 'billing', 'shipping'].map((app, i) => ({
+        app,
+        host: 'svc',
+        message: `Timeout after ${100 + i} ms calling inventory`,
+        timestamp: now - i * 10,
+      })),
     ]);
     b = await openBrowser({ token, consoleErrors });
     ({ page } = b);
@@ -104,6 +111,33 @@ describeBrowser('test/browser/patterns.test.ts', 'the Patterns tab in Chromium',
     // Keyboard: the arrows move between the tabs.
     await page.getByRole('tab', { name: 'Patterns' }).press('ArrowLeft');
     expect(await page.getByRole('tab', { name: 'Events' }).getAttribute('aria-selected')).toBe('true');
+  });
+
+  it('lists one template from several apps as one row naming them; Filter in takes all its ids', async () => {
+    await page.goto(`${base}/search?q=${encodeURIComponent('host:svc')}&tab=patterns`);
+    const table = page.getByRole('region', { name: 'Patterns' }).getByRole('table');
+    await table.waitFor();
+    const rows = table.locator('tr.pattern-row');
+    await expect.poll(() => rows.count()).toBe(1);
+    const row = rows.first();
+    expect(await row.locator('.pattern-template').innerText()).toBe('Timeout after <*> calling inventory');
+    expect(await row.locator('td.num').first().innerText()).toBe('6');
+    expect(await row.locator('.pattern-apps').innerText()).toBe('from orders (3), billing (2), shipping (1)');
+    expect(await row.locator('.badge-new').getAttribute('title')).toMatch(/^First seen in this range/);
+    for (const width of [1440, 1024]) {
+      await page.setViewportSize({ width, height: 900 });
+      await shot(page, `search-patterns-apps-${width}`);
+    }
+    await axe(page, 'search page, Patterns tab, one template from three apps', findings);
+    await row.getByRole('button', { name: 'Filter in' }).click();
+    await expect
+      .poll(() => queryText(page))
+      .toMatch(/^host:svc pattern_id:\([A-Za-z0-9]+ OR [A-Za-z0-9]+ OR [A-Za-z0-9]+\)$/);
+    await expect.poll(() => count().textContent()).toBe('6 events');
+    await page.goto(`${base}/search?q=${encodeURIComponent('host:svc')}&tab=patterns`);
+    await table.locator('tr.pattern-row').first().getByRole('button', { name: 'Exclude' }).click();
+    await expect.poll(() => queryText(page)).toMatch(/^host:svc -pattern_id:\(/);
+    await expect.poll(() => count().textContent()).toBe('0 events');
   });
 
   it('makes a trigger that fires on a new kind of message, from the trigger form', async () => {

@@ -17,7 +17,7 @@ import {
 } from './browser.js';
 
 // The search page as a daily user meets it, in Chromium against a real server: dragging
-// on the timeline, and the zoom applied on release, move nothing on the page; Fields
+// on the timeline, the selection it leaves and the zoom to it move nothing on the page; Fields
 // folded gives its width to the results; the field list shows no values of another
 // search. Setup: ./browser.ts.
 
@@ -64,7 +64,7 @@ describeBrowser(
         };
       });
 
-    it('dragging across the timeline moves nothing on the page; the zoom applies on release', async () => {
+    it('dragging across the timeline moves nothing on the page; the selection zooms with Zoom in', async () => {
       await page.goto(`${base}/search?range=last_24_hours`);
       await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
       const chart = page.locator('svg.timeline-chart.zoomable');
@@ -85,6 +85,12 @@ describeBrowser(
       // Nothing applied yet: the address still holds the preset.
       expect(new URL(page.url()).searchParams.get('range')).toBe('last_24_hours');
       await page.mouse.up();
+      // Released: a selection (for Explain or Zoom in), nothing applied and nothing moved.
+      const selected = page.getByRole('group', { name: /^Selected / });
+      await selected.waitFor();
+      expect(new URL(page.url()).searchParams.get('range')).toBe('last_24_hours');
+      expect(await layout()).toEqual(before);
+      await selected.getByRole('button', { name: 'Zoom in' }).click();
       await expect.poll(() => new URL(page.url()).searchParams.get('from')).not.toBeNull();
       expect(new URL(page.url()).searchParams.get('range')).toBeNull();
       await expect.poll(() => count().textContent(), { timeout: 10_000 }).not.toBe(events(EVENTS));

@@ -16,8 +16,8 @@ import {
   writeFindings,
 } from './browser.js';
 
-// The search page's time picker (custom From/To, kept in the address), zooming by dragging
-// on the timeline, selectable columns, and the admin's Users section in Settings, in a real
+// The search page's time picker (custom From/To, kept in the address), zooming to a span
+// dragged across on the timeline, selectable columns, and the admin's Users section in Settings, in a real
 // browser against a real server. Setup: ./browser.ts.
 
 const EVENTS = 1000;
@@ -143,7 +143,7 @@ describeBrowser(
       await axe(page, 'search with a custom range', findings);
     });
 
-    it('dragging on the timeline zooms to the span; Zoom out doubles it', async () => {
+    it('dragging on the timeline selects a span, Zoom in zooms to it; Zoom out doubles it', async () => {
       await page.goto(`${base}/search?range=last_24_hours`);
       await expect.poll(() => count().textContent(), { timeout: 10_000 }).toBe(events(EVENTS));
       const chart = page.locator('svg.timeline-chart.zoomable');
@@ -161,6 +161,11 @@ describeBrowser(
       const selBox = await sel.boundingBox();
       expect(selBox?.width ?? 0).toBeGreaterThan(box.width * 0.25);
       await page.mouse.up();
+      // The selection stays (for Explain or Zoom in) until it is zoomed to.
+      await page
+        .getByRole('group', { name: /^Selected / })
+        .getByRole('button', { name: 'Zoom in' })
+        .click();
       expect(await sel.count()).toBe(0);
 
       await expect.poll(() => urlRange().from).toBeGreaterThan(0);
@@ -199,6 +204,10 @@ describeBrowser(
       await sel.waitFor();
       await shot(page, 'search-range');
       await page.mouse.up();
+      await page
+        .getByRole('group', { name: /^Selected / })
+        .getByRole('button', { name: 'Zoom in' })
+        .click();
       await expect.poll(() => urlRange().to - urlRange().from).toBeLessThan(out.to - out.from);
       const last = urlRange();
       await expect

@@ -91,33 +91,33 @@ describeBrowser('test/browser/search-panel.test.ts', 'the event panel and the ke
     // Tab from the Wrap/Columns controls reaches the table once: the first row.
     await results().locator('tbody tr.event-row').first().locator('.row-open').focus();
     await page.keyboard.press('Shift+Tab');
-    expect(await focusedRow()).toBeNull();
+    await expect.poll(focusedRow).toBeNull();
     await page.keyboard.press('Tab');
-    expect(await focusedRow()).toBe('0');
+    await expect.poll(focusedRow).toBe('0');
     const tabbable = await rows().evaluateAll(
       (trs) => trs.filter((tr) => tr.querySelector<HTMLElement>('.row-open')?.tabIndex === 0).length,
     );
     expect(tabbable).toBe(1);
     await page.keyboard.press('ArrowDown');
-    expect(await focusedRow()).toBe('1');
+    await expect.poll(focusedRow).toBe('1');
     await page.keyboard.press('j');
-    expect(await focusedRow()).toBe('2');
+    await expect.poll(focusedRow).toBe('2');
     await page.keyboard.press('k');
-    expect(await focusedRow()).toBe('1');
+    await expect.poll(focusedRow).toBe('1');
     await page.keyboard.press('End');
-    expect(await focusedRow()).toBe(String(N - 1));
+    await expect.poll(focusedRow).toBe(String(N - 1));
     await page.keyboard.press('ArrowDown'); // at the end: stays
-    expect(await focusedRow()).toBe(String(N - 1));
+    await expect.poll(focusedRow).toBe(String(N - 1));
     await page.keyboard.press('Home');
-    expect(await focusedRow()).toBe('0');
+    await expect.poll(focusedRow).toBe('0');
     await page.keyboard.press('ArrowUp'); // at the start: stays
-    expect(await focusedRow()).toBe('0');
+    await expect.poll(focusedRow).toBe('0');
     await page.keyboard.press('j');
     // Tab leaves the table (the next control is not a row).
     await page.keyboard.press('Tab');
-    expect(await focusedRow()).toBeNull();
+    await expect.poll(focusedRow).toBeNull();
     await page.keyboard.press('Shift+Tab');
-    expect(await focusedRow()).toBe('1');
+    await expect.poll(focusedRow).toBe('1');
 
     // Enter opens row 1 in the panel, beside the results (no modal: both seen).
     await page.keyboard.press('Enter');
@@ -158,7 +158,7 @@ describeBrowser('test/browser/search-panel.test.ts', 'the event panel and the ke
     // Escape closes it; the focus is back on its row, the address forgets it.
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'detached' });
-    expect(await focusedRow()).toBe('1');
+    await expect.poll(focusedRow).toBe('1');
     expect(param('ev')).toBeNull();
 
     // With the panel open, the table's arrows move the row and the panel follows it.
@@ -166,11 +166,11 @@ describeBrowser('test/browser/search-panel.test.ts', 'the event panel and the ke
     await panel().waitFor();
     await rows().nth(1).locator('.row-open').focus();
     await page.keyboard.press('ArrowDown');
-    expect(await focusedRow()).toBe('2');
+    await expect.poll(focusedRow).toBe('2');
     await expect.poll(() => panel().locator('.event-message').textContent()).toMatch(/^panel event 2:/);
     await page.keyboard.press('Escape');
     await panel().waitFor({ state: 'detached' });
-    expect(await focusedRow()).toBe('2');
+    await expect.poll(focusedRow).toBe('2');
   }, 60_000);
 
   it("marks the query's terms in the rows' messages and the panel, not a negated one", async () => {

@@ -27,7 +27,16 @@ import {
 const EVENTS = 2000;
 const USERNAME = 'operator';
 const PASSWORD = 'operator-password-1';
-const NAV = ['Search', 'Dashboards', 'Tasks', 'Triggers', 'Alerting', 'Reports', 'Settings'] as const;
+const NAV = [
+  'Search',
+  'Dashboards',
+  'Tasks',
+  'Triggers',
+  'Alerting',
+  'Reports',
+  'Schedules',
+  'Settings',
+] as const;
 /** Made through the API before the pages are opened; each list page must show its item. */
 const SEED = {
   '/api/dashboards': { title: 'Web traffic' },

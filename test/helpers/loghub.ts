@@ -1,5 +1,6 @@
 /** Loghub samples in test/fixtures/loghub (see its README and LICENSE). */
 import { readFileSync } from 'node:fs';
+import { csvRows } from './csv.js';
 
 const FIXTURES = new URL('../fixtures/loghub/', import.meta.url);
 export const readLoghubFixture = (name: string) => readFileSync(new URL(name, FIXTURES), 'utf8');
@@ -10,31 +11,7 @@ export const readLoghubCsv = (name: string): Record<string, string>[] =>
 
 /** RFC 4180 rows of a `*_structured.csv`'s text, keyed by its header. */
 export function parseLoghubCsv(text: string): Record<string, string>[] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += c;
-  }
-  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
+  const rows = csvRows(text);
   const [header, ...body] = rows;
   return body.map((cells) => Object.fromEntries(header!.map((h, i) => [h, cells[i] ?? ''])));
 }

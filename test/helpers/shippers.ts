@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { type GelfListener, startGelfListener } from '../../src/features/intake/gelf-listener.js';
-import { type SyslogListener, startSyslogListener } from '../../src/features/intake/syslog-listener.js';
+import type { GelfListener } from '../../src/features/intake/gelf-listener.js';
+import type { SyslogListener } from '../../src/features/intake/syslog-listener.js';
 import { createTestApp, type TestApp } from './app.js';
 import { eventually } from './eventually.js';
+import { gelfOnLoopback, syslogOnLoopback } from './listeners.js';
 
 /**
  * Real log shippers (rsyslog, syslog-ng) run as private, unprivileged instances
@@ -366,16 +367,8 @@ export async function startLogscope(): Promise<Logscope> {
   let syslog: SyslogListener | undefined;
   let gelf: GelfListener | undefined;
   try {
-    syslog = await startSyslogListener(t.rt.services.ingest, {
-      host: '127.0.0.1',
-      port: 0,
-      log: { warn: () => undefined },
-    });
-    gelf = await startGelfListener(t.rt.services.ingest, {
-      host: '127.0.0.1',
-      port: 0,
-      log: { warn: () => undefined },
-    });
+    syslog = await syslogOnLoopback(t);
+    gelf = await gelfOnLoopback(t);
     t.app.watchMetrics(gelf);
   } catch (err) {
     await syslog?.close();

@@ -35,6 +35,11 @@ const NAMES = [
   '0018-users-disabled',
   '0019-trigger-run-as',
   '0020-teams-provider-synced',
+  '0021-pattern-remines',
+  '0022-channel-kinds',
+  '0023-report-links',
+  '0024-schedules',
+  '0025-stream-hot-days',
 ];
 
 /** Each declaration of a migration: its name, what it runs, and who declares it. */

@@ -4,6 +4,7 @@ import { DashboardsPage } from './pages/dashboards/DashboardsList';
 import { DashboardRoute } from './pages/dashboards/DashboardView';
 import { LoginPage } from './pages/login/Login';
 import { ReportsPage } from './pages/reports/ReportsPage';
+import { SchedulesPage } from './pages/schedules/SchedulesPage';
 import { SearchPage } from './pages/search/Search';
 import { SettingsPage } from './pages/settings/Settings';
 import { TasksPage } from './pages/tasks/TasksPage';
@@ -19,6 +20,7 @@ const PAGES = [
   { path: '/triggers', label: 'Triggers' },
   { path: '/alerting', label: 'Alerting' },
   { path: '/reports', label: 'Reports' },
+  { path: '/schedules', label: 'Schedules' },
   { path: '/settings', label: 'Settings' },
 ] as const;
 
@@ -155,6 +157,8 @@ function Page({ path }: { path: string }) {
       return <AlertingPage />;
     case '/reports':
       return <ReportsPage />;
+    case '/schedules':
+      return <SchedulesPage />;
     case '/settings':
       return <SettingsPage />;
     default:

@@ -44,6 +44,10 @@ export interface paths {
                   kind: string;
                   status: "ok" | "unavailable";
                 };
+                cold?: {
+                  kind: string;
+                  status: "ok" | "unavailable";
+                };
               };
               warnings?: string[];
             };
@@ -65,6 +69,10 @@ export interface paths {
                   status: "ok" | "unavailable";
                 };
                 bus?: {
+                  kind: string;
+                  status: "ok" | "unavailable";
+                };
+                cold?: {
                   kind: string;
                   status: "ok" | "unavailable";
                 };
@@ -1030,7 +1038,7 @@ export interface paths {
     };
   };
   "/api/auth/methods": {
-    /** How one may sign in: with a password, with the OpenID provider */
+    /** How one may sign in: with a password, with the OpenID provider; where clients reach the server */
     get: {
       responses: {
         /** @description Default Response */
@@ -1041,6 +1049,8 @@ export interface paths {
               oidc: {
                 label: string;
               } | null;
+              /** @description The configured `publicUrl` without a trailing slash (the web UI builds addresses for other clients on it, such as the MCP endpoint); null when it is not set */
+              public_url: string | null;
             };
           };
         };
@@ -1174,6 +1184,8 @@ export interface paths {
             };
             /** @description Default null (the retentionDays setting). */
             retention_days?: number | null;
+            /** @description Days its events stay in the event store before they move to the cold tier; at most the effective retention (0: forever allows any). Default null: never move. Refused on the ClickHouse event store. */
+            hot_days?: number | null;
           };
         };
       };
@@ -1293,6 +1305,8 @@ export interface paths {
             };
             /** @description Default null (the retentionDays setting). */
             retention_days?: number | null;
+            /** @description Days its events stay in the event store before they move to the cold tier; at most the effective retention (0: forever allows any). Default null: never move. Refused on the ClickHouse event store. */
+            hot_days?: number | null;
           };
         };
       };
@@ -1416,6 +1430,8 @@ export interface paths {
             };
             /** @description Default null (the retentionDays setting). */
             retention_days?: number | null;
+            /** @description Days its events stay in the event store before they move to the cold tier; at most the effective retention (0: forever allows any). Default null: never move. Refused on the ClickHouse event store. */
+            hot_days?: number | null;
           };
         };
       };
@@ -1464,6 +1480,369 @@ export interface paths {
         };
         /** @description Every error has this shape. */
         415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/cold/files": {
+    /** The cold tier’s files, oldest day first (admins) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page number, from 1. */
+          page?: number;
+          /** @description Results per page (default 50; values above 1000 are clamped). */
+          page_size?: number;
+          /** @description Comma-separated field names, `-` prefix for descending. */
+          ordering?: string;
+          /** @description Files filed under this stream. */
+          stream_id?: number;
+          /** @description A UTC day, YYYY-MM-DD. */
+          day?: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              count: number;
+              next: string | null;
+              previous: string | null;
+              results: components["schemas"]["ColdFile"][];
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/cold/verify": {
+    /** Check every cold file against its record and every Parquet file against the records; changes nothing (admins) */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Only the files filed under this stream. */
+            stream_id?: number;
+            /** @description Compare each file’s sha256 with its record (default true). */
+            checksums?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["ColdVerifyJob"];
+          };
+        };
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["ColdVerifyJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/cold/import": {
+    /** Record Parquet files placed inside coldDir (a day folder copied back) (admins) */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description A file or folder inside coldDir: relative to it, or absolute. */
+            path: string;
+            /** @description File every imported file under this stream. */
+            stream_id?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["ColdImportJob"];
+          };
+        };
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["ColdImportJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/cold/jobs/{id}": {
+    /** A cold tier job (verify or import): its status and answer (admins) */
+    get: {
+      parameters: {
+        path: {
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["ColdVerifyJob"] | components["schemas"]["ColdImportJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/patterns/remine": {
+    /** Re-mine the stored events of a time range in the background (admins; one job at a time) */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Unix seconds (event time), inclusive. */
+            ts_from: number;
+            /** @description Unix seconds (event time), exclusive; after ts_from. */
+            ts_to: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["PatternRemineJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/patterns/remine/{job_id}": {
+    /** A re-mining job: its state and progress (admins) */
+    get: {
+      parameters: {
+        path: {
+          job_id: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["PatternRemineJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Stop a running re-mining job after its page (admins); an ended one is left as it is */
+    delete: {
+      parameters: {
+        path: {
+          job_id: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["PatternRemineJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
           content: {
             "application/json": components["schemas"]["Error"];
           };
@@ -2258,7 +2637,7 @@ export interface paths {
           ordering?: string;
           /** @description Lift the owner restriction (needs the matching permission). */
           show_all?: string;
-          type?: "webhook" | "slack" | "email";
+          type?: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
         };
       };
       responses: {
@@ -2293,14 +2672,14 @@ export interface paths {
         };
       };
     };
-    /** Create a notification channel (webhook, Slack incoming webhook, email) */
+    /** Create a notification channel (webhook, Slack, email, Teams, PagerDuty, Opsgenie) */
     post: {
       requestBody: {
         content: {
           "application/json": {
             name: string;
-            type: "webhook" | "slack" | "email";
-            /** @description webhook {url, headers?, secret?} (JSON POST; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl). */
+            type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
+            /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
             config: {
               [key: string]: unknown;
             };
@@ -2399,8 +2778,8 @@ export interface paths {
         content: {
           "application/json": {
             name: string;
-            type: "webhook" | "slack" | "email";
-            /** @description webhook {url, headers?, secret?} (JSON POST; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl). */
+            type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
+            /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
             config: {
               [key: string]: unknown;
             };
@@ -2501,8 +2880,8 @@ export interface paths {
         content: {
           "application/json": {
             name?: string;
-            type?: "webhook" | "slack" | "email";
-            /** @description webhook {url, headers?, secret?} (JSON POST; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl). */
+            type?: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
+            /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
             config?: {
               [key: string]: unknown;
             };
@@ -2558,7 +2937,7 @@ export interface paths {
   "/api/channels/{id}/test": {
     /**
      * Send a test notification now and answer how it went
-     * @description Answers 200 with the outcome whether or not it arrived: `sent`, the `error` (an HTTP status, a refused connection, no answer within 10 s, an SMTP answer) and how long it took.
+     * @description Answers 200 with the outcome whether or not it arrived: `sent`, the `error` (an HTTP status, a refused connection, no answer within 10 s, an SMTP answer) and how long it took. PagerDuty: a trigger and its resolve; Opsgenie: a create and its close (priority P5); a webhook with a body_template renders it with kind "test".
      */
     post: {
       parameters: {
@@ -2616,6 +2995,7 @@ export interface paths {
           /** @description Comma-separated field names, `-` prefix for descending. */
           ordering?: string;
           trigger_id?: number;
+          schedule_id?: number;
           channel_id?: number;
           status?: "pending" | "sent" | "failed";
         };
@@ -2730,7 +3110,7 @@ export interface paths {
             /** @description Default false. */
             create_task?: boolean;
             assign_to?: number | null;
-            /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. */
+            /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. `pattern_rate`: fires per pattern whose count in a window surges, appears, drops or disappears against its baseline (query and filter may then be empty). */
             condition?: {
               /** @enum {string} */
               type: "match";
@@ -2748,7 +3128,28 @@ export interface paths {
               type: "new_pattern";
               /** @description Patterns first seen within this long of the trigger’s creation are not new to it (s); default 3600. */
               warmup_seconds?: number;
-            };
+            } | ({
+              /** @enum {string} */
+              type: "pattern_rate";
+              /** @description Windows aligned on Unix time (s); default 300. */
+              window_seconds?: number;
+              /**
+               * @description What a window is compared with: the latest earlier window in which the pattern was not firing (`previous`, default), the window a week before, or the 24 h before (scaled to the window).
+               * @enum {string}
+               */
+              baseline?: "previous" | "same_time_last_week" | "rolling_24h";
+              /**
+               * @description Surges and new patterns (`up`), drops and disappearances (`down`), or both (default).
+               * @enum {string}
+               */
+              direction?: "up" | "down" | "both";
+              /** @description Least change factor; default 3. */
+              min_ratio?: number;
+              /** @description Least count of the busier side (the window for up, the baseline for down); default 20. */
+              min_count?: number;
+              /** @description Windows of at least min_count before a pattern counts as gone; default 3. */
+              steady_windows?: number;
+            });
             /** @description Channel ids (yours); default []. */
             notify?: number[];
             /** @description Default 300. */
@@ -2862,7 +3263,7 @@ export interface paths {
             /** @description Default false. */
             create_task?: boolean;
             assign_to?: number | null;
-            /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. */
+            /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. `pattern_rate`: fires per pattern whose count in a window surges, appears, drops or disappears against its baseline (query and filter may then be empty). */
             condition?: {
               /** @enum {string} */
               type: "match";
@@ -2880,7 +3281,28 @@ export interface paths {
               type: "new_pattern";
               /** @description Patterns first seen within this long of the trigger’s creation are not new to it (s); default 3600. */
               warmup_seconds?: number;
-            };
+            } | ({
+              /** @enum {string} */
+              type: "pattern_rate";
+              /** @description Windows aligned on Unix time (s); default 300. */
+              window_seconds?: number;
+              /**
+               * @description What a window is compared with: the latest earlier window in which the pattern was not firing (`previous`, default), the window a week before, or the 24 h before (scaled to the window).
+               * @enum {string}
+               */
+              baseline?: "previous" | "same_time_last_week" | "rolling_24h";
+              /**
+               * @description Surges and new patterns (`up`), drops and disappearances (`down`), or both (default).
+               * @enum {string}
+               */
+              direction?: "up" | "down" | "both";
+              /** @description Least change factor; default 3. */
+              min_ratio?: number;
+              /** @description Least count of the busier side (the window for up, the baseline for down); default 20. */
+              min_count?: number;
+              /** @description Windows of at least min_count before a pattern counts as gone; default 3. */
+              steady_windows?: number;
+            });
             /** @description Channel ids (yours); default []. */
             notify?: number[];
             /** @description Default 300. */
@@ -2996,7 +3418,7 @@ export interface paths {
             /** @description Default false. */
             create_task?: boolean;
             assign_to?: number | null;
-            /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. */
+            /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. `pattern_rate`: fires per pattern whose count in a window surges, appears, drops or disappears against its baseline (query and filter may then be empty). */
             condition?: {
               /** @enum {string} */
               type: "match";
@@ -3014,7 +3436,28 @@ export interface paths {
               type: "new_pattern";
               /** @description Patterns first seen within this long of the trigger’s creation are not new to it (s); default 3600. */
               warmup_seconds?: number;
-            };
+            } | ({
+              /** @enum {string} */
+              type: "pattern_rate";
+              /** @description Windows aligned on Unix time (s); default 300. */
+              window_seconds?: number;
+              /**
+               * @description What a window is compared with: the latest earlier window in which the pattern was not firing (`previous`, default), the window a week before, or the 24 h before (scaled to the window).
+               * @enum {string}
+               */
+              baseline?: "previous" | "same_time_last_week" | "rolling_24h";
+              /**
+               * @description Surges and new patterns (`up`), drops and disappearances (`down`), or both (default).
+               * @enum {string}
+               */
+              direction?: "up" | "down" | "both";
+              /** @description Least change factor; default 3. */
+              min_ratio?: number;
+              /** @description Least count of the busier side (the window for up, the baseline for down); default 20. */
+              min_count?: number;
+              /** @description Windows of at least min_count before a pattern counts as gone; default 3. */
+              steady_windows?: number;
+            });
             /** @description Channel ids (yours); default []. */
             notify?: number[];
             /** @description Default 300. */
@@ -5790,6 +6233,8 @@ export interface paths {
           page_size?: number;
           /** @description Comma-separated field names, `-` prefix for descending. */
           ordering?: string;
+          /** @description Only the reports this schedule made. */
+          schedule_id?: number;
         };
       };
       responses: {
@@ -5966,17 +6411,542 @@ export interface paths {
     };
   };
   "/api/reports/{id}/file": {
-    /** Download the report file (409 until it is READY) */
+    /** Download the report file (409 until it is READY); with `exp` and `sig`, a signed link needing no token */
     get: {
       parameters: {
         query?: {
           saveas?: string;
+          /** @description A signed link: its expiry (Unix s). */
+          exp?: string;
+          /** @description A signed link: its signature (report links). */
+          sig?: string;
         };
         path: {
           id: number;
         };
       };
       responses: {
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/reports/{id}/link": {
+    /** A signed link to a READY report's file that needs no token, valid expires_in seconds */
+    post: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Seconds (default and most: reportLinkSeconds) */
+            expires_in?: number;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          content: {
+            "application/json": {
+              url: string;
+              /** Format: date-time */
+              expires_at: string;
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/schedules": {
+    /** Your report schedules (admins: everyone’s with show_all=true) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page number, from 1. */
+          page?: number;
+          /** @description Results per page (default 50; values above 1000 are clamped). */
+          page_size?: number;
+          /** @description Comma-separated field names, `-` prefix for descending. */
+          ordering?: string;
+          /** @description Lift the owner restriction (needs the matching permission). */
+          show_all?: string;
+          /** @description Name contains (ignoring case). */
+          name?: string;
+          /** @description Owner user ids, comma-separated. */
+          owner?: string;
+          /** @description Only enabled (true) or disabled (false) schedules. */
+          enabled?: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              count: number;
+              next: string | null;
+              previous: string | null;
+              results: components["schemas"]["Schedule"][];
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Schedule a report: a dashboard or saved search rendered on a cron, as you */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Not blank. */
+            name: string;
+            description?: string;
+            /** @description Exactly one of `{dashboard_id}` or `{saved_search_id}`, which the owner can see. */
+            source: {
+              dashboard_id: number;
+            } | {
+              saved_search_id: number;
+            };
+            /** @description pdf, docx, xlsx, csv */
+            format: string;
+            time_range?: {
+              [key: string]: unknown;
+            } | null;
+            /** @description Five fields; at most 100 characters. */
+            cron: string;
+            /** @description IANA name (default UTC). */
+            time_zone?: string;
+            deliver_to?: number[];
+            enabled?: boolean;
+            keep_reports?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          content: {
+            "application/json": components["schemas"]["Schedule"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/schedules/preview": {
+    /** A cron’s reading and its next runs in a time zone */
+    get: {
+      parameters: {
+        query: {
+          cron: string;
+          /** @description IANA name (default UTC). */
+          time_zone?: string;
+          /** @description ISO 8601 or Unix seconds (default now). */
+          from?: string;
+          /** @description Default 5. */
+          count?: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              cron: string;
+              time_zone: string;
+              description: string;
+              next_runs: string[];
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/schedules/{id}": {
+    /** One schedule (its owner, admins) */
+    get: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["Schedule"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Replace it; what is left out returns to its default (its owner, admins) */
+    put: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Not blank. */
+            name: string;
+            description?: string;
+            /** @description Exactly one of `{dashboard_id}` or `{saved_search_id}`, which the owner can see. */
+            source: {
+              dashboard_id: number;
+            } | {
+              saved_search_id: number;
+            };
+            /** @description pdf, docx, xlsx, csv */
+            format: string;
+            time_range?: {
+              [key: string]: unknown;
+            } | null;
+            /** @description Five fields; at most 100 characters. */
+            cron: string;
+            /** @description IANA name (default UTC). */
+            time_zone?: string;
+            deliver_to?: number[];
+            enabled?: boolean;
+            keep_reports?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["Schedule"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Delete it (its reports stay) */
+    delete: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        204: {
+          content: never;
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Change what is given (its owner, admins) */
+    patch: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Not blank. */
+            name?: string;
+            description?: string;
+            /** @description Exactly one of `{dashboard_id}` or `{saved_search_id}`, which the owner can see. */
+            source?: {
+              dashboard_id: number;
+            } | {
+              saved_search_id: number;
+            };
+            /** @description pdf, docx, xlsx, csv */
+            format?: string;
+            time_range?: {
+              [key: string]: unknown;
+            } | null;
+            /** @description Five fields; at most 100 characters. */
+            cron?: string;
+            /** @description IANA name (default UTC). */
+            time_zone?: string;
+            deliver_to?: number[];
+            enabled?: boolean;
+            keep_reports?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["Schedule"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/schedules/{id}/run": {
+    /** Run it now, enabled or not, as its owner (202; 409 while a run is going) */
+    post: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["Schedule"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
         /** @description Every error has this shape. */
         401: {
           content: {
@@ -6093,6 +7063,8 @@ export interface components {
       };
       /** @description Days its events are kept (0: forever); null follows the retentionDays setting. */
       retention_days: number | null;
+      /** @description Days its events stay in the event store before they move to the cold tier; null: never move. */
+      hot_days: number | null;
       owner: number | null;
       /** @description The Default stream: what no other stream claims. */
       builtin: boolean;
@@ -6102,6 +7074,98 @@ export interface components {
       updated_at: string;
       /** @description Its events of the last 24 h (`?counts=true`). */
       event_count?: number;
+      /** @description The stream in each tier (GET /api/streams/{id}, and each stream with ?counts=true). */
+      tiers?: {
+        hot: {
+          /** @description Its events in the event store, by its rule, all time. */
+          events: number;
+          /** @description Their share of the event store’s bytes at rest. */
+          bytes: number;
+        };
+        cold: {
+          /** @description Rows of the cold files filed under it. */
+          events: number;
+          bytes: number;
+          files: number;
+          /** @description Unix seconds; null when none. */
+          oldest_ts: number | null;
+          /** @description Unix seconds; null when none. */
+          newest_ts: number | null;
+        };
+        /**
+         * Format: date-time
+         * @description The cold tier’s round that computed them.
+         */
+        as_of: string;
+      };
+    };
+    ColdFile: {
+      id: number;
+      /** @description The stream the file is filed under (its events’ home). */
+      stream_id: number;
+      /** @description The UTC day of every row’s ts, YYYY-MM-DD. */
+      day: string;
+      /** @description Counts from 0 in each stream-day folder. */
+      part: number;
+      /** @description Relative to coldDir, /-separated. */
+      path: string;
+      rows: number;
+      bytes: number;
+      /** @description Unix seconds, ms precision. */
+      min_ts: number;
+      /** @description Unix seconds, ms precision. */
+      max_ts: number;
+      min_ev_id: string;
+      max_ev_id: string;
+      /** @description Of the file, hex. */
+      sha256: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description Bytes of the file’s skipping summary (0: none built). */
+      summary_bytes: number;
+    };
+    ColdVerifyJob: {
+      id: string;
+      status: "RUNNING" | "DONE" | "ERROR";
+      /** Format: date-time */
+      started_at: string;
+      finished_at: string | null;
+      /** @description Why a job ended ERROR. */
+      error?: string;
+      /** @enum {string} */
+      kind: "verify";
+      /** @description Records checked. */
+      files: number;
+      /** @description Their rows, as recorded. */
+      events: number;
+      /** @description Their bytes, as recorded. */
+      bytes: number;
+      problems: ({
+          /** @description Relative to coldDir, /-separated. */
+          path: string;
+          problem: "missing" | "size" | "checksum" | "unreadable" | "rows" | "time_range" | "not_recorded";
+          detail: string;
+        })[];
+    };
+    ColdImportJob: {
+      id: string;
+      status: "RUNNING" | "DONE" | "ERROR";
+      /** Format: date-time */
+      started_at: string;
+      finished_at: string | null;
+      /** @description Why a job ended ERROR. */
+      error?: string;
+      /** @enum {string} */
+      kind: "import";
+      files: ({
+          /** @description Where the file was, relative to coldDir. */
+          path: string;
+          status: "imported" | "present" | "refused";
+          events: number;
+          detail: string;
+        })[];
+      /** @description Events imported. */
+      events: number;
     };
     Pattern: {
       pattern_id: string;
@@ -6115,6 +7179,25 @@ export interface components {
       count: number;
       /** @description One of its events the caller may read (the newest). */
       example_ev_id: string;
+    };
+    PatternRemineJob: {
+      job_id: string;
+      state: "running" | "done" | "failed" | "stopped";
+      /** @description Unix seconds: the range re-mined starts here. */
+      ts_from: number;
+      /** @description Unix seconds: and ends before this. */
+      ts_to: number;
+      /** @description Events of the range re-mined so far. */
+      events_done: number;
+      /** @description Events of the range (counted at the start; never below events_done). */
+      events_total: number;
+      /** @description Events whose pattern_id changed. */
+      events_changed: number;
+      /** Format: date-time */
+      started: string;
+      finished: string | null;
+      /** @description Why it failed ("interrupted": its server stopped). */
+      error?: string;
     };
     SavedSearch: {
       id: number;
@@ -6181,8 +7264,8 @@ export interface components {
     Channel: {
       id: number;
       name: string;
-      type: "webhook" | "slack" | "email";
-      /** @description webhook {url, headers?, secret?} (JSON POST; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl). */
+      type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
+      /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
       config: {
         [key: string]: unknown;
       };
@@ -6197,7 +7280,12 @@ export interface components {
     Delivery: {
       id: number;
       trigger_id: number | null;
+      /** @description A scheduled report run made it. */
+      schedule_id: number | null;
+      /** @description The report it carries. */
+      report_id: number | null;
       channel_id: number;
+      channel_type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
       status: "pending" | "sent" | "failed";
       attempts: number;
       last_error: string | null;
@@ -6208,7 +7296,7 @@ export interface components {
       next_attempt_at: string | null;
       /** @description The user whose rights made it (its trigger’s run_as then; null: a test, or a deleted user). */
       run_as: number | null;
-      /** @description The notification as sent, to administrators and to the user whose rights made it (`run_as`); to anyone else without what it tells of events (`samples` [], `group` {}, `count` and `search_url` null, no `pattern`) and with `withheld: true`. */
+      /** @description The notification as sent, to administrators and to the user whose rights made it (`run_as`); to anyone else without what it tells of events (`samples` [], `group` {}, `count` and `search_url` null, no `pattern`; for pattern_rate `change`, `baseline_count` and `ratio` null) and with `withheld: true`. */
       payload: {
         [key: string]: unknown;
       };
@@ -6227,7 +7315,7 @@ export interface components {
       /** @description Open (or extend) a task when it matches. */
       create_task: boolean;
       assign_to: number | null;
-      /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. */
+      /** @description `match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. `pattern_rate`: fires per pattern whose count in a window surges, appears, drops or disappears against its baseline (query and filter may then be empty). */
       condition: {
         /** @enum {string} */
         type: "match";
@@ -6245,7 +7333,28 @@ export interface components {
         type: "new_pattern";
         /** @description Patterns first seen within this long of the trigger’s creation are not new to it (s); default 3600. */
         warmup_seconds?: number;
-      };
+      } | ({
+        /** @enum {string} */
+        type: "pattern_rate";
+        /** @description Windows aligned on Unix time (s); default 300. */
+        window_seconds?: number;
+        /**
+         * @description What a window is compared with: the latest earlier window in which the pattern was not firing (`previous`, default), the window a week before, or the 24 h before (scaled to the window).
+         * @enum {string}
+         */
+        baseline?: "previous" | "same_time_last_week" | "rolling_24h";
+        /**
+         * @description Surges and new patterns (`up`), drops and disappearances (`down`), or both (default).
+         * @enum {string}
+         */
+        direction?: "up" | "down" | "both";
+        /** @description Least change factor; default 3. */
+        min_ratio?: number;
+        /** @description Least count of the busier side (the window for up, the baseline for down); default 20. */
+        min_count?: number;
+        /** @description Windows of at least min_count before a pattern counts as gone; default 3. */
+        steady_windows?: number;
+      });
       /** @description Channel ids told when it fires. */
       notify: number[];
       /** @description Least time between two notifications of one trigger and group. */
@@ -6304,6 +7413,17 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description The cold tier’s files the query reads; null when its range meets none. */
+      cold: {
+        /** @description Cold files whose time range meets the query’s. */
+        files: number;
+        /** @description Of those, skipped by their summaries. */
+        files_skipped: number;
+        /** @description Of those, opened. */
+        files_read: number;
+        /** @description The sizes of the files opened. */
+        bytes_read: number;
+      } | null;
     };
     Widget: {
       id: number;
@@ -6401,6 +7521,51 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       error: string | null;
+      /** @description The schedule whose run made it; null: made on request. */
+      schedule_id: number | null;
+    };
+    Schedule: {
+      id: number;
+      name: string;
+      description: string;
+      owner: number;
+      /** @description Exactly one of `{dashboard_id}` or `{saved_search_id}`, which the owner can see. */
+      source: {
+        dashboard_id: number;
+      } | {
+        saved_search_id: number;
+      };
+      format: "pdf" | "docx" | "xlsx" | "csv";
+      /** @description Evaluated at each run's start; null: the source's own range. */
+      time_range: ({
+        /** @description A preset or last_<n>_<minutes|hours|days> */
+        preset: string;
+      }) | null;
+      cron: string;
+      time_zone: string;
+      deliver_to: number[];
+      enabled: boolean;
+      keep_reports: number;
+      last_run: ({
+        /** Format: date-time */
+        at: string;
+        trigger: "cron" | "manual";
+        status: "running" | "ok" | "failed";
+        report_id: number | null;
+        error: string | null;
+        deliveries: ({
+            channel_id: number;
+            delivery_id: number | null;
+            /** @description pending, sent or failed (or failed when none was made). */
+            status: string;
+          })[];
+      }) | null;
+      /** @description Null while disabled. */
+      next_run_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
     };
   };
   responses: never;

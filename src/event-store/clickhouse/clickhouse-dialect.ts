@@ -1,4 +1,5 @@
 import type { EventStoreDialect } from '../store-dialect.js';
+import { changeCountsSql } from './clickhouse-changes.js';
 import type { ClickHouseDriver } from './clickhouse-driver.js';
 import { fieldValuesSql } from './clickhouse-fields.js';
 import { compileFilter } from './clickhouse-filter-compiler.js';
@@ -16,7 +17,11 @@ export function clickHouseDialect(driver: ClickHouseDriver, table: string): Even
     order: CLICKHOUSE_ORDER,
     pipes: CLICKHOUSE_PIPES,
     // The field list's statement in a file of its own (clickhouse-fields.ts).
-    plans: { ...clickHousePlans(table), fieldValues: (plan) => fieldValuesSql(table, plan) },
+    plans: {
+      ...clickHousePlans(table),
+      fieldValues: (plan) => fieldValuesSql(table, plan),
+      changeCounts: (plan) => changeCountsSql(table, plan),
+    },
     driver,
   };
 }

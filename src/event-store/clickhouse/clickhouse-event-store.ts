@@ -5,8 +5,19 @@ import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { storeUnavailable } from '../../errors/errors.js';
 import { StartupError } from '../../errors/startup.js';
 import type { FilterNode } from '../../filter/ast.js';
-import type { EngineEventStore, EventStoreStats } from '../event-store.js';
-import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import type {
+  ColdFileRecord,
+  ColdImport,
+  ColdImportResult,
+  ColdMove,
+  ColdMoveResult,
+  ColdReach,
+  ColdVerify,
+  ColdVerifyResult,
+  EngineEventStore,
+  EventStoreStats,
+} from '../event-store.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import { quoteIdent, SqlParams, type SqlValue, sqlTime } from '../sql/sql-params.js';
 import { StoreRuntime } from '../store-runtime.js';
@@ -271,6 +282,28 @@ export class ClickHouseEventStore implements EngineEventStore {
     }
   }
 
+  /**
+   * New `pattern_id`s of events (re-mining): one mutation on each server's own table (a
+   * shard holds only its events), `transform` mapping each listed `ev_id` to its id, waited
+   * for. The list is written into the statement (18.16 binds no values), so the statement
+   * may be longer than the 256 KiB a query is by default.
+   */
+  async setPatternIds(range: TimeWindow, ids: ReadonlyArray<readonly [string, string]>): Promise<void> {
+    if (!ids.length) return;
+    const evIds = ids.map(([e]) => clickHouseLiteral(e)).join(',');
+    const patternIds = ids.map(([, p]) => clickHouseLiteral(p)).join(',');
+    const from = clickHouseLiteral(Math.floor(range.fromMs));
+    const to = clickHouseLiteral(Math.ceil(range.toMs));
+    const query = `ALTER TABLE ${this.local} UPDATE "pattern_id" = transform("ev_id", [${evIds}], [${patternIds}], '') WHERE "ts" >= ${from} AND "ts" < ${to} AND "ev_id" IN (${evIds})`;
+    try {
+      for (const c of this.clients)
+        await c.command({ query, clickhouse_settings: { max_query_size: String(query.length + 1024) } });
+      await this.mutationsDone();
+    } catch (err) {
+      throw clickHouseError(err);
+    }
+  }
+
   /** Waits until every server finished its mutations of the events table (at most a minute). */
   private async mutationsDone(): Promise<void> {
     const until = Date.now() + 60_000;
@@ -286,6 +319,43 @@ export class ClickHouseEventStore implements EngineEventStore {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
+  }
+
+  /** No cold tier on ClickHouse: its own storage policies move parts (docs/operations/clickhouse.md). */
+  async moveCold(_move: ColdMove): Promise<ColdMoveResult | null> {
+    return null;
+  }
+
+  async dropOldestCold(): Promise<{ events: number; bytes: number }> {
+    return { events: 0, bytes: 0 };
+  }
+
+  async coldFiles(): Promise<ColdFileRecord[]> {
+    return [];
+  }
+
+  async verifyCold(_req: ColdVerify): Promise<ColdVerifyResult | null> {
+    return null;
+  }
+
+  async importCold(_req: ColdImport): Promise<ColdImportResult | null> {
+    return null;
+  }
+
+  async countHot(filters: readonly FilterNode[]): Promise<number[]> {
+    if (!filters.length) return [];
+    const params = new SqlParams(clickHouseBind);
+    const counts = filters.map((f, i) => `countIf(${compileFilter(f, params)}) AS c${i}`);
+    try {
+      const { rows } = await this.runtime.run({ sql: `SELECT ${counts.join(', ')} FROM ${this.table}` });
+      return filters.map((_, i) => Number(rows[0]?.[`c${i}`] ?? 0));
+    } catch (err) {
+      throw clickHouseError(err);
+    }
+  }
+
+  async coldReach(): Promise<ColdReach | null> {
+    return null;
   }
 
   async stats(): Promise<EventStoreStats> {

@@ -47,7 +47,7 @@ export interface Compiled {
   totals?: boolean;
 }
 
-const newParams = () => new SqlParams(clickHouseBind);
+export const newParams = () => new SqlParams(clickHouseBind);
 
 const isColumn = (field: string): field is EventColumn => Object.hasOwn(COLUMN_KINDS, field);
 
@@ -293,7 +293,7 @@ export const hourCountsSql = (table: string): Compiled => ({
 });
 
 /** The plans as ClickHouse statements on `table` for the shared executor (plan-executor.ts). */
-export function clickHousePlans(table: string): Omit<PlanDialect<Compiled>, 'fieldValues'> {
+export function clickHousePlans(table: string): Omit<PlanDialect<Compiled>, 'fieldValues' | 'changeCounts'> {
   return {
     scoped: scopedPlan,
     searchRows: (plan) => searchRowsSql(table, plan),

@@ -92,6 +92,14 @@ const KEYS = EVENT_SCHEMA.map((c) =>
 );
 
 /**
+ * A text as JSON, its lone surrogates as U+FFFD: JSON.stringify writes one as `\ud800`,
+ * which ClickHouse's parser refuses (the whole insert failed, a 500 for a message of binary
+ * garbage), and DuckDB's encoder stores U+FFFD for it: both stores now hold the same.
+ * (`toWellFormed` is ES2024, in Node 20; the ES2023 lib does not declare it.)
+ */
+const jsonText = (s: string) => JSON.stringify((s as string & { toWellFormed(): string }).toWellFormed());
+
+/**
  * Events as a JSONEachRow body for the table: what `JSON.stringify(insertRow(e))` gives,
  * line by line, written straight from the events (no row objects: in the ingest profile
  * building and stringifying them, and collecting them after, took most of the worker's
@@ -119,14 +127,14 @@ export function jsonEachRow(events: readonly NormalisedEvent[], storedAt: number
             k += ',';
             vals += ',';
           }
-          k += JSON.stringify(key);
-          vals += JSON.stringify(fields[key]);
+          k += jsonText(key);
+          vals += jsonText(fields[key] as string);
         }
         line += `${keys[0]}:[${k}],${keys[1]}:[${vals}]`;
       } else if (v === null || v === undefined) line += `${keys[0]}:null`;
       else if (c.type === 'time') line += `${keys[0]}:${Math.round(v as number)}`;
       else if (typeof v === 'number') line += `${keys[0]}:${v}`;
-      else line += `${keys[0]}:${JSON.stringify(v)}`;
+      else line += `${keys[0]}:${typeof v === 'string' ? jsonText(v) : JSON.stringify(v)}`;
     }
     out += `${line}}\n`;
   }

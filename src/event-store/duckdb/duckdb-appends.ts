@@ -4,9 +4,9 @@ import type { StreamRules } from '../read-scope.js';
 import type { StoreRuntime } from '../store-runtime.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import type { DuckDbMaintenance } from './duckdb-maintenance.js';
-import type { DuckDbStatement } from './duckdb-plans.js';
 import { appendValues, type TableOrder, tableOrder, tsValue } from './duckdb-schema.js';
-import { blockSlices, buildWordBlocks } from './word-blocks.js';
+import type { DuckDbStatement } from './duckdb-statements.js';
+import { blockSlices } from './word-blocks.js';
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK_ROWS = 2048;
@@ -123,7 +123,7 @@ export class DuckDbAppends {
     // Word index (ADR 0004): the batch's blocks (plain data, a pure function) are written in
     // the transaction that appends its events: never events without a block, one WAL sync
     // (a commit of their own cost 3-4 ms per append, a third of a 1,000-event append).
-    const blocks = buildWordBlocks(events, words.lowering);
+    const blocks = words.build(events);
     const { appender, types, order } = this.table;
     let inTransaction = false;
     try {

@@ -1,4 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { ColdFiles } from './cold-files.js';
 import type { FieldColumns } from './field-columns.js';
 import type { StatementGate } from './statement-gate.js';
 import type { StreamSets } from './stream-sets.js';
@@ -27,4 +28,6 @@ export interface DuckDbDatabase {
   readonly sets: StreamSets;
   /** Extra fields in columns of their own (field-columns.ts, ADR 0017). */
   readonly extras: FieldColumns;
+  /** The cold tier's files (cold-files.ts, ADR 0031); null without a cold directory. */
+  readonly cold: ColdFiles | null;
 }

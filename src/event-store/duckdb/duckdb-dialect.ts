@@ -1,8 +1,9 @@
 import type { EventStoreDialect } from '../store-dialect.js';
 import { fieldValuesSql } from './duckdb-fields.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
-import { DUCKDB_ORDER, DUCKDB_PIPES, type DuckDbStatement, duckDbPlans } from './duckdb-plans.js';
+import { DUCKDB_ORDER, DUCKDB_PIPES } from './duckdb-plans.js';
 import type { DuckDbReads } from './duckdb-reads.js';
+import { type DuckDbStatement, duckDbPlans } from './duckdb-statements.js';
 
 /**
  * DuckDB as one dialect object (store-dialect.ts): its filter hooks, order and pipes, the
@@ -16,7 +17,7 @@ export function duckDbDialect(reads: DuckDbReads): EventStoreDialect<DuckDbState
     order: DUCKDB_ORDER,
     pipes: DUCKDB_PIPES,
     plans: {
-      ...duckDbPlans(reads.reach, reads.fewMatches, reads.event),
+      ...duckDbPlans(reads.reach, reads.fewMatches, reads.event, reads.coldRows),
       // The field list's statement (duckdb-fields.ts), built when planned as the others are.
       fieldValues: (plan) => () => {
         const reach = reads.reach(plan);

@@ -4,18 +4,33 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { isNoSpaceError, storageFull } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
-import type { EngineEventStore, EventStoreStats } from '../event-store.js';
-import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
-import type { ReadScope, StreamRules } from '../read-scope.js';
+import type {
+  ColdFileRecord,
+  ColdImport,
+  ColdImportResult,
+  ColdMove,
+  ColdMoveResult,
+  ColdReach,
+  ColdVerify,
+  ColdVerifyResult,
+  EngineEventStore,
+  EventStoreStats,
+} from '../event-store.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
+import { type ReadScope, type StreamRules, scopedFilter } from '../read-scope.js';
+import { SqlParams } from '../sql/sql-params.js';
 import { StoreRuntime } from '../store-runtime.js';
+import { ColdFiles } from './cold-files.js';
+import { ColdMover } from './cold-mover.js';
+import { ColdOps } from './cold-ops.js';
 import { DuckDbAppends, openAppender, type TableAppender } from './duckdb-appends.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { duckDbDialect } from './duckdb-dialect.js';
-import { registerFilterFunctions } from './duckdb-filter-compiler.js';
+import { compileFilter, registerFilterFunctions } from './duckdb-filter-compiler.js';
 import { DuckDbMaintenance } from './duckdb-maintenance.js';
-import type { DuckDbStatement } from './duckdb-plans.js';
 import { DuckDbReads } from './duckdb-reads.js';
 import { CREATE_EVENTS, upgradeEventsTable } from './duckdb-schema.js';
+import type { DuckDbStatement } from './duckdb-statements.js';
 import { FieldColumns } from './field-columns.js';
 import { type Bound, StatementGate } from './statement-gate.js';
 import { StreamSets } from './stream-sets.js';
@@ -34,6 +49,8 @@ export interface DuckDbEventStoreOptions {
   memoryLimit: string;
   /** DuckDB `checkpoint_threshold`: WAL size that triggers a checkpoint, e.g. `256MB`. */
   checkpointThreshold: string;
+  /** The cold tier's directory (ADR 0031); none: no cold tier. */
+  coldDir?: string;
   /** Events per window when streaming a time-sorted search (default 100,000). */
   streamWindowEvents?: number;
   /** Events per part when writing stream membership under new rules (default MEMBERSHIP_PART_EVENTS). */
@@ -67,6 +84,12 @@ export class DuckDbEventStore implements EngineEventStore {
   private readonly runtime: StoreRuntime<DuckDbStatement>;
   private readonly maintenance: DuckDbMaintenance;
   private readonly appends: DuckDbAppends;
+  /** The cold tier's mover; null without a cold directory. */
+  private readonly mover: ColdMover | null;
+  /** The cold tier's verify and import (cold-ops.ts); null without a cold directory. */
+  private readonly coldOps: ColdOps | null;
+  /** The last cold tier write asked for (see `coldSerial`). */
+  private coldTurn: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly db: DuckDbDatabase,
@@ -80,6 +103,8 @@ export class DuckDbEventStore implements EngineEventStore {
     );
     this.runtime = new StoreRuntime(duckDbDialect(this.reads));
     this.maintenance = new DuckDbMaintenance(db, this.reads, this.runtime);
+    this.mover = db.cold ? new ColdMover(db, db.cold, this.reads) : null;
+    this.coldOps = db.cold ? new ColdOps(db, db.cold, this.reads) : null;
     this.appends = new DuckDbAppends(
       db,
       table,
@@ -141,6 +166,8 @@ export class DuckDbEventStore implements EngineEventStore {
       useWords: opts.wordIndex ?? true,
       sets: await StreamSets.open(writer, extras.columnOf),
       extras,
+      // The cold tier's records, and what a crash left half moved cleaned up, before any read.
+      cold: opts.coldDir ? await ColdFiles.open(writer, opts.coldDir) : null,
     };
     const store = new DuckDbEventStore(db, table, opts);
     await store.runtime.loadHistogram();
@@ -188,12 +215,69 @@ export class DuckDbEventStore implements EngineEventStore {
     this.runtime.appendedElsewhere(count, fromMs, toMs);
   }
 
-  deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number> {
-    return this.maintenance.deleteOlderThan(tsMs, keep);
+  /** Retention over both tiers: the cold files' events first (ADR 0031), then the hot ones. */
+  async deleteOlderThan(tsMs: number, keep?: FilterNode): Promise<number> {
+    const mover = this.mover;
+    const cold = mover ? await this.coldSerial(() => mover.expire(tsMs, keep)) : 0;
+    return cold + (await this.maintenance.deleteOlderThan(tsMs, keep));
+  }
+
+  setPatternIds(range: TimeWindow, ids: ReadonlyArray<readonly [string, string]>): Promise<void> {
+    return this.maintenance.setPatternIds(range, ids);
   }
 
   stats(): Promise<EventStoreStats> {
     return this.maintenance.stats();
+  }
+
+  async moveCold(move: ColdMove): Promise<ColdMoveResult | null> {
+    const mover = this.mover;
+    if (!mover) return null;
+    return this.coldSerial(() => mover.move(move));
+  }
+
+  async dropOldestCold(bytes: number): Promise<{ events: number; bytes: number }> {
+    if (!this.mover) return { events: 0, bytes: 0 };
+    const dropped = await this.mover.dropOldest(bytes);
+    if (dropped.events) await this.runtime.loadHistogram();
+    return dropped;
+  }
+
+  async coldFiles(): Promise<ColdFileRecord[]> {
+    return [...(this.db.cold?.all() ?? [])];
+  }
+
+  async verifyCold(req: ColdVerify): Promise<ColdVerifyResult | null> {
+    return this.coldOps ? this.coldOps.verify(req) : null;
+  }
+
+  async importCold(req: ColdImport): Promise<ColdImportResult | null> {
+    const ops = this.coldOps;
+    return ops ? this.coldSerial(() => ops.import(req)) : null;
+  }
+
+  /**
+   * The cold tier's writers one at a time: a move, retention's rewrites and an import each
+   * pick the next part of a stream-day and the next record id before they commit.
+   */
+  private coldSerial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.coldTurn.then(work, work);
+    this.coldTurn = run.catch(() => undefined);
+    return run;
+  }
+
+  async countHot(filters: readonly FilterNode[]): Promise<number[]> {
+    if (!filters.length) return [];
+    const params = new SqlParams(undefined, this.db.extras.columnOf);
+    const counts = filters.map(
+      (f, i) => `count(*) FILTER (WHERE coalesce((${compileFilter(f, params)}), false)) AS c${i}`,
+    );
+    const [row] = await this.runSql(`SELECT ${counts.join(', ')} FROM events`, params.values);
+    return filters.map((_, i) => Number(row?.[`c${i}`] ?? 0));
+  }
+
+  async coldReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ColdReach | null> {
+    return this.reads.coldReach(scopedFilter(scope, filter), range);
   }
 
   /**

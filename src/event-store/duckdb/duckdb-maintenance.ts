@@ -1,5 +1,6 @@
 import { statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { listValue } from '@duckdb/node-api';
 import {
   isNoSpaceError,
   isOutOfMemoryError,
@@ -9,13 +10,14 @@ import {
 } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
 import type { EventStoreStats } from '../event-store.js';
+import type { TimeWindow } from '../query-plan.js';
 import { SqlParams, sqlTime } from '../sql/sql-params.js';
 import type { StoreRuntime } from '../store-runtime.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
-import type { DuckDbStatement } from './duckdb-plans.js';
 import type { DuckDbReads } from './duckdb-reads.js';
 import { duckDbValue, fromTs, tsValue } from './duckdb-schema.js';
+import type { DuckDbStatement } from './duckdb-statements.js';
 
 /** Below this much free space on the data dir's file system the store reports itself full. */
 export const MIN_FREE_BYTES = 256 * 1024;
@@ -162,6 +164,26 @@ export class DuckDbMaintenance {
     if (res.rowsChanged > 0) await this.checkpoint().catch(() => undefined);
     await this.runtime.loadHistogram();
     return res.rowsChanged;
+  }
+
+  /**
+   * New `pattern_id`s of events (re-mining): one UPDATE joined to the pairs, within the
+   * range so the zone maps of `ts` skip the rest; the events' stream membership is written
+   * again when a stream's rule reads `pattern_id` (stream-sets.ts).
+   */
+  async setPatternIds(range: TimeWindow, ids: ReadonlyArray<readonly [string, string]>): Promise<void> {
+    if (!ids.length) return;
+    const { gate, writer, sets } = this.db;
+    const evIds = listValue(ids.map(([e]) => e));
+    await gate.write(async () => {
+      await writer.run(
+        `UPDATE events SET pattern_id = m.p
+         FROM (SELECT unnest($1::VARCHAR[]) AS id, unnest($2::VARCHAR[]) AS p) AS m
+         WHERE events.ts >= $3 AND events.ts < $4 AND events.ev_id = m.id`,
+        [evIds, listValue(ids.map(([, p]) => p)), tsValue(range.fromMs), tsValue(range.toMs)],
+      );
+      await sets.rewrite(writer, 'pattern_id', range, evIds);
+    });
   }
 
   async stats(): Promise<EventStoreStats> {

@@ -1,7 +1,5 @@
-import type { DuckDBValue } from '@duckdb/node-api';
-import { COLUMN_KINDS, type EventColumn, type StoredEvent } from '../../core/event.js';
+import { COLUMN_KINDS, type EventColumn } from '../../core/event.js';
 import { and, cond } from '../../filter/ast.js';
-import type { PlanDialect } from '../plan-executor.js';
 import {
   bucketWidth,
   type LastNPlan,
@@ -47,7 +45,7 @@ export function fieldSql(field: string, params: SqlParams): string {
 }
 
 /** A field as grouped and returned: times as epoch ms, everything else as stored. */
-function groupSql(field: string, params: SqlParams): string {
+export function groupSql(field: string, params: SqlParams): string {
   if (isColumn(field) && COLUMN_KINDS[field] === 'time') return `epoch_ms(${quoteIdent(field)})`;
   return fieldSql(field, params);
 }
@@ -64,6 +62,11 @@ export interface Narrowing {
   readonly columnOf?: FieldColumnOf;
   /** Those columns, each with the field it holds, in the order the table has them. */
   readonly extraColumns?: ReadonlyArray<readonly [column: string, field: string]>;
+  /**
+   * The rows of the cold files the plan's range meets, in the hot table's shape
+   * (cold-files.ts); undefined when it meets none.
+   */
+  readonly cold?: (params: SqlParams) => string;
 }
 
 /** A plan as a statement reads it: within its scope (by its filter or by `streams`), and narrowed. */
@@ -84,10 +87,10 @@ export function scanSql(
   filter: SearchPlan['filter'],
   range: TimeWindow,
   params: SqlParams,
-  { words, streams }: Narrowing = {},
+  { words, streams, cold }: Narrowing = {},
 ): string {
   // No candidate: nothing to bind (DuckDB refuses values without placeholders).
-  if (words?.length === 0 || streams === 0n) return 'FROM events WHERE false';
+  if (streams === 0n || (words?.length === 0 && !cold)) return 'FROM events WHERE false';
   // Stream membership: the store's own integer, written as it is (a bound value would
   // keep DuckDB from testing it in its scan).
   const member = streams === undefined ? '' : ` AND (${MEMBERSHIP_COLUMN} & ${streams}) <> 0`;
@@ -108,7 +111,17 @@ export function scanSql(
       from = `(${scans.join(' UNION ALL ')}) AS events`;
     }
   }
-  return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
+  if (!cold)
+    return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
+  // Both tiers as one relation: the hot rows narrowed by the word index, the cold files'
+  // rows within the range (the word index covers hot rows only).
+  const hot =
+    words?.length === 0
+      ? 'SELECT * FROM events WHERE false'
+      : `SELECT * FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}`;
+  const [from2, to2] = [params.add(sqlTime(range.fromMs)), params.add(sqlTime(range.toMs))];
+  const both = `(${hot} UNION ALL BY NAME SELECT * FROM (${cold(params)}) WHERE ts >= ${from2} AND ts < ${to2}) AS events`;
+  return `FROM ${both} WHERE ts >= ${from2} AND ts < ${to2}${f}`;
 }
 
 export function searchCountSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
@@ -145,7 +158,10 @@ export const KEYED_PAGE_ROWS = 10_000;
  * index's ranges the scan is narrow already: one statement.
  */
 export function searchPageSql(plan: SearchPlan, narrowing: Narrowing = {}): Compiled {
-  if (narrowing.words || plan.limit > KEYED_PAGE_ROWS) return searchRowsSql(plan, narrowing);
+  // Cold files are read whole by their summaries' leave: keys first there too (the word
+  // index narrows the hot rows only).
+  if ((narrowing.words && !narrowing.cold) || plan.limit > KEYED_PAGE_ROWS)
+    return searchRowsSql(plan, narrowing);
   const params = new SqlParams(undefined, narrowing.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);
   const order = orderSql(plan.sort, params, DUCKDB_ORDER);
@@ -414,62 +430,20 @@ const HOUR_MS = 3_600_000;
  * back, a little later): a narrow range on received_at lets DuckDB's zone maps skip
  * almost every row group.
  */
-export function byIdSql(evId: string, receivedAt: number): Compiled {
+export function byIdSql(evId: string, receivedAt: number, cold?: Narrowing['cold']): Compiled {
   const params = new SqlParams();
   const lo = params.add(sqlTime(receivedAt - HOUR_MS));
   const hi = params.add(sqlTime(receivedAt + 1000));
   const id = params.add(evId);
-  return {
-    sql: `SELECT * FROM events WHERE received_at BETWEEN ${lo} AND ${hi} AND ev_id = ${id} LIMIT 1`,
-    params,
-  };
+  const hot = `SELECT * FROM events WHERE received_at BETWEEN ${lo} AND ${hi} AND ev_id = ${id}`;
+  // The cold files whose id range holds it, besides (an event is in one tier).
+  const both = cold ? `${hot} UNION ALL BY NAME SELECT * FROM (${cold(params)}) WHERE ev_id = ${id}` : hot;
+  return { sql: `${both} LIMIT 1`, params };
 }
 
-/** Events per hour of `ts` (the store runtime's estimate). */
-export const hourCountsSql = (): Compiled => ({
-  sql: `SELECT epoch_ms(ts) // ${HOUR_MS} AS h, count(*) AS n FROM events GROUP BY h`,
-  params: new SqlParams(),
-});
-
-/** A DuckDB statement: built when it is planned (statement-gate.ts). */
-export type DuckDbStatement = () => Compiled;
-
-/**
- * The plans as DuckDB statements for the shared executor (plan-executor.ts). A statement
- * is built when it is planned (the store's `start`), so its reach (its scope by stream
- * membership or by filter, the word index's candidate ranges) is that of the snapshot it
- * reads.
- */
-export function duckDbPlans(
-  reach: <P extends QueryPlan>(plan: P) => Reach<P>,
-  fewMatches: (plan: SearchPlan) => boolean,
-  event: (row: Record<string, DuckDBValue>) => StoredEvent,
-): Omit<PlanDialect<DuckDbStatement>, 'fieldValues'> {
-  // Each statement reads its plan as the store's reach has it when the statement is built.
-  const at =
-    <P extends QueryPlan>(plan: P, sql: (plan: P, narrowing: Narrowing) => Compiled) =>
-    () => {
-      const r = reach(plan);
-      return sql(r.plan, r);
-    };
-  return {
-    // The scope is the store's to apply (`reach`): by the stream membership it keeps, or
-    // by the scope's filter.
-    scoped: (plan) => plan,
-    searchRows: (plan) => at(plan, searchPageSql),
-    searchCount: (plan) => at(plan, searchCountSql),
-    fewMatches,
-    topn: (plan) => at(plan, topnSql),
-    lastn: (plan) => at(plan, lastnSql),
-    summary: (plan) => at(plan, summarySql),
-    timeline: (plan) => at(plan, timelineSql),
-    patternCounts: (plan) => at(plan, patternCountsSql),
-    patternSamples: (plan, ids) => at(plan, (p, n) => patternSamplesSql(p, ids, n)),
-    tableRows: (plan) => at(plan, (p, n) => tableSql(p, 'rows', n)),
-    tableCount: (plan) => at(plan, (p, n) => tableSql(p, 'count', n)),
-    // The runtime's own reads: no plan, so no reach (it checks an event's scope itself).
-    byId: (evId, receivedAt) => () => byIdSql(evId, receivedAt),
-    hourCounts: () => hourCountsSql,
-    event: (row) => event(row as Record<string, DuckDBValue>),
-  };
-}
+/** Events per hour of `ts` (the store runtime's estimate), of both tiers. */
+export const hourCountsSql = (cold?: Narrowing['cold']): Compiled => {
+  const params = new SqlParams();
+  const from = cold ? `(SELECT ts FROM events UNION ALL SELECT ts FROM (${cold(params)}))` : 'events';
+  return { sql: `SELECT epoch_ms(ts) // ${HOUR_MS} AS h, count(*) AS n FROM ${from} GROUP BY h`, params };
+};

@@ -1,13 +1,19 @@
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
 import type { StoredEvent } from '../../core/event.js';
 import { isNoSpaceError, isOutOfMemoryError, outOfMemory, storageFull } from '../../errors/errors.js';
+import type { FilterNode } from '../../filter/ast.js';
+import type { ColdReach } from '../event-store.js';
 import type { ExecOptions, QueryPlan, SearchPlan, TimeWindow } from '../query-plan.js';
 import { scopedPlan } from '../read-scope.js';
 import type { ResultRow, StatementRows } from '../result-shaper.js';
+import type { SqlParams } from '../sql/sql-params.js';
 import type { StoreDriver, StreamCursor } from '../store-dialect.js';
+import { type ColdFile, type ColdFiles, coldFileError, coldRowsSql } from './cold-files.js';
+import { summaryAdmits } from './cold-summary.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
-import { type Compiled, type DuckDbStatement, type Reach, searchRowsSql } from './duckdb-plans.js';
+import { type Compiled, type Narrowing, type Reach, searchRowsSql } from './duckdb-plans.js';
 import { rowToEvent } from './duckdb-schema.js';
+import type { DuckDbStatement } from './duckdb-statements.js';
 import type { Bound } from './statement-gate.js';
 
 /**
@@ -45,7 +51,9 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     readonly estimate: (fromMs: number, toMs: number) => number,
   ) {}
 
-  readonly error = readError;
+  /** An engine failure as clients may see it: a cold file named, out of memory, no room. */
+  readonly error = (err: unknown): unknown =>
+    (this.db.cold && coldFileError(err, this.db.cold)) || readError(err);
 
   /** Runs a statement on a connection of its own, interrupted by the signal. */
   run(build: DuckDbStatement, opts: ExecOptions): Promise<StatementRows> {
@@ -149,13 +157,48 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
     const words = useWords ? index.scan(plan.filter, plan.range) : undefined;
     const { columnOf, columns: extraColumns } = extras;
+    // The files the range meets whose summaries admit what the filter requires.
+    const cold = this.coldRows((c) => this.admitted(c, plan.filter, plan.range));
     return {
       plan,
       columnOf,
       extraColumns,
       ...(words ? { words } : {}),
       ...(streams === undefined ? {} : { streams }),
+      ...(cold ? { cold } : {}),
     };
+  };
+
+  /** The cold files a read of `filter` over `range` opens: those its range meets that their summaries admit. */
+  private admitted(cold: ColdFiles, filter: FilterNode, range: TimeWindow): ColdFile[] {
+    const test = this.db.words.test(filter);
+    return cold.meeting(range).filter((f) => summaryAdmits(cold.summary(f), test, filter));
+  }
+
+  /** What a read of `filter` (its scope in it) over `range` meets of the cold tier; null when nothing. */
+  coldReach(filter: FilterNode, range: TimeWindow): ColdReach | null {
+    const { cold } = this.db;
+    const meeting = cold?.meeting(range) ?? [];
+    if (!cold || meeting.length === 0) return null;
+    const read = this.admitted(cold, filter, range);
+    return {
+      files: meeting.length,
+      files_skipped: meeting.length - read.length,
+      files_read: read.length,
+      bytes_read: read.reduce((n, f) => n + f.bytes, 0),
+    };
+  }
+
+  /**
+   * The rows of the cold files `which` picks, in the hot table's shape (cold-files.ts):
+   * picked when the statement is built, so they are those of the snapshot it reads.
+   */
+  readonly coldRows = (which: (cold: ColdFiles) => readonly ColdFile[]): Narrowing['cold'] => {
+    const { cold, sets, extras } = this.db;
+    const files = cold ? which(cold) : [];
+    if (!cold || files.length === 0) return undefined;
+    const extraColumns = extras.columns;
+    return (params: SqlParams) => coldRowsSql(cold, files, extraColumns, (p) => sets.bitsOfRows(p), params);
   };
 
   /**
@@ -164,7 +207,7 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
    * and its count only when the page is full (plan-executor.ts).
    */
   readonly fewMatches = (plan: SearchPlan): boolean => {
-    if (!this.db.useWords) return false;
+    if (!this.db.useWords || this.db.cold?.meeting(plan.range).length) return false;
     const ranges = this.db.words.scan(plan.filter, plan.range);
     if (!ranges) return false;
     let events = 0;

@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBListValue } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../core/event.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
@@ -33,6 +33,8 @@ export class StreamSets {
     tests: Array<(e: EventLike) => boolean>;
     /** Whether a rule reads `stored_at`. */
     storedAtRead: boolean;
+    /** The rules themselves: their bits in SQL (`rewrite`). */
+    source: StreamRules;
   } | null = null;
   /**
    * Whether some stored events may have no bits under the table's rules (appended before
@@ -94,8 +96,41 @@ export class StreamSets {
       unclaimed: 1n << BigInt(rules.streams.length),
       tests: rules.streams.map((s) => compilePredicate(s.filter)),
       storedAtRead: rules.streams.some((s) => readsField(s.filter, 'stored_at')),
+      source: rules,
     };
     return true;
+  }
+
+  /**
+   * Writes again the bits of the events `evIds` names within `range`, whose `field` was
+   * changed in place (re-mining's `pattern_id`), when a rule of the stored bits reads it.
+   */
+  async rewrite(writer: DuckDBConnection, field: string, range: TimeWindow, evIds: DuckDBListValue) {
+    const rules = this.rules?.source;
+    if (!rules || this.tableKey !== rules.key || !rules.streams.some((s) => readsField(s.filter, field)))
+      return;
+    const params = new SqlParams(undefined, this.columnOf);
+    const value = bitsSql(rules, params);
+    const from = params.add(sqlTime(range.fromMs));
+    const to = params.add(sqlTime(range.toMs));
+    const prepared = await writer.prepare(
+      `UPDATE events SET streams = ${value} WHERE ts >= ${from} AND ts < ${to} AND list_contains($${params.values.length + 1}::VARCHAR[], ev_id)`,
+    );
+    try {
+      prepared.bind([...params.values.map(duckDbValue), evIds]);
+      await prepared.run();
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
+  /**
+   * The bits of rows read from elsewhere (the cold tier's files), in SQL: under the rules
+   * the store holds, evaluated as the rows are read; NULL when it holds none (scopes are
+   * then read by their filters).
+   */
+  bitsOfRows(params: SqlParams): string {
+    return this.rules ? bitsSql(this.rules.source, params) : 'CAST(NULL AS BIGINT)';
   }
 
   /** Whether the stored events hold other rules' bits: `begin` and `writePart` come first. */

@@ -29,9 +29,18 @@ import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { FilterNode } from '../../filter/ast.js';
 import type { TimeWindow } from '../query-plan.js';
 import { tsValue } from './duckdb-schema.js';
-import { BLOCK_EVENTS, type BuiltBlock, mergeBlocks } from './word-blocks.js';
+import {
+  BLOCK_EVENTS,
+  type BuiltBlock,
+  buildApartBlock,
+  buildWordBlocks,
+  lateRuns,
+  mergeBlocks,
+  type WordEvent,
+} from './word-blocks.js';
 import { type Lowering, readLowering } from './word-lowering.js';
 import {
+  type BlockTest,
   blockTest,
   candidateRanges,
   type IndexedBlock,
@@ -70,6 +79,8 @@ export interface WrittenBlocks {
   /** The open block these replace (it grew). */
   readonly replaces?: bigint;
   readonly tail: Tail | null;
+  /** The ids among `blocks` of late events kept apart. */
+  readonly apart: ReadonlySet<bigint>;
 }
 
 /** The open block: the last small batch's row, which the next small batches grow. */
@@ -99,6 +110,11 @@ export class WordIndex {
   private blocks: IndexedBlock[] = [];
   private tail: Tail | null = null;
   private nextId = 1n;
+  /**
+   * Where the events in order begin: the newest time of the last block closed (a late
+   * event never moves it: late events are older). Events over `LATE_MS` before it are late.
+   */
+  private floor = Number.NEGATIVE_INFINITY;
 
   private constructor(
     readonly lowering: Lowering,
@@ -185,6 +201,15 @@ export class WordIndex {
     return found && rangesPay(found.need, found.ranges, this.blocks, range) ? found.ranges : undefined;
   }
 
+  /**
+   * Whether a block, or a cold file's summary built as one (cold-summary.ts), may hold an
+   * event `filter` matches; undefined when the filter requires no indexed word or value.
+   */
+  test(filter: FilterNode): BlockTest | undefined {
+    const need = wordNeeds(filter);
+    return need && blockTest(need, this.lowering);
+  }
+
   private candidates(
     filter: FilterNode,
     range: TimeWindow,
@@ -199,7 +224,43 @@ export class WordIndex {
    * the batch's events): new rows, or for a small batch a new version of the open block's
    * row. `add` applies them to memory once the transaction commits.
    */
-  async write(conn: DuckDBConnection, built: readonly BuiltBlock[]): Promise<WrittenBlocks> {
+  async write(conn: DuckDBConnection, all: readonly BuiltBlock[]): Promise<WrittenBlocks> {
+    const apart = all.filter((b) => b.apart);
+    const written = await this.writeInOrder(
+      conn,
+      all.filter((b) => !b.apart),
+    );
+    if (!apart.length) return { ...written, apart: new Set() };
+    const blocks = apart.map((b): IndexedBlock => ({ ...pick(b), id: this.nextId++ }));
+    this.appendRows(blocks);
+    return { ...written, blocks: [...written.blocks, ...blocks], apart: new Set(blocks.map((b) => b.id)) };
+  }
+
+  /**
+   * The blocks of a batch (its events in time order): cut into blocks of at least
+   * `BLOCK_EVENTS`, or for a small batch, its late events (`lateRuns`: over `LATE_MS`
+   * before the end of the last block closed) in blocks of their own and the rest one block, which
+   * `write` adds to the open block. Late events would otherwise widen the open block's
+   * time range (2 % of the events an hour late made every block span an hour).
+   */
+  build(events: readonly WordEvent[]): BuiltBlock[] {
+    if (events.length === 0) return [];
+    if (events.length >= BLOCK_EVENTS) return buildWordBlocks(events, this.lowering);
+    // Late: before the end of the last block closed. Batches of concurrent shippers that
+    // arrive a few batches out of order within the open block's time stay in order.
+    if (this.floor === Number.NEGATIVE_INFINITY) return buildWordBlocks(events, this.lowering);
+    const { late, inOrder } = lateRuns(events, this.floor);
+    return [
+      ...late.map((run) => buildApartBlock(run, this.lowering)),
+      ...(inOrder.length ? buildWordBlocks(inOrder, this.lowering) : []),
+    ];
+  }
+
+  private async writeInOrder(
+    conn: DuckDBConnection,
+    built: readonly BuiltBlock[],
+  ): Promise<Omit<WrittenBlocks, 'apart'>> {
+    if (built.length === 0) return { blocks: [], tail: this.tail };
     const [only] = built;
     const small = built.length === 1 && only !== undefined && only.events < BLOCK_EVENTS;
     if (small && this.tail) {
@@ -221,12 +282,16 @@ export class WordIndex {
   }
 
   /** Applies committed rows (`write`) to memory. */
-  add({ blocks, replaces, tail }: WrittenBlocks): void {
+  add({ blocks, replaces, tail, apart }: WrittenBlocks): void {
     if (replaces !== undefined) {
       const i = this.blocks.findLastIndex((b) => b.id === replaces);
       if (i >= 0) this.blocks.splice(i, 1);
     }
-    for (const b of blocks) this.insertSorted(b);
+    // The newest block closed now: where the open one's events begin to be in order.
+    for (const b of blocks) {
+      this.insertSorted(b);
+      if (!apart.has(b.id) && b.id !== tail?.block.id) this.floor = Math.max(this.floor, b.maxTs);
+    }
     this.tail = tail;
   }
 

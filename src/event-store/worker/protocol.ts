@@ -3,6 +3,8 @@ import { StartupError } from '../../errors/startup.js';
 import type { FilterNode } from '../../filter/ast.js';
 import type { ClickHouseEventStoreOptions } from '../clickhouse/clickhouse-event-store.js';
 import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
+import type { ColdImport, ColdMove, ColdVerify } from '../event-store.js';
+import type { TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 
@@ -43,8 +45,16 @@ export type StoreRequest =
   | { id: number; op: 'setStreamRules'; rules: StreamRules }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }
+  | { id: number; op: 'setPatternIds'; range: TimeWindow; ids: ReadonlyArray<readonly [string, string]> }
   | { id: number; op: 'hourCounts' }
   | { id: number; op: 'stats' }
+  | { id: number; op: 'moveCold'; move: ColdMove }
+  | { id: number; op: 'coldFiles' }
+  | { id: number; op: 'dropOldestCold'; bytes: number }
+  | { id: number; op: 'countHot'; filters: readonly FilterNode[] }
+  | { id: number; op: 'verifyCold'; req: ColdVerify }
+  | { id: number; op: 'importCold'; req: ColdImport }
+  | { id: number; op: 'coldReach'; filter: FilterNode; scope: ReadScope; range: TimeWindow }
   | { id: number; op: 'ping' }
   | { id: number; op: 'runSql'; sql: string; params: readonly SqlValue[] }
   | { id: number; op: 'checkpoint' }

@@ -121,10 +121,26 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':
       return store.deleteOlderThan(req.tsMs, req.keep);
+    case 'setPatternIds':
+      return store.setPatternIds(req.range, req.ids);
     case 'hourCounts':
       return store.hourCounts();
     case 'stats':
       return store.stats();
+    case 'moveCold':
+      return store.moveCold(req.move);
+    case 'coldFiles':
+      return store.coldFiles();
+    case 'dropOldestCold':
+      return store.dropOldestCold(req.bytes);
+    case 'countHot':
+      return store.countHot(req.filters);
+    case 'verifyCold':
+      return store.verifyCold(req.req);
+    case 'importCold':
+      return store.importCold(req.req);
+    case 'coldReach':
+      return store.coldReach(req.filter, req.scope, req.range);
     case 'ping':
       return store.ping();
     case 'abandon':

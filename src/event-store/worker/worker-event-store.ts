@@ -5,12 +5,20 @@ import { unavailable } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
 import {
   abortError,
+  type ColdFileRecord,
+  type ColdImport,
+  type ColdImportResult,
+  type ColdMove,
+  type ColdMoveResult,
+  type ColdReach,
+  type ColdVerify,
+  type ColdVerifyResult,
   type EventStore,
   type EventStoreCapabilities,
   type EventStoreStats,
 } from '../event-store.js';
 import { HourHistogram } from '../hour-histogram.js';
-import type { ExecOptions, QueryPlan, ResultOf, SearchPlan } from '../query-plan.js';
+import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import {
@@ -222,8 +230,42 @@ export class WorkerEventStore implements EventStore {
     return deleted;
   }
 
+  setPatternIds(range: TimeWindow, ids: ReadonlyArray<readonly [string, string]>): Promise<void> {
+    return this.call({ op: 'setPatternIds', range, ids });
+  }
+
   stats(): Promise<EventStoreStats> {
     return this.call({ op: 'stats' });
+  }
+
+  moveCold(move: ColdMove): Promise<ColdMoveResult | null> {
+    return this.call({ op: 'moveCold', move });
+  }
+
+  coldFiles(): Promise<ColdFileRecord[]> {
+    return this.call({ op: 'coldFiles' });
+  }
+
+  async dropOldestCold(bytes: number): Promise<{ events: number; bytes: number }> {
+    const dropped = await this.call<{ events: number; bytes: number }>({ op: 'dropOldestCold', bytes });
+    if (dropped.events) this.hours.reset(await this.call<Array<[number, number]>>({ op: 'hourCounts' }));
+    return dropped;
+  }
+
+  countHot(filters: readonly FilterNode[]): Promise<number[]> {
+    return this.call({ op: 'countHot', filters });
+  }
+
+  verifyCold(req: ColdVerify): Promise<ColdVerifyResult | null> {
+    return this.call({ op: 'verifyCold', req });
+  }
+
+  importCold(req: ColdImport): Promise<ColdImportResult | null> {
+    return this.call({ op: 'importCold', req });
+  }
+
+  coldReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ColdReach | null> {
+    return this.call({ op: 'coldReach', filter, scope, range });
   }
 
   ping(): Promise<void> {

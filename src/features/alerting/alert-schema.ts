@@ -5,6 +5,9 @@ export const ChannelTypeSchema = Type.Union([
   Type.Literal('webhook'),
   Type.Literal('slack'),
   Type.Literal('email'),
+  Type.Literal('teams'),
+  Type.Literal('pagerduty'),
+  Type.Literal('opsgenie'),
 ]);
 
 const ConfigSchema = Type.Object(
@@ -12,7 +15,7 @@ const ConfigSchema = Type.Object(
   {
     additionalProperties: true,
     description:
-      'webhook {url, headers?, secret?} (JSON POST; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl).',
+      'webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********.',
   },
 );
 
@@ -53,7 +56,12 @@ export const DeliverySchema = Type.Object(
   {
     id: Type.Integer(),
     trigger_id: Type.Union([Type.Integer(), Type.Null()]),
+    schedule_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'A scheduled report run made it.',
+    }),
+    report_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The report it carries.' }),
     channel_id: Type.Integer(),
+    channel_type: ChannelTypeSchema,
     status: DeliveryStatusSchema,
     attempts: Type.Integer(),
     last_error: Type.Union([Type.String(), Type.Null()]),
@@ -71,7 +79,7 @@ export const DeliverySchema = Type.Object(
       {
         additionalProperties: true,
         description:
-          'The notification as sent, to administrators and to the user whose rights made it (`run_as`); to anyone else without what it tells of events (`samples` [], `group` {}, `count` and `search_url` null, no `pattern`) and with `withheld: true`.',
+          'The notification as sent, to administrators and to the user whose rights made it (`run_as`); to anyone else without what it tells of events (`samples` [], `group` {}, `count` and `search_url` null, no `pattern`; for pattern_rate `change`, `baseline_count` and `ratio` null) and with `withheld: true`.',
       },
     ),
   },

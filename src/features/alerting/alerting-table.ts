@@ -10,13 +10,17 @@ import {
 import type { MetadataDialect } from '../../metadata/database.js';
 import { idColumn } from '../../metadata/migrations/helpers.js';
 
-export type ChannelType = 'webhook' | 'slack' | 'email';
+export type ChannelType = 'webhook' | 'slack' | 'email' | 'teams' | 'pagerduty' | 'opsgenie';
 
 export interface ChannelsTable {
   id: Generated<number>;
   name: string;
   type: ChannelType;
-  /** JSON: webhook {url, headers?, secret?}, slack {url}, email {to}. */
+  /**
+   * JSON: webhook {url, headers?, secret?, body_template?, content_type?}, slack {url},
+   * email {to}, teams {url}, pagerduty {routing_key, severity_map?}, opsgenie {api_key,
+   * region?, priority_map?}.
+   */
   config: string;
   owner_id: number;
   /** Who last set where it sends (type and config); null once that user is deleted. */
@@ -44,6 +48,14 @@ export interface DeliveriesTable {
   payload: string;
   /** The user whose rights made it (its trigger's `run_as` then): who may see its samples. */
   run_as: Generated<number | null>;
+  /**
+   * A firing and its recovery share it (their trigger and group): of one channel, a
+   * delivery waits while an earlier one of its key is pending (null: none waits).
+   */
+  sequence_key: Generated<string | null>;
+  /** A scheduled report's delivery: its schedule and report (made by 0024-schedules). */
+  schedule_id: Generated<number | null>;
+  report_id: Generated<number | null>;
 }
 
 declare module '../../metadata/schema.js' {
@@ -120,3 +132,59 @@ export const alertingMigration = (dialect: MetadataDialect): Migration => ({
     await db.schema.alterTable('triggers').dropColumn('condition').execute();
   },
 });
+
+/**
+ * The on-call channel kinds (`teams`, `pagerduty`, `opsgenie`): the channels' type check
+ * names them; and deliveries gain `sequence_key`, so a recovery is sent after its firing.
+ * SQLite cannot change a check: the table is made anew (its 12-step procedure, with
+ * foreign keys off so the deliveries of the channels stay; SQLite runs migrations outside
+ * a transaction).
+ */
+export const channelKindsMigration = (dialect: MetadataDialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    const check = sql`type in ('webhook', 'slack', 'email', 'teams', 'pagerduty', 'opsgenie')`;
+    if (dialect === 'postgres') {
+      await sql`alter table channels drop constraint channels_type`.execute(db);
+      await sql`alter table channels add constraint channels_type check (${check})`.execute(db);
+    } else await rebuildChannels(db, check);
+    await db.schema.alterTable('deliveries').addColumn('sequence_key', 'text').execute();
+    await db.schema
+      .createIndex('deliveries_sequence')
+      .on('deliveries')
+      .columns(['sequence_key', 'channel_id'])
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropIndex('deliveries_sequence').execute();
+    await db.schema.alterTable('deliveries').dropColumn('sequence_key').execute();
+    const check = sql`type in ('webhook', 'slack', 'email')`;
+    if (dialect === 'postgres') {
+      await sql`alter table channels drop constraint channels_type`.execute(db);
+      await sql`alter table channels add constraint channels_type check (${check})`.execute(db);
+    } else await rebuildChannels(db, check);
+  },
+});
+
+async function rebuildChannels(db: Kysely<unknown>, check: ReturnType<typeof sql>): Promise<void> {
+  await sql`PRAGMA foreign_keys = OFF`.execute(db);
+  try {
+    await sql`create table channels_new (
+      id integer primary key autoincrement,
+      name text not null,
+      type text not null,
+      config text not null,
+      owner_id integer not null references users(id) on delete cascade,
+      created_at text not null,
+      updated_at text not null,
+      decided_by integer references users(id) on delete set null,
+      constraint channels_type check (${check})
+    )`.execute(db);
+    await sql`insert into channels_new (id, name, type, config, owner_id, created_at, updated_at, decided_by)
+      select id, name, type, config, owner_id, created_at, updated_at, decided_by from channels`.execute(db);
+    await sql`drop table channels`.execute(db);
+    await sql`alter table channels_new rename to channels`.execute(db);
+    await sql`create index channels_owner on channels (owner_id)`.execute(db);
+  } finally {
+    await sql`PRAGMA foreign_keys = ON`.execute(db);
+  }
+}

@@ -57,7 +57,7 @@ export async function channelRoutes(
     {
       schema: {
         tags,
-        summary: 'Create a notification channel (webhook, Slack incoming webhook, email)',
+        summary: 'Create a notification channel (webhook, Slack, email, Teams, PagerDuty, Opsgenie)',
         body: ChannelCreateSchema,
         response: { 201: Type.Ref('Channel'), ...errorResponses(400, 401, 403, 413, 415) },
       },
@@ -123,7 +123,7 @@ export async function channelRoutes(
         tags,
         summary: 'Send a test notification now and answer how it went',
         description:
-          'Answers 200 with the outcome whether or not it arrived: `sent`, the `error` (an HTTP status, a refused connection, no answer within 10 s, an SMTP answer) and how long it took.',
+          'Answers 200 with the outcome whether or not it arrived: `sent`, the `error` (an HTTP status, a refused connection, no answer within 10 s, an SMTP answer) and how long it took. PagerDuty: a trigger and its resolve; Opsgenie: a create and its close (priority P5); a webhook with a body_template renders it with kind "test".',
         params: IdParam,
         response: {
           200: Type.Object({
@@ -148,6 +148,7 @@ export async function channelRoutes(
         querystring: Type.Object({
           ...ListQuery,
           trigger_id: Type.Optional(Type.Integer({ minimum: 1 })),
+          schedule_id: Type.Optional(Type.Integer({ minimum: 1 })),
           channel_id: Type.Optional(Type.Integer({ minimum: 1 })),
           status: Type.Optional(DeliveryStatusSchema),
         }),
@@ -159,7 +160,7 @@ export async function channelRoutes(
       const plan = planList(q, ['id', 'created_at', 'status'], '-id');
       const page = await deliveries.list(
         caller(request),
-        { triggerId: q.trigger_id, channelId: q.channel_id, status: q.status },
+        { triggerId: q.trigger_id, scheduleId: q.schedule_id, channelId: q.channel_id, status: q.status },
         plan,
       );
       return envelope(request, plan, page);

@@ -7,10 +7,11 @@ import type { ChannelRow, ChannelType } from './alerting-table.js';
 import type { ChannelsRepository } from './channels-repository.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 import type { Notification } from './notification.js';
+import { checkOpsgenie, checkPagerduty, checkTemplate, SECRET_MASK } from './oncall-config.js';
+import type { OpsgenieConfig, PagerdutyConfig } from './oncall-payloads.js';
 import { type ChannelConfig, SendError, type Senders } from './senders.js';
 
-/** How a secret is shown: it is write-only; sending this back keeps the stored one. */
-export const SECRET_MASK = '********';
+export { SECRET_MASK };
 
 export type Channel = Static<typeof ChannelSchema>;
 
@@ -37,6 +38,19 @@ const RESERVED_HEADERS = new Set([
   'x-logscope-signature',
 ]);
 
+/** The settings of each kind. */
+const ALLOWED: Record<ChannelType, readonly string[]> = {
+  webhook: ['url', 'headers', 'secret', 'body_template', 'content_type'],
+  slack: ['url'],
+  email: ['to'],
+  teams: ['url'],
+  pagerduty: ['routing_key', 'severity_map'],
+  opsgenie: ['api_key', 'region', 'priority_map'],
+};
+
+/** Kinds whose URL is the credential (a Slack incoming webhook, a Teams workflow's signed URL). */
+const URL_IS_SECRET: ReadonlySet<ChannelType> = new Set(['slack', 'teams']);
+
 /** Checks a channel's config for its type; returns it as stored. */
 export function checkConfig(type: ChannelType, body: object, stored?: ChannelConfig): ChannelConfig {
   const raw = body as Record<string, unknown>;
@@ -44,11 +58,13 @@ export function checkConfig(type: ChannelType, body: object, stored?: ChannelCon
   const fail = (key: string, message: string) => {
     errors[`config.${key}`] = [message];
   };
-  const allowed = type === 'webhook' ? ['url', 'headers', 'secret'] : type === 'slack' ? ['url'] : ['to'];
+  const allowed = ALLOWED[type];
   for (const key of Object.keys(raw))
     if (!allowed.includes(key)) fail(key, `Not a ${type} setting (allowed: ${allowed.join(', ')}).`);
   let out: ChannelConfig;
-  if (type === 'email') {
+  if (type === 'pagerduty') out = checkPagerduty(raw, stored as Partial<PagerdutyConfig> | undefined, fail);
+  else if (type === 'opsgenie') out = checkOpsgenie(raw, stored as Partial<OpsgenieConfig> | undefined, fail);
+  else if (type === 'email') {
     const to = raw.to;
     if (!Array.isArray(to) || to.length === 0 || to.length > 50) fail('to', 'A list of 1 to 50 addresses.');
     else
@@ -66,8 +82,9 @@ export function checkConfig(type: ChannelType, body: object, stored?: ChannelCon
       parsed = undefined;
     }
     const storedUrl = (stored as { url?: string } | undefined)?.url;
-    // A Slack URL is shown masked: sent back as shown, it keeps the stored one.
-    const keptUrl = type === 'slack' && storedUrl && url === maskedUrl(storedUrl) ? storedUrl : undefined;
+    // A Slack or Teams URL is shown masked: sent back as shown, it keeps the stored one.
+    const keptUrl =
+      URL_IS_SECRET.has(type) && storedUrl && url === maskedUrl(storedUrl) ? storedUrl : undefined;
     if (keptUrl) parsed = new URL(keptUrl);
     if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password)
       fail('url', 'An http:// or https:// URL (without user:password; use headers).');
@@ -103,6 +120,7 @@ export function checkConfig(type: ChannelType, body: object, stored?: ChannelCon
           fail('secret', 'Text of 1 to 500 characters.');
         else (out as { secret?: string }).secret = secret;
       }
+      Object.assign(out, checkTemplate(raw, fail));
     }
   }
   if (Object.keys(errors).length)
@@ -132,7 +150,9 @@ const present = (row: ChannelRow): Channel => {
   if (typeof config.secret === 'string') config.secret = SECRET_MASK;
   if (config.headers && typeof config.headers === 'object')
     config.headers = Object.fromEntries(Object.keys(config.headers).map((name) => [name, SECRET_MASK]));
-  if (row.type === 'slack' && typeof config.url === 'string') config.url = maskedUrl(config.url);
+  if (URL_IS_SECRET.has(row.type) && typeof config.url === 'string') config.url = maskedUrl(config.url);
+  for (const key of ['routing_key', 'api_key'])
+    if (typeof config[key] === 'string') config[key] = SECRET_MASK;
   return {
     id: row.id,
     name: row.name,
@@ -242,6 +262,14 @@ export class ChannelsService {
   }
 
   /** Who last set where each of these channels sends (null: a deleted user); gone ones are left out. */
+  /** The type and owner of each of these channels that exists (a schedule's `deliver_to`). */
+  async ownersAndTypes(
+    ids: readonly number[],
+  ): Promise<Map<number, { type: ChannelType; owner_id: number }>> {
+    const rows = await this.repo.byIds(ids);
+    return new Map(rows.map((r) => [r.id, { type: r.type, owner_id: r.owner_id }]));
+  }
+
   async decidersOf(ids: readonly number[]): Promise<Map<number, number | null>> {
     return new Map((await this.repo.byIds(ids)).map((r) => [r.id, r.decided_by]));
   }
@@ -262,7 +290,10 @@ export class ChannelsService {
     };
     const started = performance.now();
     try {
-      await this.senders.send(row.type, JSON.parse(row.config) as ChannelConfig, n);
+      await this.senders.send(row.type, JSON.parse(row.config) as ChannelConfig, n, {
+        channelId: row.id,
+        now: () => this.now().getTime(),
+      });
       return { sent: true, error: null, duration_ms: Math.round(performance.now() - started) };
     } catch (err) {
       return {

@@ -10,4 +10,15 @@ export interface NewPatternCondition {
   warmup_seconds: number;
 }
 
-export type Condition = { type: 'match' } | ThresholdCondition | NewPatternCondition;
+/** A kind of message surges or disappears (pattern-rate.ts; docs/api/alerting.md). */
+export interface PatternRateCondition {
+  type: 'pattern_rate';
+  window_seconds: number;
+  baseline: 'previous' | 'same_time_last_week' | 'rolling_24h';
+  direction: 'up' | 'down' | 'both';
+  min_ratio: number;
+  min_count: number;
+  steady_windows: number;
+}
+
+export type Condition = { type: 'match' } | ThresholdCondition | NewPatternCondition | PatternRateCondition;

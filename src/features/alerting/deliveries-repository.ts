@@ -2,10 +2,11 @@ import type { Kysely } from 'kysely';
 import type { Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
 import type { Database } from '../../metadata/schema.js';
-import type { DeliveryRow, DeliveryStatus, NewDeliveryRow } from './alerting-table.js';
+import type { ChannelType, DeliveryRow, DeliveryStatus, NewDeliveryRow } from './alerting-table.js';
 
 export interface DeliveryFilter {
   triggerId?: number;
+  scheduleId?: number;
   channelId?: number;
   status?: DeliveryStatus;
   /** Only deliveries of this user's triggers or channels. */
@@ -29,13 +30,47 @@ export class DeliveriesRepository {
     });
   }
 
+  /** Inserts one row and answers its id. */
+  async insertOne(row: NewDeliveryRow): Promise<number> {
+    const made = await this.db.insertInto('deliveries').values(row).returning('id').executeTakeFirstOrThrow();
+    return made.id;
+  }
+
+  /** The status and attempts of these deliveries. */
+  statusOf(
+    ids: readonly number[],
+  ): Promise<Pick<DeliveryRow, 'id' | 'status' | 'attempts' | 'last_error'>[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return this.db
+      .selectFrom('deliveries')
+      .select(['id', 'status', 'attempts', 'last_error'])
+      .where('id', 'in', [...ids])
+      .execute();
+  }
+
   byId(id: number): Promise<DeliveryRow | undefined> {
     return this.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  list(filter: DeliveryFilter, page: PageRequest): Promise<Page<DeliveryRow>> {
-    let q = this.db.selectFrom('deliveries').selectAll();
+  /** The deliveries with their channel's type (a deleted channel takes its deliveries). */
+  list(
+    filter: DeliveryFilter,
+    page: PageRequest,
+  ): Promise<Page<DeliveryRow & { channel_type: ChannelType }>> {
+    let q = this.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .select((eb) =>
+        eb
+          .selectFrom('channels')
+          .select('channels.type')
+          .whereRef('channels.id', '=', 'deliveries.channel_id')
+          .$asScalar()
+          .$notNull()
+          .as('channel_type'),
+      );
     if (filter.triggerId !== undefined) q = q.where('trigger_id', '=', filter.triggerId);
+    if (filter.scheduleId !== undefined) q = q.where('schedule_id', '=', filter.scheduleId);
     if (filter.channelId !== undefined) q = q.where('channel_id', '=', filter.channelId);
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
     if (filter.visibleTo !== undefined) {
@@ -44,6 +79,7 @@ export class DeliveriesRepository {
         eb.or([
           eb('trigger_id', 'in', eb.selectFrom('triggers').select('id').where('owner_id', '=', user)),
           eb('channel_id', 'in', eb.selectFrom('channels').select('id').where('owner_id', '=', user)),
+          eb('schedule_id', 'in', eb.selectFrom('schedules').select('id').where('owner_id', '=', user)),
         ]),
       );
     }
@@ -53,7 +89,8 @@ export class DeliveriesRepository {
   /**
    * Takes up to `limit` pending deliveries that are due and not being sent by anyone,
    * holding each for `leaseMs`. Each row is taken by one conditional update, so two
-   * processes never send the same row at the same time.
+   * processes never send the same row at the same time. A delivery waits while an earlier
+   * one of its channel and `sequence_key` is pending (a recovery after its firing).
    */
   async claimDue(now: number, leaseMs: number, limit: number): Promise<DeliveryRow[]> {
     const due = await this.db
@@ -62,6 +99,22 @@ export class DeliveriesRepository {
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<=', now)
       .where('lease_until', '<', now)
+      .where((eb) =>
+        eb.or([
+          eb('sequence_key', 'is', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('deliveries as earlier')
+                .select('earlier.id')
+                .whereRef('earlier.sequence_key', '=', 'deliveries.sequence_key')
+                .whereRef('earlier.channel_id', '=', 'deliveries.channel_id')
+                .whereRef('earlier.id', '<', 'deliveries.id')
+                .where('earlier.status', '=', 'pending'),
+            ),
+          ),
+        ]),
+      )
       .orderBy('next_attempt_at')
       .limit(limit)
       .execute();

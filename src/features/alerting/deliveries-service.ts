@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import { can, type Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
 import type { DeliverySchema } from './alert-schema.js';
-import type { DeliveryRow, DeliveryStatus } from './alerting-table.js';
+import type { ChannelType, DeliveryRow, DeliveryStatus } from './alerting-table.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 
 export type Delivery = Static<typeof DeliverySchema>;
@@ -13,16 +13,29 @@ export type Delivery = Static<typeof DeliverySchema>;
  */
 const withheld = (payload: Record<string, unknown>): Record<string, unknown> => {
   const { pattern: _pattern, ...rest } = payload;
-  return { ...rest, group: {}, count: null, samples: [], search_url: null, withheld: true };
+  // pattern_rate: what the pattern did and its baseline are counts of the same events.
+  const rate = 'change' in payload ? { change: null, baseline_count: null, ratio: null } : {};
+  return { ...rest, ...rate, group: {}, count: null, samples: [], search_url: null, withheld: true };
 };
 
-const present = (row: DeliveryRow, who: Identity): Delivery => {
-  const payload = JSON.parse(row.payload) as Record<string, unknown>;
+/** A report's attachment is shown by its name and size, never its bytes. */
+const withoutBytes = (payload: Record<string, unknown>): Record<string, unknown> => {
+  const a = payload.attachment as { filename: string; media_type: string; content_base64: string } | null;
+  if (!a) return payload;
+  const size = Math.floor((a.content_base64.length * 3) / 4);
+  return { ...payload, attachment: { filename: a.filename, media_type: a.media_type, size } };
+};
+
+const present = (row: DeliveryRow & { channel_type: ChannelType }, who: Identity): Delivery => {
+  const payload = withoutBytes(JSON.parse(row.payload) as Record<string, unknown>);
   const whole = who.isAdmin || (row.run_as !== null && row.run_as === who.userId);
   return {
     id: row.id,
     trigger_id: row.trigger_id,
+    schedule_id: row.schedule_id,
+    report_id: row.report_id,
     channel_id: row.channel_id,
+    channel_type: row.channel_type,
     status: row.status,
     attempts: row.attempts,
     last_error: row.last_error,
@@ -46,6 +59,7 @@ export class DeliveriesService {
     who: Identity,
     filter: {
       triggerId?: number | undefined;
+      scheduleId?: number | undefined;
       channelId?: number | undefined;
       status?: DeliveryStatus | undefined;
     },
@@ -54,6 +68,7 @@ export class DeliveriesService {
     const res = await this.repo.list(
       {
         ...(filter.triggerId !== undefined ? { triggerId: filter.triggerId } : {}),
+        ...(filter.scheduleId !== undefined ? { scheduleId: filter.scheduleId } : {}),
         ...(filter.channelId !== undefined ? { channelId: filter.channelId } : {}),
         ...(filter.status !== undefined ? { status: filter.status } : {}),
         ...(can(who, 'manage_triggers') ? {} : { visibleTo: who.userId }),

@@ -4,6 +4,8 @@ import type { DeliveryRow } from './alerting-table.js';
 import type { ChannelsRepository } from './channels-repository.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 import type { Notification } from './notification.js';
+import { dedupKey } from './oncall-payloads.js';
+import type { ReportNotice } from './report-notice.js';
 import { type ChannelConfig, SendError, type Senders } from './senders.js';
 
 export interface DeliveryQueueOptions {
@@ -104,6 +106,9 @@ export class DeliveryQueue {
     if (!channelIds.length) return;
     const at = this.o.now();
     const payload = JSON.stringify(n);
+    // Conditions that recover: a trigger and group's notifications go out in order.
+    const recovers = n.condition?.type === 'threshold' || n.condition?.type === 'pattern_rate';
+    const sequenceKey = recovers && n.kind !== 'test' ? dedupKey(n) : null;
     await this.repo.insert(
       channelIds.map((channel_id) => ({
         trigger_id: triggerId,
@@ -117,9 +122,49 @@ export class DeliveryQueue {
         lease_until: 0,
         payload,
         run_as: runAs,
+        sequence_key: sequenceKey,
       })),
     );
     this.wake();
+  }
+
+  /**
+   * Writes a pending delivery of a scheduled report per channel (report-notice.ts) and wakes
+   * the sender; answers each channel's delivery id. The caller checked the channels.
+   */
+  async enqueueReport(
+    n: ReportNotice,
+    channelIds: readonly number[],
+    runAs: number,
+  ): Promise<Array<{ channel_id: number; delivery_id: number }>> {
+    const at = this.o.now();
+    const payload = JSON.stringify(n);
+    const made: Array<{ channel_id: number; delivery_id: number }> = [];
+    for (const channel_id of channelIds) {
+      const delivery_id = await this.repo.insertOne({
+        trigger_id: null,
+        channel_id,
+        status: 'pending',
+        attempts: 0,
+        last_error: null,
+        created_at: new Date(at).toISOString(),
+        sent_at: null,
+        next_attempt_at: at,
+        lease_until: 0,
+        payload,
+        run_as: runAs,
+        schedule_id: n.schedule.id,
+        report_id: n.report.id,
+      });
+      made.push({ channel_id, delivery_id });
+    }
+    this.wake();
+    return made;
+  }
+
+  /** Where these deliveries stand (a scheduled run waits for each one's first attempt). */
+  statusOf(ids: readonly number[]) {
+    return this.repo.statusOf(ids);
   }
 
   /** Looks for due deliveries now (at most one pass at a time; a wake during a pass runs another). */
@@ -166,16 +211,18 @@ export class DeliveryQueue {
     const attempts = row.attempts + 1;
     const channel = await this.channels.byId(row.channel_id);
     let error: string | null = null;
+    let final = false;
     if (!channel) error = 'the channel was deleted';
     else {
       try {
         await this.senders.send(
           channel.type,
           JSON.parse(channel.config) as ChannelConfig,
-          JSON.parse(row.payload) as Notification,
+          JSON.parse(row.payload) as Notification | ReportNotice,
         );
       } catch (err) {
         error = err instanceof SendError ? err.message : `failed: ${String(err)}`;
+        final = err instanceof SendError && err.final;
       }
     }
     const now = this.o.now();
@@ -187,7 +234,8 @@ export class DeliveryQueue {
     this.failedAttempts++;
     const delay = Math.min(this.o.firstRetryMs * 2 ** (attempts - 1), this.o.maxRetryMs);
     const age = now - Date.parse(row.created_at);
-    if (!channel || age + delay > this.o.giveUpAfterMs) await this.repo.failed(row.id, attempts, error);
+    if (!channel || final || age + delay > this.o.giveUpAfterMs)
+      await this.repo.failed(row.id, attempts, error);
     else await this.repo.retry(row.id, attempts, error, now + delay);
   }
 

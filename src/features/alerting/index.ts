@@ -2,7 +2,7 @@
 import { parseDenyCidrs } from '../../config/deny-cidrs.js';
 import { component } from '../component.js';
 import { ChannelSchema, DeliverySchema } from './alert-schema.js';
-import { alertingMigration } from './alerting-table.js';
+import { alertingMigration, channelKindsMigration } from './alerting-table.js';
 import { ChannelsRepository } from './channels-repository.js';
 import { channelRoutes } from './channels-routes.js';
 import { ChannelsService } from './channels-service.js';
@@ -20,8 +20,16 @@ export {
   type AlertTrigger,
   type Firing,
 } from './alert-engine.js';
-export type { Condition } from './conditions.js';
+export type { Condition, PatternRateCondition } from './conditions.js';
 export type { DeliveryQueue } from './delivery-queue.js';
+export {
+  MAX_FIRINGS_PER_WINDOW,
+  type PatternRateInput,
+  PatternRateJudge,
+  patternRateCondition,
+} from './pattern-rate.js';
+export { everyScope, storeReads } from './pattern-rate-reads.js';
+export type { ReportNotice } from './report-notice.js';
 export type { ThresholdCondition } from './threshold.js';
 
 declare module '../component.js' {
@@ -36,12 +44,14 @@ declare module '../component.js' {
 
 export const alerting = component({
   name: 'alerting',
-  migrations: { '0009-alerting': alertingMigration },
+  migrations: { '0009-alerting': alertingMigration, '0022-channel-kinds': channelKindsMigration },
   build({ meta, config, log, cluster, bus }) {
     const senders = new Senders({
       smtpUrl: config.smtpUrl,
       smtpFrom: config.smtpFrom,
       denyCidrs: parseDenyCidrs(config.webhookDenyCidrs),
+      pagerdutyUrl: config.pagerdutyUrl,
+      opsgenieUrl: config.opsgenieUrl,
     });
     const channelsRepo = new ChannelsRepository(meta.db);
     const deliveriesRepo = new DeliveriesRepository(meta.db);

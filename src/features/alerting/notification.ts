@@ -1,5 +1,5 @@
-import type { NewPatternCondition } from './conditions.js';
-import type { Sample, ThresholdCondition } from './threshold.js';
+import type { Condition } from './conditions.js';
+import type { Sample } from './threshold.js';
 
 /** What a trigger says when it fires: the body of a webhook, the matter of a mail. */
 export interface Notification {
@@ -9,7 +9,7 @@ export interface Notification {
    */
   kind: 'fire' | 'recover' | 'test';
   trigger: { id: number; name: string; severity: string; description: string } | null;
-  condition: { type: 'match' } | ThresholdCondition | NewPatternCondition | null;
+  condition: Condition | null;
   /** The group's values (threshold conditions with group_by); {} otherwise. */
   group: Record<string, unknown>;
   /** Matching events in the window (threshold) or since the last notification (match). */
@@ -20,25 +20,40 @@ export interface Notification {
   samples: Sample[];
   /** The matching events in the web UI's Search. */
   search_url: string | null;
-  /** new_pattern: the pattern first seen, with its template (variables `<*>`). */
+  /** new_pattern, pattern_rate: the pattern, with its template (variables `<*>`). */
   pattern?: { pattern_id: string; template: string };
+  /** pattern_rate: what the pattern did, its count `b` to compare with, `count / b` (null when b = 0). */
+  change?: 'up' | 'new' | 'down' | 'gone';
+  baseline_count?: number;
+  ratio?: number | null;
+  /** pattern_rate: the window judged and the one its baseline was counted over (Unix seconds). */
+  window?: { ts_from: number; ts_to: number };
+  baseline_window?: { ts_from: number; ts_to: number };
 }
 
 const OPS: Record<string, string> = { gt: '>', gte: '≥', lt: '<', lte: '≤' };
 
+/** A group's values as text: `host=web-1, region=eu` ('' without group_by). */
+export const groupText = (group: Record<string, unknown>): string =>
+  Object.entries(group)
+    .map(([k, v]) => `${k}=${v === null ? '(none)' : String(v)}`)
+    .join(', ');
+
 /** One line saying what happened, for a chat message or a mail subject. */
 export function headline(n: Notification): string {
   if (n.kind === 'test' || !n.trigger) return 'Logscope test notification: this channel works.';
-  const where = Object.entries(n.group)
-    .map(([k, v]) => `${k}=${v === null ? '(none)' : String(v)}`)
-    .join(', ');
+  const groups = groupText(n.group);
   const c = n.condition;
   const what =
-    c && c.type === 'threshold'
-      ? `${n.count} matching events in ${c.window_seconds} s (${OPS[c.op]} ${c.value})`
-      : n.pattern
-        ? `new pattern "${n.pattern.template}"`
-        : `${n.count} matching event${n.count === 1 ? '' : 's'}`;
+    c?.type === 'pattern_rate'
+      ? patternRateWhat(n)
+      : c && c.type === 'threshold'
+        ? `${n.count} matching events in ${c.window_seconds} s (${OPS[c.op]} ${c.value})`
+        : n.pattern
+          ? `new pattern "${n.pattern.template}"`
+          : `${n.count} matching event${n.count === 1 ? '' : 's'}`;
+  // pattern_rate: the pattern is the group, already named by the headline.
+  const where = c?.type === 'pattern_rate' ? '' : groups;
   const recovered = n.kind === 'recover' ? 'recovered, ' : '';
   return `[${n.trigger.severity}] ${n.trigger.name}: ${recovered}${what}${where ? ` for ${where}` : ''}`;
 }
@@ -55,4 +70,16 @@ export function bodyText(n: Notification): string {
       lines.push(`  ${new Date(s.ts * 1000).toISOString()}  ${s.message ?? ''}  (${s.ev_id})`);
   }
   return lines.join('\n');
+}
+
+/** A pattern_rate notification's matter: `pattern "<template>" up 10.0× (300 vs 30 in 10 s)`. */
+function patternRateWhat(n: Notification): string {
+  const b = n.baseline_count ?? 0;
+  const factor =
+    n.change === 'up'
+      ? ` ${(n.count / b).toFixed(1)}×`
+      : n.change === 'down' && n.count > 0
+        ? ` ${(b / n.count).toFixed(1)}×`
+        : '';
+  return `pattern "${n.pattern?.template ?? ''}" ${n.change ?? ''}${factor} (${n.count} vs ${b} in ${n.window_seconds} s)`;
 }

@@ -7,12 +7,37 @@ import { hostname } from 'node:os';
 import { createTransport, type Transporter } from 'nodemailer';
 import { isDenied } from '../../config/deny-cidrs.js';
 import type { ChannelType } from './alerting-table.js';
+import { parseTemplate, renderTemplate, templateVariables } from './body-template.js';
 import { bodyText, headline, type Notification } from './notification.js';
+import {
+  dedupKey,
+  type OpsgenieConfig,
+  opsgenieClose,
+  opsgenieCreate,
+  type PagerdutyConfig,
+  pagerdutyEvent,
+  pagerdutyResolve,
+  type TeamsConfig,
+  teamsCard,
+  testKey,
+} from './oncall-payloads.js';
+import {
+  type ReportNotice,
+  reportSlack,
+  reportSubject,
+  reportTeamsCard,
+  reportTemplateVariables,
+  reportText,
+  reportWebhookBody,
+} from './report-notice.js';
 
 export interface WebhookConfig {
   url: string;
   headers?: Record<string, string>;
   secret?: string;
+  /** Sent instead of the JSON notification, rendered (body-template.ts). */
+  body_template?: string;
+  content_type?: string;
 }
 export interface SlackConfig {
   url: string;
@@ -20,10 +45,27 @@ export interface SlackConfig {
 export interface EmailConfig {
   to: string[];
 }
-export type ChannelConfig = WebhookConfig | SlackConfig | EmailConfig;
+export type { OpsgenieConfig, PagerdutyConfig, TeamsConfig };
+export type ChannelConfig =
+  | WebhookConfig
+  | SlackConfig
+  | EmailConfig
+  | PagerdutyConfig
+  | OpsgenieConfig
+  | TeamsConfig;
 
-/** A failed attempt, with what a person reading the deliveries list needs to know. */
-export class SendError extends Error {}
+/**
+ * A failed attempt, with what a person reading the deliveries list needs to know. `final`:
+ * trying again cannot help (a vendor refused the request itself), so it is not retried.
+ */
+export class SendError extends Error {
+  constructor(
+    message: string,
+    readonly final = false,
+  ) {
+    super(message);
+  }
+}
 
 export interface SendersOptions {
   smtpUrl: string;
@@ -31,6 +73,16 @@ export interface SendersOptions {
   denyCidrs: BlockList;
   /** Per attempt (ms). */
   timeoutMs?: number;
+  /** PagerDuty Events API base (`https://events.pagerduty.com`). */
+  pagerdutyUrl?: string;
+  /** Opsgenie API base replacing both regions' (empty: by the channel's region). */
+  opsgenieUrl?: string;
+}
+
+/** What a send may need besides the notification: a test's keys are the channel's. */
+export interface SendContext {
+  channelId?: number;
+  now?: () => number;
 }
 
 /** Bytes of a receiver's answer read before the connection is closed. */
@@ -53,17 +105,70 @@ export class Senders {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
   }
 
-  async send(type: ChannelType, config: ChannelConfig, n: Notification): Promise<void> {
+  async send(
+    type: ChannelType,
+    config: ChannelConfig,
+    n: Notification | ReportNotice,
+    ctx: SendContext = {},
+  ): Promise<void> {
+    if (n.kind === 'report') return this.sendReport(type, config, n);
     switch (type) {
       case 'webhook': {
         const c = config as WebhookConfig;
-        const body = JSON.stringify(n);
-        await this.post(c.url, body, {
-          ...(c.headers ?? {}),
-          ...(c.secret ? { 'x-logscope-signature': signature(c.secret, body) } : {}),
-        });
+        const contentType = c.content_type ?? 'application/json';
+        const body = c.body_template
+          ? renderTemplate(parseTemplate(c.body_template), templateVariables(n), contentType)
+          : JSON.stringify(n);
+        await this.post(
+          c.url,
+          body,
+          {
+            ...(c.headers ?? {}),
+            ...(c.secret ? { 'x-logscope-signature': signature(c.secret, body) } : {}),
+          },
+          { contentType },
+        );
         return;
       }
+      case 'pagerduty': {
+        const c = config as PagerdutyConfig;
+        const url = `${(this.opts.pagerdutyUrl || 'https://events.pagerduty.com').replace(/\/+$/, '')}/v2/enqueue`;
+        const vendor = { final4xx: true };
+        if (n.kind === 'test') {
+          // A test opens and at once resolves an incident of its own key.
+          const key = testKey(ctx.channelId ?? 0, (ctx.now ?? Date.now)());
+          await this.post(url, JSON.stringify(pagerdutyEvent(c, n, key)), {}, vendor);
+          await this.post(url, JSON.stringify(pagerdutyResolve(c, key)), {}, vendor);
+        } else await this.post(url, JSON.stringify(pagerdutyEvent(c, n, dedupKey(n))), {}, vendor);
+        return;
+      }
+      case 'opsgenie': {
+        const c = config as OpsgenieConfig;
+        const base = (
+          this.opts.opsgenieUrl ||
+          (c.region === 'eu' ? 'https://api.eu.opsgenie.com' : 'https://api.opsgenie.com')
+        ).replace(/\/+$/, '');
+        const auth = { authorization: `GenieKey ${c.api_key}` };
+        const vendor = { final4xx: true };
+        const close = (alias: string) =>
+          this.post(
+            `${base}/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`,
+            JSON.stringify(opsgenieClose(n)),
+            auth,
+            vendor,
+          );
+        if (n.kind === 'recover') await close(dedupKey(n));
+        else {
+          const alias =
+            n.kind === 'test' ? testKey(ctx.channelId ?? 0, (ctx.now ?? Date.now)()) : dedupKey(n);
+          await this.post(`${base}/v2/alerts`, JSON.stringify(opsgenieCreate(c, n, alias)), auth, vendor);
+          if (n.kind === 'test') await close(alias);
+        }
+        return;
+      }
+      case 'teams':
+        await this.post((config as TeamsConfig).url, JSON.stringify(teamsCard(n)), {}, { final4xx: true });
+        return;
       case 'slack': {
         const c = config as SlackConfig;
         const text = n.search_url ? `${headline(n)}\n<${n.search_url}|Open in Logscope>` : headline(n);
@@ -75,7 +180,7 @@ export class Senders {
         return;
       }
       case 'email':
-        await this.mail(config as EmailConfig, n);
+        await this.mail(config as EmailConfig, headline(n), bodyText(n));
         return;
     }
   }
@@ -87,7 +192,12 @@ export class Senders {
    * reaches nothing new. At most ANSWER_BYTES of the answer are read, and none of it is
    * repeated in an error (a channel must not become a way to read internal pages).
    */
-  private async post(url: string, body: string, headers: Record<string, string>): Promise<void> {
+  private async post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    opts: { contentType?: string; final4xx?: boolean } = {},
+  ): Promise<void> {
     const target = new URL(url);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) this.checkAddress(host, host);
@@ -104,7 +214,7 @@ export class Senders {
           headers: {
             'user-agent': 'Logscope',
             ...headers,
-            'content-type': 'application/json',
+            'content-type': opts.contentType ?? 'application/json',
             'content-length': Buffer.byteLength(body),
           },
           lookup: (hostname, options, callback) => {
@@ -145,9 +255,60 @@ export class Senders {
     });
     if (status < 200 || status >= 300) {
       // A redirect could lead past webhookDenyCidrs: it counts as a failure.
+      // A vendor's 4xx (but a timeout or a rate limit) refuses the request itself: no retry.
+      const final =
+        opts.final4xx === true && status >= 400 && status < 500 && status !== 408 && status !== 429;
       throw new SendError(
         `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+        final,
       );
+    }
+  }
+
+  /** A scheduled report (report-notice.ts): email carries the file, the others its link. */
+  private async sendReport(type: ChannelType, config: ChannelConfig, n: ReportNotice): Promise<void> {
+    switch (type) {
+      case 'webhook': {
+        const c = config as WebhookConfig;
+        const contentType = c.content_type ?? 'application/json';
+        const body = c.body_template
+          ? renderTemplate(parseTemplate(c.body_template), reportTemplateVariables(n), contentType)
+          : JSON.stringify(reportWebhookBody(n));
+        const signed: Record<string, string> = c.secret
+          ? { 'x-logscope-signature': signature(c.secret, body) }
+          : {};
+        await this.post(c.url, body, { ...(c.headers ?? {}), ...signed }, { contentType });
+        return;
+      }
+      case 'slack':
+        await this.post((config as SlackConfig).url, JSON.stringify(reportSlack(n)), {});
+        return;
+      case 'teams':
+        await this.post(
+          (config as TeamsConfig).url,
+          JSON.stringify(reportTeamsCard(n)),
+          {},
+          { final4xx: true },
+        );
+        return;
+      case 'email': {
+        const a = n.attachment;
+        await this.mail(config as EmailConfig, reportSubject(n), reportText(n), [
+          ...(a
+            ? [
+                {
+                  filename: a.filename,
+                  contentType: a.media_type,
+                  content: Buffer.from(a.content_base64, 'base64'),
+                },
+              ]
+            : []),
+        ]);
+        return;
+      }
+      case 'pagerduty':
+      case 'opsgenie':
+        throw new SendError(`a ${type} channel does not carry reports`, true);
     }
   }
 
@@ -157,7 +318,12 @@ export class Senders {
       throw new SendError(`${host} (${address}) is in a range webhookDenyCidrs forbids`);
   }
 
-  private async mail(c: EmailConfig, n: Notification): Promise<void> {
+  private async mail(
+    c: EmailConfig,
+    subject: string,
+    text: string,
+    attachments: Array<{ filename: string; contentType: string; content: Buffer }> = [],
+  ): Promise<void> {
     if (!this.opts.smtpUrl) throw new SendError('no mail server: set smtpUrl (and smtpFrom) to send email');
     if (!this.mailer) {
       const u = new URL(this.opts.smtpUrl);
@@ -178,8 +344,9 @@ export class Senders {
       await this.mailer.sendMail({
         from: this.opts.smtpFrom || `logscope@${hostname()}`,
         to: c.to,
-        subject: headline(n),
-        text: bodyText(n),
+        subject,
+        text,
+        ...(attachments.length ? { attachments } : {}),
       });
     } catch (err) {
       const e = err as { response?: string; code?: string; message?: string };

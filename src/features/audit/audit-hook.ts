@@ -105,7 +105,35 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
     target: { kind: 'report', answer: 'id' },
     detail: ({ body }) => ({ ftype: body.ftype ?? null, source: body.source ?? null }),
   },
-  'GET /api/reports/:id/file': { action: 'report.download', target: { kind: 'report', param: 'id' } },
+  // Through a signed link (docs/api/schedules.md): no user, the address kept.
+  'GET /api/reports/:id/file': {
+    action: 'report.download',
+    target: { kind: 'report', param: 'id' },
+    detail: ({ query }) => (query.sig !== undefined ? { via: 'link' } : {}),
+  },
+  // A schedule defines reads (each run is recorded by the scheduler as `schedule.run`).
+  ...named('schedule', 'schedules'),
+  // The cold tier's operations (docs/api/cold.md): a verify changes nothing but reads every file.
+  'POST /api/cold/verify': {
+    action: 'cold.verify',
+    target: { kind: 'cold_job', answer: 'id' },
+    detail: ({ body, answer }) => ({
+      stream_id: body.stream_id ?? null,
+      checksums: body.checksums ?? true,
+      status: answer.status ?? null,
+      problems: Array.isArray(answer.problems) ? answer.problems.length : null,
+    }),
+  },
+  'POST /api/cold/import': {
+    action: 'cold.import',
+    target: { kind: 'cold_job', answer: 'id' },
+    detail: ({ body, answer }) => ({
+      path: typeof body.path === 'string' ? body.path : null,
+      stream_id: body.stream_id ?? null,
+      status: answer.status ?? null,
+      events: typeof answer.events === 'number' ? answer.events : null,
+    }),
+  },
   'GET /api/audit/export': {
     action: 'audit.export',
     detail: ({ query }) => ({ ftype: query.ftype ?? 'ndjson' }),

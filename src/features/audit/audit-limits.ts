@@ -18,23 +18,28 @@ const DETAIL_MAX_ITEMS = 50;
 
 const TRUNCATED_MARK = '…';
 
-/** A text cut to FIELD_MAX_CHARS (the cut one ends in `…`), and whether it was cut. */
-export function capText(text: string): { text: string; cut: boolean } {
-  if (text.length <= FIELD_MAX_CHARS) return { text, cut: false };
-  return { text: `${text.slice(0, FIELD_MAX_CHARS - TRUNCATED_MARK.length)}${TRUNCATED_MARK}`, cut: true };
+/** A text cut to `max` characters (the cut one ends in `…`), and whether it was cut. */
+export function capText(text: string, max = FIELD_MAX_CHARS): { text: string; cut: boolean } {
+  if (text.length <= max) return { text, cut: false };
+  return { text: `${text.slice(0, max - TRUNCATED_MARK.length)}${TRUNCATED_MARK}`, cut: true };
 }
 
 /**
- * A detail within the caps: each text cut to FIELD_MAX_CHARS, arrays and objects to
- * DETAIL_MAX_ITEMS entries, nesting to DETAIL_MAX_DEPTH; then, while its JSON is larger
+ * A detail within the caps: each text cut to `textMax` characters (FIELD_MAX_CHARS unless
+ * its recorder keeps more, as an MCP call's arguments, at most 1,000), arrays and objects
+ * to DETAIL_MAX_ITEMS entries, nesting to DETAIL_MAX_DEPTH; then, while its JSON is larger
  * than DETAIL_MAX_CHARS, its largest entries are left out (named in `omitted`). A capped
  * detail says so with `truncated: true`.
  */
-export function capDetail(detail: Record<string, unknown>): Record<string, unknown> {
+export function capDetail(
+  detail: Record<string, unknown>,
+  textMax = FIELD_MAX_CHARS,
+): Record<string, unknown> {
   let cut = false;
+  const max = Math.min(textMax, 1000);
   const walk = (value: unknown, depth: number): unknown => {
     if (typeof value === 'string') {
-      const capped = capText(value);
+      const capped = capText(value, max);
       cut ||= capped.cut;
       return capped.text;
     }

@@ -85,7 +85,8 @@ export class AuditTrail implements MetricsSource, ReadAudit {
     });
   }
 
-  record(entry: AuditEntry): void {
+  /** `detailTextMax`: the longest text kept in the detail (FIELD_MAX_CHARS unless more, up to 1,000). */
+  record(entry: AuditEntry, detailTextMax?: number): void {
     let detail = entry.detail as Record<string, unknown>;
     if (entry.actor.user_id === null) {
       // The address's share first, so one flooding address does not use up everyone's.
@@ -96,7 +97,7 @@ export class AuditTrail implements MetricsSource, ReadAudit {
       }
       if (suppressed > 0) detail = { ...detail, suppressed };
     }
-    const capped = capDetail(detail);
+    const capped = capDetail(detail, detailTextMax);
     const text = (v: string | null) => {
       if (v === null) return null;
       const c = capText(v);

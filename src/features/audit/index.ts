@@ -7,6 +7,9 @@ import { AuditRecordSchema } from './audit-schema.js';
 import { auditMigration } from './audit-table.js';
 import { AuditTrail } from './audit-trail.js';
 
+// What a feature that records its own actions (a scheduled run) is handed.
+export type { AuditEntry, AuditTrail } from './audit-trail.js';
+
 declare module '../component.js' {
   interface Services {
     audit: AuditTrail;

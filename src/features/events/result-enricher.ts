@@ -56,6 +56,7 @@ export class ResultEnricher {
       case 'Timeline':
       case 'Patterns':
       case 'Table':
+      case 'Explain':
         return results;
       default:
         return type satisfies never;

@@ -92,7 +92,10 @@ export class IngestService {
     private readonly batcher: Batcher,
     private readonly pipelines: () => PipelineSet | null = () => null,
     /** Gives each event its template's id, after pipelines (features/patterns). */
-    private readonly patterns: { assign(events: NormalisedEvent[]): void } | null = null,
+    private readonly patterns: {
+      assign(events: NormalisedEvent[]): void;
+      remap(events: NormalisedEvent[]): void;
+    } | null = null,
   ) {}
 
   /** `intake` says where the records came in (`http:<user>`, `syslog:<address>`). */
@@ -157,6 +160,8 @@ export class IngestService {
       } finally {
         leave();
       }
+      // An id merged away while the piece was read is the one it went into (features/patterns).
+      this.patterns?.remap(stored);
       await this.batcher.submit(stored, { admitted: p > 0 });
       outcome.accepted += accepted;
       options.afterPiece?.(p, outcome);

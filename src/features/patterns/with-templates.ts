@@ -1,5 +1,6 @@
 import type { EventStore } from '../../event-store/event-store.js';
-import type { PatternsResult, QueryPlan, TablePlan, TableResult } from '../../event-store/query-plan.js';
+import type { ChangesResult, QueryPlan, TablePlan, TableResult } from '../../event-store/query-plan.js';
+import { groupedPatterns, type PatternLookup } from './grouped-patterns.js';
 
 /** A Table's `template` columns (the `patterns` pipe's) hold pattern ids from the store: their text instead. */
 async function tableTemplates(
@@ -21,28 +22,43 @@ async function tableTemplates(
   };
 }
 
-/**
- * The event store as the query runner reads it: a Patterns plan's results come with each
- * pattern's template text (which the metadata store keeps, not the event store), so
- * everything made from them (answers, widgets, exports, reports) shows it. Every other
- * call goes to the store as it is.
- */
-export function withTemplates(
-  store: EventStore,
+/** An Explain's pattern changes with their template's text. */
+async function changeTemplates(
+  r: ChangesResult,
   templates: (ids: readonly string[]) => Promise<Map<string, string>>,
-): EventStore {
+): Promise<ChangesResult> {
+  const ids = r.changes.filter((c) => c.field === null).map((c) => String(c.value));
+  if (!ids.length) return r;
+  const text = await templates(ids);
+  return {
+    ...r,
+    changes: r.changes.map((c) =>
+      c.field === null ? { ...c, template: text.get(String(c.value)) ?? '' } : c,
+    ),
+  };
+}
+
+/**
+ * The event store as the query runner reads it: a Patterns plan's results come grouped by
+ * template text (one item per text, its ids from every app summed: grouped-patterns.ts)
+ * with that text, which the metadata store keeps, not the event store, so everything made
+ * from them (answers, widgets, exports, reports) shows it. A Table's `patterns` columns get
+ * their text too, and so do an Explain's pattern changes. Every other call goes to the store as it is.
+ */
+export function withTemplates(store: EventStore, lookup: PatternLookup): EventStore {
   const execute: EventStore['execute'] = async (plan, opts) => {
-    const result = await store.execute(plan, opts);
     const p = plan as QueryPlan;
+    if (p.kind === 'patterns') return (await groupedPatterns(store, p, opts ?? {}, lookup)) as never;
+    const result = await store.execute(plan, opts);
     if (p.kind === 'table')
-      return (await tableTemplates(p, result as TableResult, templates)) as typeof result;
-    if (p.kind !== 'patterns') return result;
-    const r = result as PatternsResult;
-    const text = await templates(r.items.map((i) => i.patternId));
-    return {
-      ...r,
-      items: r.items.map((i) => ({ ...i, template: text.get(i.patternId) ?? '' })),
-    } as typeof result;
+      return (await tableTemplates(p, result as TableResult, (ids) =>
+        lookup.templates(ids),
+      )) as typeof result;
+    if (p.kind === 'changes')
+      return (await changeTemplates(result as ChangesResult, (ids) =>
+        lookup.templates(ids),
+      )) as typeof result;
+    return result;
   };
   return new Proxy(store, {
     get(target, prop) {

@@ -22,8 +22,11 @@ export const queries = component({
   name: 'queries',
   migrations: { '0002-queries': queriesMigration },
   build({ meta, config, log, bus, events, jobStore, leaseMs, cluster }, s) {
-    // Patterns come with their templates' text (the metadata store has it).
-    const store = withTemplates(events, (ids) => s.patterns.templates(ids));
+    // Patterns come grouped by their templates' text (the metadata store has it).
+    const store = withTemplates(events, {
+      templates: (ids) => s.patterns.templates(ids),
+      firstSeen: (ids, texts) => s.patterns.recordedFirstSeen(ids, texts),
+    });
     const runner = new QueryRunner(store, bus, jobStore, {
       sliceEvents: config.querySliceEvents,
       maxSlices: 8,

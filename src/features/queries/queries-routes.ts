@@ -26,6 +26,18 @@ export const GenericQuerySchema = Type.Object(
     progress: Type.Number({ minimum: 0, maximum: 1 }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
+    cold: Type.Union(
+      [
+        Type.Object({
+          files: Type.Integer({ description: 'Cold files whose time range meets the query’s.' }),
+          files_skipped: Type.Integer({ description: 'Of those, skipped by their summaries.' }),
+          files_read: Type.Integer({ description: 'Of those, opened.' }),
+          bytes_read: Type.Integer({ description: 'The sizes of the files opened.' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'The cold tier’s files the query reads; null when its range meets none.' },
+    ),
   },
   { $id: 'GenericQuery' },
 );

@@ -1,7 +1,7 @@
 import type { Identity } from '../../core/identity.js';
 import { newUlid } from '../../core/ids.js';
 import { AppError, conflict, fieldError, isNoSpaceError, notFound } from '../../errors/errors.js';
-import type { EventStore } from '../../event-store/event-store.js';
+import type { ColdReach, EventStore } from '../../event-store/event-store.js';
 import type { ReadScope } from '../../event-store/read-scope.js';
 import { EXPORT_FORMATS, parseExportFormat } from '../../export/export-format.js';
 import type { ExportDocument, Renderer } from '../../export/renderer.js';
@@ -33,6 +33,8 @@ export interface GenericQuery {
   progress: number;
   created_at: string;
   updated_at: string;
+  /** The cold files its range meets (docs/operations/cold-tier.md); null when none. */
+  cold: ColdReach | null;
 }
 
 export interface QueryExport {
@@ -169,6 +171,37 @@ export class QueriesService {
         };
       },
     );
+  }
+
+  /**
+   * Runs a query for one answer and forgets it (an MCP tool call): admitted, scoped and
+   * recorded as `create` (429/503 past the same limits), waited for until it settles, `ms`
+   * pass or `signal` aborts (then stopped: `settled` false), presented, then removed, so
+   * it holds nothing once answered.
+   */
+  async answer(
+    who: Identity,
+    valid: ValidQuery,
+    present: PresentOptions,
+    origin: ReadOrigin,
+    opts: { ms: number; signal: AbortSignal },
+  ): Promise<{ settled: boolean; query: GenericQuery }> {
+    return recorded(this.audit, this.readOf(who, valid, origin), async () => {
+      const job = await this.begin(who, valid, {});
+      try {
+        const aborted = new Promise<void>((resolve) => {
+          if (opts.signal.aborted) resolve();
+          opts.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        await Promise.race([this.runner.settle(job, opts.ms), aborted]);
+        const settled = job.status === 'SUCCESS' || job.status === 'ERROR';
+        if (!settled) return { settled, query: await this.represent(job, {}) };
+        return { settled, query: await this.represent(job, present, who) };
+      } finally {
+        await this.repo.delete(job.id);
+        await this.runner.remove(job);
+      }
+    });
   }
 
   /**
@@ -422,6 +455,7 @@ export class QueriesService {
       progress: job.progress,
       created_at: job.createdAt,
       updated_at: job.updatedAt,
+      cold: await this.store.coldReach(job.filter, job.scope, job.window),
     };
   }
 }

@@ -3,21 +3,28 @@ import path from 'node:path';
 import { ADOPT_EVERY_MS, component } from '../component.js';
 import { identityOf, UsersRepository } from '../identity/index.js';
 import { LocalReportFiles, SharedReportFiles } from './report-files.js';
+
+export type { ReportLinks } from './report-links.js';
+export type { ReportSource, ShortReport } from './reports-service.js';
+
+import { ReportLinks } from './report-links.js';
 import { ReportsRepository } from './reports-repository.js';
 import { reportRoutes, ShortReportSchema } from './reports-routes.js';
 import { ReportsService } from './reports-service.js';
-import { reportsMigration } from './reports-table.js';
+import { reportLinksMigration, reportsMigration } from './reports-table.js';
 
 declare module '../component.js' {
   interface Services {
     reports: ReportsService;
+    /** Signed links to report files (docs/api/schedules.md). */
+    reportLinks: ReportLinks;
   }
 }
 
 export const reports = component({
   name: 'reports',
-  migrations: { '0005-reports': reportsMigration },
-  build({ meta, config, log, events, jobStore, node, leaseMs, cluster }, s) {
+  migrations: { '0005-reports': reportsMigration, '0023-report-links': reportLinksMigration },
+  build({ meta, config, log, events, jobStore, node, leaseMs, cluster, publicUrl }, s) {
     const usersRepo = new UsersRepository(meta.db);
     const shared = jobStore.shared;
     const reports = new ReportsService(new ReportsRepository(meta.db), s.runner, events, s.dashboards, {
@@ -46,11 +53,16 @@ export const reports = component({
       scopes: s.readScopes,
       audit: s.audit,
     });
+    const reportLinks = new ReportLinks(meta.db, {
+      secret: config.reportLinkSecret,
+      maxSeconds: config.reportLinkSeconds,
+      publicUrl,
+    });
     let adopt: NodeJS.Timeout | undefined;
     return {
-      provides: { reports },
+      provides: { reports, reportLinks },
       schemas: [ShortReportSchema],
-      routes: async (app) => void (await app.register(reportRoutes, { reports })),
+      routes: async (app) => void (await app.register(reportRoutes, { reports, links: reportLinks })),
       metrics: [reports],
       async start() {
         await reports.recoverFromEarlierRun();

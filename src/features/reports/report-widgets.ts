@@ -236,6 +236,26 @@ function patternsTable(r: Record<string, unknown>): WidgetTable {
   };
 }
 
+/** Explain's changes: what changed (a template or `field = value`), its direction, counts and ratio. */
+function explainTable(r: Record<string, unknown>): WidgetTable {
+  const changes = (r.changes ?? []) as Array<Record<string, unknown>>;
+  return {
+    columns: [
+      { key: 'what', title: 'change', kind: 'string' },
+      { key: 'direction', title: 'direction', kind: 'string' },
+      { key: 'focus_count', title: 'events', kind: 'number' },
+      { key: 'baseline_count', title: 'before', kind: 'number' },
+      { key: 'ratio', title: 'ratio', kind: 'number' },
+      { key: 'score', title: 'score', kind: 'number' },
+    ],
+    rows: changes.map((c) => ({
+      ...c,
+      what: c.kind === 'pattern' ? c.template : `${String(c.field)} = ${String(c.value)}`,
+    })),
+    footnotes: r.changes && changes.length === 0 ? ['No significant change.'] : [],
+  };
+}
+
 /** A Table's columns and rows as they came (times as times), and a note when rows were left out. */
 function tableTable(r: Record<string, unknown>): WidgetTable {
   const columns = (r.columns ?? []) as Array<{ name: string; type: string }>;
@@ -348,6 +368,8 @@ export function widgetTable(type: string, results: unknown, p: ReportParams): Wi
       return patternsTable(r);
     case 'Table':
       return tableTable(r);
+    case 'Explain':
+      return explainTable(r);
     default:
       return null;
   }

@@ -15,9 +15,10 @@ export class ReportsRepository {
     return this.db.selectFrom('reports').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  list(ownerId: number | undefined, page: PageRequest) {
+  list(ownerId: number | undefined, page: PageRequest, scheduleId?: number) {
     let q = this.db.selectFrom('reports').selectAll();
     if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+    if (scheduleId !== undefined) q = q.where('schedule_id', '=', scheduleId);
     return paginate(q, page);
   }
 
@@ -26,6 +27,18 @@ export class ReportsRepository {
     patch: { status: 'READY' | 'ERROR'; size?: number; error?: string | null },
   ): Promise<void> {
     await this.db.updateTable('reports').set(patch).where('id', '=', id).execute();
+  }
+
+  /** A schedule's reports but its newest `keep` (by id: made in run order). */
+  olderOfSchedule(scheduleId: number, keep: number): Promise<ReportRow[]> {
+    return this.db
+      .selectFrom('reports')
+      .selectAll()
+      .where('schedule_id', '=', scheduleId)
+      .orderBy('id', 'desc')
+      .offset(keep)
+      .limit(1_000_000)
+      .execute();
   }
 
   async delete(id: number): Promise<void> {

@@ -2,9 +2,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { IsoDateTime } from '../../core/resource-schema.js';
+import { conflict, fieldError } from '../../errors/errors.js';
 import { envelope, planList } from '../../http/list.js';
 import { caller } from '../../http/plugins/auth.js';
 import { errorResponses, ListQuery, Paginated } from '../../http/schemas/common.js';
+import type { ReportLinks } from './report-links.js';
 import type { ReportsService } from './reports-service.js';
 
 const tags = ['reports'];
@@ -41,13 +43,19 @@ export const ShortReportSchema = Type.Object(
     owner: Type.Integer(),
     created_at: IsoDateTime(),
     error: Type.Union([Type.String(), Type.Null()]),
+    schedule_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The schedule whose run made it; null: made on request.',
+    }),
   },
   { $id: 'ShortReport' },
 );
 
-export async function reportRoutes(fastify: FastifyInstance, opts: { reports: ReportsService }) {
+export async function reportRoutes(
+  fastify: FastifyInstance,
+  opts: { reports: ReportsService; links: ReportLinks },
+) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const { reports } = opts;
+  const { reports, links } = opts;
 
   app.get(
     '/api/reports',
@@ -55,7 +63,12 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
       schema: {
         tags,
         summary: 'Generated reports (yours; admins see all)',
-        querystring: Type.Object(ListQuery),
+        querystring: Type.Object({
+          ...ListQuery,
+          schedule_id: Type.Optional(
+            Type.Integer({ minimum: 1, description: 'Only the reports this schedule made.' }),
+          ),
+        }),
         response: {
           200: Paginated('ShortReport', Type.Ref('ShortReport')),
           ...errorResponses(400, 401, 403, 404),
@@ -64,7 +77,8 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
     },
     async (request) => {
       const plan = planList(request.query, ORDERABLE);
-      return envelope(request, plan, await reports.list(caller(request), plan));
+      const { schedule_id } = request.query;
+      return envelope(request, plan, await reports.list(caller(request), plan, schedule_id));
     },
   );
 
@@ -105,16 +119,32 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
   app.get(
     '/api/reports/:id/file',
     {
+      config: { signedLink: 'sig' },
       schema: {
         tags,
-        summary: 'Download the report file (409 until it is READY)',
+        summary:
+          'Download the report file (409 until it is READY); with `exp` and `sig`, a signed link needing no token',
         params: IdParam,
-        querystring: Type.Object({ saveas: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+        querystring: Type.Object({
+          saveas: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          exp: Type.Optional(
+            Type.String({ maxLength: 20, description: 'A signed link: its expiry (Unix s).' }),
+          ),
+          sig: Type.Optional(
+            Type.String({ maxLength: 100, description: 'A signed link: its signature (report links).' }),
+          ),
+        }),
         response: errorResponses(401, 403, 404, 409),
       },
     },
     async (request, reply) => {
-      const { stream, report, mediaType } = await reports.file(caller(request), request.params.id);
+      const { sig, exp } = request.query;
+      // A link is judged before its report is looked up (a forged one learns nothing).
+      if (sig !== undefined) await links.check(request.params.id, exp, sig);
+      const { stream, report, mediaType } =
+        sig !== undefined
+          ? await reports.fileByLink(request.params.id)
+          : await reports.file(caller(request), request.params.id);
       const wanted = request.query.saveas?.replace(/[^\w.\- ]+/g, '_');
       const ext = report.filename.slice(report.filename.lastIndexOf('.'));
       const name = wanted
@@ -127,6 +157,43 @@ export async function reportRoutes(fastify: FastifyInstance, opts: { reports: Re
         .header('content-length', report.size)
         .header('content-disposition', `attachment; filename="${name}"`)
         .send(stream);
+    },
+  );
+
+  app.post(
+    '/api/reports/:id/link',
+    {
+      schema: {
+        tags,
+        summary: "A signed link to a READY report's file that needs no token, valid expires_in seconds",
+        params: IdParam,
+        body: Type.Union([
+          Type.Object(
+            {
+              expires_in: Type.Optional(
+                Type.Integer({ minimum: 1, description: 'Seconds (default and most: reportLinkSeconds)' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ]),
+        response: {
+          201: Type.Object({ url: Type.String(), expires_at: IsoDateTime() }),
+          ...errorResponses(400, 401, 403, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const expiresIn = request.body?.expires_in;
+      if (expiresIn !== undefined && expiresIn > links.maxSeconds)
+        throw fieldError('expires_in', `At most ${links.maxSeconds} seconds (reportLinkSeconds).`);
+      const report = await reports.get(caller(request), request.params.id);
+      if (report.status !== 'READY')
+        throw conflict(
+          report.status === 'PENDING' ? 'The report is still being generated.' : 'The report failed.',
+        );
+      return reply.status(201).send(await links.link(report.id, expiresIn));
     },
   );
 

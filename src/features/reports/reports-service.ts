@@ -13,6 +13,7 @@ import { isValidTimeZone } from '../../export/time-format.js';
 import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
+import type { TimeRangeParam } from '../../query/time-range.js';
 import { validateQuery } from '../../query/validate.js';
 import type { ResultEnricher } from '../events/index.js';
 import type { ReportFiles, ReportSink } from './report-files.js';
@@ -39,17 +40,26 @@ export interface ShortReport {
   owner: number;
   created_at: string;
   error: string | null;
+  /** The schedule whose run made it; null: made on request. */
+  schedule_id: number | null;
 }
 
 export type ReportSource =
   | { kind: 'query'; query: { type: string; params?: object | undefined } }
-  | { kind: 'dashboard'; dashboard_id: number };
+  | {
+      kind: 'dashboard';
+      dashboard_id: number;
+      /** Replaces every widget's range (a schedule's `time_range`, resolved at its run's start). */
+      time_range?: TimeRangeParam;
+    };
 
 export interface NewReport {
   title?: string | undefined;
   ftype: string;
   source: ReportSource;
   timezone?: string | undefined;
+  /** A schedule's run makes it (docs/api/schedules.md). */
+  schedule_id?: number;
 }
 
 /** The widgets of a dashboard the caller may see (provided by the dashboards service). */
@@ -79,6 +89,7 @@ const present = (r: ReportRow): ShortReport => ({
   owner: r.owner_id,
   created_at: r.created_at,
   error: r.error,
+  schedule_id: r.schedule_id,
 });
 
 export interface ReportsOptions {
@@ -227,6 +238,7 @@ export class ReportsService {
       created_at: new Date().toISOString(),
       error: null,
       owner_node: this.opts.cluster?.node ?? null,
+      schedule_id: input.schedule_id ?? null,
       lease_until: this.opts.cluster ? Date.now() + this.opts.cluster.leaseMs : 0,
     });
     this.enqueue(who, row);
@@ -315,8 +327,12 @@ export class ReportsService {
       } else {
         const d = await (this.dashboards as DashboardReader).reportable(who, source.dashboard_id);
         for (const w of d.widgets) {
+          const range = source.time_range;
+          const query = range
+            ? { ...w.query, params: { ...(w.query.params as object), time_range: range } }
+            : w.query;
           sections.push(
-            await reportSection(this.sectionDeps, who, row, w.query, w.visualization?.kind, w.title, true),
+            await reportSection(this.sectionDeps, who, row, query, w.visualization?.kind, w.title, true),
           );
         }
       }
@@ -381,8 +397,9 @@ export class ReportsService {
     }
   }
 
-  async list(who: Identity, page: PageRequest): Promise<Page<ShortReport>> {
-    const res = await this.repo.list(who.isAdmin ? undefined : who.userId, page);
+  /** The caller's reports (admins: all), only those `scheduleId` made when it is given. */
+  async list(who: Identity, page: PageRequest, scheduleId?: number): Promise<Page<ShortReport>> {
+    const res = await this.repo.list(who.isAdmin ? undefined : who.userId, page, scheduleId);
     return { count: res.count, rows: res.rows.map(present) };
   }
 
@@ -395,7 +412,10 @@ export class ReportsService {
     who: Identity,
     id: number,
   ): Promise<{ stream: Readable; report: ShortReport; mediaType: string }> {
-    const row = this.visible(who, await this.repo.byId(id));
+    return this.fileOf(this.visible(who, await this.repo.byId(id)));
+  }
+
+  private fileOf(row: ReportRow): { stream: Readable; report: ShortReport; mediaType: string } {
     if (row.status !== 'READY') {
       throw conflict(
         row.status === 'PENDING' ? 'The report is still being generated.' : `The report failed: ${row.error}`,
@@ -412,6 +432,43 @@ export class ReportsService {
     const row = this.visible(who, await this.repo.byId(id));
     await this.repo.delete(row.id);
     await this.opts.files.delete(row.id, this.ext(row));
+  }
+
+  /**
+   * The file of a READY report reached through a signed link (checked before: report-links.ts),
+   * whoever asks; a deleted report is a 404.
+   */
+  async fileByLink(id: number): Promise<{ stream: Readable; report: ShortReport; mediaType: string }> {
+    const row = await this.repo.byId(id);
+    if (!row) throw notFound('No such report.');
+    return this.fileOf(row);
+  }
+
+  /** A READY report's file whole, for a mail's attachment (null when it is gone). */
+  async bytes(id: number): Promise<Buffer | null> {
+    const row = await this.repo.byId(id);
+    if (row?.status !== 'READY') return null;
+    const parts: Buffer[] = [];
+    for await (const chunk of this.opts.files.read(row.id, this.ext(row))) parts.push(chunk as Buffer);
+    return Buffer.concat(parts);
+  }
+
+  /** Waits until report `id` is READY or ERROR (or gone: undefined), looking every `everyMs`. */
+  async settled(id: number, everyMs = 100): Promise<ShortReport | undefined> {
+    for (;;) {
+      const row = await this.repo.byId(id);
+      if (!row) return undefined;
+      if (row.status !== 'PENDING') return present(row);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+
+  /** Keeps a schedule's newest `keep` reports; older ones are deleted with their files. */
+  async prune(scheduleId: number, keep: number): Promise<void> {
+    for (const row of await this.repo.olderOfSchedule(scheduleId, keep)) {
+      await this.repo.delete(row.id);
+      await this.opts.files.delete(row.id, this.ext(row));
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Kysely, Migration, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Kysely, Migration, Selectable } from 'kysely';
 import type { MetadataDialect } from '../../metadata/database.js';
 import { idColumn } from '../../metadata/migrations/helpers.js';
 
@@ -19,6 +19,14 @@ export interface ReportsTable {
   owner_node: string | null;
   /** Epoch ms until which `owner_node` holds it; past that another node takes it over. */
   lease_until: Generated<number>;
+  /** The schedule whose run made it (0023-report-links); null: made on request. */
+  schedule_id: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Keys the server makes once and every node shares (the report links' signing key). */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
 }
 
 /**
@@ -35,6 +43,7 @@ declare module '../../metadata/schema.js' {
   interface Database {
     reports: ReportsTable;
     report_chunks: ReportChunksTable;
+    server_secrets: ServerSecretsTable;
   }
 }
 
@@ -59,5 +68,23 @@ export const reportsMigration = (dialect: MetadataDialect): Migration => ({
   },
   async down(db: Kysely<unknown>) {
     await db.schema.dropTable('reports').execute();
+  },
+});
+
+/** Reports made by a schedule's run, and the key their links are signed with (docs/api/schedules.md). */
+export const reportLinksMigration = (_dialect: MetadataDialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('reports').addColumn('schedule_id', 'integer').execute();
+    await db.schema.createIndex('reports_schedule').on('reports').column('schedule_id').execute();
+    await db.schema
+      .createTable('server_secrets')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('value', 'text', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('server_secrets').execute();
+    await db.schema.dropIndex('reports_schedule').execute();
+    await db.schema.alterTable('reports').dropColumn('schedule_id').execute();
   },
 });

@@ -37,6 +37,7 @@ export const signOn = component({
           label: settings?.label ?? null,
           passwordLogin: settings?.passwordLogin ?? true,
           secure: () => publicUrl.get().startsWith('https:'),
+          publicUrl: config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : null,
         })),
       // The provider is asked at start; one that does not answer is one warning, never a stop.
       start: async () => void rp?.provider().catch(() => undefined),

@@ -22,6 +22,8 @@ export interface SignOnRoutesOptions {
   passwordLogin: boolean;
   /** The public URL is https: cookies are Secure. */
   secure: () => boolean;
+  /** `publicUrl` as configured, without a trailing slash; null when it is not set. */
+  publicUrl: string | null;
 }
 
 const tags = ['auth'];
@@ -37,17 +39,26 @@ export async function signOnRoutes(fastify: FastifyInstance, opts: SignOnRoutesO
       config: { auth: 'public' },
       schema: {
         tags,
-        summary: 'How one may sign in: with a password, with the OpenID provider',
+        summary:
+          'How one may sign in: with a password, with the OpenID provider; where clients reach the server',
         security: [],
         response: {
           200: Type.Object({
             password: Type.Boolean(),
             oidc: Type.Union([Type.Object({ label: Type.String() }), Type.Null()]),
+            public_url: Type.Union([Type.String(), Type.Null()], {
+              description:
+                'The configured `publicUrl` without a trailing slash (the web UI builds addresses for other clients on it, such as the MCP endpoint); null when it is not set',
+            }),
           }),
         },
       },
     },
-    async () => ({ password: opts.passwordLogin, oidc: opts.label ? { label: opts.label } : null }),
+    async () => ({
+      password: opts.passwordLogin,
+      oidc: opts.label ? { label: opts.label } : null,
+      public_url: opts.publicUrl,
+    }),
   );
 
   /** Sets (or, with maxAge 0, clears) an HttpOnly, SameSite=Lax cookie for one path. */

@@ -7,26 +7,39 @@ import { StreamReadScopes } from './read-scopes.js';
 import { StreamRetention } from './retention.js';
 import { StreamMembership } from './stream-membership.js';
 import { StreamSchema } from './stream-schema.js';
+import { StreamTiers } from './stream-tiers.js';
 import { StreamsRepository } from './streams-repository.js';
 import { streamRoutes } from './streams-routes.js';
 import { StreamsService } from './streams-service.js';
-import { streamsMigration } from './streams-table.js';
+import { streamHotDaysMigration, streamsMigration } from './streams-table.js';
+
+// What other features build over streams (the cold tier's rounds read them as retention does).
+export { membership, streamRules } from './membership.js';
+export type { StreamRow } from './streams-repository.js';
+export { StreamsRepository } from './streams-repository.js';
 
 declare module '../component.js' {
   interface Services {
     streams: StreamsService;
     readScopes: ReadScopes;
     retention: StreamRetention;
+    streamTiers: StreamTiers;
   }
 }
 
 export const streams = component({
   name: 'streams',
-  migrations: { '0012-streams': streamsMigration },
+  migrations: { '0012-streams': streamsMigration, '0025-stream-hot-days': streamHotDaysMigration },
   build({ meta, events, bus, config, log }, { teams }) {
     const repository = new StreamsRepository(meta.db);
-    const streams = new StreamsService(repository, teams, events, () =>
-      bus.publish('rights-changed', { keyId: null }),
+    const tiers = new StreamTiers(events, repository);
+    const streams = new StreamsService(
+      repository,
+      teams,
+      events,
+      () => bus.publish('rights-changed', { keyId: null }),
+      { retentionDays: config.retentionDays },
+      tiers,
     );
     const readScopes = new StreamReadScopes(repository, teams, new UsersRepository(meta.db));
     const membership = new StreamMembership(repository, events, log);
@@ -43,7 +56,7 @@ export const streams = component({
     });
     const timers: NodeJS.Timeout[] = [];
     return {
-      provides: { streams, readScopes, retention },
+      provides: { streams, readScopes, retention, streamTiers: tiers },
       metrics: [retention, membership],
       // Retention runs soon after start, then every retentionIntervalSeconds (each node:
       // a run that finds nothing to delete costs one read of the streams and a count).

@@ -1,5 +1,5 @@
 import { counter, type MetricDecl, type MetricsSource } from '../../core/metrics.js';
-import type { EventStore } from '../../event-store/event-store.js';
+import type { EventStore, EventStoreStats } from '../../event-store/event-store.js';
 import { SYSTEM_SCOPE } from '../../event-store/read-scope.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { not, or, TRUE } from '../../filter/builders.js';
@@ -71,7 +71,19 @@ export class StreamRetention implements MetricsSource {
   private async fit(): Promise<number> {
     const max = this.settings.retentionMaxBytes;
     if (max <= 0) return 0;
-    const stats = await this.store.stats();
+    // Both tiers count: whole cold files go first, oldest first (docs/operations/cold-tier.md).
+    const coldBytes = (await this.store.coldFiles()).reduce((n, f) => n + f.bytes, 0);
+    let stats = await this.store.stats();
+    const over = stats.dataBytes + coldBytes - max;
+    if (over <= 0) return 0;
+    const cold = coldBytes > 0 ? await this.store.dropOldestCold(over) : { events: 0, bytes: 0 };
+    if (cold.bytes >= over) return cold.events;
+    stats = await this.store.stats();
+    return cold.events + (await this.fitHot(stats, max));
+  }
+
+  /** Past retentionMaxBytes with the hot tier alone over it: its oldest events go. */
+  private async fitHot(stats: EventStoreStats, max: number): Promise<number> {
     if (stats.dataBytes <= max || stats.events === 0) return 0;
     const over = Math.ceil(((stats.dataBytes - max) / stats.dataBytes) * stats.events);
     if (stats.oldestTs === null || stats.newestTs === null) return 0;

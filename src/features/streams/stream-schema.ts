@@ -9,6 +9,26 @@ export const ReadersSchema = Type.Object(
   { additionalProperties: false, description: 'Who may read the stream (admins always may).' },
 );
 
+/** A stream's events and bytes in each tier (docs/operations/cold-tier.md). */
+export const StreamTiersSchema = Type.Object(
+  {
+    hot: Type.Object({
+      events: Type.Integer({ description: 'Its events in the event store, by its rule, all time.' }),
+      bytes: Type.Integer({ description: 'Their share of the event store’s bytes at rest.' }),
+    }),
+    cold: Type.Object({
+      events: Type.Integer({ description: 'Rows of the cold files filed under it.' }),
+      bytes: Type.Integer(),
+      files: Type.Integer(),
+      oldest_ts: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null when none.' }),
+      newest_ts: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null when none.' }),
+    }),
+    as_of: IsoDateTime('The cold tier’s round that computed them.'),
+  },
+  { description: 'The stream in each tier (GET /api/streams/{id}, and each stream with ?counts=true).' },
+);
+export type StreamTiersView = Static<typeof StreamTiersSchema>;
+
 /** A stream as the API shows it: the one declaration of its shape. */
 export const StreamSchema = Type.Object(
   {
@@ -22,6 +42,10 @@ export const StreamSchema = Type.Object(
     retention_days: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Days its events are kept (0: forever); null follows the retentionDays setting.',
     }),
+    hot_days: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Days its events stay in the event store before they move to the cold tier; null: never move.',
+    }),
     owner: Type.Union([Type.Integer(), Type.Null()]),
     builtin: Type.Boolean({ description: 'The Default stream: what no other stream claims.' }),
     created_at: IsoDateTime(),
@@ -29,6 +53,7 @@ export const StreamSchema = Type.Object(
     event_count: Type.Optional(
       Type.Integer({ description: 'Its events of the last 24 h (`?counts=true`).' }),
     ),
+    tiers: Type.Optional(StreamTiersSchema),
   },
   { $id: 'Stream' },
 );
@@ -51,6 +76,12 @@ const writable = {
   retention_days: Type.Optional(
     Type.Union([Type.Integer({ minimum: 0, maximum: 36_500 }), Type.Null()], {
       description: 'Default null (the retentionDays setting).',
+    }),
+  ),
+  hot_days: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 36_500 }), Type.Null()], {
+      description:
+        'Days its events stay in the event store before they move to the cold tier; at most the effective retention (0: forever allows any). Default null: never move. Refused on the ClickHouse event store.',
     }),
   ),
 };

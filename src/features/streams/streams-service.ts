@@ -1,6 +1,7 @@
 import { can, type Identity } from '../../core/identity.js';
 import {
   conflict,
+  createError,
   type FieldErrors,
   notFound,
   permissionDenied,
@@ -11,7 +12,8 @@ import { SYSTEM_SCOPE } from '../../event-store/read-scope.js';
 import { parseQuery } from '../../syntax/parse-query.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import { membership } from './membership.js';
-import type { Stream, StreamInput, StreamPatch } from './stream-schema.js';
+import type { Stream, StreamInput, StreamPatch, StreamTiersView } from './stream-schema.js';
+import type { StreamTiers } from './stream-tiers.js';
 import type { Readers, StreamRow, StreamsRepository } from './streams-repository.js';
 
 const DAY_MS = 86_400_000;
@@ -29,6 +31,10 @@ export class StreamsService {
     private readonly events: EventStore,
     /** Told after streams change: who may read what changed. */
     private readonly onChanged: () => void = () => undefined,
+    /** The `retentionDays` setting: the retention of a stream whose `retention_days` is null. */
+    private readonly settings: { retentionDays: number } = { retentionDays: 0 },
+    /** Each stream's events and bytes per tier (stream-tiers.ts), shown with its counts. */
+    private readonly tiers: StreamTiers | null = null,
   ) {}
 
   async list(who: Identity, opts: { counts?: boolean } = {}): Promise<Stream[]> {
@@ -43,8 +49,12 @@ export class StreamsService {
     const readers = await this.streams.readers();
     const row = (await this.visibleTo(who, rows, readers)).find((r) => r.id === id);
     if (!row) throw notFound();
-    const countable = opts.counts ? await this.countable(who, rows, readers) : undefined;
-    return (await this.present([row], readers, countable))[0] as Stream;
+    const countable = await this.countable(who, rows, readers);
+    const [stream] = await this.present([row], readers, opts.counts ? countable : undefined);
+    // Its tiers, to those who may read it (docs/operations/cold-tier.md).
+    if (!this.tiers || !countable.readable.has(id)) return stream as Stream;
+    const tiers = (await this.tiers.of([id])).get(id);
+    return { ...(stream as Stream), ...(tiers ? { tiers } : {}) };
   }
 
   async create(who: Identity, input: StreamInput): Promise<Stream> {
@@ -52,13 +62,17 @@ export class StreamsService {
     const title = await this.checkTitle(input.title);
     const rule = checkRule(input.rule);
     const readers = await this.checkReaders(input.readers ?? {});
+    const retention = input.retention_days ?? null;
+    const hot = input.hot_days ?? null;
+    this.checkHotDays(hot, retention, { hot: input.hot_days !== undefined, retention: false });
     const now = new Date().toISOString();
     const row = await this.streams.insert(
       {
         title,
         description: input.description ?? '',
         rule,
-        retention_days: input.retention_days ?? null,
+        retention_days: retention,
+        hot_days: hot,
         owner: who.userId,
         builtin: 0,
         created_at: now,
@@ -94,6 +108,12 @@ export class StreamsService {
     const readers = given === undefined ? undefined : await this.checkReaders(given);
     const description = patch.description ?? (replace ? '' : undefined);
     const retention = patch.retention_days !== undefined ? patch.retention_days : replace ? null : undefined;
+    const hot = patch.hot_days !== undefined ? patch.hot_days : replace ? null : undefined;
+    this.checkHotDays(
+      hot === undefined ? row.hot_days : hot,
+      retention === undefined ? row.retention_days : retention,
+      { hot: patch.hot_days !== undefined, retention: patch.retention_days !== undefined },
+    );
     const updated = await this.streams.update(
       id,
       {
@@ -101,6 +121,7 @@ export class StreamsService {
         ...(rule !== undefined ? { rule } : {}),
         ...(description !== undefined ? { description } : {}),
         ...(retention !== undefined ? { retention_days: retention } : {}),
+        ...(hot !== undefined ? { hot_days: hot } : {}),
         updated_at: new Date().toISOString(),
       },
       readers,
@@ -172,6 +193,10 @@ export class StreamsService {
           countable.all,
         )
       : undefined;
+    const tiers =
+      countable && this.tiers
+        ? await this.tiers.of(rows.map((r) => r.id))
+        : new Map<number, StreamTiersView>();
     return rows.map((r) => ({
       id: r.id,
       title: r.title,
@@ -179,11 +204,15 @@ export class StreamsService {
       rule: r.rule,
       readers: readers.get(r.id) ?? { teams: [], users: [] },
       retention_days: r.retention_days,
+      hot_days: r.hot_days,
       owner: r.owner,
       builtin: r.builtin === 1,
       created_at: r.created_at,
       updated_at: r.updated_at,
       ...(counts && countable?.readable.has(r.id) ? { event_count: counts.get(r.id) ?? 0 } : {}),
+      ...(countable?.readable.has(r.id) && tiers.has(r.id)
+        ? { tiers: tiers.get(r.id) as StreamTiersView }
+        : {}),
     }));
   }
 
@@ -209,6 +238,40 @@ export class StreamsService {
       out.set(r.id, res.total);
     }
     return out;
+  }
+
+  /**
+   * A stream's `hot_days` as it would be stored beside its `retention_days` (§24): none on
+   * the ClickHouse event store (its own TTL moves data), and never above the effective
+   * retention (`retention_days`, else the `retentionDays` setting; 0 keeps all, so allows
+   * any). A clash names what the request gave: `hot_days`, `retention_days`, or both.
+   */
+  private checkHotDays(
+    hot: number | null,
+    retention: number | null,
+    given: { hot: boolean; retention: boolean },
+  ): void {
+    // A change of neither leaves the pair as it was (even one a later retentionDays made clash).
+    if (hot === null || (!given.hot && !given.retention)) return;
+    if (given.hot && this.events.kind === 'clickhouse')
+      throw createError(
+        400,
+        'cold_tier_needs_embedded_store',
+        'hot_days: the cold tier needs the embedded (DuckDB) event store; on ClickHouse, use its own TTL … TO VOLUME / TO DISK storage policies (docs/operations/clickhouse.md).',
+        {
+          hot_days: [
+            'The cold tier needs the embedded (DuckDB) event store; leave hot_days null on ClickHouse.',
+          ],
+        },
+      );
+    const keep = retention ?? this.settings.retentionDays;
+    if (keep === 0 || hot <= keep) return;
+    const source = retention === null ? 'the retentionDays setting' : 'its retention_days';
+    const errors: FieldErrors = {};
+    if (given.hot) errors.hot_days = [`At most the stream’s retention: ${keep} days (${source}).`];
+    if (given.retention)
+      errors.retention_days = [`At least the stream’s hot_days (${hot}), or 0 to keep its events forever.`];
+    throw validationError(errors);
   }
 
   private async checkTitle(raw: string, self?: number): Promise<string> {

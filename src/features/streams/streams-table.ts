@@ -11,6 +11,8 @@ export interface StreamsTable {
   rule: string | null;
   /** Null: the global `retentionDays`; 0 keeps its events forever. */
   retention_days: number | null;
+  /** Days its events stay in the hot store before the cold tier (§24); null: never move. */
+  hot_days: number | null;
   owner: number | null;
   builtin: number;
   created_at: string;
@@ -84,5 +86,15 @@ export const streamsMigration = (dialect: MetadataDialect): Migration => ({
   async down(db: Kysely<unknown>) {
     await db.schema.dropTable('stream_readers').execute();
     await db.schema.dropTable('streams').execute();
+  },
+});
+
+/** Streams gain `hot_days` (the cold tier's per-stream setting); null (never move) for all. */
+export const streamHotDaysMigration = (_dialect: MetadataDialect): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('streams').addColumn('hot_days', 'integer').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('streams').dropColumn('hot_days').execute();
   },
 });

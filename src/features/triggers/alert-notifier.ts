@@ -1,4 +1,8 @@
 import type { Log } from '../../core/log.js';
+import { counter, type MetricDecl } from '../../core/metrics.js';
+import type { EventStore } from '../../event-store/event-store.js';
+import type { ReadScope } from '../../event-store/read-scope.js';
+import type { FilterNode } from '../../filter/ast.js';
 import type { LeasesRepository } from '../../metadata/leases-repository.js';
 import type { ChannelsService } from '../alerting/channels-service.js';
 import {
@@ -9,6 +13,10 @@ import {
   type Condition,
   type DeliveryQueue,
   type Firing,
+  MAX_FIRINGS_PER_WINDOW,
+  type PatternRateCondition,
+  PatternRateJudge,
+  storeReads,
 } from '../alerting/index.js';
 import type { TriggerRow } from './triggers-table.js';
 
@@ -41,8 +49,18 @@ export interface AlertNotifierOptions {
   /** Where notifications not queued and lease failures are told. */
   log: Log;
   cluster?: AlertCluster | undefined;
-  /** Patterns, for new_pattern conditions (features/patterns). */
-  patterns?: AlertEngineOptions['patterns'];
+  /** Patterns, for new_pattern conditions and pattern_rate templates (features/patterns). */
+  patterns?: AlertEngineOptions['patterns'] & {
+    templates(ids: readonly string[]): Promise<Map<string, string>>;
+  };
+  /** pattern_rate conditions: the store their windows are counted in, and how long after a window ends (ms). */
+  patternRate?: { events: EventStore; settleMs: number };
+}
+
+/** What a pattern_rate trigger counts: its filter, within the scope of those whose rights it runs with. */
+export interface TriggerReads {
+  filter: FilterNode;
+  scope: ReadScope;
 }
 
 /** Opens or extends the task of a create_task threshold's firing (the matcher's tasks). */
@@ -56,6 +74,8 @@ export type FiringTask = (triggerId: number, evIds: string[], at: number) => Pro
 export class AlertNotifier {
   /** Conditions and notifications of the enabled triggers. */
   readonly engine: AlertEngine;
+  /** pattern_rate conditions: windows judged by counting in the event store. */
+  readonly patternRate: PatternRateJudge;
   private ticker: NodeJS.Timeout | undefined;
   /**
    * Cluster mode: until when (this node's clock, ms) it holds the notifier's lease, a
@@ -85,12 +105,40 @@ export class AlertNotifier {
             sends: () => this.notifier,
           }
         : {}),
-      onFiring: (f) => {
-        this.onFiring(f).catch((err: unknown) =>
-          this.opts.log.warn({ err: String(err) }, 'notification not queued'),
-        );
-      },
+      onFiring: (f) => this.queue(f),
     });
+    this.patternRate = new PatternRateJudge({
+      now: () => this.now().getTime(),
+      settleMs: opts.patternRate?.settleMs ?? 5000,
+      // In a cluster the notifier judges: it alone counts, so a window is judged once.
+      sends: () => this.notifier,
+      templates: (ids) => opts.patterns?.templates(ids) ?? Promise.resolve(new Map()),
+      linkBase: () => alerting.linkBase(),
+      onFiring: (f) => this.queue(f),
+      onError: (id, err) =>
+        this.opts.log.warn({ trigger_id: id, err: String(err) }, 'pattern_rate window not judged'),
+    });
+  }
+
+  private queue(f: Firing): void {
+    this.onFiring(f).catch((err: unknown) =>
+      this.opts.log.warn({ err: String(err) }, 'notification not queued'),
+    );
+  }
+
+  metrics(): MetricDecl[] {
+    return [
+      counter(
+        'logscope_pattern_rate_suppressed_total',
+        `pattern_rate firings not notified because ${MAX_FIRINGS_PER_WINDOW} others of the same trigger and window scored higher.`,
+        () => this.patternRate.suppressed,
+      ),
+      counter(
+        'logscope_pattern_rate_windows_judged_total',
+        'Windows of pattern_rate triggers judged (counted in the event store).',
+        () => this.patternRate.judged,
+      ),
+    ];
   }
 
   /**
@@ -98,9 +146,32 @@ export class AlertNotifier {
    * within: a trigger whose rights changed (its own, or a channel's new decider) starts
    * afresh, so nothing gathered under the old ones is sent under the new.
    */
-  setTriggers(rows: readonly TriggerRow[], scopeKeyOf: (id: number) => string): void {
+  setTriggers(
+    rows: readonly TriggerRow[],
+    scopeKeyOf: (id: number) => string,
+    readsOf: (id: number) => TriggerReads | undefined = () => undefined,
+  ): void {
     this.runAs = new Map(rows.map((r) => [r.id, r.run_as]));
-    this.engine.setTriggers(rows.map((r) => alertTrigger(r, scopeKeyOf(r.id))));
+    const rated = rows.filter(isPatternRate);
+    this.engine.setTriggers(
+      rows.filter((r) => !isPatternRate(r)).map((r) => alertTrigger(r, scopeKeyOf(r.id))),
+    );
+    const events = this.opts.patternRate?.events;
+    this.patternRate.setTriggers(
+      rated.flatMap((r) => {
+        const reads = readsOf(r.id);
+        if (!events || !reads) return [];
+        const trigger = alertTrigger(r, scopeKeyOf(r.id));
+        return [
+          {
+            trigger,
+            condition: trigger.condition as PatternRateCondition,
+            reads: storeReads(events, reads.filter, reads.scope),
+            version: JSON.stringify([r.condition, r.query, r.filter, reads.scope.key]),
+          },
+        ];
+      }),
+    );
   }
 
   /**
@@ -112,7 +183,10 @@ export class AlertNotifier {
     const cluster = this.opts.cluster;
     if (this.ticker) return;
     if (!cluster) {
-      this.ticker = setInterval(() => this.engine.tick(), 1000).unref();
+      this.ticker = setInterval(() => {
+        this.engine.tick();
+        void this.patternRate.tick();
+      }, 1000).unref();
       return;
     }
     await this.holdNotifierLease();
@@ -120,6 +194,7 @@ export class AlertNotifier {
     this.ticker = setInterval(() => {
       this.engine.flush();
       this.engine.tick();
+      void this.patternRate.tick();
       sinceLease += SHARE_EVERY_MS;
       if (sinceLease >= cluster.leaseMs / 3 && !this.renewing) {
         sinceLease = 0;
@@ -133,6 +208,8 @@ export class AlertNotifier {
   async stop(): Promise<void> {
     clearInterval(this.ticker);
     this.ticker = undefined;
+    // A window being judged is told before the stores close.
+    await this.patternRate.idle();
     const c = this.opts.cluster;
     if (!c) return;
     this.engine.flush();
@@ -171,6 +248,8 @@ export class AlertNotifier {
     }
   }
 }
+
+const isPatternRate = (row: TriggerRow) => (JSON.parse(row.condition) as Condition).type === 'pattern_rate';
 
 const alertTrigger = (row: TriggerRow, scopeKey: string): AlertTrigger => ({
   id: row.id,

@@ -19,7 +19,7 @@ declare module '../component.js' {
 export const triggers = component({
   name: 'triggers',
   migrations: { '0006-triggers': triggersMigration, '0019-trigger-run-as': triggerRunAsMigration },
-  build({ meta, config, log, bus, batcher, cluster, node, leaseMs, publicUrl }, s) {
+  build({ meta, events, config, log, bus, batcher, cluster, node, leaseMs, publicUrl }, s) {
     const triggers = new TriggersService(
       new TriggersRepository(meta.db),
       new UsersRepository(meta.db),
@@ -33,6 +33,7 @@ export const triggers = component({
         onChanged: () => bus.publish('triggers-changed', {}),
         scopes: s.readScopes,
         patterns: s.patterns,
+        patternRate: { events, settleMs: config.patternRateSettleSeconds * 1000 },
         ...(cluster
           ? {
               cluster: {

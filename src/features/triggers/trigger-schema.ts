@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { IsoDateTime, Nullable } from '../../core/resource-schema.js';
+import type { PatternRateCondition } from '../alerting/index.js';
 import { PrioritySchema } from '../tasks/task-schema.js';
 
 export const ConditionSchema = Type.Union(
@@ -35,10 +36,58 @@ export const ConditionSchema = Type.Union(
       },
       { additionalProperties: false },
     ),
+    Type.Object(
+      {
+        type: Type.Literal('pattern_rate'),
+        window_seconds: Type.Optional(
+          Type.Integer({
+            minimum: 10,
+            maximum: 86_400,
+            description: 'Windows aligned on Unix time (s); default 300.',
+          }),
+        ),
+        baseline: Type.Optional(
+          // An enum, not a union of literals: a wrong value is then told at its own key.
+          Type.Unsafe<PatternRateCondition['baseline']>({
+            type: 'string',
+            enum: ['previous', 'same_time_last_week', 'rolling_24h'],
+            description:
+              'What a window is compared with: the latest earlier window in which the pattern was not firing (`previous`, default), the window a week before, or the 24 h before (scaled to the window).',
+          }),
+        ),
+        direction: Type.Optional(
+          Type.Unsafe<PatternRateCondition['direction']>({
+            type: 'string',
+            enum: ['up', 'down', 'both'],
+            description:
+              'Surges and new patterns (`up`), drops and disappearances (`down`), or both (default).',
+          }),
+        ),
+        min_ratio: Type.Optional(
+          Type.Number({ exclusiveMinimum: 1, maximum: 1000, description: 'Least change factor; default 3.' }),
+        ),
+        min_count: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: 1_000_000_000,
+            description:
+              'Least count of the busier side (the window for up, the baseline for down); default 20.',
+          }),
+        ),
+        steady_windows: Type.Optional(
+          Type.Integer({
+            minimum: 2,
+            maximum: 100,
+            description: 'Windows of at least min_count before a pattern counts as gone; default 3.',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
   ],
   {
     description:
-      '`match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event.',
+      '`match`: every matching event (default). `threshold`: fires when the count of matching events in the sliding window meets `op value` (per group), again only after it stopped; `lt`/`lte` also fire on silence. `new_pattern`: fires once per pattern (message template) first seen after the warm-up, with its template and event. `pattern_rate`: fires per pattern whose count in a window surges, appears, drops or disappears against its baseline (query and filter may then be empty).',
   },
 );
 

@@ -9,7 +9,14 @@ import { NO_EVENT, type ReadScope, scopedFilter } from '../../event-store/read-s
 import type { FilterNode } from '../../filter/ast.js';
 import { checkFieldName } from '../../filter/conditions.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
-import type { AlertEngine, Condition, ThresholdCondition } from '../alerting/index.js';
+import {
+  type AlertEngine,
+  type Condition,
+  everyScope,
+  type PatternRateInput,
+  patternRateCondition,
+  type ThresholdCondition,
+} from '../alerting/index.js';
 import type { UsersRepository } from '../identity/index.js';
 import type { TaskPriority, TasksService } from '../tasks/tasks-service.js';
 import {
@@ -17,6 +24,7 @@ import {
   type Alerting,
   AlertNotifier,
   type AlertNotifierOptions,
+  type TriggerReads,
 } from './alert-notifier.js';
 import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
 import type { TriggerSchema } from './trigger-schema.js';
@@ -60,7 +68,8 @@ export interface TriggerMatch {
 export type ConditionInput =
   | { type: 'match' }
   | (Omit<ThresholdCondition, 'group_by'> & { group_by?: string[] | undefined })
-  | { type: 'new_pattern'; warmup_seconds?: number | undefined };
+  | { type: 'new_pattern'; warmup_seconds?: number | undefined }
+  | PatternRateInput;
 
 export interface TriggersServiceOptions {
   /** Matches of a create_task trigger within this long of its open task join it (ms). */
@@ -77,6 +86,8 @@ export interface TriggersServiceOptions {
   scopes: ReadScopes;
   /** Patterns, for new_pattern conditions. */
   patterns?: AlertNotifierOptions['patterns'];
+  /** pattern_rate conditions: the event store their windows are counted in, and the settle time. */
+  patternRate?: AlertNotifierOptions['patternRate'];
   /**
    * Cluster mode: every node counts every node's matches (shared on the bus), and the
    * holder of the `alert-notifier` lease sends the notifications.
@@ -206,6 +217,8 @@ export class TriggersService {
     const filters = new Map<number, FilterNode | Error>();
     // The scopes each trigger reads with, by key: samples gathered under others are dropped.
     const scopeKeys = new Map<number, string>();
+    // pattern_rate triggers count in the event store: their filter, and the scopes as one.
+    const reads = new Map<number, TriggerReads>();
     for (const r of rows) {
       try {
         const own = compileTrigger(r.query, JSON.parse(r.filter) as unknown[]);
@@ -213,6 +226,7 @@ export class TriggersService {
         if (runAs === null) {
           filters.set(r.id, scopedFilter(NO_EVENT, own));
           scopeKeys.set(r.id, NO_EVENT.key);
+          reads.set(r.id, { filter: own, scope: NO_EVENT });
           continue;
         }
         const channelUsers = (JSON.parse(r.notify) as number[]).flatMap((id) =>
@@ -230,16 +244,23 @@ export class TriggersService {
           (scopes as ReadScope[]).reduceRight((f, scope) => scopedFilter(scope, f), narrowed as FilterNode),
         );
         scopeKeys.set(r.id, (scopes as ReadScope[]).map((scope) => scope.key).join('&'));
+        reads.set(r.id, { filter: narrowed as FilterNode, scope: everyScope(scopes as ReadScope[]) });
       } catch (err) {
         filters.set(r.id, err instanceof Error ? err : new Error(String(err)));
       }
     }
-    this.matcher.setTriggers(rows, (r) => {
+    // A pattern_rate trigger matches no event as it arrives: it counts windows in the store.
+    const matched = rows.filter((r) => (JSON.parse(r.condition) as Condition).type !== 'pattern_rate');
+    this.matcher.setTriggers(matched, (r) => {
       const f = filters.get(r.id);
       if (!f || f instanceof Error) throw f ?? new Error('no filter');
       return f;
     });
-    this.notifier.setTriggers(rows, (id) => scopeKeys.get(id) ?? '');
+    this.notifier.setTriggers(
+      rows,
+      (id) => scopeKeys.get(id) ?? '',
+      (id) => reads.get(id),
+    );
   }
 
   async list(
@@ -349,7 +370,7 @@ export class TriggersService {
   }
 
   metrics(): MetricDecl[] {
-    return [...this.matcher.metrics(), ...this.alerts.metrics()];
+    return [...this.matcher.metrics(), ...this.alerts.metrics(), ...this.notifier.metrics()];
   }
 
   /** Resolves once every queued match is recorded (tests, shutdown). */
@@ -406,7 +427,9 @@ export class TriggersService {
       const filter = input.filter ?? (current ? (JSON.parse(current.filter) as unknown[]) : []);
       try {
         const compiled = compileTrigger(query, filter);
-        if (compiled.kind === 'true') {
+        // A pattern_rate trigger may watch every event its reader may read.
+        const type = input.condition?.type ?? (current && (JSON.parse(current.condition) as Condition).type);
+        if (compiled.kind === 'true' && type !== 'pattern_rate') {
           errors.query = ['A trigger needs a query or a filter that selects something.'];
         }
         await this.opts.scopes.narrow(who.userId, compiled, undefined, { streams: 'filter', query: 'query' });
@@ -433,7 +456,9 @@ export class TriggersService {
           ? { ...given, group_by: given.group_by ?? [] }
           : given.type === 'new_pattern'
             ? { type: 'new_pattern', warmup_seconds: given.warmup_seconds ?? 3600 }
-            : { type: 'match' };
+            : given.type === 'pattern_rate'
+              ? patternRateCondition(given)
+              : { type: 'match' };
       Object.assign(errors, this.checkCondition(condition));
       out.condition = JSON.stringify(condition);
     }
@@ -452,7 +477,7 @@ export class TriggersService {
   }
 
   private checkCondition(c: Condition): FieldErrors {
-    if (c.type === 'match' || c.type === 'new_pattern') return {};
+    if (c.type !== 'threshold') return {};
     const errors: FieldErrors = {};
     if (c.op === 'lt' && c.value <= 0)
       errors['condition.value'] = ['"lt" needs a value above 0 (no count is below 0).'];

@@ -14,6 +14,11 @@ declare module 'fastify' {
      * (systemd-journal-upload); the header wins when both are given.
      */
     pathToken?: string;
+    /**
+     * A request carrying this query parameter is a signed link (a report's file): the
+     * route judges it instead of a token (docs/api/schedules.md).
+     */
+    signedLink?: string;
   }
   interface FastifyRequest {
     identity: Identity | null;
@@ -78,6 +83,8 @@ export const authPlugin = fp(async (app: FastifyInstance, opts: { tokens: Authen
   app.addHook('onRequest', async (request) => {
     const mode: AuthMode = request.routeOptions.config.auth ?? 'user';
     if (mode === 'public') return;
+    const link = request.routeOptions.config.signedLink;
+    if (link && (request.query as Record<string, unknown> | undefined)?.[link] !== undefined) return;
     const inPath = request.routeOptions.config.pathToken;
     const key =
       presentedKey(request, request.url.startsWith('/ws/'), mode === 'ingest') ??

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 
 export interface HealthCheck {
-  /** `metadata`, `events` (and, in cluster mode, `bus`). */
+  /** `metadata`, `events`, `bus`, and with the embedded store `cold` (its files' directory). */
   name: string;
   /** What backs it: `sqlite`, `postgres`, `duckdb`, `clickhouse`. */
   kind: string;
@@ -19,6 +19,7 @@ const Dependencies = Type.Object({
   metadata: Type.Optional(Dependency),
   events: Type.Optional(Dependency),
   bus: Type.Optional(Dependency),
+  cold: Type.Optional(Dependency),
 });
 
 export async function healthRoutes(app: FastifyInstance, opts: { version: string; checks: HealthCheck[] }) {

@@ -25,8 +25,24 @@ async function readSeries(decl: MetricDecl): Promise<Record<string, number>> {
  * the sum of their series. A counter adds what each component's running total grew by.
  */
 function register(registry: Registry, first: MetricDecl, decls: () => MetricDecl[]) {
-  const labelNames = first.label ? [first.label] : [];
-  const labels = (value: string) => (first.label ? { [first.label]: value } : {});
+  // Several labels are named `a,b`, and each value is keyed `x,y` in the same order.
+  const labelNames = first.label ? first.label.split(',') : [];
+  const labels = (value: string) => {
+    const parts = value.split(',');
+    return Object.fromEntries(labelNames.map((name, i) => [name, parts[i] ?? '']));
+  };
+  if (first.type === 'histogram') {
+    return new Histogram({
+      name: first.name,
+      help: first.help,
+      labelNames,
+      buckets: [...(first.buckets ?? [])],
+      registers: [registry],
+      collect() {
+        for (const d of decls()) for (const v of d.drain?.() ?? []) this.observe(v);
+      },
+    });
+  }
   if (first.type === 'gauge') {
     return new Gauge({
       name: first.name,

@@ -14,8 +14,8 @@ export const UI_CSP =
 /** Hashed file names: a changed file has a new name, so a browser may keep one for good. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** First path segments that are never the UI's (the API, websocket, metrics). */
-const RESERVED = new Set(['api', 'ws', 'metrics']);
+/** First path segments that are never the UI's (the API, websocket, metrics, MCP and OAuth discovery). */
+const RESERVED = new Set(['api', 'ws', 'metrics', 'mcp', '.well-known']);
 
 /** The router constraint that picks the UI's routes for a request (see `uiRequestKind`). */
 const CONSTRAINT = 'logscopeUi';

@@ -11,21 +11,26 @@ import { createHash } from 'node:crypto';
  *   addresses, paths and fully qualified host names. Values a pipeline already extracted
  *   from the message (`src_ip`, `user`, …) are variables by definition: given as `known`,
  *   they are masked too.
- * - Messages are grouped first by app (each app its own set of templates), token count,
- *   first constant token and the token after it, as Drain's fixed-depth parse tree does
- *   (He et al., ICWS 2017), so a message is compared with the few templates that could
- *   hold it, and two that differ in their leading words (`Failed password …`, `Failed
- *   none …`) are two templates.
+ * - Messages are grouped first by app (each app its own set of templates), token count and
+ *   first constant token, as Drain's fixed-depth parse tree does (He et al., ICWS 2017), so
+ *   a message is compared with the few templates that could hold it.
  * - Within a group a message joins the template sharing the largest part of its constant
  *   tokens; a position becomes a variable only when the rest agrees enough. A constant
  *   word made of letters only weighs more than one with digits or punctuation, because
  *   words are the text of a message and the rest its values (Brain, Yu et al. 2023, makes
  *   the same observation with token frequencies).
+ * - A word where the template has another word is an enumeration until shown otherwise
+ *   (`Powered On`, `Powered Off`; `Failed password`, `Failed none`): two words at one
+ *   position make two templates, which share what was seen there (a slot). The third word
+ *   there shows a variable (`for user root`, `news`, `cyrus`): the templates of the slot
+ *   become one, the first made, and `onMerge` tells which ids it took in, so that their
+ *   stored events can follow (features/patterns).
  *
  * Lines are capped (`MAX_TOKENS` tokens, `MAX_CHARS` characters): what is beyond is one
  * variable, so a 1 MiB or 10,000-token line costs what a long ordinary one does.
  */
 
+import { BARE_WORD, differsInKind, keyedValue, oneWordApart, weight } from './template-compare.js';
 import { MAX_TOKENS, tokenize, WILDCARD } from './template-tokens.js';
 
 export { knownValues, MAX_CHARS, MAX_TOKENS, maskToken, tokenize, WILDCARD } from './template-tokens.js';
@@ -41,8 +46,14 @@ export const MAX_TEMPLATES = 100_000;
 export const EVICTION_SAMPLE = 32;
 /** The share of a template's constant weight a message must have to join it. */
 export const SIMILARITY = 0.7;
-/** Groups under one first word, the second word's `<*>` among them (Drain's `maxChild`). */
-export const MAX_CHILDREN = 100;
+/**
+ * Templates in one group (app, length, first word), each of which a message of the group is
+ * compared with: a flood of messages alike in their first word and length but not otherwise
+ * (fresh words after `user login`) costs at most this many comparisons a message.
+ */
+export const MAX_TEMPLATES_PER_GROUP = 50;
+/** Different words seen at one position that make it a variable (two are an enumeration). */
+export const WORDS_OF_A_VARIABLE = 3;
 
 export interface MinedTemplate {
   id: string;
@@ -51,56 +62,21 @@ export interface MinedTemplate {
   count: number;
 }
 
-const WORD = /^[A-Za-z]+$/;
-
-/** How much a constant token says about a message: words most, values least. */
-const weight = (token: string) => (WORD.test(token) ? 2 : 1);
-
 /**
- * Two tokens at one position that no variable can make alike: the same masked value in
- * another frame (`(uid=<*>)`, `LOGIN(uid=<*>)`), or a key without a value and the same
- * key with one (`rhost=` and `rhost=<*>`: a value absent is a form of its own, not one
- * more value). Only a position whose tokens are plain words or values becomes a
- * variable: a value in a frame beside a whole value (`cache_<*>_part0`, `<*>`) is one.
- */
-function differsInKind(a: string, b: string): boolean {
-  if (a.includes(WILDCARD) && b.includes(WILDCARD)) return a !== WILDCARD && b !== WILDCARD;
-  const emptyA = a.endsWith('=');
-  if (emptyA === b.endsWith('=')) return false;
-  return emptyA ? b.startsWith(a) : a.startsWith(b);
-}
-
-/**
- * Templates compared with each other (one app, length, first and second word), and where
- * the group hangs, to let go of it once its last template is forgotten.
+ * Templates compared with each other (one app, length and first word), and where the
+ * group hangs, to let go of it once its last template is forgotten.
  */
 class Group {
   readonly members: Cluster[] = [];
   constructor(
-    private readonly byFirst: Map<string, Branch>,
+    private readonly byFirst: Map<string, Group>,
     readonly first: string,
-    readonly second: string,
   ) {}
 
-  /** Takes an empty group out of the tree (a first word's own group once its others are gone too). */
+  /** Takes an empty group out of the tree. */
   release(): void {
-    const branch = this.byFirst.get(this.first);
-    if (!branch) return;
-    if (branch.more?.get(this.second) === this) {
-      branch.more.delete(this.second);
-      if (branch.more.size === 0) branch.more = null;
-    }
-    if (branch.more === null && branch.group.members.length === 0) this.byFirst.delete(this.first);
+    if (this.byFirst.get(this.first) === this) this.byFirst.delete(this.first);
   }
-}
-
-/**
- * The groups under one first word, by the second: the group of the first second word
- * seen, and a map only when there are more (most first words have one).
- */
-interface Branch {
-  group: Group;
-  more: Map<string, Group> | null;
 }
 
 interface Cluster extends MinedTemplate {
@@ -108,6 +84,22 @@ interface Cluster extends MinedTemplate {
   used: number;
   /** The group it is in, to leave it when forgotten. */
   group: Group;
+  /**
+   * The words seen at a position where this template and another one word apart differ,
+   * by position: one set shared by the templates of that slot; none for most templates.
+   */
+  slots?: Map<number, Set<string>>;
+}
+
+/** What a message is compared to in its group. */
+interface Closest {
+  /** The template it joins. */
+  best: Cluster | null;
+  /** Where `best` took a word as its slot's last (the slot became a variable), else -1. */
+  joinedAt: number;
+  /** When it joins none: a template one word apart, and the position of that word. */
+  near: Cluster | null;
+  nearAt: number;
 }
 
 /**
@@ -119,7 +111,7 @@ export class TemplateMiner {
    * Groups by app, then token count (an index: at most MAX_TOKENS), then first constant
    * token and the token after it: no key is made per message or per template.
    */
-  private readonly groups = new Map<string, Array<Map<string, Branch> | undefined>>();
+  private readonly groups = new Map<string, Array<Map<string, Group> | undefined>>();
   private readonly byId = new Map<string, Cluster>();
   private readonly perApp = new Map<string, Set<Cluster>>();
   private clock = 0;
@@ -135,6 +127,8 @@ export class TemplateMiner {
       onChange?: (t: MinedTemplate) => void;
       /** Told of each template forgotten (beyond the cap of its app, or of all). */
       onForget?: (t: MinedTemplate) => void;
+      /** Told when templates of one slot become one: `into` took in `merged` (their ids). */
+      onMerge?: (into: MinedTemplate, merged: readonly MinedTemplate[]) => void;
     } = {},
   ) {}
 
@@ -149,13 +143,35 @@ export class TemplateMiner {
       if (held.tokens.length === t.tokens.length) generalise(held, t.tokens);
       return;
     }
-    this.hold({
+    const made = this.hold({
       id: t.id,
       app: t.app,
       tokens: t.tokens.slice(0, MAX_TOKENS).map(intern),
       count: t.count,
       used: 0,
     });
+    // Templates one word apart share their slot again (its words, not how many were seen).
+    for (const c of made.group.members) {
+      const at = c === made ? -1 : oneWordApart(c.tokens, made.tokens);
+      if (at >= 0) {
+        this.share(c, made, at);
+        break;
+      }
+    }
+  }
+
+  /**
+   * Another node merged these templates into `into` (a slot's third word): they are let
+   * go of here too, their counts joining it, so their messages take its id.
+   */
+  absorb(into: string, merged: readonly string[]): void {
+    const kept = this.byId.get(into);
+    for (const id of merged) {
+      const gone = this.byId.get(id);
+      if (!gone || gone === kept) continue;
+      if (kept) kept.count += gone.count;
+      this.forget(gone, false);
+    }
   }
 
   /** A template held now, by its id. */
@@ -171,8 +187,7 @@ export class TemplateMiner {
   /** How many groups templates are compared in (each held by a template; for tests). */
   get groupCount(): number {
     let n = 0;
-    for (const byLength of this.groups.values())
-      for (const byFirst of byLength) for (const b of byFirst?.values() ?? []) n += 1 + (b.more?.size ?? 0);
+    for (const byLength of this.groups.values()) for (const byFirst of byLength) n += byFirst?.size ?? 0;
     return n;
   }
 
@@ -181,8 +196,9 @@ export class TemplateMiner {
     const tokens = tokenize(message, known);
     const group = this.groupOf(app, tokens);
     this.clock += 1;
-    const best = this.closest(group.members, tokens);
+    const { best, joinedAt, near, nearAt } = this.closest(group.members, tokens);
     if (best) {
+      if (joinedAt >= 0) this.mergeSlot(best, joinedAt, tokens[joinedAt] as string);
       if (generalise(best, tokens)) this.opts.onChange?.(best);
       best.count += 1;
       best.used = this.clock;
@@ -197,22 +213,49 @@ export class TemplateMiner {
     }
     // The template keeps one copy of each word (`intern`): most are shared by many templates.
     const made = this.hold({ id, app, tokens: tokens.map(intern), count: 1, used: this.clock });
+    // One word apart from another: the two share the slot of the words seen there.
+    if (near && near.group === made.group) this.share(near, made, nearAt);
     this.opts.onChange?.(made);
     return made;
   }
 
+  /** `made` joins the slot `near` has at `at` (made if none), each with its word there. */
+  private share(near: Cluster, made: Cluster, at: number): void {
+    near.slots ??= new Map();
+    let seen = near.slots.get(at);
+    if (!seen) {
+      seen = new Set([near.tokens[at] as string]);
+      near.slots.set(at, seen);
+    }
+    seen.add(made.tokens[at] as string);
+    made.slots ??= new Map();
+    made.slots.set(at, seen);
+  }
+
   /**
-   * The group a message of `app` with these tokens is compared in: app, length, first
-   * constant word and the token after it (a variable there is `<*>`), as Drain's parse tree
-   * descends by the leading tokens. The second word tells messages apart that share all but
-   * it (`Failed password for …`, `Failed none for …`); past `MAX_CHILDREN` distinct second
-   * words under one first, new ones share the `<*>` group (the second word was a value).
+   * A slot's last word came (it is a variable): the other templates of the slot are taken
+   * into `into`, which the message generalises at the position.
+   */
+  private mergeSlot(into: Cluster, at: number, word: string): void {
+    const seen = into.slots?.get(at);
+    if (!seen) return;
+    seen.add(word);
+    into.slots?.delete(at);
+    const merged = into.group.members.filter((c) => c !== into && c.slots?.get(at) === seen);
+    for (const c of merged) {
+      into.count += c.count;
+      this.forget(c, false);
+    }
+    if (merged.length > 0) this.opts.onMerge?.(into, merged);
+  }
+
+  /**
+   * The group a message of `app` with these tokens is compared in: app, length and first
+   * constant word, as Drain's parse tree descends by the leading token.
    */
   private groupOf(app: string, tokens: readonly string[]): Group {
     const at = tokens.findIndex((t) => !t.includes(WILDCARD));
     const first = at < 0 ? WILDCARD : (tokens[at] as string);
-    const next = at < 0 ? undefined : tokens[at + 1];
-    let second = next === undefined ? '' : next.includes(WILDCARD) ? WILDCARD : next;
     let byLength = this.groups.get(app);
     if (!byLength) {
       byLength = [];
@@ -223,36 +266,22 @@ export class TemplateMiner {
       byFirst = new Map();
       byLength[tokens.length] = byFirst;
     }
-    let branch = byFirst.get(first);
-    if (!branch) {
-      const group = new Group(byFirst, intern(first), intern(second));
-      branch = { group, more: null };
-      byFirst.set(group.first, branch);
+    let group = byFirst.get(first);
+    if (!group) {
+      group = new Group(byFirst, intern(first));
+      byFirst.set(group.first, group);
     }
-    if (branch.group.second === second) return branch.group;
-    let group = branch.more?.get(second);
-    if (group) return group;
-    // Past the cap a new second word is a value: the `<*>` group takes it (one place is kept for it).
-    if (2 + (branch.more?.size ?? 0) >= MAX_CHILDREN) {
-      second = WILDCARD;
-      if (branch.group.second === second) return branch.group;
-      group = branch.more?.get(second);
-      if (group) return group;
-    }
-    group = new Group(byFirst, branch.group.first, intern(second));
-    branch.more ??= new Map();
-    branch.more.set(group.second, group);
     return group;
   }
 
   /**
-   * Holds a new template: first forgets one beyond the caps (the rarest of its app's, or
-   * one of the rarest of all), then puts it in its group.
+   * Holds a new template: first forgets one beyond the caps (the rarest of those its app
+   * has held longest, or of all), then puts it in its group.
    */
   private hold(t: Omit<Cluster, 'group'>): Cluster {
     const same = this.perApp.get(t.app);
     if (same && same.size >= (this.opts.maxTemplatesPerApp ?? MAX_TEMPLATES_PER_APP)) {
-      const gone = rarest(same);
+      const gone = rarestHeldLongest(same);
       if (gone) this.forget(gone);
     } else if (this.byId.size >= (this.opts.maxTemplates ?? MAX_TEMPLATES)) this.forgetOneOfAll();
     let held = this.perApp.get(t.app);
@@ -262,6 +291,11 @@ export class TemplateMiner {
     }
     // The group after forgetting: forgetting may have let go of the one the message was compared in.
     const group = this.groupOf(t.app, t.tokens);
+    // A message is compared with every template of its group: a full group forgets its rarest.
+    if (group.members.length >= MAX_TEMPLATES_PER_GROUP) {
+      const gone = rarest(group.members);
+      if (gone) this.forget(gone);
+    }
     const made: Cluster = { id: t.id, app: t.app, tokens: t.tokens, count: t.count, used: t.used, group };
     made.group.members.push(made);
     held.add(made);
@@ -285,8 +319,11 @@ export class TemplateMiner {
     if (victim) this.forget(victim);
   }
 
-  /** Lets go of a template, and of its group and its app's tree once they hold none. */
-  private forget(victim: Cluster): void {
+  /**
+   * Lets go of a template, and of its group and its app's tree once they hold none;
+   * `told`: whether `onForget` hears of it (not when it was merged into another).
+   */
+  private forget(victim: Cluster, told = true): void {
     this.byId.delete(victim.id);
     const members = victim.group.members;
     const at = members.indexOf(victim);
@@ -298,20 +335,31 @@ export class TemplateMiner {
       this.perApp.delete(victim.app);
       this.groups.delete(victim.app);
     }
-    this.opts.onForget?.(victim);
+    if (told) this.opts.onForget?.(victim);
   }
 
-  /** The template of the group a message joins, or none when no template is like it enough. */
-  private closest(group: readonly Cluster[], tokens: readonly string[]): Cluster | null {
+  /**
+   * The template of the group a message joins, or none when no template is like it enough;
+   * then maybe one a word apart (an enumeration's other word, `near`).
+   */
+  private closest(group: readonly Cluster[], tokens: readonly string[]): Closest {
     const needed = this.opts.similarity ?? SIMILARITY;
-    let best: Cluster | null = null;
+    const out: Closest = { best: null, joinedAt: -1, near: null, nearAt: -1 };
     let bestScore = -1;
+    // Which of the message's tokens are words, read once for all the templates (when asked).
+    let wordFlags: boolean[] | null = null;
+    const wordAtOf = (i: number): boolean => {
+      if (wordFlags === null) wordFlags = wordsOf(tokens);
+      return wordFlags[i] === true;
+    };
     for (const c of group) {
       let total = 0;
       let same = 0;
       let wild = 0;
       let exact = true;
       let hard = false;
+      let words = 0;
+      let wordAt = -1;
       for (let i = 0; i < tokens.length; i++) {
         const t = c.tokens[i] as string;
         const m = tokens[i] as string;
@@ -326,18 +374,62 @@ export class TemplateMiner {
         else if (differsInKind(t, m)) {
           hard = true;
           break;
+        } else if (wordAtOf(i) && BARE_WORD.test(t)) {
+          words += 1;
+          wordAt = i;
+          // Two words apart: neither joins nor is one word apart.
+          if (words === 2) break;
         }
       }
-      if (hard) continue;
+      if (hard || words > 1) continue;
       // A template of variables only takes any message of its length: only an exact fit.
       const score = total === 0 ? (exact ? 1 : 0) : same / total;
-      if (score >= needed && (score > bestScore || (score === bestScore && best && wild > countWild(best)))) {
-        best = c;
+      if (score < needed) continue;
+      let joinedAt = -1;
+      if (words > 0) {
+        // Words apart: one more word of a slot that has seen enough makes it a variable.
+        const seen = words === 1 ? c.slots?.get(wordAt) : undefined;
+        if (seen && !seen.has(tokens[wordAt] as string) && seen.size + 1 >= WORDS_OF_A_VARIABLE)
+          joinedAt = wordAt;
+        else {
+          if (words === 1 && out.near === null) {
+            out.near = c;
+            out.nearAt = wordAt;
+          }
+          continue;
+        }
+      }
+      if (score > bestScore || (score === bestScore && out.best && wild > countWild(out.best))) {
+        out.best = c;
+        out.joinedAt = joinedAt;
         bestScore = score;
       }
     }
-    return best;
+    return out;
   }
+}
+
+/** Which of the tokens are words (template-compare.ts). */
+const wordsOf = (tokens: readonly string[]) => tokens.map((t) => BARE_WORD.test(t));
+
+/**
+ * The rarest of the `EVICTION_SAMPLE` templates an app has held longest (its set keeps
+ * them in the order they came); the others looked at go to the back. Looking at all of an
+ * app's 5,000 for each new one made a flood of fresh messages cost ~100 µs each.
+ */
+function rarestHeldLongest(held: Set<Cluster>): Cluster | null {
+  const looked: Cluster[] = [];
+  for (const c of held) {
+    looked.push(c);
+    if (looked.length === EVICTION_SAMPLE) break;
+  }
+  const victim = rarest(looked);
+  for (const c of looked) {
+    if (c === victim) continue;
+    held.delete(c);
+    held.add(c);
+  }
+  return victim;
 }
 
 /** The rarest of the templates (of those, the one matched least recently). */
@@ -367,13 +459,6 @@ function generalise(c: Cluster, tokens: readonly string[]): boolean {
     }
   }
   return changed;
-}
-
-/** `key=<*>` when both tokens hold a value after the same `key=`, else undefined. */
-function keyedValue(a: string, b: string): string | undefined {
-  const eq = a.indexOf('=');
-  if (eq <= 0 || eq === a.length - 1 || b.length <= eq + 1 || b.charCodeAt(eq) !== 61) return undefined;
-  return a.startsWith(b.slice(0, eq)) ? `${a.slice(0, eq + 1)}${WILDCARD}` : undefined;
 }
 
 /**

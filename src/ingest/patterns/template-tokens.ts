@@ -39,10 +39,18 @@ const HEX_0X = /^0x[0-9a-fA-F]+$/;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const MAC = /^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$/;
 const URL_FORM = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/;
+const URL_INSIDE = /^[^A-Za-z0-9]*[a-zA-Z][a-zA-Z0-9+.-]*:\/\/\S+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$/;
 const PATH = /^(?:[~.]?\/[^/\s]*){2,}$|^\/[^\s/]+$|^[A-Za-z]:\\/;
 const FQDN = /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+){2,}\.?(?::\d+)?$/;
 const isDigit = (c: number) => c >= 48 && c <= 57;
+/**
+ * A host's name and a port: a name of letters, digits, dots and hyphens with one of the last
+ * three in it (`msra-sa-41`, `db.local`; `memory:1024` is a key and its value), then 2-5 digits.
+ */
+const HOST_PORT = /^(?=[^:]*[\d.-])[A-Za-z0-9][A-Za-z0-9.-]*:\d{2,5}$/;
+/** A file's name with its extension (`chrome.exe`, `report.csv`, `Session.java:`): a value, as a path is. */
+const FILE_NAME = /^[A-Za-z0-9_-][\w-]*\.[A-Za-z][A-Za-z0-9]{0,3}$/;
 
 /**
  * Whether a whole token is a variable by its form. Each form is tried only when the token
@@ -59,6 +67,8 @@ function isVariableForm(t: string, chars: number): boolean {
   if ((chars & COLON) !== 0 && t.length === 17 && MAC.test(t)) return true;
   // URLs and e-mail addresses
   if ((chars & COLON) !== 0 && (chars & SLASH) !== 0 && t.includes('://') && URL_FORM.test(t)) return true;
+  // a URL inside other punctuation (`:[akka.tcp://system@host:2552]`)
+  if ((chars & COLON) !== 0 && (chars & SLASH) !== 0 && URL_INSIDE.test(t)) return true;
   if ((chars & AT) !== 0 && EMAIL.test(t)) return true;
   // paths: /a/b, ./a, ~/a, /a, C:\a
   if (((chars & SLASH) !== 0 || ((chars & BACKSLASH) !== 0 && t.includes(':\\'))) && PATH.test(t))
@@ -69,8 +79,11 @@ function isVariableForm(t: string, chars: number): boolean {
     ((chars & BACKSLASH) !== 0 && separators(t, 92) >= 2)
   )
     return true;
+  // a host and its port (`msra-sa-41:9000`, `db.local:5432`)
+  if ((chars & COLON) !== 0 && (chars & DIGIT) !== 0 && HOST_PORT.test(t)) return true;
   // fully qualified host names (three labels or more), with a port or not
-  return (chars & DOT) !== 0 && FQDN.test(t);
+  if ((chars & DOT) === 0) return false;
+  return FQDN.test(t) || FILE_NAME.test(t);
 }
 
 /** How many times the character `code` separates two non-empty parts of `t`. */
@@ -90,7 +103,7 @@ const isBoolean = (t: string) =>
  * from three on (`ssh2`, `eth0`, and `utf8` are names, `user1234` a value).
  */
 const INNER_VALUE =
-  /\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?|(?<![A-Za-z])[-+]?(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
+  /(?<![A-Za-z0-9])\d+x\d+(?![A-Za-z0-9])|\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?(?!\d)|(?<![A-Za-z0-9])[-+]?(?:0x)?[0-9a-fA-F]*\d[0-9a-fA-F]*(?:[.:-][0-9a-fA-F]+)*|(?<=[A-Za-z])\d{3,}/g;
 /** A token without any of these is a word (a hex id has a digit, a host a dot, a path a slash). */
 const MAYBE_VALUE = DIGIT | DOT | SLASH | AT | COLON | BACKSLASH;
 /** An IPv6 address (also in brackets, with a port). */
@@ -105,8 +118,7 @@ const CLOSES = ')]}>"\',;:.';
  * frame (`[1.2.3.4]` → `[<*>]`), after a key (`rhost=host.example.net` → `rhost=<*>`) or
  * inside a word (`sshd[1234]:` → `sshd[<*>]:`).
  */
-export function maskToken(token: string): string {
-  const chars = charsOf(token);
+export function maskToken(token: string, chars = charsOf(token)): string {
   // Most tokens are words: nothing in them can be a value (but a boolean).
   if ((chars & MAYBE_VALUE) === 0) return isBoolean(token) ? WILDCARD : token;
   if ((chars & COLON) !== 0 && token.includes('::') && IPV6.test(token)) return WILDCARD;
@@ -156,6 +168,8 @@ function maskValue(token: string, chars = charsOf(token)): string {
 export function tokenize(message: string, known?: readonly string[]): string[] {
   const text = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message;
   const raw = text.split(/\s+/);
+  // What each token holds, read once: masking and its neighbours' rules ask.
+  const bits = raw.map(charsOf);
   const values: number[] = [];
   if (known) for (const v of known) values.push(raw.lastIndexOf(v));
   const out: string[] = [];
@@ -166,7 +180,10 @@ export function tokenize(message: string, known?: readonly string[]): string[] {
       out.push(WILDCARD);
       break;
     }
-    const masked = values.includes(i) ? WILDCARD : maskToken(t);
+    const masked =
+      values.includes(i) || dateWord(raw, bits, i) || listedName(raw, bits, i)
+        ? WILDCARD
+        : maskToken(t, bits[i]);
     // A value restated in parentheses (`1190 bytes (1.16 KB)`) is there or not: it is left out.
     if (masked === `(${WILDCARD}`) {
       const end = restatedValueEnd(raw, i);
@@ -175,11 +192,109 @@ export function tokenize(message: string, known?: readonly string[]): string[] {
         continue;
       }
     }
+    const last = out[out.length - 1];
+    // A unit after a value (`5.2 KB,`, `12 ms`) is the value's: only its punctuation stays.
+    if (last?.endsWith(WILDCARD) && unitOf(masked) !== null) {
+      out[out.length - 1] = `${last}${unitOf(masked)}`;
+      continue;
+    }
     // A list of values of one form (`blk_<*> blk_<*> …`, `<*> <*>`) is one variable, whatever its length.
-    if (masked === out[out.length - 1] && masked.includes(WILDCARD)) continue;
+    if (masked === last && masked.includes(WILDCARD)) continue;
     out.push(masked);
   }
   return out;
+}
+
+/** Whether the character at `i` of `t` is an ASCII letter. */
+const isLetter = (t: string, i: number) => {
+  const c = t.charCodeAt(i) | 32;
+  return c >= 97 && c <= 122;
+};
+
+/** Punctuation that may follow a word or a unit (`KB,`, `Jun,`, `ms)`). */
+const isClosing = (c: number) => c === 44 || c === 59 || c === 58 || c === 46 || c === 41 || c === 93;
+
+/** How long `t` is without the closing punctuation after it. */
+function bodyLength(t: string): number {
+  let end = t.length;
+  while (end > 0 && isClosing(t.charCodeAt(end - 1))) end--;
+  return end;
+}
+
+/**
+ * The letters of a name numbered within its kind (`an14`, `node7,`: letters, then digits,
+ * maybe a comma), else null.
+ */
+function numberedKind(t: string | undefined): string | null {
+  if (t === undefined || !isLetter(t, 0)) return null;
+  const end = t.length - (t.endsWith(',') || t.endsWith(';') ? 1 : 0);
+  if (!isDigit(t.charCodeAt(end - 1))) return null;
+  let letters = 1;
+  while (letters < end && isLetter(t, letters)) letters++;
+  for (let i = letters; i < end; i++) if (!isDigit(t.charCodeAt(i))) return null;
+  return t.slice(0, letters);
+}
+
+/**
+ * Whether `raw[i]` is one of a list of names of one kind (`an14 an15 … an27`,
+ * `node1, node2`): a numbered name beside another of its letters. A list's names are
+ * values whatever their number; one alone (`eth0`, `ssh2`) is a name of the text.
+ */
+function listedName(raw: readonly string[], bits: readonly number[], i: number): boolean {
+  // A numbered name has a digit, and so has its neighbour in a list.
+  if (((bits[i] as number) & DIGIT) === 0) return false;
+  if ((((bits[i - 1] ?? 0) | (bits[i + 1] ?? 0)) & DIGIT) === 0) return false;
+  const kind = numberedKind(raw[i]);
+  if (kind === null) return false;
+  const t = raw[i];
+  return (
+    (raw[i - 1] !== t && numberedKind(raw[i - 1]) === kind) ||
+    (raw[i + 1] !== t && numberedKind(raw[i + 1]) === kind)
+  );
+}
+
+/** Names of days and months, as dates write them out (`Fri Jun 17 07:07:00 2005`). */
+const DATE_WORDS = new Set(
+  'mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june july august september october november december'.split(
+    ' ',
+  ),
+);
+
+/** Whether `t` is a day's or a month's name, maybe with punctuation after it. */
+function dateName(t: string | undefined): boolean {
+  if (t === undefined || t.length < 3 || t.length > 10 || !isLetter(t, 0)) return false;
+  const end = bodyLength(t);
+  return end >= 3 && DATE_WORDS.has((end === t.length ? t : t.slice(0, end)).toLowerCase());
+}
+
+/**
+ * Whether `raw[i]` is a day's or a month's name in a date: beside a token with digits, or
+ * beside another such name (`Fri Jun 17`): a date's words vary as its numbers do.
+ */
+function dateWord(raw: readonly string[], bits: readonly number[], i: number): boolean {
+  const t = raw[i] as string;
+  // Most tokens are refused here, before any string is made.
+  if (t.length < 3 || t.length > 10 || ((bits[i] as number) & DIGIT) !== 0 || !isLetter(t, 0)) return false;
+  const digitBeside = (((bits[i - 1] ?? 0) | (bits[i + 1] ?? 0)) & DIGIT) !== 0;
+  if (!digitBeside && ((bits[i + 2] ?? 0) & DIGIT) === 0) return false;
+  return dateName(t) && (digitBeside || dateName(raw[i + 1]));
+}
+
+/**
+ * Units of size, time and rate written after a value: the value's, not the message's
+ * text (`size 5.2 KB` and `size 93 B` are one message).
+ */
+const UNITS = new Set(
+  'b kb mb gb tb pb kib mib gib tib k m g bps kbps mbps gbps ns us µs ms s sec secs min mins h hr hrs d % ‰'.split(
+    ' ',
+  ),
+);
+
+/** The punctuation after a unit when `token` is a unit (`KB,` → `,`), else null. */
+function unitOf(token: string): string | null {
+  if (token.length > 6) return null;
+  const end = bodyLength(token);
+  return end > 0 && UNITS.has(token.slice(0, end).toLowerCase()) ? token.slice(end) : null;
 }
 
 /** Letters of a unit after a value (`KB`, `ms`, `sec`). */

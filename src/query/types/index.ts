@@ -1,3 +1,4 @@
+import { Explain } from './explain.js';
 import { Patterns } from './patterns.js';
 import type { QueryTypeDef, QueryTypeName } from './query-type.js';
 import { Search } from './search.js';
@@ -19,4 +20,5 @@ export const QUERY_TYPE_DEFS: Record<QueryTypeName, QueryTypeDef> = {
   Timeline: Timeline as unknown as QueryTypeDef,
   Patterns: Patterns as unknown as QueryTypeDef,
   Table: Table as unknown as QueryTypeDef,
+  Explain: Explain as unknown as QueryTypeDef,
 };

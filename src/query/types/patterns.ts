@@ -10,6 +10,8 @@ export interface PatternsParams extends CommonParamValues {
 
 /** Buckets of each pattern's series over the range (docs/api/patterns.md). */
 export const PATTERN_BUCKETS = 20;
+/** Apps named on a pattern's row (features/patterns/grouped-patterns.ts), the most common first; the rest are counted. */
+export const APPS_NAMED = 5;
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -47,7 +49,18 @@ export const Patterns: QueryTypeDef<PatternsParams, PatternsResult> = {
         series: Type.Array(Type.Integer(), {
           description: `Counts in ${PATTERN_BUCKETS} equal slices of the range.`,
         }),
-        new: Type.Boolean({ description: 'No event in the compare_to range (false without compare_to).' }),
+        pattern_ids: Type.Array(Type.String(), {
+          description:
+            'Every pattern id of this template text (one per app it was mined in), most common first; `pattern_id` is the first.',
+        }),
+        apps: Type.Array(Type.Object({ app: Type.String(), count: Type.Integer() }), {
+          description: `The apps its events came from, most events first (at most ${APPS_NAMED}).`,
+        }),
+        apps_other: Type.Integer({ description: 'Further apps it came from, not listed in `apps`.' }),
+        new: Type.Boolean({
+          description:
+            'With compare_to: no event in that range. Without: no matching event before the range (first seen inside it).',
+        }),
         previous_count: Type.Union([Type.Integer(), Type.Null()], {
           description: 'Its count in the compare_to range; null without compare_to.',
         }),
@@ -81,7 +94,10 @@ export const Patterns: QueryTypeDef<PatternsParams, PatternsResult> = {
         last_seen: seconds(i.lastSeen),
         samples: i.samples.map((s) => ({ ev_id: s.evId, ts: seconds(s.ts), message: s.message })),
         series: i.series,
-        new: p.compare_to !== undefined && (i.previousCount ?? 0) === 0,
+        pattern_ids: i.patternIds ?? [i.patternId],
+        apps: i.apps ?? [],
+        apps_other: i.appsOther ?? 0,
+        new: p.compare_to !== undefined ? (i.previousCount ?? 0) === 0 : (i.firstInRange ?? false),
         previous_count: p.compare_to !== undefined ? (i.previousCount ?? 0) : null,
       })),
       other: r.total - listed,

@@ -4,7 +4,16 @@ import type { FilterNode } from '../../filter/ast.js';
 import type { EventLike } from '../../filter/evaluate.js';
 import { type TimeRangeParam, TimeRangeSchema } from '../time-range.js';
 
-export const QUERY_TYPES = ['Search', 'TopN', 'LastN', 'Summary', 'Timeline', 'Patterns', 'Table'] as const;
+export const QUERY_TYPES = [
+  'Search',
+  'TopN',
+  'LastN',
+  'Summary',
+  'Timeline',
+  'Patterns',
+  'Table',
+  'Explain',
+] as const;
 export type QueryTypeName = (typeof QUERY_TYPES)[number];
 
 /** Parameters every type takes. */

@@ -8,6 +8,7 @@ import { type SyslogListener, startSyslogListener } from '../../../src/features/
 import { BACKEND, createTestApp, type TestApp } from '../../helpers/app.js';
 import { messageOf, storedEvents } from '../../helpers/events.js';
 import { eventuallyAtLeast } from '../../helpers/eventually.js';
+import { syslogOnLoopback } from '../../helpers/listeners.js';
 
 const run = promisify(execFile);
 
@@ -19,11 +20,7 @@ describe(`syslog listener on ${BACKEND}`, () => {
   let syslog: SyslogListener;
   beforeAll(async () => {
     t = await createTestApp({ LOGSCOPE_INGEST_BATCH_MS: '5' });
-    syslog = await startSyslogListener(t.rt.services.ingest, {
-      host: '127.0.0.1',
-      port: 0,
-      log: { warn: () => undefined },
-    });
+    syslog = await syslogOnLoopback(t);
   });
   afterAll(async () => {
     await syslog.close();

@@ -1,9 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGelfListener } from '../../../src/features/intake/gelf-listener.js';
-import { startSyslogListener } from '../../../src/features/intake/syslog-listener.js';
 import { BACKEND, createTestApp, type TestApp } from '../../helpers/app.js';
 import { storedEvents } from '../../helpers/events.js';
+import { gelfOnLoopback, syslogOnLoopback } from '../../helpers/listeners.js';
 
 // Issue 29: the syslog and GELF TCP listeners had no connection cap, no idle timeout, and
 // no lasting listener for accept errors.
@@ -31,20 +30,8 @@ describe(`TCP intake bounds (syslog, GELF) on ${BACKEND}`, () => {
   afterAll(() => t.close());
 
   const listeners = {
-    syslog: (limits: { maxConnections?: number; idleMs?: number }) =>
-      startSyslogListener(t.rt.services.ingest, {
-        host: '127.0.0.1',
-        port: 0,
-        log: { warn: () => undefined },
-        ...limits,
-      }),
-    gelf: (limits: { maxConnections?: number; idleMs?: number }) =>
-      startGelfListener(t.rt.services.ingest, {
-        host: '127.0.0.1',
-        port: 0,
-        log: { warn: () => undefined },
-        ...limits,
-      }),
+    syslog: (limits: { maxConnections?: number; idleMs?: number }) => syslogOnLoopback(t, limits),
+    gelf: (limits: { maxConnections?: number; idleMs?: number }) => gelfOnLoopback(t, limits),
   };
   const frame = {
     syslog: (m: string) => `<14>${m}\n`,

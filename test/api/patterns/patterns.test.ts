@@ -141,7 +141,8 @@ describe(`patterns at ingest (${BACKEND}, ${EVENT_STORE})`, () => {
     expect(first).toMatchObject({
       template: 'Invalid user <*> from <*>',
       count: 3,
-      new: false,
+      // First seen inside the range (no event of it before).
+      new: true,
       previous_count: null,
     });
     expect(first.share).toBeCloseTo(3 / 7);

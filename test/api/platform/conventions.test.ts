@@ -228,6 +228,8 @@ describe(`list and error conventions on ${BACKEND}`, () => {
       metadata: { kind: BACKEND, status: 'ok' },
       events: { kind: EVENT_STORE, status: 'ok' },
       bus: { kind: TEST_BUS_URL ? 'redis' : 'in-process', status: 'ok' },
+      // The embedded store's cold tier (docs/operations/cold-tier.md).
+      ...(EVENT_STORE === 'duckdb' ? { cold: { kind: 'directory', status: 'ok' } } : {}),
     });
   });
 });

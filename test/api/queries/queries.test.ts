@@ -216,6 +216,7 @@ describe(`queries on ${BACKEND}`, () => {
       'Timeline',
       'Patterns',
       'Table',
+      'Explain',
     ]);
     expect(types[0].params.properties.page_size.maximum).toBe(10_000);
     const table = types.find((x: { type: string }) => x.type === 'Table');

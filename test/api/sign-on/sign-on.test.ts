@@ -126,7 +126,11 @@ describe(`single sign-on with an OpenID provider on ${BACKEND}`, () => {
   it('tells the sign-in page both methods', async () => {
     const res = await t.as(null, { method: 'GET', url: '/api/auth/methods' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ password: true, oidc: { label: 'Sign in with Test ID' } });
+    expect(res.json()).toEqual({
+      password: true,
+      oidc: { label: 'Sign in with Test ID' },
+      public_url: PUBLIC_URL,
+    });
   });
 
   it('asks the provider with PKCE, state, nonce and the groups scope it offers', async () => {
@@ -502,7 +506,11 @@ describe(`single sign-on when the provider does not answer, and password sign-in
 
   it('refuses password sign-in but for break-glass accounts', async () => {
     const methods = (await t.as(null, { method: 'GET', url: '/api/auth/methods' })).json();
-    expect(methods).toEqual({ password: false, oidc: { label: 'Sign in with single sign-on' } });
+    expect(methods).toEqual({
+      password: false,
+      oidc: { label: 'Sign in with single sign-on' },
+      public_url: PUBLIC_URL,
+    });
     const bob = await t.user('bob');
     const login = (username: string, password: string) =>
       t.as(null, { method: 'POST', url: '/api/auth/login', payload: { username, password } });

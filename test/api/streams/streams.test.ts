@@ -10,6 +10,7 @@ interface StreamBody {
   rule: string | null;
   readers: { teams: number[]; users: number[] };
   retention_days: number | null;
+  hot_days: number | null;
   owner: number | null;
   builtin: boolean;
   created_at: string;
@@ -62,6 +63,7 @@ describe(`streams on ${BACKEND}`, () => {
           builtin: true,
           readers: { teams: [everyoneId], users: [] },
           retention_days: null,
+          hot_days: null,
           owner: null,
         },
       ],
@@ -83,6 +85,7 @@ describe(`streams on ${BACKEND}`, () => {
       rule: 'app:payments OR app:billing',
       readers: { teams: [payTeam], users: [] },
       retention_days: 90,
+      hot_days: null,
       owner: keeper.id,
       builtin: false,
     });
@@ -99,7 +102,10 @@ describe(`streams on ${BACKEND}`, () => {
     expect(await titles(keeper.token)).toEqual(['Default', 'Payments', 'Auth']);
     expect(await titles(t.adminToken)).toEqual(['Default', 'Payments', 'Auth']);
     expect((await call(bob.token, 'GET', `/api/streams/${pay.id}`)).statusCode).toBe(404);
-    expect((await call(alice.token, 'GET', `/api/streams/${pay.id}`)).json()).toEqual(pay);
+    // A reader's GET carries the stream's tiers (docs/operations/cold-tier.md) besides.
+    const { tiers, ...read } = (await call(alice.token, 'GET', `/api/streams/${pay.id}`)).json();
+    expect(read).toEqual(pay);
+    expect(tiers.hot).toEqual({ events: 0, bytes: 0 });
 
     const patched = await call(keeper.token, 'PATCH', `/api/streams/${pay.id}`, {
       description: 'card payments',

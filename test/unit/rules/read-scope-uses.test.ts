@@ -26,6 +26,10 @@ describe('SYSTEM_SCOPE', () => {
       'event-store/read-scope.ts',
       // the duplicate check of journald's cursors
       'features/intake/journald-intake.ts',
+      // merged templates: their stored events, given the id they were merged into
+      'features/patterns/patterns-service.ts',
+      // re-mining: every event of a range an administrator asked for, read by the job
+      'features/patterns/remine-service.ts',
       // retention: the oldest event, for retentionMaxBytes
       'features/streams/retention.ts',
       // a stream's event_count, shown only to those who may read the stream

@@ -19,6 +19,24 @@ export interface PatternRow {
   series: number[];
   new: boolean;
   previous_count: number | null;
+  /** Every id of this template text (one per app it was mined in), most common first. */
+  pattern_ids: string[];
+  /** The apps its events came from, most first (a few), and how many more. */
+  apps: Array<{ app: string; count: number }>;
+  apps_other: number;
+}
+
+/** The query-language term selecting a row's events: all its ids. */
+export const patternTerm = (p: Pick<PatternRow, 'pattern_id' | 'pattern_ids'>) => {
+  const ids = p.pattern_ids?.length ? p.pattern_ids : [p.pattern_id];
+  return ids.length === 1 ? `pattern_id:${ids[0]}` : `pattern_id:(${ids.join(' OR ')})`;
+};
+
+/** Where a row's events came from: "orders (4), billing (3) and 2 more apps". */
+export function appsText(p: Pick<PatternRow, 'apps' | 'apps_other'>): string {
+  const named = (p.apps ?? []).map((a) => `${a.app} (${formatCount(a.count)})`).join(', ');
+  if (!p.apps_other) return named;
+  return `${named} and ${formatCount(p.apps_other)} more app${p.apps_other === 1 ? '' : 's'}`;
 }
 
 export interface PatternsResults {
@@ -72,15 +90,19 @@ export function PatternsTable(props: {
   results: PatternsResults;
   caption?: string;
   compact?: boolean;
+  /** What the new badge means for these results (its tooltip). */
+  newMeans?: string;
   actions?: (p: PatternRow) => ReactNode;
   after?: (p: PatternRow) => ReactNode;
 }) {
   const { results, actions, after, compact } = props;
+  const newTitle = props.newMeans ?? 'No event of it before the range (or in the range compared to)';
   if (results.patterns.length === 0) return <p className="muted">No event in this range has a pattern.</p>;
   return (
     <>
       <p role="status" className="muted">
-        {formatCount(results.patterns.length)} patterns of {formatCount(results.total)} events
+        {formatCount(results.patterns.length)} pattern{results.patterns.length === 1 ? '' : 's'} of{' '}
+        {formatCount(results.total)} events
         {results.other ? ` (${formatCount(results.other)} in patterns not listed)` : ''}
       </p>
       <table className="patterns-table">
@@ -104,9 +126,19 @@ export function PatternsTable(props: {
             <Fragment key={p.pattern_id}>
               <tr className="pattern-row">
                 <td>
-                  {p.new && <span className="badge badge-new">new</span>}{' '}
+                  {p.new && (
+                    <span className="badge badge-new" title={newTitle}>
+                      new
+                    </span>
+                  )}{' '}
                   <Template text={p.template || '(empty)'} />
-                  {!compact && <div className="muted small-text">first seen {formatTs(p.first_seen)}</div>}
+                  {(!compact || (p.apps?.length ?? 0) + (p.apps_other ?? 0) > 1) && (
+                    <div className="muted small-text pattern-from">
+                      {!compact && <>first seen {formatTs(p.first_seen)}</>}
+                      {!compact && p.apps?.length ? ' · ' : ''}
+                      {p.apps?.length ? <span className="pattern-apps">from {appsText(p)}</span> : null}
+                    </div>
+                  )}
                 </td>
                 <td className="num">{formatCount(p.count)}</td>
                 <td className="num">{share(p.share)}</td>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { groupingAccuracy } from '../../../../src/ingest/patterns/grouping-accuracy.js';
 import {
-  MAX_CHILDREN,
+  MAX_TEMPLATES_PER_GROUP,
   MAX_TOKENS,
   maskToken,
   TemplateMiner,
@@ -97,27 +97,21 @@ describe('the template miner', () => {
     expect(b.match('nginx', lines[0] as string).id).not.toBe(first);
   });
 
-  it('tells messages apart by their second word, until so many differ there that it is a value', () => {
+  it('tells messages apart by their second word until a third shows it is a value', () => {
     const miner = new TemplateMiner();
     const password = miner.match('sshd', 'Failed password for invalid user alice from 10.0.0.1 port 22 ssh2');
     const none = miner.match('sshd', 'Failed none for invalid user bob from 10.0.0.2 port 23 ssh2');
     expect(none.id).not.toBe(password.id);
-    expect(miner.match('sshd', 'Failed password for invalid user carol from 10.0.0.3 port 24 ssh2').id).toBe(
+    expect(miner.match('sshd', 'Failed password for invalid user alice from 10.0.0.3 port 24 ssh2').id).toBe(
       password.id,
     );
     expect(password.tokens[1]).toBe('password');
-    // A word after the first that keeps changing is a value: past the cap the rest share one template.
-    const word = (n: number) =>
-      `${String.fromCharCode(97 + (n % 26))}${String.fromCharCode(97 + Math.floor(n / 26))}x`;
-    const ids = new Set<string>();
-    for (let i = 0; i < MAX_CHILDREN * 2; i++) ids.add(miner.match('app', `User ${word(i)} logged in`).id);
-    expect(ids.size).toBe(MAX_CHILDREN);
-    expect(miner.match('app', `User ${word(MAX_CHILDREN * 3)} logged in`).tokens).toEqual([
-      'User',
-      WILDCARD,
-      'logged',
-      'in',
-    ]);
+    // A word after the first that keeps changing is a value: the third makes one template.
+    const ids = new Set(
+      ['ann', 'bob', 'cid', 'dan', 'eve'].map((w) => miner.match('app', `User ${w} logged in`).id),
+    );
+    expect(ids.size).toBe(2);
+    expect(miner.match('app', 'User zed logged in').tokens).toEqual(['User', WILDCARD, 'logged', 'in']);
   });
 
   it('gives empty, huge, binary and 10,000-token messages a template at once', () => {
@@ -151,6 +145,23 @@ describe('the template miner', () => {
     expect(miner.size).toBe(10);
     // What the forgotten templates were compared in goes with them: 200 first words, 10 groups.
     expect(miner.groupCount).toBe(10);
+  });
+
+  it('compares a message with at most its group’s cap of templates, forgetting the group’s rarest', () => {
+    const miner = new TemplateMiner();
+    for (let i = 0; i < 5; i++) miner.match('app', 'user login kept as it is said often');
+    const kept = miner.match('app', 'user login kept as it is said often').id;
+    let seed = 3;
+    const word = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return `w${seed.toString(36)}`;
+    };
+    // Fresh words after the same first word, the same length: one group.
+    for (let i = 0; i < MAX_TEMPLATES_PER_GROUP * 4; i++)
+      miner.match('app', `user ${word()} ${word()} ${word()} ${word()} ${word()} ${word()} ${word()}`);
+    expect(miner.size).toBe(MAX_TEMPLATES_PER_GROUP);
+    expect(miner.groupCount).toBe(1);
+    expect(miner.match('app', 'user login kept as it is said often').id).toBe(kept);
   });
 
   it('holds at most its cap of templates over all apps, forgetting among the rarest', () => {

@@ -34,7 +34,7 @@ export function LoginPage() {
   useEffect(() => {
     api<Methods>('/api/auth/methods', { auth: false })
       .then(setMethods)
-      .catch(() => setMethods({ password: true, oidc: null }));
+      .catch(() => setMethods({ password: true, oidc: null, public_url: null }));
   }, []);
 
   // Back from the provider: the token the callback left for this page, taken once.

@@ -8,6 +8,7 @@ import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
 import { formatIso } from '../../format';
+import { Link, useLocation } from '../../router';
 import { useApi } from '../../useApi';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import '../tasks/work.css';
@@ -44,9 +45,15 @@ export const formatSize = (bytes: number) =>
       ? `${(bytes / 1024).toFixed(1)} KB`
       : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-/** `/reports`: your reports (refreshed while any is being generated), a new one, downloads. */
+/**
+ * `/reports`: your reports (refreshed while any is being generated), a new one, downloads;
+ * `/reports?schedule=<id>` only the reports that schedule made.
+ */
 export function ReportsPage() {
-  const { list, act, remove } = useListPage<Report>('/api/reports?page_size=200&ordering=-id');
+  const schedule = Number(useLocation().search.get('schedule')) || null;
+  const { list, act, remove } = useListPage<Report>(
+    `/api/reports?page_size=200&ordering=-id${schedule ? `&schedule_id=${schedule}` : ''}`,
+  );
   const { reload } = list;
   /** The report made here last: its notice follows its status as the list is refreshed. */
   const [made, setMade] = useState<number | null>(null);
@@ -82,6 +89,7 @@ export function ReportsPage() {
 
   return (
     <Page title="Reports" className="work-page">
+      {schedule && <ScheduleFilter id={schedule} />}
       <NewReport
         onCreated={(r) => {
           setMade(r.id);
@@ -136,6 +144,17 @@ export function ReportsPage() {
         )}
       />
     </Page>
+  );
+}
+
+/** Which schedule's reports are shown, and the way back to all of them. */
+function ScheduleFilter({ id }: { id: number }) {
+  const schedule = useApi<{ name: string }>(`/api/schedules/${id}`);
+  return (
+    <p className="work-notice">
+      Only the reports of the schedule “{schedule.data?.name ?? `#${id}`}”.{' '}
+      <Link to="/reports">Show all reports</Link> · <Link to="/schedules">Schedules</Link>
+    </p>
   );
 }
 

@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'react';
 import { errorText, type GenericQuery, type LogEvent, runQuery } from '../../api';
-import { type PatternsResults, PatternsTable } from '../../components/Patterns';
+import { type PatternsResults, PatternsTable, patternTerm } from '../../components/Patterns';
 import { formatTs } from '../../format';
 
 /**
- * The search page's Patterns tab: the message templates of the events shown, most common
- * first, each with its count, share, a sparkline over the range, first and last seen and a
- * "new" badge when it had no event in the period just before; filter in, exclude, and its
+ * The search page's Patterns tab: the message templates of the events shown, one row per
+ * template text (the apps it came from named), most common first, each with its count,
+ * share, a sparkline over the range, first and last seen and a "new" badge when no event of
+ * it matched the query before the range; filter in and exclude (all its ids), and its
  * samples (which open the event).
  */
 export function PatternsTab(props: {
@@ -25,18 +26,9 @@ export function PatternsTab(props: {
     const ctl = new AbortController();
     setResults(null);
     setError(null);
-    const span = window.ts_to - window.ts_from;
     runQuery<PatternsResults>(
-      {
-        type: 'Patterns',
-        params: {
-          query,
-          time_range: window,
-          n: 100,
-          // The period just before, as long: what is new since then.
-          compare_to: { ts_from: Math.floor(window.ts_from - span), ts_to: Math.floor(window.ts_from) },
-        },
-      },
+      // Without compare_to, new is first seen inside the range (docs/api/patterns.md).
+      { type: 'Patterns', params: { query, time_range: window, n: 100 } },
       {
         signal: ctl.signal,
         onUpdate: (q: GenericQuery<PatternsResults>) => {
@@ -68,19 +60,16 @@ export function PatternsTab(props: {
     <section aria-label="Patterns" className="patterns">
       <PatternsTable
         results={results}
+        newMeans="First seen in this range: no event of it matched the query before"
         actions={(p) => (
           <>
-            <button
-              type="button"
-              className="secondary small"
-              onClick={() => props.onFilter(`pattern_id:${p.pattern_id}`)}
-            >
+            <button type="button" className="secondary small" onClick={() => props.onFilter(patternTerm(p))}>
               Filter in
             </button>
             <button
               type="button"
               className="secondary small"
-              onClick={() => props.onFilter(`-pattern_id:${p.pattern_id}`)}
+              onClick={() => props.onFilter(`-${patternTerm(p)}`)}
             >
               Exclude
             </button>

@@ -6,15 +6,17 @@ import { formatCount } from '../../format';
 import { useMe } from '../../useMe';
 import { SearchActions } from '../reports/SearchActions';
 import { ColumnPicker } from './ColumnPicker';
+import { coldStatus } from './cold-status';
 import { type ColumnWidths, saveColumns, saveWidths } from './columns';
 import { EmptyResults } from './EmptyResults';
+import { ErrorContext } from './ErrorContext';
 import { EventDialog } from './EventDialog';
 import { FieldList } from './FieldList';
 import { queryTerms, useMarkTerms } from './highlight';
 import { LiveControls, LiveNewBar, useLiveHold, waitingText } from './LiveNewBar';
 import { PatternsTab } from './PatternsTab';
 import { QueryBox, type QueryBoxHandle } from './QueryBox';
-import { addTerm, errorContext, errorPosition, hasPipes } from './query';
+import { addTerm, errorPosition, hasPipes } from './query';
 import { rememberQuery } from './query-history';
 import { MAX_ROWS, ResultsTable } from './ResultsTable';
 import { SavedMenu } from './SavedMenu';
@@ -25,6 +27,7 @@ import { Tabs } from './Tabs';
 import { Timeline } from './Timeline';
 import { TimePicker, useTimePicker } from './TimePicker';
 import { type RangeSel, windowOf, zoomOut } from './time-range';
+import { useExplain } from './useExplain';
 import { MAX_LIVE_ROWS, useLiveTail } from './useLiveTail';
 import { useRangeFields } from './useRangeFields';
 import { useSearch } from './useSearch';
@@ -39,18 +42,6 @@ const isEditable = (el: EventTarget | null) =>
     el instanceof HTMLSelectElement);
 
 const noRows = () => {};
-
-/** The query with the place of its syntax error marked (the message says it in words). */
-function ErrorContext({ query, at }: { query: string; at: number }) {
-  const c = errorContext(query, at);
-  return (
-    <span className="query-error-context" aria-hidden="true">
-      {c.before}
-      <mark className={c.at ? undefined : 'at-end'}>{c.at || ' '}</mark>
-      {c.after}
-    </span>
-  );
-}
 
 export function SearchPage() {
   /** The box's text: what the next search will be of (the address holds the last one searched). */
@@ -231,6 +222,13 @@ export function SearchPage() {
   const total = state.total ?? 0;
   /** The shown query has pipes: its rows are a table (docs/query-language.md#table), not events. */
   const piped = !live && (state.table !== null || hasPipes(shown?.query ?? ''));
+  const explain = useExplain({
+    view,
+    window: shown?.window ?? null,
+    update,
+    onFilter,
+    enabled: !live && !piped,
+  });
   const unit = piped ? 'rows' : 'events';
   const failed = state.phase === 'failed' || state.phase === 'ERROR';
   const statusText = live
@@ -355,12 +353,15 @@ export function SearchPage() {
           window={shown?.window ?? null}
           onZoom={zoomTo}
           onZoomOut={onZoomOut}
+          {...explain.timeline}
         />
       )}
+      {explain.panel}
 
       <div className="status-row">
         <div role="status" className="count">
           {statusText}
+          {!live && state.cold && <span className="cold-status"> · {coldStatus(state.cold, running)}</span>}
         </div>
         {live ? (
           <>

@@ -10,8 +10,9 @@ import {
   useState,
 } from 'react';
 import { formatCount, formatTs } from '../../format';
+import { type Span, spanText } from './explain';
 import { intervalSeconds, type RangeSel } from './time-range';
-import { Bars, barText, type Frame, Legend, Tooltip, xOf } from './timeline-parts';
+import { Bars, barText, type Frame, Legend, SelectionBar, Tooltip, xOf } from './timeline-parts';
 import {
   type Bar,
   barSeconds,
@@ -38,17 +39,27 @@ type Zoom = RangeSel & { kind: 'absolute' };
  * The search's events over its window as a histogram: bars as wide as the chart allows
  * (MIN_BAR_PX each at least, summed from the server's finer buckets), stacked by severity
  * once the split has come, with count and time axes, a tooltip for the bar under the
- * pointer, and a legend. Clicking a bar zooms to it, dragging across bars to the span;
- * "Zoom out" doubles the range. From the keyboard the chart is a slider over the bars:
- * arrows move between them (the tooltip follows), Enter zooms to the one shown.
+ * pointer, and a legend. Clicking a bar zooms to it; dragging across bars (a pointer or a
+ * finger) selects the span, which "Zoom in" zooms to and "Explain" explains (with no
+ * selection, the whole range); "Zoom out" doubles the range. The window explained shows as
+ * a band. From the keyboard the chart is a slider over the bars: arrows move between them
+ * (the tooltip follows), Enter zooms to the one shown, Escape clears the selection.
  */
 export const Timeline = memo(function Timeline(props: {
   timeline: TimelineData | null;
   window: { ts_from: number; ts_to: number } | null;
   onZoom?: (range: Zoom) => void;
   onZoomOut?: () => void;
+  /** The span dragged across (drawn with its Zoom in and Clear); null: none. */
+  selection?: Span | null;
+  /** A drag ended over a span (null: the selection cleared). Without it a drag zooms. */
+  onSelect?: (span: Span | null) => void;
+  /** The window the Explain panel explains, drawn as a band. */
+  explained?: Span | null;
+  /** The Explain button: the selection, else the range. */
+  onExplain?: () => void;
 }) {
-  const { timeline, window: w, onZoom, onZoomOut } = props;
+  const { timeline, window: w, onZoom, onZoomOut, selection: picked, onSelect, explained, onExplain } = props;
   const plotRef = useRef<HTMLDivElement>(null);
   const [measured, setMeasured] = useState(0);
   useLayoutEffect(() => {
@@ -156,7 +167,9 @@ export const Timeline = memo(function Timeline(props: {
     if (Math.abs(f - d.a) * px < CLICK_PX) return zoomTo(bars[barAt(timeAt(d.a))]);
     const a = Math.floor(timeAt(Math.min(d.a, f)));
     const b = Math.ceil(timeAt(Math.max(d.a, f)));
-    if (b - a >= 1) onZoom({ kind: 'absolute', from: a, to: b });
+    if (b - a < 1) return;
+    if (onSelect) onSelect({ from: a, to: b });
+    else onZoom({ kind: 'absolute', from: a, to: b });
   };
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
@@ -178,9 +191,10 @@ export const Timeline = memo(function Timeline(props: {
     } else if (e.key === 'Enter' && canZoom) {
       e.preventDefault();
       zoomTo(currentBar);
-    } else if (e.key === 'Escape' && keyboard) {
+    } else if (e.key === 'Escape' && (keyboard || picked)) {
       e.preventDefault();
       setKeyboard(false);
+      onSelect?.(null);
     }
   };
   // Tabbed to (not clicked): the tooltip shows the bar the arrows start from.
@@ -190,6 +204,14 @@ export const Timeline = memo(function Timeline(props: {
   const hint = useId();
   const selection = drag && Math.abs(drag.b - drag.a) * width >= CLICK_PX ? drag : null;
   const axisEdge = (x: number) => (x < 24 ? 'start' : x > width - 24 ? 'end' : 'middle');
+  /** A span's place on the chart (clipped to it), or null when it is outside. */
+  const band = (s: Span | null | undefined) => {
+    if (!s || !w || s.to <= from || s.from >= to) return null;
+    const x0 = xOf(frame, Math.max(from, s.from));
+    return { x: x0, width: Math.max(2, xOf(frame, Math.min(to, s.to)) - x0) };
+  };
+  const kept = drag ? null : band(picked);
+  const explainedBand = band(explained);
 
   return (
     <section aria-label="Timeline" className="timeline histogram">
@@ -256,6 +278,9 @@ export const Timeline = memo(function Timeline(props: {
                 className="timeline-active"
               />
             )}
+            {explainedBand && (
+              <rect {...explainedBand} y={0} height={HEIGHT} className="timeline-explained" />
+            )}
             {max > 0 && <Bars bars={bars} names={names} frame={frame} />}
             <line x1={0} x2={width} y1={HEIGHT} y2={HEIGHT} className="timeline-baseline" />
             {selection && (
@@ -268,12 +293,29 @@ export const Timeline = memo(function Timeline(props: {
                 vectorEffect="non-scaling-stroke"
               />
             )}
+            {kept && (
+              <rect
+                {...kept}
+                y={0}
+                height={HEIGHT}
+                className="timeline-selection kept"
+                vectorEffect="non-scaling-stroke"
+              />
+            )}
           </svg>
         </div>
         {shown && <Tooltip bar={shown} names={names} frame={frame} />}
+        {kept && picked && (
+          <SelectionBar
+            text={spanText(picked)}
+            center={(kept.x + kept.width / 2) / width}
+            onZoom={onZoom && (() => onZoom({ kind: 'absolute', ...picked }))}
+            onClear={() => onSelect?.(null)}
+          />
+        )}
         <span id={hint} className="visually-hidden">
-          Left and right arrows move between the bars, Enter zooms to the bar; a click on a bar or a drag
-          across bars zooms too.
+          Left and right arrows move between the bars, Enter zooms to the bar; a click on a bar zooms too, a
+          drag across bars selects them for Explain or Zoom in.
         </span>
       </div>
       <div className="timeline-ticks muted" aria-hidden="true">
@@ -298,6 +340,20 @@ export const Timeline = memo(function Timeline(props: {
           {onZoomOut && w && (
             <button type="button" className="secondary small" onClick={onZoomOut}>
               Zoom out
+            </button>
+          )}
+          {onExplain && w && (
+            <button
+              type="button"
+              className={picked ? 'small explain-button' : 'secondary small explain-button'}
+              title={
+                picked
+                  ? `What changed in ${spanText(picked)}`
+                  : 'What changed in this range, against the one before'
+              }
+              onClick={onExplain}
+            >
+              Explain
             </button>
           )}
         </span>

@@ -2,10 +2,12 @@
  * Everything the search page shows, as its address holds it (docs/web-ui.md): the query,
  * the time range (a preset, or `from`/`to` in Unix seconds, the same instant in every time
  * zone), the columns and the widths the reader gave them, the sort, the tab (events or
- * patterns), the open event and whether it shows its context, and the saved search it came
- * from. Reload, Back/Forward and a pasted link restore the page from it. Pure functions.
+ * patterns), the open event and whether it shows its context, the saved search it came
+ * from, and the window explained with its baseline (explain.ts). Reload, Back/Forward and a
+ * pasted link restore the page from it. Pure functions.
  */
 import { type ColumnWidths, parseWidths, widthsParam } from './columns.js';
+import { type Baseline, baselineParam, parseBaseline, parseSpan, type Span, spanParam } from './explain.js';
 import { DEFAULT_RANGE, type RangeSel, rangeFromParams, rangeToParams, windowOf } from './time-range.js';
 
 export interface SearchView {
@@ -25,6 +27,10 @@ export interface SearchView {
   context: boolean;
   /** The saved search the page was opened from. */
   saved: number | null;
+  /** The focus the Explain panel explains (`explain=<from>-<to>`); absent: the panel is closed. */
+  explain?: Span | null;
+  /** The baseline it is explained against (`baseline=`), with `explain` only. */
+  baseline?: Baseline;
 }
 
 /** The event field a column shows (`time` is `ts`), for sorting by it. */
@@ -59,6 +65,7 @@ export function viewFromParams(params: URLSearchParams): SearchView {
   const event = ev && /^[\w-]{1,64}$/.test(ev) ? ev : null;
   const saved = Number(params.get('saved'));
   const widths = parseWidths(params.get('widths'));
+  const explain = parseSpan(params.get('explain'));
   return {
     query: params.get('q') ?? '',
     range: rangeFromParams(params),
@@ -69,6 +76,7 @@ export function viewFromParams(params: URLSearchParams): SearchView {
     context: event !== null && params.get('context') === '1',
     saved: Number.isInteger(saved) && saved > 0 ? saved : null,
     ...(widths ? { widths } : {}),
+    ...(explain ? { explain, baseline: parseBaseline(params.get('baseline')) } : {}),
   };
 }
 
@@ -85,6 +93,10 @@ export function viewToParams(view: SearchView): URLSearchParams {
   if (view.event) {
     params.set('ev', view.event);
     if (view.context) params.set('context', '1');
+  }
+  if (view.explain) {
+    params.set('explain', spanParam(view.explain));
+    params.set('baseline', baselineParam(view.baseline ?? 'previous'));
   }
   return params;
 }

@@ -123,3 +123,37 @@ export function Legend({ names, totals }: { names: readonly string[]; totals: Re
     </ul>
   );
 }
+
+/**
+ * The span dragged across, above it: its times, Zoom in (to it) and Clear. Explain, beside
+ * Zoom out, explains it.
+ */
+export function SelectionBar(props: {
+  text: string;
+  /** The selection's middle, from 0 (the chart's left) to 1. */
+  center: number;
+  onZoom: (() => void) | undefined;
+  onClear: () => void;
+}) {
+  const { center } = props;
+  const place =
+    center < 0.2
+      ? { left: 0 }
+      : center > 0.8
+        ? { right: 0 }
+        : { left: `${center * 100}%`, transform: 'translateX(-50%)' };
+  return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of buttons, not a form's fieldset
+    <div className="timeline-selection-bar" style={place} role="group" aria-label={`Selected ${props.text}`}>
+      <span className="timeline-selection-time">{props.text}</span>
+      {props.onZoom && (
+        <button type="button" className="secondary small" onClick={props.onZoom}>
+          Zoom in
+        </button>
+      )}
+      <button type="button" className="secondary small" onClick={props.onClear}>
+        Clear
+      </button>
+    </div>
+  );
+}

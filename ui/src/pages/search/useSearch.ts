@@ -14,6 +14,7 @@ import {
   type TimelineResults,
   type TimeRange,
 } from '../../api';
+import type { ColdReach } from './cold-status';
 import { hasPipes } from './query';
 import { joinSplits, type TimelineData } from './timeline-scale';
 
@@ -66,6 +67,8 @@ export interface SearchState {
   timeline: TimelineData | null;
   /** A query with pipes runs as a Table instead of a Search and a Timeline: its rows. */
   table: TableResults | null;
+  /** The cold files the search (or table) reads; null when its range meets none. */
+  cold: ColdReach | null;
 }
 
 const IDLE: SearchState = {
@@ -77,6 +80,7 @@ const IDLE: SearchState = {
   pages: new Map(),
   timeline: null,
   table: null,
+  cold: null,
 };
 
 const running = (p: Phase) => p === 'starting' || p === 'PENDING' || p === 'IN_PROGRESS';
@@ -130,6 +134,7 @@ export function useSearch() {
             progress: q.progress,
             total: r.total_rows ?? s.total,
             table: r.rows && r.columns ? (r as TableResults) : s.table,
+            cold: q.cold,
             error: q.status === 'ERROR' ? (q.error ?? 'The query failed.') : null,
           }));
         };
@@ -157,6 +162,7 @@ export function useSearch() {
           progress: q.progress,
           total: q.results.total ?? s.total,
           pages: q.results.events ? new Map([[0, q.results.events]]) : s.pages,
+          cold: q.cold,
           error: q.status === 'ERROR' ? (q.error ?? 'The search failed.') : null,
         }));
       };

@@ -1,6 +1,6 @@
 // The permissions a user can hold besides admin: the server's own list (no imports there).
 import { ADMIN_LEVEL_PERMISSIONS, PERMISSIONS } from '@shared/permissions';
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { type AuthToken, api, getToken, type User } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Check, Field, Form, FormActions, Select } from '../../components/Field';
@@ -12,6 +12,7 @@ import { useListPage } from '../../components/useListPage';
 import { formatIso } from '../../format';
 import { useMe } from '../../useMe';
 import { AuditSection } from './AuditSection';
+import { McpSection } from './McpSection';
 import { PipelinesSection } from './PipelinesSection';
 import { Section } from './Section';
 import { StreamsSection } from './StreamsSection';
@@ -25,9 +26,12 @@ const TOKEN_TYPES = ['INGEST', 'USER'] as const;
 export function SettingsPage() {
   const me = useMe();
   const streams = me?.is_admin || me?.permissions.includes('manage_streams');
+  // A token made for an assistant joins the API tokens list at once.
+  const [tokensMade, setTokensMade] = useState(0);
   return (
     <Page title="Settings">
-      <TokensSection />
+      <TokensSection tokensMade={tokensMade} />
+      <McpSection onTokenCreated={() => setTokensMade((n) => n + 1)} />
       {me?.is_admin && <UsersSection />}
       {me?.is_admin && <TeamsSection />}
       {streams && <StreamsSection isAdmin={me?.is_admin ?? false} />}
@@ -37,8 +41,12 @@ export function SettingsPage() {
   );
 }
 
-function TokensSection() {
+function TokensSection({ tokensMade }: { tokensMade: number }) {
   const { list, act, remove: revoke } = useListPage<AuthToken>('/api/authtokens?page_size=1000');
+  const { reload } = list;
+  useEffect(() => {
+    if (tokensMade > 0) reload();
+  }, [tokensMade, reload]);
   const form = useForm({ name: '', type: 'INGEST' as AuthToken['token_type'] });
   const [created, setCreated] = useState<AuthToken | null>(null);
   const [copied, setCopied] = useState(false);

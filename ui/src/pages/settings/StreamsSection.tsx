@@ -10,13 +10,15 @@ import { formatCount } from '../../format';
 import { useApi } from '../../useApi';
 import { Pick } from './Pick';
 import { Section } from './Section';
+import { type StreamTiers, tierLines } from './stream-tiers';
+import './streams.css';
 import type { Team } from './TeamsSection';
 
 export type Stream = Schemas['Stream'];
 
 /**
- * Admins and manage_streams holders: the streams with their events of the last 24 h
- * (GET /api/streams?counts=true), new, edit and delete. Users can be chosen as readers by
+ * Admins and manage_streams holders: the streams with their events of the last 24 h and
+ * in each tier (GET /api/streams?counts=true), new, edit and delete. Users can be chosen as readers by
  * admins only (only they list users); teams by every manager.
  */
 export function StreamsSection({ isAdmin }: { isAdmin: boolean }) {
@@ -56,12 +58,16 @@ export function StreamsSection({ isAdmin }: { isAdmin: boolean }) {
     {
       header: 'Retention',
       wide: true,
-      cell: (s) =>
-        s.retention_days === null
-          ? 'default'
-          : s.retention_days === 0
-            ? 'forever'
-            : `${s.retention_days} days`,
+      cell: (s) => (
+        <>
+          {s.retention_days === null
+            ? 'default'
+            : s.retention_days === 0
+              ? 'forever'
+              : `${s.retention_days} days`}
+          {s.hot_days !== null && <span className="muted"> · cold after {s.hot_days} days</span>}
+        </>
+      ),
     },
     {
       header: 'Events (24 h)',
@@ -69,6 +75,12 @@ export function StreamsSection({ isAdmin }: { isAdmin: boolean }) {
       // Counted only for the streams the viewer may read (a manager sees them all).
       cell: (s) =>
         s.event_count === undefined ? <span className="muted">—</span> : formatCount(s.event_count),
+    },
+    {
+      header: 'Hot and cold',
+      wide: true,
+      // Given for the streams the viewer may read, once the cold tier has run a round.
+      cell: (s) => (s.tiers ? <Tiers tiers={s.tiers} /> : <span className="muted">—</span>),
     },
   ];
 
@@ -125,6 +137,19 @@ export function StreamsSection({ isAdmin }: { isAdmin: boolean }) {
   );
 }
 
+/** A stream's events and bytes in each tier, as of the cold tier's last round. */
+function Tiers({ tiers }: { tiers: StreamTiers }) {
+  const lines = tierLines(tiers);
+  return (
+    <div className="stream-tiers">
+      <div>{lines.hot}</div>
+      <div className={lines.days ? undefined : 'muted'}>{lines.cold}</div>
+      {lines.days && <div>{lines.days}</div>}
+      <div className="muted">{lines.asOf}</div>
+    </div>
+  );
+}
+
 /** A rule checked as it is typed: the server parses it and counts its events of the last 24 h. */
 function useRuleCheck(rule: string): { count: number | null; error: string | null; checking: boolean } {
   const [state, setState] = useState<{ count: number | null; error: string | null; checking: boolean }>({
@@ -172,6 +197,7 @@ function StreamDialog(props: {
   const [retention, setRetention] = useState(
     stream?.retention_days === null || !stream ? '' : String(stream.retention_days),
   );
+  const [hot, setHot] = useState(stream?.hot_days == null ? '' : String(stream.hot_days));
   const [teams, setTeams] = useState<number[]>(stream?.readers.teams ?? []);
   const [users, setUsers] = useState<number[]>(stream?.readers.users ?? []);
   const check = useRuleCheck(stream?.builtin ? '' : rule);
@@ -179,11 +205,12 @@ function StreamDialog(props: {
   const name = stream ? `Edit stream “${stream.title}”` : 'New stream';
   const save = () =>
     act.run(async () => {
-      const body: Record<string, unknown> = {
-        description,
-        retention_days: retention.trim() === '' ? null : Number(retention),
-        readers: { teams, users },
-      };
+      const days = (text: string) => (text.trim() === '' ? null : Number(text));
+      const body: Record<string, unknown> = { description, readers: { teams, users } };
+      // Only what changed, so that a refusal names the field that was changed (hot days
+      // above the retention, or a retention below the hot days).
+      if (!stream || days(retention) !== stream.retention_days) body.retention_days = days(retention);
+      if (!stream || days(hot) !== stream.hot_days) body.hot_days = days(hot);
       if (!stream?.builtin) {
         body.title = title.trim();
         body.rule = rule;
@@ -216,19 +243,28 @@ function StreamDialog(props: {
         <Field label="Description" error={act.fieldError('description')}>
           <input maxLength={10_000} value={description} onChange={(e) => setDescription(e.target.value)} />
         </Field>
-        <Field
-          label="Retention (days)"
-          hint="Empty: the server's retentionDays. 0 keeps its events forever."
-          error={act.fieldError('retention_days')}
-        >
-          <input
-            type="number"
-            min={0}
-            max={36_500}
-            value={retention}
-            onChange={(e) => setRetention(e.target.value)}
-          />
-        </Field>
+        <div className="inline-form field-pair">
+          <Field
+            label="Retention (days)"
+            hint="Empty: the server's retentionDays. 0 keeps its events forever."
+            error={act.fieldError('retention_days')}
+          >
+            <input
+              type="number"
+              min={0}
+              max={36_500}
+              value={retention}
+              onChange={(e) => setRetention(e.target.value)}
+            />
+          </Field>
+          <Field
+            label="Hot days"
+            hint="Days its events stay in the event store before they move to the cold tier. Empty: never move."
+            error={act.fieldError('hot_days')}
+          >
+            <input type="number" min={1} max={36_500} value={hot} onChange={(e) => setHot(e.target.value)} />
+          </Field>
+        </div>
         <Pick
           legend="Teams that read it"
           options={props.teams.map((t) => ({ id: t.id, name: t.name }))}

@@ -1,19 +1,16 @@
 import { useEffect, useState } from 'react';
 import { api, type Paginated, type Schemas } from '../../api';
-import { Field, Form, FormActions, Select } from '../../components/Field';
+import { Field, Select } from '../../components/Field';
 import { ErrorBanner, Feedback, Page, SmallButton } from '../../components/feedback';
 import { type Column, ListTable } from '../../components/ListTable';
-import { useAction } from '../../components/useAction';
-import { useForm } from '../../components/useForm';
 import { useListPage } from '../../components/useListPage';
 import { formatTs } from '../../format';
 import { useApi } from '../../useApi';
+import { ChannelForm, outcomeText, type TestOutcome } from './ChannelForm';
+import { type Channel, TYPE_NAMES, target } from './channel-kinds';
 import '../tasks/work.css';
 
-/** A channel, its `config` (an open object in the document) as each type has it. */
-export type Channel = Omit<Schemas['Channel'], 'config'> & {
-  config: { url?: string; to?: string[]; secret?: string; headers?: Record<string, string> };
-};
+export type { Channel } from './channel-kinds';
 
 /** A delivery, what the history shows of its `payload` (an open object in the document). */
 type Delivery = Omit<Schemas['Delivery'], 'payload'> & {
@@ -25,14 +22,7 @@ type Delivery = Omit<Schemas['Delivery'], 'payload'> & {
   };
 };
 
-const TYPES = [
-  { value: 'webhook', label: 'Webhook (JSON POST)' },
-  { value: 'slack', label: 'Slack incoming webhook' },
-  { value: 'email', label: 'Email' },
-];
-
 const isoSeconds = (iso: string | null) => (iso ? formatTs(Date.parse(iso) / 1000) : '—');
-const target = (c: Channel) => (c.type === 'email' ? (c.config.to ?? []).join(', ') : (c.config.url ?? ''));
 
 /** `/alerting`: the channels triggers notify (made, tested, deleted) and the delivery history. */
 export function AlertingPage() {
@@ -43,19 +33,13 @@ export function AlertingPage() {
   const test = (c: Channel) =>
     act.run(async () => {
       setOutcome((o) => ({ ...o, [c.id]: 'Sending…' }));
-      const r = await api<{ sent: boolean; error: string | null; duration_ms: number }>(
-        `/api/channels/${c.id}/test`,
-        { method: 'POST' },
-      );
-      setOutcome((o) => ({
-        ...o,
-        [c.id]: r.sent ? `Sent in ${r.duration_ms} ms.` : `Not sent: ${r.error ?? 'failed'}.`,
-      }));
+      const r = await api<TestOutcome>(`/api/channels/${c.id}/test`, { method: 'POST' });
+      setOutcome((o) => ({ ...o, [c.id]: outcomeText(r) }));
     });
 
   const columns: Column<Channel>[] = [
     { header: 'Name', cell: (c) => c.name },
-    { header: 'Type', cell: (c) => c.type },
+    { header: 'Type', cell: (c) => TYPE_NAMES[c.type].short },
     { header: 'Sends to', wide: true, className: 'query-cell', cell: (c) => <code>{target(c)}</code> },
     {
       header: 'Test',
@@ -118,99 +102,6 @@ export function AlertingPage() {
   );
 }
 
-/** What the API answers for a kept secret; sent back, it keeps the secret. */
-const KEPT_SECRET = '********';
-
-/** A new channel, or (`editing`) changes to one; a webhook's secret is kept unless replaced. */
-function ChannelForm({
-  editing,
-  onSaved,
-  onCancel,
-}: {
-  editing?: Channel;
-  onSaved: (c: Channel) => void;
-  onCancel?: () => void;
-}) {
-  const form = useForm({
-    name: editing?.name ?? '',
-    type: editing?.type ?? 'webhook',
-    url: editing?.config.url ?? '',
-    to: (editing?.config.to ?? []).join(', '),
-    secret: '',
-  });
-  const { name, type, url, to, secret } = form.values;
-  const hasSecret = editing?.type === 'webhook' && Boolean(editing.config.secret);
-  const act = useAction();
-  const submit = () =>
-    act.run(async () => {
-      const keep = type === 'webhook' && !secret && hasSecret ? { secret: KEPT_SECRET } : {};
-      // Headers have no field here: an edited webhook keeps the ones it has.
-      const headers =
-        type === 'webhook' && editing?.config.headers ? { headers: editing.config.headers } : {};
-      const config =
-        type === 'email'
-          ? {
-              to: to
-                .split(/[,\s]+/)
-                .map((a) => a.trim())
-                .filter(Boolean),
-            }
-          : { url: url.trim(), ...headers, ...(type === 'webhook' && secret ? { secret } : keep) };
-      const body = { name: name.trim(), type, config };
-      const c = editing
-        ? await api<Channel>(`/api/channels/${editing.id}`, { method: 'PATCH', body })
-        : await api<Channel>('/api/channels', { body });
-      if (!editing) form.reset();
-      onSaved(c);
-    });
-  const error = (key: string) => act.fieldError(`config.${key}`) ?? act.fieldError(`config.${key}[0]`);
-  return (
-    <Form title={editing ? `Edit channel “${editing.name}”` : 'New channel'} onSubmit={submit}>
-      <Field label="Name" id="channel-name" error={act.fieldError('name')}>
-        <input required maxLength={200} {...form.text('name')} />
-      </Field>
-      <Field label="Type" id="channel-type">
-        <Select options={TYPES} {...form.text('type')} />
-      </Field>
-      {type === 'email' ? (
-        <Field label="Recipients" id="channel-to" className="grow" error={error('to')}>
-          <input placeholder="oncall@example.com, ops@example.com" {...form.text('to')} />
-        </Field>
-      ) : (
-        <Field label="URL" id="channel-url" className="grow" error={error('url')}>
-          <input
-            type="url"
-            className="mono"
-            placeholder="https://hooks.example.com/…"
-            {...form.text('url')}
-          />
-        </Field>
-      )}
-      {type === 'webhook' && (
-        <Field
-          label="Secret"
-          id="channel-secret"
-          hint={
-            hasSecret
-              ? 'Set: leave empty to keep it, or type a new one.'
-              : 'Optional: signs each body (X-Logscope-Signature: sha256=…).'
-          }
-          error={error('secret')}
-        >
-          <input type="password" autoComplete="new-password" {...form.text('secret')} />
-        </Field>
-      )}
-      <FormActions
-        submit={editing ? 'Save changes' : 'Create channel'}
-        busy={act.busy}
-        disabled={!name.trim() || (type === 'email' ? !to.trim() : !url.trim())}
-        {...(onCancel ? { onCancel } : {})}
-      />
-      <ErrorBanner error={act.error} className="form-error" />
-    </Form>
-  );
-}
-
 const STATUSES = [
   { value: '', label: 'Any status' },
   { value: 'pending', label: 'Pending' },
@@ -234,6 +125,7 @@ function Deliveries({ channels }: { channels: Channel[] }) {
     { header: 'Made', cell: (d) => isoSeconds(d.created_at) },
     { header: 'Trigger', cell: (d) => d.payload.trigger?.name ?? (d.trigger_id ? `#${d.trigger_id}` : '—') },
     { header: 'Channel', cell: (d) => channelName(d.channel_id) },
+    { header: 'Channel type', cell: (d) => TYPE_NAMES[d.channel_type].short },
     { header: 'Status', cell: (d) => <span className={`badge delivery-${d.status}`}>{d.status}</span> },
     { header: 'Attempts', cell: (d) => d.attempts },
     {

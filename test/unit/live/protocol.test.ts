@@ -14,6 +14,7 @@ const query = (results: unknown): GenericQuery => ({
   progress: 1,
   created_at: '2026-11-20T12:00:00.000Z',
   updated_at: '2026-11-20T12:00:00.000Z',
+  cold: null,
 });
 
 describe('live update frames', () => {

@@ -32,7 +32,7 @@ describe('every spelling of a denied address is denied', () => {
   });
 });
 
-describe(`webhook and Slack channels reach no denied address on ${BACKEND}`, () => {
+describe(`webhook, Slack and Teams channels reach no denied address on ${BACKEND}`, () => {
   let t: TestApp;
   let bob: { id: number; token: string };
   let server: Server;
@@ -72,7 +72,7 @@ describe(`webhook and Slack channels reach no denied address on ${BACKEND}`, () 
     await t.close();
   });
 
-  const testChannel = async (type: 'webhook' | 'slack', url: string) => {
+  const testChannel = async (type: 'webhook' | 'slack' | 'teams', url: string) => {
     const made = await t.as(bob.token, {
       method: 'POST',
       url: '/api/channels',
@@ -96,11 +96,40 @@ describe(`webhook and Slack channels reach no denied address on ${BACKEND}`, () 
     'http://localhost:PORT/',
   ])('%s is refused, and nothing reaches the target', async (template) => {
     const before = hits;
-    for (const type of ['webhook', 'slack'] as const) {
+    for (const type of ['webhook', 'slack', 'teams'] as const) {
       const outcome = await testChannel(type, template.replace('PORT', String(port)));
       expect(outcome).toMatchObject({ sent: false, error: expect.stringMatching(/webhookDenyCidrs/) });
     }
     expect(hits).toBe(before);
+  });
+
+  it('reaches no denied address through the PagerDuty and Opsgenie bases either', async () => {
+    const relay = await createTestApp({
+      LOGSCOPE_WEBHOOK_DENY_CIDRS: '127.0.0.0/8,::1/128',
+      LOGSCOPE_PAGERDUTY_URL: `http://127.0.0.1:${port}`,
+      LOGSCOPE_OPSGENIE_URL: `http://127.0.0.1:${port}`,
+    });
+    try {
+      const before = hits;
+      for (const [type, config] of [
+        ['pagerduty', { routing_key: 'k' }],
+        ['opsgenie', { api_key: 'k' }],
+      ] as const) {
+        const made = await relay.as(relay.adminToken, {
+          method: 'POST',
+          url: '/api/channels',
+          payload: { name: type, type, config },
+        });
+        const res = await relay.as(relay.adminToken, {
+          method: 'POST',
+          url: `/api/channels/${made.json().id}/test`,
+        });
+        expect(res.json()).toMatchObject({ sent: false, error: expect.stringMatching(/webhookDenyCidrs/) });
+      }
+      expect(hits).toBe(before);
+    } finally {
+      await relay.close();
+    }
   });
 
   it('reads a few KB of an answer and repeats none of it', async () => {
