@@ -182,7 +182,10 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
   const close = async () => {
     await root.stop();
     await platform.bus.close();
+    const began = Date.now();
     await events.close();
+    if (Date.now() - began >= 2_000)
+      platform.log.warn({ component: 'event store', ms: Date.now() - began }, 'a component was slow to stop');
     await meta.close();
   };
   try {

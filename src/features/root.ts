@@ -53,12 +53,17 @@ function builtSoFar(services: Record<string, unknown>, current: () => string): S
   }) as unknown as Services;
 }
 
+/** A component's stop taking this long is logged with its name. */
+const SLOW_STOP_MS = 2_000;
+
 export function compose(platform: Platform, components: readonly Component[]): Root {
   const services: Record<string, unknown> = {};
   let building = '';
   const view = builtSoFar(services, () => building);
   const built: Built<Partial<Services>>[] = [];
+  const names: string[] = [];
   for (const c of components) {
+    names.push(c.name);
     building = c.name;
     const b = c.build(platform, view);
     for (const key of Object.keys(b.provides)) {
@@ -81,8 +86,15 @@ export function compose(platform: Platform, components: readonly Component[]): R
     async stop() {
       for (const b of [...built].reverse()) await b.quiesce?.();
       await platform.batcher.close();
-      // All of them, started or not: a failed start is stopped the same way.
-      for (const b of [...built].reverse()) await b.stop?.();
+      // All of them, started or not: a failed start is stopped the same way. A slow one is
+      // named in the log (a stop that waits on work in flight should be seconds at most).
+      for (let i = built.length - 1; i >= 0; i--) {
+        const began = Date.now();
+        await built[i]?.stop?.();
+        const took = Date.now() - began;
+        if (took >= SLOW_STOP_MS)
+          platform.log.warn({ component: names[i], ms: took }, 'a component was slow to stop');
+      }
     },
   };
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
-import type { Log } from '../../src/core/log.js';
+import { type Log, silentLog } from '../../src/core/log.js';
 import { bootstrapAdmin, healthChecks, openRuntime, type Runtime } from '../../src/runtime.js';
 import type { Permission } from '../../src/shared/permissions.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from './clickhouse.js';
@@ -54,6 +54,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Silent but for the root's word on a component slow to stop. */
+const slowStops: Log = {
+  ...silentLog,
+  warn: (detail, message) => {
+    if (message.includes('slow to stop')) console.error(message, JSON.stringify(detail));
+  },
+};
+
 export async function createTestApp(
   env: Record<string, string> = {},
   opts: { log?: Log } = {},
@@ -79,7 +87,8 @@ export async function createTestApp(
   });
   const rt = await openRuntime(config, {
     ...(pgSchema ? { pgSchema } : {}),
-    ...(opts.log ? { log: opts.log } : {}),
+    // A component slow to stop is named on stderr (a close past the hook's timeout says where).
+    log: opts.log ?? slowStops,
   });
   const adminToken = (await bootstrapAdmin(rt))?.token ?? '';
   const app = await buildApp({ root: rt.root, checks: healthChecks(rt) });
@@ -106,8 +115,12 @@ export async function createTestApp(
       return { id: u.id, token: t.secret_key };
     },
     async close() {
+      const began = Date.now();
       await app.close();
+      const appMs = Date.now() - began;
       await rt.close();
+      if (Date.now() - began >= 5_000)
+        console.error(`slow close: the app in ${appMs} ms, the runtime in ${Date.now() - began - appMs} ms`);
       if (pgSchema) {
         const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
         await client.connect();

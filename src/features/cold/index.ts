@@ -25,6 +25,8 @@ export const cold = component({
     const service = new ColdService(events);
     const jobs = new ColdJobs(events, new StreamsRepository(meta.db));
     const timers: NodeJS.Timeout[] = [];
+    // One round at a time; a stop waits for the one under way (the store closes after it).
+    let inFlight: Promise<void> | null = null;
     return {
       provides: { coldMoves: moves },
       metrics: [moves, service],
@@ -32,16 +34,22 @@ export const cold = component({
       // only: a store without a cold tier answers each call with null at no cost).
       async start() {
         // Each round, then the streams' tier figures as of it.
-        const round = () =>
-          void moves
+        const round = () => {
+          if (inFlight) return;
+          inFlight = moves
             .run()
             .then(() => streamTiers.refresh())
-            .catch((err) => log.warn({ err }, 'cold tier: a round failed'));
+            .catch((err) => log.warn({ err }, 'cold tier: a round failed'))
+            .finally(() => {
+              inFlight = null;
+            });
+        };
         timers.push(setTimeout(round, 10_000).unref());
         timers.push(setInterval(round, config.tierIntervalSeconds * 1000).unref());
       },
       async stop() {
         for (const t of timers) clearTimeout(t);
+        await inFlight;
       },
       schemas: [ColdFileSchema, ColdVerifyJobSchema, ColdImportJobSchema],
       routes: async (app) => {

@@ -30,6 +30,10 @@ export class PatternMerges {
 
   /** The miner merged `merged` into `into`. */
   note(into: string, merged: readonly string[]): void {
+    // `into` lives: were it merged away before (a template learnt again), that is over, so
+    // no chain leads back to where it began.
+    this.into.delete(into);
+    this.pending.delete(into);
     for (const id of merged) {
       if (id === into) continue;
       this.into.set(id, into);
@@ -61,7 +65,9 @@ export class PatternMerges {
 
   /** What was merged since the last call, each merged id with the id it now is. */
   take(): Array<[from: string, to: string]> {
-    const out = [...this.pending.keys()].map((id): [string, string] => [id, this.resolve(id)]);
+    const out = [...this.pending.keys()]
+      .map((id): [string, string] => [id, this.resolve(id)])
+      .filter(([from, to]) => from !== to);
     this.pending = new Map();
     return out;
   }

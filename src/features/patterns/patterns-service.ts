@@ -196,7 +196,9 @@ export class PatternsService {
 
   /** Gives the stored events of merged ids the ids they went into, a page at a time. */
   private async rewrite(due: DueRewrite): Promise<void> {
-    const to = new Map(due.pairs);
+    const to = new Map(due.pairs.filter(([from, into]) => from !== into));
+    if (!to.size) return;
+    let previous = '';
     // Each page rewritten leaves the filter: the next read finds the rest (bounded all the same).
     for (let round = 0; round < 1_000; round++) {
       const { events } = await this.store.execute({
@@ -212,6 +214,9 @@ export class PatternsService {
       if (!events.length) return;
       const first = events[0] as StoredEvent;
       const last = events[events.length - 1] as StoredEvent;
+      // A page that did not leave the filter (ids going round) would come back forever.
+      if (first.ev_id === previous) throw new Error('rewriting merged patterns made no progress');
+      previous = first.ev_id;
       await this.store.setPatternIds(
         { fromMs: first.ts, toMs: last.ts + 1 },
         events.map((e) => [e.ev_id, to.get(e.pattern_id ?? '') ?? (e.pattern_id as string)]),
