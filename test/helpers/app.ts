@@ -79,6 +79,9 @@ export async function createTestApp(
   const config = loadConfig({
     env: {
       LOGSCOPE_DATA_DIR: dataDir,
+      // A query answers when done (200) within 30 s: on a loaded machine the 1 s default
+      // turned answers into 202s at random. Tests of the 202 path set their own window.
+      LOGSCOPE_QUERY_SYNC_MS: '30000',
       LOGSCOPE_DATABASE_URL: TEST_DATABASE_URL,
       ...(events ? { LOGSCOPE_EVENT_STORE_URL: events.url } : {}),
       ...(TEST_BUS_URL && pgSchema ? { LOGSCOPE_BUS_URL: `${TEST_BUS_URL}?channel=${pgSchema}` } : {}),

@@ -8,7 +8,7 @@ import { type AppError, unavailable } from '../../errors/errors.js';
 import type { ColdFileRecord } from '../event-store.js';
 import type { TimeWindow } from '../query-plan.js';
 import { quoteIdent, type SqlParams } from '../sql/sql-params.js';
-import { type ColdSummary, summaryBytes } from './cold-summary.js';
+import { type ColdSummary, decodeGroups, encodeGroups, type RowRange, summaryBytes } from './cold-summary.js';
 import { MEMBERSHIP_COLUMN } from './duckdb-schema.js';
 
 /** One committed file of the cold tier (ADR 0031). */
@@ -36,7 +36,8 @@ export class ColdFiles {
     path VARCHAR NOT NULL UNIQUE, rows BIGINT NOT NULL, bytes BIGINT NOT NULL,
     min_ts BIGINT NOT NULL, max_ts BIGINT NOT NULL, min_ev_id VARCHAR NOT NULL, max_ev_id VARCHAR NOT NULL,
     sha256 VARCHAR NOT NULL, created_at BIGINT NOT NULL,
-    summary_lowering INTEGER, summary_probes INTEGER, summary_bloom BLOB, summary_patterns VARCHAR)`;
+    summary_lowering INTEGER, summary_probes INTEGER, summary_bloom BLOB, summary_patterns VARCHAR,
+    summary_groups BLOB)`;
 
   /**
    * Opens the records and completes what a crash cut short: a file written but never
@@ -45,6 +46,8 @@ export class ColdFiles {
    */
   static async open(writer: DuckDBConnection, dir: string): Promise<ColdFiles> {
     await writer.run(ColdFiles.TABLE);
+    // Records made before summaries had groups: their files are read whole.
+    await writer.run('ALTER TABLE cold_files ADD COLUMN IF NOT EXISTS summary_groups BLOB');
     const cold = new ColdFiles(path.resolve(dir));
     try {
       mkdirSync(cold.dir, { recursive: true, mode: 0o700 });
@@ -73,7 +76,7 @@ export class ColdFiles {
     }));
     const summaries = (
       await writer.runAndReadAll(
-        'SELECT id, summary_lowering AS l, summary_probes AS p, summary_bloom AS b, summary_patterns AS s FROM cold_files WHERE summary_bloom IS NOT NULL',
+        'SELECT id, summary_lowering AS l, summary_probes AS p, summary_bloom AS b, summary_patterns AS s, summary_groups AS g FROM cold_files WHERE summary_bloom IS NOT NULL',
       )
     ).getRowObjects();
     for (const r of summaries) {
@@ -83,6 +86,7 @@ export class ColdFiles {
         probes: Number(r.p),
         bloom: (r.b as { bytes: Uint8Array }).bytes,
         patterns: patterns ? patterns.map(String) : null,
+        groups: r.g ? decodeGroups((r.g as { bytes: Uint8Array }).bytes) : null,
       });
     }
     cold.files = cold.files.map((f) => ({ ...f, summaryBytes: summaryBytes(cold.summary(f)) }));
@@ -128,7 +132,7 @@ export class ColdFiles {
   /** Inserts a record and its summary (inside the move's transaction). */
   static insert(writer: DuckDBConnection, f: ColdFile, summary: ColdSummary | null): Promise<unknown> {
     return writer.run(
-      'INSERT INTO cold_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)',
+      'INSERT INTO cold_files VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
       [
         f.id,
         f.streamId,
@@ -148,6 +152,7 @@ export class ColdFiles {
         summary ? blobValue(summary.bloom) : null,
         // A JSON array of the file's pattern ids (null: more than it keeps).
         summary?.patterns ? JSON.stringify(summary.patterns) : null,
+        summary?.groups ? blobValue(encodeGroups(summary.groups)) : null,
       ],
     );
   }
@@ -217,6 +222,7 @@ export function coldRowsSql(
   extraColumns: ReadonlyArray<readonly [string, string]>,
   bits: (params: SqlParams) => string,
   params: SqlParams,
+  rowsOf: (f: ColdFile) => readonly RowRange[] | null = () => null,
 ): string {
   const columns = EVENT_SCHEMA.map((c) =>
     TIME_COLUMNS.has(c.name)
@@ -224,9 +230,31 @@ export function coldRowsSql(
       : quoteIdent(c.name),
   );
   for (const [column] of extraColumns) columns.push(`NULL::VARCHAR AS ${quoteIdent(column)}`);
-  const list = files.map((f) => literal(cold.absolute(f))).join(', ');
+  const select = columns.join(', ');
+  // Files read whole in one scan; a file narrowed to some of its row groups, one scan a
+  // range of its rows (DuckDB skips the row groups outside `file_row_number`'s range).
+  const whole: string[] = [];
+  const parts: string[] = [];
+  for (const f of files) {
+    const ranges = rowsOf(f);
+    if (!ranges) {
+      whole.push(literal(cold.absolute(f)));
+      continue;
+    }
+    const source = `read_parquet(${literal(cold.absolute(f))}, file_row_number = true)`;
+    for (const [from, to] of ranges)
+      parts.push(
+        `SELECT ${select} FROM ${source} WHERE file_row_number >= ${from} AND file_row_number < ${to}`,
+      );
+  }
+  if (whole.length) parts.unshift(`SELECT ${select} FROM read_parquet([${whole.join(', ')}])`);
+  // Every file ruled out inside: no row (the hot table's shape all the same).
+  if (!parts.length)
+    parts.push(
+      `SELECT ${select} FROM read_parquet([${literal(cold.absolute(files[0] as ColdFile))}]) WHERE false`,
+    );
   // The bits over the rows as the hot table has them (their extra columns empty).
-  return `SELECT *, ${bits(params)} AS ${MEMBERSHIP_COLUMN} FROM (SELECT ${columns.join(', ')} FROM read_parquet([${list}]))`;
+  return `SELECT *, ${bits(params)} AS ${MEMBERSHIP_COLUMN} FROM (${parts.join(' UNION ALL ')})`;
 }
 
 /**

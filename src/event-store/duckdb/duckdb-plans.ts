@@ -67,6 +67,8 @@ export interface Narrowing {
    * (cold-files.ts); undefined when it meets none.
    */
   readonly cold?: (params: SqlParams) => string;
+  /** Every cold file `cold` reads is narrowed to the row groups its summary admits. */
+  readonly coldNarrowed?: boolean;
 }
 
 /** A plan as a statement reads it: within its scope (by its filter or by `streams`), and narrowed. */
@@ -158,9 +160,9 @@ export const KEYED_PAGE_ROWS = 10_000;
  * index's ranges the scan is narrow already: one statement.
  */
 export function searchPageSql(plan: SearchPlan, narrowing: Narrowing = {}): Compiled {
-  // Cold files are read whole by their summaries' leave: keys first there too (the word
-  // index narrows the hot rows only).
-  if ((narrowing.words && !narrowing.cold) || plan.limit > KEYED_PAGE_ROWS)
+  // Cold files read whole by their summaries' leave: keys first there too (the word index
+  // narrows the hot rows only); narrowed to their row groups, they are narrow already.
+  if ((narrowing.words && (!narrowing.cold || narrowing.coldNarrowed)) || plan.limit > KEYED_PAGE_ROWS)
     return searchRowsSql(plan, narrowing);
   const params = new SqlParams(undefined, narrowing.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);

@@ -9,7 +9,7 @@ import type { ResultRow, StatementRows } from '../result-shaper.js';
 import type { SqlParams } from '../sql/sql-params.js';
 import type { StoreDriver, StreamCursor } from '../store-dialect.js';
 import { type ColdFile, type ColdFiles, coldFileError, coldRowsSql } from './cold-files.js';
-import { summaryAdmits } from './cold-summary.js';
+import { groupRanges, type RowRange, summaryAdmits } from './cold-summary.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { type Compiled, type Narrowing, type Reach, searchRowsSql } from './duckdb-plans.js';
 import { rowToEvent } from './duckdb-schema.js';
@@ -23,6 +23,13 @@ import type { Bound } from './statement-gate.js';
  * count after it, over these few events.
  */
 const FEW_MATCHES_EVENTS = 100_000;
+
+/**
+ * The same for the cold rows a search reads, when every cold file it opens is narrowed
+ * to the row groups its summary admits (each then likely holds a match: a bloom of the
+ * words of GROUP_ROWS rows): a rare word of 10 of 30 day files reads 10 groups.
+ */
+const FEW_MATCHES_COLD_ROWS = 200_000;
 
 /** Idle query connections kept for the next statements. */
 const IDLE_CONNECTIONS = 4;
@@ -158,21 +165,43 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     const words = useWords ? index.scan(plan.filter, plan.range) : undefined;
     const { columnOf, columns: extraColumns } = extras;
     // The files the range meets whose summaries admit what the filter requires.
-    const cold = this.coldRows((c) => this.admitted(c, plan.filter, plan.range));
+    const read = this.db.cold ? this.admitted(this.db.cold, plan.filter, plan.range) : null;
+    const cold =
+      read &&
+      this.coldRows(
+        () => read.files,
+        (f) => read.rows.get(f.id) ?? null,
+      );
+    const coldNarrowed = !!read && read.files.every((f) => read.rows.has(f.id));
     return {
       plan,
       columnOf,
       extraColumns,
       ...(words ? { words } : {}),
       ...(streams === undefined ? {} : { streams }),
-      ...(cold ? { cold } : {}),
+      ...(cold ? { cold, coldNarrowed } : {}),
     };
   };
 
-  /** The cold files a read of `filter` over `range` opens: those its range meets that their summaries admit. */
-  private admitted(cold: ColdFiles, filter: FilterNode, range: TimeWindow): ColdFile[] {
+  /**
+   * The cold files a read of `filter` over `range` opens: those its range meets that their
+   * summaries admit, with the rows of each its groups narrow it to (none: the whole file).
+   */
+  private admitted(
+    cold: ColdFiles,
+    filter: FilterNode,
+    range: TimeWindow,
+  ): { files: ColdFile[]; rows: Map<number, readonly RowRange[]> } {
     const test = this.db.words.test(filter);
-    return cold.meeting(range).filter((f) => summaryAdmits(cold.summary(f), test, filter));
+    const rows = new Map<number, readonly RowRange[]>();
+    const files = cold.meeting(range).filter((f) => {
+      const summary = cold.summary(f);
+      if (!summaryAdmits(summary, test, filter)) return false;
+      const ranges = groupRanges(summary, test);
+      if (ranges) rows.set(f.id, ranges);
+      return ranges === null || ranges.length > 0;
+    });
+    return { files, rows };
   }
 
   /** What a read of `filter` (its scope in it) over `range` meets of the cold tier; null when nothing. */
@@ -180,7 +209,7 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     const { cold } = this.db;
     const meeting = cold?.meeting(range) ?? [];
     if (!cold || meeting.length === 0) return null;
-    const read = this.admitted(cold, filter, range);
+    const read = this.admitted(cold, filter, range).files;
     return {
       files: meeting.length,
       files_skipped: meeting.length - read.length,
@@ -193,12 +222,16 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
    * The rows of the cold files `which` picks, in the hot table's shape (cold-files.ts):
    * picked when the statement is built, so they are those of the snapshot it reads.
    */
-  readonly coldRows = (which: (cold: ColdFiles) => readonly ColdFile[]): Narrowing['cold'] => {
+  readonly coldRows = (
+    which: (cold: ColdFiles) => readonly ColdFile[],
+    rowsOf?: (f: ColdFile) => readonly RowRange[] | null,
+  ): Narrowing['cold'] => {
     const { cold, sets, extras } = this.db;
     const files = cold ? which(cold) : [];
     if (!cold || files.length === 0) return undefined;
     const extraColumns = extras.columns;
-    return (params: SqlParams) => coldRowsSql(cold, files, extraColumns, (p) => sets.bitsOfRows(p), params);
+    return (params: SqlParams) =>
+      coldRowsSql(cold, files, extraColumns, (p) => sets.bitsOfRows(p), params, rowsOf);
   };
 
   /**
@@ -207,12 +240,23 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
    * and its count only when the page is full (plan-executor.ts).
    */
   readonly fewMatches = (plan: SearchPlan): boolean => {
-    if (!this.db.useWords || this.db.cold?.meeting(plan.range).length) return false;
+    if (!this.db.useWords) return false;
     const ranges = this.db.words.scan(plan.filter, plan.range);
     if (!ranges) return false;
     let events = 0;
     for (const r of ranges) events += this.estimate(r.fromMs, r.toMs + 1);
-    return events <= FEW_MATCHES_EVENTS;
+    if (events > FEW_MATCHES_EVENTS) return false;
+    const { cold } = this.db;
+    if (!cold?.meeting(plan.range).length) return true;
+    // The cold rows it reads: only the row groups whose summaries admit the words.
+    const read = this.admitted(cold, plan.filter, plan.range);
+    let rows = 0;
+    for (const f of read.files) {
+      const narrowed = read.rows.get(f.id);
+      if (!narrowed) return false;
+      for (const [from, to] of narrowed) rows += to - from;
+    }
+    return rows <= FEW_MATCHES_COLD_ROWS;
   };
 
   /** SQL on the shared read connection, every row read (stats, and raw SQL for tests). */

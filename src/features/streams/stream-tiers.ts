@@ -8,7 +8,7 @@ import type { StreamsRepository } from './streams-repository.js';
  * cold tier's last round, which computes them after a checkpoint: hot, the stream's events
  * in the event store by its rule (all time) and their share of the store's bytes at rest;
  * cold, the exact sums over the files filed under it. Computed at the first read when no
- * round has run yet.
+ * round has run yet, and for a stream made since the last round, its own alone.
  */
 export class StreamTiers {
   private figures = new Map<number, StreamTiersView>();
@@ -32,23 +32,26 @@ export class StreamTiers {
   async of(ids: readonly number[]): Promise<Map<number, StreamTiersView>> {
     if (!this.computed) await this.refresh();
     else await this.computed;
-    if (ids.some((id) => !this.figures.has(id))) await this.refresh();
+    // A stream made since: its own figures now (no checkpoint, the others as they were).
+    const missing = ids.filter((id) => !this.figures.has(id));
+    if (missing.length) await this.compute(Date.now(), missing);
     return this.figures;
   }
 
-  private async compute(now: number): Promise<void> {
+  /** Every stream's figures (after a checkpoint), or only those of `only`, added to the rest. */
+  private async compute(now: number, only?: readonly number[]): Promise<void> {
     // Bytes at rest: the WAL written into the file first.
-    await this.events.checkpoint?.().catch(() => undefined);
+    if (!only) await this.events.checkpoint?.().catch(() => undefined);
     const rows = await this.streams.all();
     const filters = membership(rows);
-    const ids = rows.map((r) => r.id).filter((id) => filters.has(id));
+    const ids = rows.map((r) => r.id).filter((id) => filters.has(id) && (!only || only.includes(id)));
     const [hot, stats, files] = await Promise.all([
       this.events.countHot(ids.map((id) => filters.get(id) as NonNullable<ReturnType<typeof filters.get>>)),
       this.events.stats(),
       this.events.coldFiles(),
     ]);
     const asOf = new Date(now).toISOString();
-    const figures = new Map<number, StreamTiersView>();
+    const figures = only ? new Map(this.figures) : new Map<number, StreamTiersView>();
     ids.forEach((id, i) => {
       const events = hot[i] ?? 0;
       const own = files.filter((f) => f.streamId === id);
