@@ -206,8 +206,11 @@ function discriminatedBranch(
   return refused.size > 0 && left.length === 1 ? (left[0] ?? null) : null;
 }
 
-/** Validation errors looked at for a 400's message (ajv reports them all: `allErrors`). */
-const MAX_REPORTED_ERRORS = 200;
+/**
+ * Validation errors looked at for a 400's message (ajv reports them all: `allErrors`);
+ * the validator hands on no more (app.ts).
+ */
+export const MAX_VALIDATION_ERRORS = 200;
 
 /** The 400 body of a failed schema validation: a summary in `detail`, the messages by field. */
 export function describeValidation(
@@ -216,7 +219,7 @@ export function describeValidation(
 ): ErrorBody & { errors: FieldErrors } {
   // A body of thousands of bad items gives thousands of errors (each alternative of a
   // union one more), and folding unions compares them pairwise: the first ones say enough.
-  const errors = fieldErrorsFromAjv(validation.slice(0, MAX_REPORTED_ERRORS), context);
+  const errors = fieldErrorsFromAjv(validation.slice(0, MAX_VALIDATION_ERRORS), context);
   const summary = Object.entries(errors)
     .map(([k, v]) => `${k}: ${v.join(' ')}`)
     .join('; ');
