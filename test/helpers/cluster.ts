@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -22,13 +21,9 @@ if (process.env.LOGSCOPE_TEST_REQUIRE_CLUSTER === '1' && !clusterTest.run)
     'LOGSCOPE_TEST_REQUIRE_CLUSTER=1 needs LOGSCOPE_TEST_DATABASE_URL, LOGSCOPE_TEST_CLICKHOUSE_URL and LOGSCOPE_TEST_REDIS_URL or LOGSCOPE_TEST_BUS_URL',
   );
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+import { freePort } from './served.js';
+
+export { freePort };
 
 export interface Node {
   name: string;

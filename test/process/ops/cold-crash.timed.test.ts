@@ -1,11 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../../../src/cli/demo-generator.js';
 import { eventually } from '../../helpers/eventually.js';
+import { freePort, ROOT, serveBuilt } from '../../helpers/served.js';
 
 /**
  * The cold tier's crash rule (docs/operations/cold-tier.md, ADR 0031): a `kill -9` at any
@@ -14,7 +14,6 @@ import { eventually } from '../../helpers/eventually.js';
  * thousands of events over forty past days while it is killed at random moments of its
  * rounds, several times; after each restart every event sent is read back exactly once.
  */
-const ROOT = path.resolve(import.meta.dirname, '../../..');
 const DAY_MS = 86_400_000;
 /** The mover runs this often (and once 10 s after start). */
 const INTERVAL_S = 2;
@@ -26,38 +25,13 @@ const DAYS = 40;
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function serve(dataDir: string, port: number) {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LOGSCOPE_')));
-  const child = spawn(process.execPath, ['dist/cli/index.js', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...clean,
-      LOGSCOPE_HOST: '127.0.0.1',
-      LOGSCOPE_DATABASE_URL: '',
-      LOGSCOPE_DATA_DIR: dataDir,
-      LOGSCOPE_PORT: String(port),
-      LOGSCOPE_LOG_LEVEL: 'warn',
-      LOGSCOPE_RETENTION_DAYS: '0',
-      LOGSCOPE_TIER_INTERVAL_SECONDS: String(INTERVAL_S),
-    },
+  const server = serveBuilt(dataDir, port, {
+    LOGSCOPE_RETENTION_DAYS: '0',
+    LOGSCOPE_TIER_INTERVAL_SECONDS: String(INTERVAL_S),
   });
-  children.push(child);
-  const out = { stderr: '' };
-  child.stderr?.on('data', (d) => {
-    out.stderr += String(d);
-  });
-  child.stdout?.resume();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, out, exited, startedAt: Date.now() };
+  children.push(server.child);
+  return server;
 }
 
 /** Every file under the cold directory, relative to it, `/`-separated. */

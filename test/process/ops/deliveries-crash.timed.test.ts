@@ -5,11 +5,11 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../helpers/eventually.js';
+import { freePort } from '../../helpers/served.js';
 
 function serve(dataDir: string, port: number) {
   return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
@@ -29,14 +29,6 @@ function serve(dataDir: string, port: number) {
 
 const waitFor = <T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> =>
   eventually(what, f, { withinMs: ms, everyMs: 100, retryErrors: true });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('deliveries across kill -9', () => {
   it('loses none of 100 pending deliveries', async () => {

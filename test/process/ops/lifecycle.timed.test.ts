@@ -1,53 +1,18 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { freePort, ROOT, type Started, start } from '../../helpers/served.js';
 
 /**
  * `npm start` as an operator runs it: the real npm, the real build in dist/ (compiled
  * by the prestart step only when a source changed), signals sent to npm's process.
  * The server runs on SQLite in its own data dir, whatever the suite's backend.
  */
-const ROOT = path.resolve(import.meta.dirname, '../../..');
 const dirs: string[] = [];
-
-function env(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LOGSCOPE_')));
-  return { ...clean, LOGSCOPE_HOST: '127.0.0.1', LOGSCOPE_DATABASE_URL: '', ...extra };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface Started {
-  child: ChildProcess;
-  out: { stdout: string; stderr: string };
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(command: string, args: string[], extra: Record<string, string>): Started {
-  const child = spawn(command, args, { cwd: ROOT, env: env(extra) });
-  const out = { stdout: '', stderr: '' };
-  child.stdout?.on('data', (d) => {
-    out.stdout += String(d);
-  });
-  child.stderr?.on('data', (d) => {
-    out.stderr += String(d);
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, out, exited };
-}
 
 const npmStart = (dataDir: string, port: number, extra: Record<string, string> = {}) =>
   start('npm', ['start', '--silent'], { LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_PORT: String(port), ...extra });
