@@ -146,6 +146,10 @@ export class DuckDbEventStore implements EngineEventStore {
       allocator_background_threads: 'true',
     });
     const writer = await instance.connect();
+    // The cold tier's files are written once and never changed in place (ADR 0031): their
+    // footers are parsed once, not by every statement that opens them (ADR 0032). Set
+    // once the instance is open (the Parquet reader is loaded then).
+    await writer.run('SET GLOBAL parquet_metadata_cache = true');
     await writer.run(CREATE_EVENTS);
     await upgradeEventsTable(writer);
     const reader = await instance.connect();
