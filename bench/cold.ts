@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -14,7 +14,7 @@ import { SYSTEM_SCOPE } from '../src/event-store/read-scope.js';
 import { cond } from '../src/filter/ast.js';
 import { normaliseRecord } from '../src/ingest/normalise.js';
 import { TemplateMiner } from '../src/ingest/patterns/template-miner.js';
-import { flag, fmt, percentile } from './lib.js';
+import { flag, fmt, percentile, textFlag } from './lib.js';
 
 const DAY = 86_400_000;
 const BATCH = 1_000;
@@ -28,7 +28,7 @@ const RARE = [
 ];
 
 /**
- * `npm run bench -- cold [--events N] [--runs R]`: the cold tier (docs/operations/cold-tier.md)
+ * `npm run bench -- cold [--events N] [--runs R] [--keep DIR]`: the cold tier (docs/operations/cold-tier.md)
  * on N demo events (default 1,000,000, normalised as ingest does, patterns mined, appended
  * 1,000 at a time in time order) over 32 days, in a DuckDB store with a cold dir. Sizes:
  * the hot store's bytes per event at rest (its data bytes right after a checkpoint) beside
@@ -41,7 +41,10 @@ const RARE = [
 export async function main(argv: string[]) {
   const total = flag(argv, 'events', 1_000_000);
   const runs = flag(argv, 'runs', 7);
-  const dir = mkdtempSync(path.join(tmpdir(), 'logscope-bench-cold-'));
+  // `--keep DIR`: the store and its files stay in DIR after the run (to study them).
+  const keep = textFlag(argv, 'keep');
+  const dir = keep ?? mkdtempSync(path.join(tmpdir(), 'logscope-bench-cold-'));
+  mkdirSync(dir, { recursive: true });
   const coldDir = path.join(dir, 'cold');
   const start = Math.floor(Date.now() / DAY) * DAY - (DAYS + 1) * DAY;
   const range: TimeWindow = { fromMs: start, toMs: start + COLD_DAYS * DAY };
@@ -169,7 +172,7 @@ export async function main(argv: string[]) {
     raw.closeSync();
   } finally {
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -13,10 +13,11 @@ import {
   GROUP_ROWS,
   groupRanges,
 } from '../../src/event-store/duckdb/cold-summary.js';
+import type { DuckDbDatabase } from '../../src/event-store/duckdb/duckdb-database.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { readLowering } from '../../src/event-store/duckdb/word-lowering.js';
 import { blockTest, wordNeeds } from '../../src/event-store/duckdb/word-queries.js';
-import type { QueryPlan, TimeWindow } from '../../src/event-store/query-plan.js';
+import type { QueryPlan, SearchResult, TimeWindow } from '../../src/event-store/query-plan.js';
 import { EVERY_EVENT } from '../../src/event-store/read-scope.js';
 import { cond, type FilterNode, or } from '../../src/filter/ast.js';
 import { event } from './filter-store.js';
@@ -160,6 +161,19 @@ describe('a cold file read by its row groups', () => {
 
     expect(ranges('common')).toBeNull();
     expect(ranges('nowhereword')).toEqual([]);
+  });
+
+  it('leaves no word block of the moved events, and indexes a late event that comes after', async () => {
+    const { words } = (store as unknown as { db: DuckDbDatabase }).db;
+    // The moved day's blocks are gone: the hot table holds no candidate range of it.
+    expect(words.ranges(cond('message', 'contains', 'needleone'), RANGE)).toEqual([]);
+    expect(words.ranges(cond('message', 'contains', 'common'), RANGE)).toEqual([]);
+    // A late event of that day arrives hot after the move: its block is the index's.
+    const ts = T0 + 3_600_000;
+    await store.append([event(ulid(ts + 900), { ts, received_at: ts + 900, message: 'late needlelate' })]);
+    expect(words.ranges(cond('message', 'contains', 'needlelate'), RANGE)?.length).toBe(1);
+    const found = await store.execute(search(cond('message', 'contains', 'needlelate'), true));
+    expect((found as SearchResult).total).toBe(1);
   });
 
   it('keeps the groups through their stored form, and refuses a cut one', () => {

@@ -119,7 +119,26 @@ export class ColdMover {
         out.errors.push(`${g.home}/${g.day}: ${(err as Error).message}`);
       }
     }
+    if (out.files > 0) await this.dropMovedBlocks(req.cutMs);
     return out;
+  }
+
+  /**
+   * The word index's blocks whose events have all left the hot table: those older than
+   * its oldest event (every event before the cut when none is left). Kept, they made a
+   * rare word's search read the moved days' ranges of the hot table and counted their
+   * events as candidates (the few-matches estimate). Under the write gate, so no late
+   * event older than that lands between the two statements.
+   */
+  private async dropMovedBlocks(cutMs: number): Promise<void> {
+    const { gate, writer, words } = this.db;
+    await gate.write(async () => {
+      const [m] = (
+        await writer.runAndReadAll('SELECT epoch_ms(min(ts)) AS lo FROM events')
+      ).getRowObjectsJS();
+      const lo = m?.lo === null || m?.lo === undefined ? cutMs : Math.min(cutMs, Number(m.lo));
+      await words.deleteOlderThan(writer, lo);
+    });
   }
 
   /** `FROM events WHERE …`: the events older than the cut that no stream keeps hot. */

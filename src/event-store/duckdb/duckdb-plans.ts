@@ -66,7 +66,7 @@ export interface Narrowing {
    * The rows of the cold files the plan's range meets, in the hot table's shape
    * (cold-files.ts); undefined when it meets none.
    */
-  readonly cold?: (params: SqlParams) => string;
+  readonly cold?: (params: SqlParams, range?: TimeWindow) => string;
   /** Every cold file `cold` reads is narrowed to the row groups its summary admits. */
   readonly coldNarrowed?: boolean;
 }
@@ -116,13 +116,13 @@ export function scanSql(
   if (!cold)
     return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
   // Both tiers as one relation: the hot rows narrowed by the word index, the cold files'
-  // rows within the range (the word index covers hot rows only).
+  // rows within the range, tested inside their scans (the word index covers hot rows only).
   const hot =
     words?.length === 0
       ? 'SELECT * FROM events WHERE false'
       : `SELECT * FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}`;
   const [from2, to2] = [params.add(sqlTime(range.fromMs)), params.add(sqlTime(range.toMs))];
-  const both = `(${hot} UNION ALL BY NAME SELECT * FROM (${cold(params)}) WHERE ts >= ${from2} AND ts < ${to2}) AS events`;
+  const both = `(${hot} UNION ALL BY NAME SELECT * FROM (${cold(params, range)})) AS events`;
   return `FROM ${both} WHERE ts >= ${from2} AND ts < ${to2}${f}`;
 }
 
