@@ -7,22 +7,16 @@ import {
 } from '../core/change-score.js';
 import { COLUMN_KINDS, type EventColumn } from '../core/event.js';
 import { and, cond } from '../filter/ast.js';
-import { shapeFields } from './fields-shaper.js';
 import type { Driver, PlanDialect } from './plan-executor.js';
 import type {
   ChangeCandidate,
   ChangesPlan,
   ChangesResult,
   ExecOptions,
-  FieldsPlan,
-  FieldsResult,
   PatternsPlan,
-  SearchPlan,
   TimeWindow,
 } from './query-plan.js';
 
-/** The newest events of the focus window whose fields give the default set and the fields' types. */
-export const FIELDS_SAMPLE = 2_000;
 /** Samples of a listed pattern. */
 const SAMPLES = 3;
 
@@ -31,46 +25,54 @@ const isNumericColumn = (f: string) =>
   Object.hasOwn(COLUMN_KINDS, f) && COLUMN_KINDS[f as EventColumn] === 'integer';
 
 /**
+ * What the focus window's events in scope hold: how many they are, and per field how many
+ * have it and whether every one of them as a number.
+ */
+export interface FieldPresence {
+  events: number;
+  fields: Array<{ name: string; count: number; number: boolean }>;
+}
+
+/**
  * The fields a changes plan examines: those it names, or the default set (docs/api/explain.md):
- * host, app, severity, src_ip, user and status where the sampled focus events have them,
+ * host, app, severity, src_ip, user and status where the focus window's events have them,
  * then every other examinable field in at least 1 % of them, most common first, 20 in all.
  */
-export function examinedFields(sample: FieldsResult): string[] {
-  const present = new Map(sample.fields.map((f) => [f.name, f.count]));
+export function examinedFields(presence: FieldPresence): string[] {
+  const present = new Map(presence.fields.map((f) => [f.name, f.count]));
   const first: string[] = FIRST_EXAMINED.filter((f) => (present.get(f) ?? 0) > 0);
-  const rest = sample.fields
-    .filter((f) => !first.includes(f.name) && examinable(f.name) && f.count >= EXAMINED_SHARE * sample.events)
+  const rest = presence.fields
+    .filter(
+      (f) =>
+        !first.includes(f.name) &&
+        examinable(f.name) &&
+        f.count > 0 &&
+        f.count >= EXAMINED_SHARE * presence.events,
+    )
     .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : 1))
     .map((f) => f.name);
   return [...first, ...rest].slice(0, MAX_EXAMINED);
 }
 
-/** Whether the focus window's field sample is needed: for the default fields, or an extra field's type. */
-const needsSample = (plan: ChangesPlan) =>
+/** Whether the focus window's fields are needed: for the default fields, or an extra field's type. */
+const needsPresence = (plan: ChangesPlan) =>
   plan.fields === null || plan.fields.some((f) => !Object.hasOwn(COLUMN_KINDS, f));
 
-/** The newest `FIELDS_SAMPLE` events of the focus window: which fields they have, how often, of which type. */
-async function fieldSample<S>(
+/** Which fields the focus window's events in scope have, how often, and which hold numbers. */
+async function fieldPresence<S>(
   dialect: PlanDialect<S>,
   run: Driver<S>,
   plan: ChangesPlan,
   opts: ExecOptions,
-): Promise<FieldsResult> {
-  const sampled: FieldsPlan = {
-    kind: 'fields',
-    filter: plan.filter,
-    range: plan.range,
-    scope: plan.scope,
-    sample: FIELDS_SAMPLE,
-    top: 1,
-  };
-  // The sample's fields and the focus window's count (the share of each field), side by side.
-  const count: SearchPlan = { ...sampled, kind: 'search', sort: [], limit: 0, offset: 0, count: true };
-  const [values, focus] = await Promise.all([
-    run(dialect.fieldValues(sampled), opts),
-    run(dialect.searchCount(count), opts),
-  ]);
-  return shapeFields(sampled, values.rows, Number(focus.rows[0]?.n ?? 0));
+): Promise<FieldPresence> {
+  const { rows } = await run(dialect.fieldPresence(plan), opts);
+  const presence: FieldPresence = { events: 0, fields: [] };
+  for (const r of rows) {
+    const n = Number(r.n);
+    if (r.name === null || r.name === undefined) presence.events = n;
+    else if (n > 0) presence.fields.push({ name: String(r.name), count: n, number: Number(r.num) === n });
+  }
+  return presence;
 }
 
 /** A value as an answer gives it: numbers of number columns and number fields stay numbers. */
@@ -105,7 +107,7 @@ function compareChanges(a: ChangeCandidate, b: ChangeCandidate): number {
 }
 
 /**
- * A changes plan in three or four statements: the focus window's field sample (the default
+ * A changes plan in three or four statements: the focus window's fields (the default
  * fields and their types), every candidate's counts in both windows (one statement), then
  * the listed patterns' newest events in the focus window and, for those gone, in the
  * baseline's.
@@ -117,9 +119,9 @@ export async function executeChanges<S>(
   opts: ExecOptions,
 ): Promise<ChangesResult> {
   const plain = opts.signal ? { signal: opts.signal } : {};
-  const sample = needsSample(plan) ? await fieldSample(dialect, run, plan, plain) : null;
-  const fields = plan.fields ?? examinedFields(sample as FieldsResult);
-  const numberFields = new Set(sample?.fields.filter((f) => f.type === 'number').map((f) => f.name));
+  const presence = needsPresence(plan) ? await fieldPresence(dialect, run, plan, plain) : null;
+  const fields = plan.fields ?? examinedFields(presence as FieldPresence);
+  const numberFields = new Set(presence?.fields.filter((f) => f.number).map((f) => f.name));
   const { rows } = await run(dialect.changeCounts({ ...plan, fields }), opts);
   let focusTotal = 0;
   let baselineTotal = 0;

@@ -86,6 +86,12 @@ export interface PlanDialect<S> {
    * value text; `v` as text, absent values left out).
    */
   changeCounts(plan: ChangesPlan & { fields: string[] }): S;
+  /**
+   * Rows `{ name, n, num }` of the fields a changes plan's focus window has, over all its
+   * events in scope: `n` of them have the field, `num` of those as a JSON number (0 for a
+   * column); `name` null for the window's count of events.
+   */
+  fieldPresence(plan: ChangesPlan): S;
   /** Rows of the fields of a Fields plan's sample, one a field with its values (fields-shaper.ts). */
   fieldValues(plan: FieldsPlan): S;
   /**

@@ -216,4 +216,84 @@ describe.each(STORES.filter((s) => s.run))('$name: the changes plan', (kind) => 
     expect(result.fields).toEqual(['host', 'app', 'tier']);
     expect(result.focusTotal).toBe(300);
   });
+
+  it('decides the default fields over every event of the focus window, and a number field stays a number', async () => {
+    const prefix = `cw${run++}-`;
+    const at = (i: number, w: TimeWindow, of: number) =>
+      w.fromMs + Math.floor(((w.toMs - w.fromMs) * i) / of);
+    // 3,000 events in the focus: `zone` in its 300 oldest only (10 %, none among the newest
+    // 2,000), `size` and `say"so` JSON numbers in its 150 newest (5 %), `rare` in 20 (under 1 %).
+    const focus = Array.from({ length: 3000 }, (_, i) =>
+      event(`${prefix}f${String(i).padStart(4, '0')}`, {
+        ts: at(i, FOCUS, 3000),
+        host: 'h1',
+        app: 'shop',
+        shape: i >= 2850 ? JSON.stringify({ t: { size: 'n', 'say"so': 'n' } }) : null,
+        fields: {
+          ...(i < 300 ? { zone: 'z1' } : {}),
+          ...(i >= 2850 ? { size: '7', 'say"so': '7' } : {}),
+          ...(i % 150 === 3 ? { rare: 'x' } : {}),
+        },
+      }),
+    );
+    const baseline = BASELINES[0] as TimeWindow;
+    const before = Array.from({ length: 3000 }, (_, i) =>
+      event(`${prefix}b${String(i).padStart(4, '0')}`, {
+        ts: at(i, baseline, 3000),
+        host: 'h1',
+        app: 'shop',
+      }),
+    );
+    for (const batch of [focus, before]) await appendEvents(t.store, batch);
+    const result = (await t.store.execute({
+      kind: 'changes',
+      scope: SCOPE,
+      filter: cond('ev_id', 'startswith', prefix),
+      range: FOCUS,
+      baseline,
+      fields: null,
+      n: 20,
+      minScore: 20,
+    })) as ChangesResult;
+    expect(result.fields).toEqual(['host', 'app', 'zone', 'say"so', 'size']);
+    const changed = result.changes.map((c) => [c.field, c.value, c.focusCount, c.baselineCount]);
+    expect(changed).toEqual([
+      ['zone', 'z1', 300, 0],
+      ['say"so', 7, 150, 0],
+      ['size', 7, 150, 0],
+    ]);
+  }, 60_000);
+
+  it("takes each window's most common values among the values that window has", async () => {
+    const prefix = `cv${run++}-`;
+    const baseline = BASELINES[0] as TimeWindow;
+    // The focus: 3 users. The baseline: 100 users twice each and 50 once, the 50 first by
+    // text: none of them is among the focus window's values, nor the baseline's 100 most common.
+    const users = [
+      ...['a', 'b', 'c'].flatMap((u) => Array.from({ length: 5 }, () => ({ u, w: FOCUS }))),
+      ...Array.from({ length: 100 }, (_, i) => [`v-${100 + i}`, `v-${100 + i}`]).flatMap((us) =>
+        us.map((u) => ({ u, w: baseline })),
+      ),
+      ...Array.from({ length: 50 }, (_, i) => ({ u: `a-${String(i).padStart(2, '0')}`, w: baseline })),
+    ];
+    const events = users.map(({ u, w }, i) =>
+      event(`${prefix}${String(i).padStart(3, '0')}`, { ts: w.fromMs + i * 1000, host: 'h1', user: u }),
+    );
+    await appendEvents(t.store, events);
+    const result = (await t.store.execute({
+      kind: 'changes',
+      scope: SCOPE,
+      filter: cond('ev_id', 'startswith', prefix),
+      range: FOCUS,
+      baseline,
+      fields: ['user'],
+      n: 1000,
+      minScore: 0,
+    })) as ChangesResult;
+    expect(result.tested).toBe(103);
+    const values = new Set(result.changes.map((c) => c.value));
+    expect(values.has('a')).toBe(true);
+    expect(values.has('v-150')).toBe(true);
+    expect(values.has('a-00')).toBe(false);
+  });
 });

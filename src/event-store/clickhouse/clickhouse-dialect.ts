@@ -1,5 +1,5 @@
 import type { EventStoreDialect } from '../store-dialect.js';
-import { changeCountsSql } from './clickhouse-changes.js';
+import { changeCountsSql, fieldPresenceSql } from './clickhouse-changes.js';
 import type { ClickHouseDriver } from './clickhouse-driver.js';
 import { fieldValuesSql } from './clickhouse-fields.js';
 import { compileFilter } from './clickhouse-filter-compiler.js';
@@ -21,6 +21,7 @@ export function clickHouseDialect(driver: ClickHouseDriver, table: string): Even
       ...clickHousePlans(table),
       fieldValues: (plan) => fieldValuesSql(table, plan),
       changeCounts: (plan) => changeCountsSql(table, plan),
+      fieldPresence: (plan) => fieldPresenceSql(table, plan),
     },
     driver,
   };

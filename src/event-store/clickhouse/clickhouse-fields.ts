@@ -11,10 +11,10 @@ import { CLICKHOUSE_ORDER, CLICKHOUSE_PIPES, type Compiled, scanSql } from './cl
  * a string can only be the shape's own or one inside `v` (values as sent), which holds
  * objects only for a time sent as an array of them; `k` and `p` hold strings.
  */
-const TYPES_RE = '"t":(\\{(?:"(?:[^"\\\\]|\\\\.)*":"[nbj]",?)*\\})';
+export const TYPES_RE = '"t":(\\{(?:"(?:[^"\\\\]|\\\\.)*":"[nbj]",?)*\\})';
 /** Its keys as JSON writes them, and their types, in the same order. */
-const TYPE_KEYS_RE = '"((?:[^"\\\\]|\\\\.)*)":"[nbj]"';
-const TYPE_LETTERS_RE = '"(?:[^"\\\\]|\\\\.)*":"([nbj])"';
+export const TYPE_KEYS_RE = '"((?:[^"\\\\]|\\\\.)*)":"[nbj]"';
+export const TYPE_LETTERS_RE = '"(?:[^"\\\\]|\\\\.)*":"([nbj])"';
 /** A name JSON writes escaped: its type is read in JavaScript (`u`, from the whole `t`). */
 const ESCAPED_RE = '["\\\\\\x00-\\x1f]';
 

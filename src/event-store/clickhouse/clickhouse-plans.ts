@@ -293,7 +293,9 @@ export const hourCountsSql = (table: string): Compiled => ({
 });
 
 /** The plans as ClickHouse statements on `table` for the shared executor (plan-executor.ts). */
-export function clickHousePlans(table: string): Omit<PlanDialect<Compiled>, 'fieldValues' | 'changeCounts'> {
+export function clickHousePlans(
+  table: string,
+): Omit<PlanDialect<Compiled>, 'fieldValues' | 'changeCounts' | 'fieldPresence'> {
   return {
     scoped: scopedPlan,
     searchRows: (plan) => searchRowsSql(table, plan),

@@ -3,7 +3,7 @@ import type { StoredEvent } from '../../core/event.js';
 import type { PlanDialect } from '../plan-executor.js';
 import type { QueryPlan, SearchPlan } from '../query-plan.js';
 import type { ColdFile, ColdFiles } from './cold-files.js';
-import { changeCountsSql } from './duckdb-changes.js';
+import { changeCountsSql, fieldPresenceSql } from './duckdb-changes.js';
 import {
   byIdSql,
   type Compiled,
@@ -62,6 +62,7 @@ export function duckDbPlans(
       const focus = reach(plan);
       return changeCountsSql(focus.plan, focus, reach({ ...plan, range: plan.baseline }));
     },
+    fieldPresence: (plan) => at(plan, fieldPresenceSql),
     tableRows: (plan) => at(plan, (p, n) => tableSql(p, 'rows', n)),
     tableCount: (plan) => at(plan, (p, n) => tableSql(p, 'count', n)),
     // The runtime's own reads: no plan, so no reach (it checks an event's scope itself).
