@@ -5,8 +5,38 @@ import { WILDCARD } from './template-tokens.js';
  * what a constant weighs, which two tokens no variable makes alike, what a word is.
  */
 
-/** A word as a sentence writes it: letters, maybe quoted or followed by punctuation (`'Active'`, `SPP.`). */
-export const BARE_WORD = /^[("'[]*[A-Za-z]+[)"'\],;:.!?]*$/;
+/**
+ * A word as a sentence writes it: letters, maybe quoted or followed by punctuation
+ * (`'Active'`, `SPP.`), as `^[("'[]*[A-Za-z]+[)"'\],;:.!?]*$` reads it; by character codes,
+ * as it is asked of most tokens of every message compared.
+ */
+export function isBareWord(t: string): boolean {
+  let i = 0;
+  let c = t.charCodeAt(0);
+  // `(`, `"`, `'`, `[` before.
+  while (c === 40 || c === 34 || c === 39 || c === 91) c = t.charCodeAt(++i);
+  const letters = i;
+  while ((c | 32) >= 97 && (c | 32) <= 122) c = t.charCodeAt(++i);
+  if (i === letters) return false;
+  // `)`, `"`, `'`, `]`, `,`, `;`, `:`, `.`, `!`, `?` after.
+  for (; i < t.length; c = t.charCodeAt(++i))
+    if (
+      !(
+        c === 41 ||
+        c === 34 ||
+        c === 39 ||
+        c === 93 ||
+        c === 44 ||
+        c === 59 ||
+        c === 58 ||
+        c === 46 ||
+        c === 33 ||
+        c === 63
+      )
+    )
+      return false;
+  return true;
+}
 
 /** How much a constant token says about a message: words (letters only) most, values least. */
 export function weight(token: string): number {
@@ -37,7 +67,7 @@ export function oneWordApart(a: readonly string[], b: readonly string[]): number
   let at = -1;
   for (let i = 0; i < a.length; i++) {
     if (a[i] === b[i]) continue;
-    if (at >= 0 || !BARE_WORD.test(a[i] as string) || !BARE_WORD.test(b[i] as string)) return -1;
+    if (at >= 0 || !isBareWord(a[i] as string) || !isBareWord(b[i] as string)) return -1;
     at = i;
   }
   return at;

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * An online template miner (docs/api/patterns.md): each message, as it arrives, joins the template it
  * is most like, and a template that generalises (a constant turned out to vary) keeps its
@@ -30,9 +28,11 @@ import { createHash } from 'node:crypto';
  * variable, so a 1 MiB or 10,000-token line costs what a long ordinary one does.
  */
 
-import { BARE_WORD, differsInKind, keyedValue, oneWordApart, weight } from './template-compare.js';
+import { differsInKind, isBareWord, keyedValue, oneWordApart, weight } from './template-compare.js';
+import { intern, templateId } from './template-strings.js';
 import { MAX_TOKENS, tokenize, WILDCARD } from './template-tokens.js';
 
+export { templateId } from './template-strings.js';
 export { knownValues, MAX_CHARS, MAX_TOKENS, maskToken, tokenize, WILDCARD } from './template-tokens.js';
 
 /** Templates kept per app; beyond it the rarest of the app's is forgotten. */
@@ -82,6 +82,11 @@ class Group {
 interface Cluster extends MinedTemplate {
   /** The miner's clock when it last matched: of the rarest, the least recent is forgotten first. */
   used: number;
+  /**
+   * What its constant tokens weigh together (`weight`, each not `<*>`), kept as its tokens
+   * change (`generalise`): a message is compared by the positions where it differs only.
+   */
+  weighs: number;
   /** The group it is in, to leave it when forgotten. */
   group: Group;
   /**
@@ -89,17 +94,6 @@ interface Cluster extends MinedTemplate {
    * by position: one set shared by the templates of that slot; none for most templates.
    */
   slots?: Map<number, Set<string>>;
-}
-
-/** What a message is compared to in its group. */
-interface Closest {
-  /** The template it joins. */
-  best: Cluster | null;
-  /** Where `best` took a word as its slot's last (the slot became a variable), else -1. */
-  joinedAt: number;
-  /** When it joins none: a template one word apart, and the position of that word. */
-  near: Cluster | null;
-  nearAt: number;
 }
 
 /**
@@ -115,6 +109,17 @@ export class TemplateMiner {
   private readonly byId = new Map<string, Cluster>();
   private readonly perApp = new Map<string, Set<Cluster>>();
   private clock = 0;
+  /**
+   * What `closest` found besides the template it answers, kept here rather than in an
+   * object made per message: where that template took a word as its slot's last (the slot
+   * became a variable), else -1; when it answers none, a template one word apart and the
+   * position of that word.
+   */
+  private joinedAt = -1;
+  /** Whether the message differs from that template anywhere but its `<*>` (it generalises). */
+  private differs = false;
+  private near: Cluster | null = null;
+  private nearAt = -1;
 
   constructor(
     private readonly opts: {
@@ -196,10 +201,11 @@ export class TemplateMiner {
     const tokens = tokenize(message, known);
     const group = this.groupOf(app, tokens);
     this.clock += 1;
-    const { best, joinedAt, near, nearAt } = this.closest(group.members, tokens);
+    const best = this.closest(group.members, tokens);
+    const { joinedAt, near, nearAt } = this;
     if (best) {
       if (joinedAt >= 0) this.mergeSlot(best, joinedAt, tokens[joinedAt] as string);
-      if (generalise(best, tokens)) this.opts.onChange?.(best);
+      if (this.differs && generalise(best, tokens)) this.opts.onChange?.(best);
       best.count += 1;
       best.used = this.clock;
       return best;
@@ -254,8 +260,12 @@ export class TemplateMiner {
    * constant word, as Drain's parse tree descends by the leading token.
    */
   private groupOf(app: string, tokens: readonly string[]): Group {
-    const at = tokens.findIndex((t) => !t.includes(WILDCARD));
-    const first = at < 0 ? WILDCARD : (tokens[at] as string);
+    let first = WILDCARD;
+    for (const t of tokens)
+      if (!t.includes(WILDCARD)) {
+        first = t;
+        break;
+      }
     let byLength = this.groups.get(app);
     if (!byLength) {
       byLength = [];
@@ -278,7 +288,7 @@ export class TemplateMiner {
    * Holds a new template: first forgets one beyond the caps (the rarest of those its app
    * has held longest, or of all), then puts it in its group.
    */
-  private hold(t: Omit<Cluster, 'group'>): Cluster {
+  private hold(t: Omit<Cluster, 'group' | 'weighs'>): Cluster {
     const same = this.perApp.get(t.app);
     if (same && same.size >= (this.opts.maxTemplatesPerApp ?? MAX_TEMPLATES_PER_APP)) {
       const gone = rarestHeldLongest(same);
@@ -296,7 +306,15 @@ export class TemplateMiner {
       const gone = rarest(group.members);
       if (gone) this.forget(gone);
     }
-    const made: Cluster = { id: t.id, app: t.app, tokens: t.tokens, count: t.count, used: t.used, group };
+    const made: Cluster = {
+      id: t.id,
+      app: t.app,
+      tokens: t.tokens,
+      count: t.count,
+      used: t.used,
+      weighs: constantWeight(t.tokens),
+      group,
+    };
     made.group.members.push(made);
     held.add(made);
     this.byId.set(made.id, made);
@@ -342,39 +360,45 @@ export class TemplateMiner {
    * The template of the group a message joins, or none when no template is like it enough;
    * then maybe one a word apart (an enumeration's other word, `near`).
    */
-  private closest(group: readonly Cluster[], tokens: readonly string[]): Closest {
+  private closest(group: readonly Cluster[], tokens: readonly string[]): Cluster | null {
     const needed = this.opts.similarity ?? SIMILARITY;
-    const out: Closest = { best: null, joinedAt: -1, near: null, nearAt: -1 };
+    let best: Cluster | null = null;
+    this.joinedAt = -1;
+    this.near = null;
+    this.nearAt = -1;
     let bestScore = -1;
-    // Which of the message's tokens are words, read once for all the templates (when asked).
-    let wordFlags: boolean[] | null = null;
-    const wordAtOf = (i: number): boolean => {
-      if (wordFlags === null) wordFlags = wordsOf(tokens);
-      return wordFlags[i] === true;
-    };
-    for (const c of group) {
-      let total = 0;
-      let same = 0;
+    for (let k = 0; k < group.length; k++) {
+      const c = group[k] as Cluster;
+      // Where the message has the template's token, that token counts in full: only where
+      // they differ is anything read.
+      let total = c.weighs;
+      let differ = 0;
       let wild = 0;
       let exact = true;
+      let differs = false;
       let hard = false;
       let words = 0;
       let wordAt = -1;
       for (let i = 0; i < tokens.length; i++) {
         const t = c.tokens[i] as string;
         const m = tokens[i] as string;
-        if (t === WILDCARD || (t !== m && keyedValue(t, m) === t)) {
-          wild += 1;
-          if (t !== m) exact = false;
+        if (t === m) {
+          if (t === WILDCARD) wild += 1;
           continue;
         }
-        const w = weight(t);
-        total += w;
-        if (t === m) same += w;
-        else if (differsInKind(t, m)) {
+        if (t !== WILDCARD) differs = true;
+        if (t === WILDCARD || keyedValue(t, m) === t) {
+          wild += 1;
+          exact = false;
+          // A key's value (`key=<*>`): a variable here, so none of the template's constants.
+          if (t !== WILDCARD) total -= weight(t);
+          continue;
+        }
+        differ += weight(t);
+        if (differsInKind(t, m)) {
           hard = true;
           break;
-        } else if (wordAtOf(i) && BARE_WORD.test(t)) {
+        } else if (isBareWord(m) && isBareWord(t)) {
           words += 1;
           wordAt = i;
           // Two words apart: neither joins nor is one word apart.
@@ -383,7 +407,7 @@ export class TemplateMiner {
       }
       if (hard || words > 1) continue;
       // A template of variables only takes any message of its length: only an exact fit.
-      const score = total === 0 ? (exact ? 1 : 0) : same / total;
+      const score = total === 0 ? (exact ? 1 : 0) : (total - differ) / total;
       if (score < needed) continue;
       let joinedAt = -1;
       if (words > 0) {
@@ -392,25 +416,23 @@ export class TemplateMiner {
         if (seen && !seen.has(tokens[wordAt] as string) && seen.size + 1 >= WORDS_OF_A_VARIABLE)
           joinedAt = wordAt;
         else {
-          if (words === 1 && out.near === null) {
-            out.near = c;
-            out.nearAt = wordAt;
+          if (words === 1 && this.near === null) {
+            this.near = c;
+            this.nearAt = wordAt;
           }
           continue;
         }
       }
-      if (score > bestScore || (score === bestScore && out.best && wild > countWild(out.best))) {
-        out.best = c;
-        out.joinedAt = joinedAt;
+      if (score > bestScore || (score === bestScore && best !== null && wild > countWild(best))) {
+        best = c;
+        this.joinedAt = joinedAt;
+        this.differs = differs;
         bestScore = score;
       }
     }
-    return out;
+    return best;
   }
 }
-
-/** Which of the tokens are words (template-compare.ts). */
-const wordsOf = (tokens: readonly string[]) => tokens.map((t) => BARE_WORD.test(t));
 
 /**
  * The rarest of the `EVICTION_SAMPLE` templates an app has held longest (its set keeps
@@ -440,7 +462,18 @@ function rarest(of: Iterable<Cluster>): Cluster | null {
   return victim;
 }
 
-const countWild = (c: Cluster) => c.tokens.reduce((n, t) => n + (t === WILDCARD ? 1 : 0), 0);
+/** What the tokens that are not `<*>` weigh together. */
+function constantWeight(tokens: readonly string[]): number {
+  let w = 0;
+  for (const t of tokens) if (t !== WILDCARD) w += weight(t);
+  return w;
+}
+
+function countWild(c: Cluster): number {
+  let n = 0;
+  for (const t of c.tokens) if (t === WILDCARD) n++;
+  return n;
+}
 
 /**
  * Positions where the message differs become variables (a key's value alone when both
@@ -455,34 +488,9 @@ function generalise(c: Cluster, tokens: readonly string[]): boolean {
     const general = keyedValue(t, m) ?? WILDCARD;
     if (general !== t) {
       c.tokens[i] = general;
+      c.weighs += (general === WILDCARD ? 0 : weight(general)) - weight(t);
       changed = true;
     }
   }
   return changed;
-}
-
-/**
- * A template's id: from its app and the tokens it was created with, so the same first
- * message gives the same id on every node and after every restart; 14 characters of
- * letters and digits.
- */
-export function templateId(app: string, tokens: readonly string[]): string {
-  return createHash('sha256')
-    .update(app)
-    .update('\u0000')
-    .update(tokens.join(' '))
-    .digest('base64url')
-    .replace(/[-_]/g, '')
-    .slice(0, 14);
-}
-
-/**
- * The one copy of a string that V8 keeps for it as a property name (its string table,
- * which lets go of strings nothing else holds). A template's tokens were each cut from
- * their message: 100,000 templates of common words held 71 MiB, interned 51.
- */
-function intern(s: string): string {
-  const o: Record<string, 0> = { [s]: 0 };
-  for (const k in o) return k;
-  return s;
 }

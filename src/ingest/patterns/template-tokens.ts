@@ -1,3 +1,18 @@
+import {
+  AT,
+  BACKSLASH,
+  bits,
+  bitsAt,
+  COLON,
+  charsOf,
+  cut,
+  DIGIT,
+  DOT,
+  raw,
+  rawAt,
+  SLASH,
+} from './token-chars.js';
+
 /**
  * A message as the template miner compares it (template-miner.ts): its tokens, each one
  * that is a variable by its form masked as `<*>`, with the values pipelines extracted
@@ -7,31 +22,6 @@
 export const MAX_TOKENS = 64;
 export const MAX_CHARS = 4096;
 export const WILDCARD = '<*>';
-
-/** Characters a token holds, as bits (`charsOf`): what a form cannot match without. */
-const DIGIT = 1;
-const DOT = 2;
-const SLASH = 4;
-const AT = 8;
-const COLON = 16;
-const BACKSLASH = 32;
-
-/** The bits of the characters `token` holds, in one pass (most tokens are short). */
-function charsOf(token: string): number {
-  let bits = 0;
-  for (let i = 0; i < token.length; i++) {
-    const c = token.charCodeAt(i);
-    if (c >= 48 && c <= 57) bits |= DIGIT;
-    // Letters, the commonest, are nothing a form needs.
-    else if ((c | 32) >= 97 && (c | 32) <= 122) continue;
-    else if (c === 46) bits |= DOT;
-    else if (c === 47) bits |= SLASH;
-    else if (c === 64) bits |= AT;
-    else if (c === 58) bits |= COLON;
-    else if (c === 92) bits |= BACKSLASH;
-  }
-  return bits;
-}
 
 const NUMBER = /^[-+]?\d+(?:[.,]\d+)*[a-zA-Z%]{0,3}$/;
 const HEX = /^(?=[a-fA-F]*\d)[0-9a-fA-F]{8,}$/;
@@ -95,8 +85,25 @@ function separators(t: string, code: number): number {
 }
 
 /** Booleans are values of a flag, whatever the case (`true`, `False`): two words that vary. */
-const isBoolean = (t: string) =>
-  (t.length === 4 || t.length === 5) && (t.toLowerCase() === 'true' || t.toLowerCase() === 'false');
+function isBoolean(t: string): boolean {
+  // Letters by code, any case (`| 32`): no lower-cased copy of each four- or five-letter word.
+  const c = t.charCodeAt(0) | 32;
+  if (t.length === 4)
+    return (
+      c === 116 &&
+      (t.charCodeAt(1) | 32) === 114 &&
+      (t.charCodeAt(2) | 32) === 117 &&
+      (t.charCodeAt(3) | 32) === 101
+    );
+  return (
+    t.length === 5 &&
+    c === 102 &&
+    (t.charCodeAt(1) | 32) === 97 &&
+    (t.charCodeAt(2) | 32) === 108 &&
+    (t.charCodeAt(3) | 32) === 115 &&
+    (t.charCodeAt(4) | 32) === 101
+  );
+}
 /**
  * Values inside a token: IPv4 (with a port), times, hex runs with a digit, numbers with
  * their sign (`blk_-42` and `blk_42` are one kind of id); digits right after a letter only
@@ -109,9 +116,19 @@ const MAYBE_VALUE = DIGIT | DOT | SLASH | AT | COLON | BACKSLASH;
 /** An IPv6 address (also in brackets, with a port). */
 const IPV6 = /^\[?[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}\]?(?::\d+)?$/;
 
-/** Punctuation around a token's value: `(host)`, `[1.2.3.4]`, `"x",`. */
-const OPENS = '([{<"\'';
-const CLOSES = ')]}>"\',;:.';
+/** Punctuation around a token's value: `(host)`, `[1.2.3.4]`, `"x",` (`([{<"'` before, `)]}>"',;:.` after). */
+const opens = (c: number) => c === 40 || c === 91 || c === 123 || c === 60 || c === 34 || c === 39;
+const closes = (c: number) =>
+  c === 41 ||
+  c === 93 ||
+  c === 125 ||
+  c === 62 ||
+  c === 34 ||
+  c === 39 ||
+  c === 44 ||
+  c === 59 ||
+  c === 58 ||
+  c === 46;
 
 /**
  * A token as compared: a variable by its form becomes `<*>`, and so does a value in a
@@ -121,21 +138,56 @@ const CLOSES = ')]}>"\',;:.';
 export function maskToken(token: string, chars = charsOf(token)): string {
   // Most tokens are words: nothing in them can be a value (but a boolean).
   if ((chars & MAYBE_VALUE) === 0) return isBoolean(token) ? WILDCARD : token;
+  // The commonest of the others, read by their characters before any regex: what the forms
+  // below make of them.
+  const plain = plainForm(token);
+  if (plain === NUMBER_FORM) return WILDCARD;
+  if (plain === WORD_FORM) return token;
   if ((chars & COLON) !== 0 && token.includes('::') && IPV6.test(token)) return WILDCARD;
   const eq = token.indexOf('=');
   // A key is a name: before an `=` after a slash is a URL's query or a path (a value whole).
   if (eq > 0 && eq < token.length - 1 && token.lastIndexOf('/', eq) < 0)
     return `${token.slice(0, eq + 1)}${maskKeyValue(token.slice(eq + 1))}`;
   let start = 0;
-  while (start < token.length && OPENS.includes(token[start] as string)) start++;
+  while (start < token.length && opens(token.charCodeAt(start))) start++;
   let end = token.length;
-  while (end > start && CLOSES.includes(token[end - 1] as string)) end--;
+  while (end > start && closes(token.charCodeAt(end - 1))) end--;
   // In a frame (`[1.2.3.4]`, `(host)`, `"x",`): the value inside it.
   if ((start > 0 || end < token.length) && end > start) {
     const core = maskValue(token.slice(start, end));
     if (core === WILDCARD) return `${token.slice(0, start)}${WILDCARD}${token.slice(end)}`;
   }
   return maskValue(token, chars);
+}
+
+/** `plainForm`'s answers: digits in groups (`42`, `10.0.0.1`, `1,024`), or a word then `:` or `.`. */
+const NUMBER_FORM = 1;
+const WORD_FORM = 2;
+
+/**
+ * `NUMBER_FORM` for digits in groups split by single `.` or `,` (the number form without
+ * sign or unit: a variable), `WORD_FORM` for letters then one `:` or `.` (`user:`, `done.`:
+ * no form matches, and no frame holds a value), else 0.
+ */
+function plainForm(t: string): number {
+  const n = t.length;
+  let c = t.charCodeAt(0);
+  if (c >= 48 && c <= 57) {
+    for (let i = 1; i < n; i++) {
+      c = t.charCodeAt(i);
+      if (c >= 48 && c <= 57) continue;
+      // A separator between two digits only.
+      if ((c !== 46 && c !== 44) || i === n - 1) return 0;
+      c = t.charCodeAt(++i);
+      if (c < 48 || c > 57) return 0;
+    }
+    return NUMBER_FORM;
+  }
+  if (n < 2 || !isLetter(t, 0)) return 0;
+  c = t.charCodeAt(n - 1);
+  if (c !== 58 && c !== 46) return 0;
+  for (let i = 1; i < n - 1; i++) if (!isLetter(t, i)) return 0;
+  return WORD_FORM;
 }
 
 /**
@@ -154,11 +206,52 @@ function maskValue(token: string, chars = charsOf(token)): string {
   if (isVariableForm(token, chars)) return WILDCARD;
   if ((chars & DIGIT) === 0) return token;
   const masked = token.replace(INNER_VALUE, WILDCARD);
-  if (masked === WILDCARD || /^[^A-Za-z]*$/.test(masked)) return WILDCARD;
+  if (masked === WILDCARD || !hasLetter(masked)) return WILDCARD;
   // An identifier made of several values (`pkg~1.2~x64~~6.1.7601`, `job_2015_0001`) is one value.
   const first = masked.indexOf(WILDCARD);
   return first >= 0 && masked.indexOf(WILDCARD, first + WILDCARD.length) >= 0 ? WILDCARD : masked;
 }
+
+/**
+ * Tokens that may be values, as lately masked (`maskToken` of a token is the same wherever
+ * it is): most recur (times of day, a service's names with dots or digits, `[main]`), and
+ * looking one up costs a fraction of masking it again. A table of `MASK_SLOTS` slots, each
+ * the last token whose hash fell there: its size is fixed, and a fresh token's hash is read
+ * here, cheaper than a Map's.
+ */
+const MASK_SLOTS = 4096;
+const maskedTokens: string[] = new Array<string>(MASK_SLOTS).fill('');
+const maskedAs: string[] = new Array<string>(MASK_SLOTS).fill('');
+/** Each slot's token's hash: a token not held is told by it, its characters unread. */
+const maskedHashes = new Int32Array(MASK_SLOTS);
+/** Tokens longer than this are masked each time (few recur). */
+const MASKED_LENGTH = 64;
+
+/** `maskToken(t, chars)`, from the table when it was asked lately. */
+function maskHeld(t: string, chars: number): string {
+  if ((chars & MAYBE_VALUE) === 0 || t.length > MASKED_LENGTH) return maskToken(t, chars);
+  let h = 0;
+  for (let i = 0; i < t.length; i++) h = (Math.imul(h, 31) + t.charCodeAt(i)) | 0;
+  const slot = (h ^ (h >>> 13)) & (MASK_SLOTS - 1);
+  if (maskedHashes[slot] === h && maskedTokens[slot] === t) return maskedAs[slot] as string;
+  const masked = maskToken(t, chars);
+  const key = detached(t);
+  maskedHashes[slot] = h;
+  maskedTokens[slot] = key;
+  maskedAs[slot] = masked === t ? key : detached(masked);
+  return masked;
+}
+
+/**
+ * A copy of `s` of its own: a token cut from a message may be a view of it (V8 slices
+ * strings of 13 characters or more, shorter ones are copied), which would hold the whole
+ * message (up to 1 MiB) for as long as the token is held in the table. Joined to a space,
+ * then cut from that, it is cut from a new string of its own.
+ */
+const detached = (s: string) => (s.length < 13 ? s : `${s} `.slice(0, -1));
+
+/** Masked `<*>` in parentheses: maybe a value restated (`(1.16 KB)`). */
+const OPEN_WILDCARD = `(${WILDCARD}`;
 
 /**
  * A message's tokens, masked, capped at `MAX_TOKENS` (the rest one variable). A `known`
@@ -166,14 +259,16 @@ function maskValue(token: string, chars = charsOf(token)): string {
  * (`Invalid user user from …`: the user is the second `user`, the first is the text).
  */
 export function tokenize(message: string, known?: readonly string[]): string[] {
-  const text = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message;
-  const raw = text.split(/\s+/);
-  // What each token holds, read once: masking and its neighbours' rules ask.
-  const bits = raw.map(charsOf);
-  const values: number[] = [];
-  if (known) for (const v of known) values.push(raw.lastIndexOf(v));
+  const n = cut(message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message);
+  // Where each known value is (its last token), -1 when it is not there.
+  let values: number[] | null = null;
+  if (known && known.length > 0) {
+    values = [];
+    for (let k = 0; k < known.length; k++) values.push(raw.lastIndexOf(known[k] as string, n - 1));
+  }
   const out: string[] = [];
-  for (let i = 0; i < raw.length; i++) {
+  let last: string | undefined;
+  for (let i = 0; i < n; i++) {
     const t = raw[i] as string;
     if (!t) continue;
     if (out.length === MAX_TOKENS - 1) {
@@ -181,35 +276,51 @@ export function tokenize(message: string, known?: readonly string[]): string[] {
       break;
     }
     const masked =
-      values.includes(i) || dateWord(raw, bits, i) || listedName(raw, bits, i)
-        ? WILDCARD
-        : maskToken(t, bits[i]);
+      values?.includes(i) || dateWord(n, i) || listedName(n, i) ? WILDCARD : maskHeld(t, bits[i] as number);
     // A value restated in parentheses (`1190 bytes (1.16 KB)`) is there or not: it is left out.
-    if (masked === `(${WILDCARD}`) {
-      const end = restatedValueEnd(raw, i);
+    if (masked === OPEN_WILDCARD) {
+      const end = restatedValueEnd(n, i);
       if (end >= 0) {
         i = end;
         continue;
       }
     }
-    const last = out[out.length - 1];
     // A unit after a value (`5.2 KB,`, `12 ms`) is the value's: only its punctuation stays.
-    if (last?.endsWith(WILDCARD) && unitOf(masked) !== null) {
-      out[out.length - 1] = `${last}${unitOf(masked)}`;
-      continue;
+    if (last !== undefined && endsWithWildcard(last)) {
+      const unit = unitOf(masked);
+      if (unit !== null) {
+        last = `${last}${unit}`;
+        out[out.length - 1] = last;
+        continue;
+      }
     }
     // A list of values of one form (`blk_<*> blk_<*> …`, `<*> <*>`) is one variable, whatever its length.
     if (masked === last && masked.includes(WILDCARD)) continue;
     out.push(masked);
+    last = masked;
   }
+  // Tokens are cut from their message (views of it, when long): a long line's are let go of
+  // here, where they would hold it until as many tokens came again. What a line of at most
+  // 64 tokens within `MAX_CHARS` leaves holds a few KB.
+  if (n > MAX_TOKENS || message.length > MAX_CHARS) raw.fill('', 0, n);
   return out;
 }
+
+/** Whether `t` ends with `<*>` (asked of each token before the next). */
+const endsWithWildcard = (t: string) =>
+  t.charCodeAt(t.length - 1) === 62 && t.charCodeAt(t.length - 2) === 42 && t.charCodeAt(t.length - 3) === 60;
 
 /** Whether the character at `i` of `t` is an ASCII letter. */
 const isLetter = (t: string, i: number) => {
   const c = t.charCodeAt(i) | 32;
   return c >= 97 && c <= 122;
 };
+
+/** Whether `t` holds an ASCII letter. */
+function hasLetter(t: string): boolean {
+  for (let i = 0; i < t.length; i++) if (isLetter(t, i)) return true;
+  return false;
+}
 
 /** Punctuation that may follow a word or a unit (`KB,`, `Jun,`, `ms)`). */
 const isClosing = (c: number) => c === 44 || c === 59 || c === 58 || c === 46 || c === 41 || c === 93;
@@ -222,35 +333,41 @@ function bodyLength(t: string): number {
 }
 
 /**
- * The letters of a name numbered within its kind (`an14`, `node7,`: letters, then digits,
- * maybe a comma), else null.
+ * How many letters begin a name numbered within its kind (`an14`, `node7,`: letters, then
+ * digits, maybe a comma), else 0. The kind is those letters, compared where they are.
  */
-function numberedKind(t: string | undefined): string | null {
-  if (t === undefined || !isLetter(t, 0)) return null;
+function numberedKind(t: string | undefined): number {
+  if (t === undefined || !isLetter(t, 0)) return 0;
   const end = t.length - (t.endsWith(',') || t.endsWith(';') ? 1 : 0);
-  if (!isDigit(t.charCodeAt(end - 1))) return null;
+  if (!isDigit(t.charCodeAt(end - 1))) return 0;
   let letters = 1;
   while (letters < end && isLetter(t, letters)) letters++;
-  for (let i = letters; i < end; i++) if (!isDigit(t.charCodeAt(i))) return null;
-  return t.slice(0, letters);
+  for (let i = letters; i < end; i++) if (!isDigit(t.charCodeAt(i))) return 0;
+  return letters;
+}
+
+/** Whether `other` is a numbered name of the kind of `t`'s first `letters` letters. */
+function sameKind(t: string, letters: number, other: string | undefined): boolean {
+  return (
+    other !== undefined &&
+    other !== t &&
+    numberedKind(other) === letters &&
+    other.startsWith(t.slice(0, letters))
+  );
 }
 
 /**
- * Whether `raw[i]` is one of a list of names of one kind (`an14 an15 … an27`,
+ * Whether token `i` (of `n`) is one of a list of names of one kind (`an14 an15 … an27`,
  * `node1, node2`): a numbered name beside another of its letters. A list's names are
  * values whatever their number; one alone (`eth0`, `ssh2`) is a name of the text.
  */
-function listedName(raw: readonly string[], bits: readonly number[], i: number): boolean {
+function listedName(n: number, i: number): boolean {
   // A numbered name has a digit, and so has its neighbour in a list.
   if (((bits[i] as number) & DIGIT) === 0) return false;
-  if ((((bits[i - 1] ?? 0) | (bits[i + 1] ?? 0)) & DIGIT) === 0) return false;
-  const kind = numberedKind(raw[i]);
-  if (kind === null) return false;
-  const t = raw[i];
-  return (
-    (raw[i - 1] !== t && numberedKind(raw[i - 1]) === kind) ||
-    (raw[i + 1] !== t && numberedKind(raw[i + 1]) === kind)
-  );
+  if (((bitsAt(n, i - 1) | bitsAt(n, i + 1)) & DIGIT) === 0) return false;
+  const t = raw[i] as string;
+  const letters = numberedKind(t);
+  return letters > 0 && (sameKind(t, letters, rawAt(n, i - 1)) || sameKind(t, letters, rawAt(n, i + 1)));
 }
 
 /** Names of days and months, as dates write them out (`Fri Jun 17 07:07:00 2005`). */
@@ -260,24 +377,31 @@ const DATE_WORDS = new Set(
   ),
 );
 
+/**
+ * The first two letters of those names (lower case, as one number): other words are refused
+ * before a copy is made.
+ */
+const DATE_INITIALS = new Set([...DATE_WORDS].map((w) => w.charCodeAt(0) * 128 + w.charCodeAt(1)));
+
 /** Whether `t` is a day's or a month's name, maybe with punctuation after it. */
 function dateName(t: string | undefined): boolean {
-  if (t === undefined || t.length < 3 || t.length > 10 || !isLetter(t, 0)) return false;
+  if (t === undefined || t.length < 3 || t.length > 10) return false;
+  if (!DATE_INITIALS.has((t.charCodeAt(0) | 32) * 128 + (t.charCodeAt(1) | 32))) return false;
   const end = bodyLength(t);
   return end >= 3 && DATE_WORDS.has((end === t.length ? t : t.slice(0, end)).toLowerCase());
 }
 
 /**
- * Whether `raw[i]` is a day's or a month's name in a date: beside a token with digits, or
- * beside another such name (`Fri Jun 17`): a date's words vary as its numbers do.
+ * Whether token `i` (of `n`) is a day's or a month's name in a date: beside a token with
+ * digits, or beside another such name (`Fri Jun 17`): a date's words vary as its numbers do.
  */
-function dateWord(raw: readonly string[], bits: readonly number[], i: number): boolean {
+function dateWord(n: number, i: number): boolean {
   const t = raw[i] as string;
   // Most tokens are refused here, before any string is made.
   if (t.length < 3 || t.length > 10 || ((bits[i] as number) & DIGIT) !== 0 || !isLetter(t, 0)) return false;
-  const digitBeside = (((bits[i - 1] ?? 0) | (bits[i + 1] ?? 0)) & DIGIT) !== 0;
-  if (!digitBeside && ((bits[i + 2] ?? 0) & DIGIT) === 0) return false;
-  return dateName(t) && (digitBeside || dateName(raw[i + 1]));
+  const digitBeside = ((bitsAt(n, i - 1) | bitsAt(n, i + 1)) & DIGIT) !== 0;
+  if (!digitBeside && (bitsAt(n, i + 2) & DIGIT) === 0) return false;
+  return dateName(t) && (digitBeside || dateName(rawAt(n, i + 1)));
 }
 
 /**
@@ -293,6 +417,10 @@ const UNITS = new Set(
 /** The punctuation after a unit when `token` is a unit (`KB,` → `,`), else null. */
 function unitOf(token: string): string | null {
   if (token.length > 6) return null;
+  // Every unit starts with a letter, `%`, `‰` or `µ` once lower-cased (the Kelvin sign `K` is a
+  // `k` then): most tokens are refused before a copy is made.
+  const c = token.charCodeAt(0);
+  if (!isLetter(token, 0) && c !== 37 && c !== 0x2030 && c !== 0xb5 && c !== 0x212a) return null;
   const end = bodyLength(token);
   return end > 0 && UNITS.has(token.slice(0, end).toLowerCase()) ? token.slice(end) : null;
 }
@@ -301,16 +429,14 @@ function unitOf(token: string): string | null {
 const UNIT = /^[A-Za-z]{1,3}\)?[,;.]?$/;
 
 /**
- * Where a parenthesised value and its unit that start at `raw[i]` end (`(1.16 KB)`: its
- * index), else -1. A value alone in parentheses (`(<*>)`) stays: it is often what names a host.
+ * Where a parenthesised value and its unit that start at token `i` (of `n`) end (`(1.16 KB)`:
+ * its index), else -1. A value alone in parentheses (`(<*>)`) stays: it is often what names a host.
  */
-function restatedValueEnd(raw: readonly string[], i: number): number {
-  const closes = (t: string) => t.endsWith(')') || t.endsWith('),') || t.endsWith(');') || t.endsWith(').');
-  if (i + 1 < raw.length) {
-    const next = raw[i + 1] as string;
-    return closes(next) && UNIT.test(next) ? i + 1 : -1;
-  }
-  return -1;
+function restatedValueEnd(n: number, i: number): number {
+  if (i + 1 >= n) return -1;
+  const next = raw[i + 1] as string;
+  const closed = next.endsWith(')') || next.endsWith('),') || next.endsWith(');') || next.endsWith(').');
+  return closed && UNIT.test(next) ? i + 1 : -1;
 }
 
 /**
