@@ -224,9 +224,10 @@ describeBrowser('test/browser/schedules.test.ts', 'the Schedules page in Chromiu
     });
     const listed = row('Weekly web errors');
     await listed.waitFor();
+    // The cron's words come from the server after the list (one request for the page's crons).
+    await expect.poll(() => listed.textContent()).toContain(weekdays.description);
     const text = await listed.textContent();
     expect(text).toContain('Web errors');
-    expect(text).toContain(weekdays.description);
     expect(text).toContain('Not run yet');
     expect(await listed.locator('time').getAttribute('datetime')).toBe(made?.next_run_at);
     await shot(page, 'schedules-list');
