@@ -279,8 +279,11 @@ describeBrowser('test/browser/search-trigger.test.ts', 'Create trigger from a se
     });
     expect(await dialog().getByRole('button', { name: 'Create trigger' }).count()).toBe(0);
     await done.getByRole('link', { name: 'Open it in Triggers' }).click();
+    // Under the full suite's load (two test files and their servers beside the browser)
+    // this navigation once took past the page's 10 s default.
     await page.waitForURL(
       (u) => u.pathname === '/triggers' && u.searchParams.get('edit') === String(saved[0]?.id),
+      { timeout: 30_000 },
     );
     const form = page.getByRole('form', { name: 'Edit trigger “Disk bursts”' });
     await form.waitFor();
