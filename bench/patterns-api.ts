@@ -38,7 +38,7 @@ export async function throughApi(argv: string[], loghubDir?: string, accuracyOnl
     return;
   }
   await accuracyThroughApi(systems, batch, settle);
-  const rounds = accuracyOnly ? 0 : countFlag(argv, 'rounds', 6);
+  const rounds = accuracyOnly ? 0 : countFlag(argv, 'rounds', 10);
   if (rounds > 0)
     await miningCostThroughApi(systems, {
       batch,
