@@ -31,8 +31,10 @@ export default defineConfig({
         name,
         include: [`test/${name}/**/*.test.ts`],
         // A browser test's steps run axe over every rule and take screenshots: seconds
-        // each, several times that while CI runs the other projects beside it.
-        ...(name === 'browser' ? { testTimeout: 60_000 } : {}),
+        // each, several times that while CI runs the other projects beside it. A page's
+        // answer waited for (`expect.poll`) gets 10 s, not 1: the page answers after the
+        // server does, which under a full suite's load took past a second.
+        ...(name === 'browser' ? { testTimeout: 60_000, expect: { poll: { timeout: 10_000 } } } : {}),
       },
     })),
   },
