@@ -153,13 +153,13 @@ describeBrowser(
         await queryBox(page).fill(query);
         await queryBox(page).press('Enter');
         await expect.poll(() => count().textContent(), { timeout: 10_000 }).toMatch(/^[\d,]+ events$/);
-        await expect.poll(() => count().textContent(), { timeout: 10_000 }).not.toBe(shownBefore);
+        await expect.poll(() => count().textContent()).not.toBe(shownBefore);
       };
       try {
         // The rows of app:sshd are there, its fields not yet: nothing of the search before.
         await search('app:sshd');
-        await expect.poll(() => held.map((h) => h.query), { timeout: 10_000 }).toEqual(['app:sshd']);
-        await expect.poll(() => panel.getByText('Loading fields…').count(), { timeout: 10_000 }).toBe(1);
+        await expect.poll(() => held.map((h) => h.query)).toEqual(['app:sshd']);
+        await expect.poll(() => panel.getByText('Loading fields…').count()).toBe(1);
         expect(await filterFor('nginx').count()).toBe(0);
         expect(await panel.getByRole('button', { name: /^app [\d,]+$/ }).count()).toBe(0);
         await shot(page, 'search-fields-loading');
@@ -167,9 +167,7 @@ describeBrowser(
         // Another search before the first's fields came: its answer shows, the older one's,
         // arriving after, does not replace it.
         await search('app:firewall');
-        await expect
-          .poll(() => held.map((h) => h.query), { timeout: 10_000 })
-          .toEqual(['app:sshd', 'app:firewall']);
+        await expect.poll(() => held.map((h) => h.query)).toEqual(['app:sshd', 'app:firewall']);
         await held[1]?.release();
         await filterFor('firewall').waitFor();
         await held[0]?.release();
