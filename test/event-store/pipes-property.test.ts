@@ -363,9 +363,23 @@ describe.each(STORES.filter((s) => s.run))('$name: pipes', (kind) => {
     expect(accepted).toBeGreaterThan(20);
   }, 300_000);
 
-  it('writes numbers as text as JavaScript does (small ones, exponents)', async () => {
+  it('writes numbers as text as JavaScript does (small ones, exponents, whole ones past 2^53)', async () => {
     const values = [
-      1.1664816626749664e-7, -2.5e-8, 1e-7, 0.000001, -0.0000015, 0.000099, 0.0001, 1.5e22, 123.456,
+      1.1664816626749664e-7,
+      -2.5e-8,
+      1e-7,
+      0.000001,
+      -0.0000015,
+      0.000099,
+      0.0001,
+      1.5e22,
+      123.456,
+      // Whole numbers past 2^53: the shortest round-trip digits, then zeros (not the double's exact value).
+      2.5e17 + 96,
+      -(2 ** 60),
+      2 ** 53 + 2,
+      1e15,
+      9.999999999999999e20,
     ];
     const events = values.map((v, i) => event(`n${i}`, { ts: T0 + i * 1000, fields: { v: String(v) } }));
     const { result, expected } = await table('* | eval t = concat(v * 1) | sort ts | fields t', events);

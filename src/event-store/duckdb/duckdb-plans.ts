@@ -373,15 +373,18 @@ export const DUCKDB_PIPES: PipeDialect = {
   double: (x) => `CAST(${x} AS DOUBLE)`,
   numericText: (x, params) => numericTextSql(x, params),
   // As JavaScript writes numbers: whole ones below 10^21 as digits (DuckDB's own text uses
-  // an exponent from 10^15 on); 10^-6 ≤ |x| < 10^-4 without an exponent (DuckDB writes
+  // an exponent from 10^15 on; past 2^53 its digits are the shortest round-trip ones, as
+  // JavaScript's, then zeros); 10^-6 ≤ |x| < 10^-4 without an exponent (DuckDB writes
   // `9.9e-05`, JavaScript `0.000099`); an exponent without a leading zero (`e-7`, not `e-07`);
   // an overflow `Infinity` (DuckDB writes `inf`).
   numberText: (x) => {
     const text = `CAST(${x} AS VARCHAR)`;
+    // Past 2^53 JavaScript writes the shortest round-trip digits and zeros, not the double's exact value.
+    const wholeFromExponent = `(CASE WHEN ${x} < 0 THEN '-' ELSE '' END) || rpad(replace(regexp_extract(${text}, '^-?([0-9.]+)e', 1), '.', ''), CAST(regexp_extract(${text}, 'e\\+([0-9]+)$', 1) AS INTEGER) + 1, '0')`;
     const fixed = `(CASE WHEN ${x} < 0 THEN '-' ELSE '' END) || '0.' || repeat('0', CAST(right(${text}, 1) AS INTEGER) - 1) || replace(regexp_extract(${text}, '^-?([0-9.]+)e', 1), '.', '')`;
     return `(CASE WHEN isinf(${x}) THEN (CASE WHEN ${x} > 0 THEN 'Infinity' ELSE '-Infinity' END)
       WHEN isnan(${x}) THEN 'NaN'
-      WHEN ${x} = floor(${x}) AND abs(${x}) < 1e21 THEN CAST(CAST(${x} AS HUGEINT) AS VARCHAR)
+      WHEN ${x} = floor(${x}) AND abs(${x}) < 1e21 THEN (CASE WHEN contains(${text}, 'e+') THEN ${wholeFromExponent} ELSE CAST(CAST(${x} AS HUGEINT) AS VARCHAR) END)
       WHEN regexp_matches(${text}, 'e-0[56]$') THEN ${fixed}
       ELSE regexp_replace(${text}, 'e-0([0-9])$', 'e-\\1') END)`;
   },
