@@ -76,6 +76,15 @@ describe('the word index for events in small batches, some late', () => {
     return inside / events.length;
   };
 
+  it("keeps a block per late events' time bucket, not per batch: blocks hold thousands of events", () => {
+    const words = (store as unknown as { words: WordIndex }).words;
+    const { blocks } = words.size;
+    // 120,000 events: ~15 blocks in order, and the late ones' buckets of 15 minutes over
+    // the 3.4 hours they span (a block per late event and batch made ~2,000).
+    expect(blocks).toBeLessThan(60);
+    expect(EVENTS / blocks).toBeGreaterThan(2_000);
+  });
+
   it.each([
     ['in time', 'wolframite'],
     ['late', 'scheelite'],

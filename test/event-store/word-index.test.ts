@@ -881,6 +881,46 @@ describe('a store answers the same with and without the word index', () => {
     }
   });
 
+  it("late events grow their time bucket's block: at most TAIL_VERSIONS rows of it, found across reopening", async () => {
+    const dir = tmp();
+    let store = await open(dir);
+    const reference = await open(':memory:', false);
+    const both = async (part: NormalisedEvent[]) => {
+      await Promise.all([store.append(part), reference.append(part)]);
+    };
+    const blocksOf = (s: DuckDbEventStore) => (s as unknown as { words: WordIndex }).words.size.blocks;
+    const all = { fromMs: 0, toMs: 4e12 };
+    try {
+      // A block closed (2.3 hours of events): events over a minute before its end are late.
+      await both(Array.from({ length: BLOCK_EVENTS }, (_, i) => timed(i, `in order ${i}`)));
+      // 40 small batches: an event in order and one 1.9 hours late, all of one 15-minute bucket.
+      for (let k = 0; k < 40; k++)
+        await both([timed(BLOCK_EVENTS + k, `newer ${k}`), timed(1_200 + k, `late needle ${k}`)]);
+      // The closed block, the open one, the late events' one (was a block per batch: 42).
+      expect(blocksOf(store)).toBe(3);
+      const rows = await store.runSql(
+        'SELECT id, count(*) AS n, max(events) AS e FROM word_blocks GROUP BY id',
+      );
+      expect(rows.map((r) => Number(r.n)).every((n) => n <= 16)).toBe(true);
+      expect(rows.map((r) => Number(r.e)).sort((a, b) => a - b)).toEqual([40, 40, BLOCK_EVENTS]);
+      expect(await count(store, text('late needle'))).toBe(40);
+      for (const filter of [text('late needle 17'), text('newer 39'), text('in order 1217')])
+        await sameAnswers(store, reference, filter, all);
+      // Reopened: the newest version of each block; a late event of the same bucket opens
+      // a new block (the trigrams of the open ones were in memory only).
+      await store.close();
+      store = await open(dir);
+      expect(blocksOf(store)).toBe(3);
+      await both([timed(BLOCK_EVENTS + 40, 'newer 40'), timed(1_250, 'late needle 50')]);
+      expect(blocksOf(store)).toBe(4);
+      expect(await count(store, text('late needle'))).toBe(41);
+      for (const filter of [text('late needle 5'), text('late needle 39'), text('newer 40')])
+        await sameAnswers(store, reference, filter, all);
+    } finally {
+      await Promise.all([store.close(), reference.close()]);
+    }
+  });
+
   it('keeps answers consistent while appends run (ranges are taken with the snapshot)', async () => {
     const start = 3_000_000;
     const batch = 2 * BLOCK_EVENTS;

@@ -220,8 +220,10 @@ export interface BuiltBlock {
   readonly trigrams: Uint32Array;
   /** Whether the bloom holds the source keys (blocks built before them do not). */
   readonly sources: boolean;
-  /** Late events kept apart (`lateRuns`): a block of its own, never the open one. */
+  /** Late events kept apart (`lateParts`): a block of their bucket, never the open one. */
   readonly apart?: boolean;
+  /** An apart block's bucket (`lateBucket`). */
+  readonly bucket?: number;
 }
 
 /** The block of `events[from, to)` (a file's summary is made of such blocks, cold-summary.ts). */
@@ -265,33 +267,33 @@ export function blockOf(
  * their own, so the open block's time range stays that of the events in order.
  */
 export const LATE_MS = 60_000;
-/** A block of late events spans at most this much time. */
+/**
+ * Late events' blocks are time buckets this wide: a batch's late events go to the block of
+ * their bucket, which later batches' late events of the same bucket grow (word-index.ts).
+ */
 export const LATE_SPAN_MS = 15 * 60_000;
 
+/** The bucket of a late event's time. */
+export const lateBucket = (ts: number) => Math.floor(Math.round(ts) / LATE_SPAN_MS);
+
 /**
- * A small batch's events (in time order) split at `floorMs − LATE_MS`: the late ones as
- * runs of close times (a gap over `LATE_MS` or a span over `LATE_SPAN_MS` starts another),
- * and the rest.
+ * A small batch's events (in time order) split at `floorMs − LATE_MS`: the late ones by
+ * their bucket (`lateBucket`, in time order) and the rest.
  */
-export function lateRuns<E extends WordEvent>(
+export function lateParts<E extends WordEvent>(
   events: readonly E[],
   floorMs: number,
-): { late: E[][]; inOrder: E[] } {
+): { late: Array<{ bucket: number; events: E[] }>; inOrder: E[] } {
   const cut = floorMs - LATE_MS;
   let k = 0;
   while (k < events.length && (events[k] as E).ts < cut) k++;
-  const late: E[][] = [];
-  let run: E[] = [];
+  const late: Array<{ bucket: number; events: E[] }> = [];
   for (const e of events.slice(0, k)) {
-    const first = run[0];
-    const last = run[run.length - 1];
-    if (first && last && (e.ts - last.ts > LATE_MS || e.ts - first.ts > LATE_SPAN_MS)) {
-      late.push(run);
-      run = [];
-    }
-    run.push(e);
+    const bucket = lateBucket(e.ts);
+    const last = late[late.length - 1];
+    if (last?.bucket === bucket) last.events.push(e);
+    else late.push({ bucket, events: [e] });
   }
-  if (run.length) late.push(run);
   return { late, inOrder: events.slice(k) as E[] };
 }
 
@@ -304,9 +306,13 @@ export function lateRuns<E extends WordEvent>(
 export const APART_BITS_PER_TRIGRAM = 6;
 export const APART_PROBES = 4;
 
-/** A block of `events` (a run of late ones): never the open block. */
-export function buildApartBlock(events: readonly WordEvent[], l: Lowering): BuiltBlock {
-  return { ...blockOf(events, 0, events.length, l, APART_PROBES, APART_BITS_PER_TRIGRAM), apart: true };
+/** A block of late `events` of one bucket: never the open block. */
+export function buildApartBlock(events: readonly WordEvent[], l: Lowering, bucket: number): BuiltBlock {
+  return {
+    ...blockOf(events, 0, events.length, l, APART_PROBES, APART_BITS_PER_TRIGRAM),
+    apart: true,
+    bucket,
+  };
 }
 
 /**
@@ -331,7 +337,10 @@ export function blockSlices(n: number): Array<[number, number]> {
   return slices;
 }
 
-/** One block from several (their trigram sets joined): merging small blocks. */
+/**
+ * One block from several (their trigram sets joined): merging small blocks. Blocks of late
+ * events (`apart`, the first part's bucket) keep their bloom's parameters.
+ */
 export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
   const set = new TrigramSet();
   const keys = new Set<number>();
@@ -342,14 +351,16 @@ export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
     }
   const trigrams = withKeys(set.take(), keys);
   const first = parts[0] as BuiltBlock;
+  const [probes, bitsPer] = first.apart ? [APART_PROBES, APART_BITS_PER_TRIGRAM] : [PROBES, BITS_PER_TRIGRAM];
   return {
     minTs: Math.min(...parts.map((p) => p.minTs)),
     maxTs: Math.max(...parts.map((p) => p.maxTs)),
     events: parts.reduce((n, p) => n + p.events, 0),
     lowering: first.lowering,
-    probes: PROBES,
-    bloom: bloomOf(trigrams),
+    probes,
+    bloom: bloomOf(trigrams, probes, bitsPer),
     trigrams,
     sources: parts.every((p) => p.sources),
+    ...(first.apart ? { apart: true, ...(first.bucket === undefined ? {} : { bucket: first.bucket }) } : {}),
   };
 }

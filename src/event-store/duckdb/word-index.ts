@@ -34,7 +34,7 @@ import {
   type BuiltBlock,
   buildApartBlock,
   buildWordBlocks,
-  lateRuns,
+  lateParts,
   mergeBlocks,
   type WordEvent,
 } from './word-blocks.js';
@@ -76,9 +76,11 @@ CREATE TABLE IF NOT EXISTS word_blocks (
 /** Rows written in the append's transaction, for `WordIndex.add` once it commits. */
 export interface WrittenBlocks {
   readonly blocks: readonly IndexedBlock[];
-  /** The open block these replace (it grew). */
-  readonly replaces?: bigint;
+  /** The open blocks these replace (they grew): the open block, open blocks of late events. */
+  readonly replaces: readonly bigint[];
   readonly tail: Tail | null;
+  /** The open blocks of late events, by bucket, once this commits. */
+  readonly late: ReadonlyMap<number, Tail>;
   /** The ids among `blocks` of late events kept apart. */
   readonly apart: ReadonlySet<bigint>;
 }
@@ -95,6 +97,12 @@ interface Tail {
 const TAIL_VERSIONS = 16;
 
 /**
+ * Open blocks of late events kept at most (the newest buckets; an older one closes): each
+ * holds its trigrams in memory. Shippers' late events (2 % up to an hour late) fill 4 or 5.
+ */
+export const MAX_LATE_TAILS = 8;
+
+/**
  * The index of one store: every block's bloom in memory (sorted by `minTs`), rows in
  * `word_blocks`. Every method that writes is called inside the store's `write` (no
  * statement is being planned meanwhile), so a query's ranges and its snapshot agree.
@@ -105,10 +113,16 @@ const TAIL_VERSIONS = 16;
  * older), through an appender: an UPDATE of the row measured 3–8 ms and growing, a
  * statement 1.2–2 ms, an appender row about 1 ms. Older versions are deleted every
  * `TAIL_VERSIONS` versions, when it closes, and at open.
+ *
+ * Late events (`lateParts`) grow an open block of their time bucket the same way, up to
+ * `MAX_LATE_TAILS` buckets at a time: a block per late event (a batch's late events an
+ * hour apart are one each) made 137,630 blocks of 10 M events from shippers, 73 events a
+ * block, ~100 MB of memory and a loop over all of them per query.
  */
 export class WordIndex {
   private blocks: IndexedBlock[] = [];
   private tail: Tail | null = null;
+  private late: ReadonlyMap<number, Tail> = new Map();
   private nextId = 1n;
   /**
    * Where the events in order begin: the newest time of the last block closed (a late
@@ -225,22 +239,59 @@ export class WordIndex {
    * row. `add` applies them to memory once the transaction commits.
    */
   async write(conn: DuckDBConnection, all: readonly BuiltBlock[]): Promise<WrittenBlocks> {
-    const apart = all.filter((b) => b.apart);
     const written = await this.writeInOrder(
       conn,
       all.filter((b) => !b.apart),
     );
-    if (!apart.length) return { ...written, apart: new Set() };
-    const blocks = apart.map((b): IndexedBlock => ({ ...pick(b), id: this.nextId++ }));
+    const apart = all.filter((b) => b.apart);
+    if (!apart.length) return { ...written, late: this.late, apart: new Set() };
+    const late = new Map(this.late);
+    const blocks: IndexedBlock[] = [];
+    const replaces = [...written.replaces];
+    for (const part of apart) {
+      const bucket = part.bucket ?? Number.NaN;
+      const open = late.get(bucket);
+      const built = open ? mergeBlocks([open.built, part]) : part;
+      const block: IndexedBlock = { ...pick(built), id: open ? open.block.id : this.nextId++ };
+      let versions = (open?.versions ?? 0) + 1;
+      if (open) replaces.push(block.id);
+      const full = built.events >= BLOCK_EVENTS;
+      if (open && (full || versions >= TAIL_VERSIONS)) {
+        await this.dropOlderVersions(conn, block);
+        versions = 1;
+      }
+      blocks.push(block);
+      if (full) late.delete(bucket);
+      else late.set(bucket, { block, built, versions });
+    }
     this.appendRows(blocks);
-    return { ...written, blocks: [...written.blocks, ...blocks], apart: new Set(blocks.map((b) => b.id)) };
+    // The oldest buckets close past MAX_LATE_TAILS (their older rows go now).
+    for (const bucket of [...late.keys()]
+      .sort((a, b) => a - b)
+      .slice(0, Math.max(0, late.size - MAX_LATE_TAILS))) {
+      const closing = late.get(bucket) as Tail;
+      if (closing.versions > 1) await this.dropOlderVersions(conn, closing.block);
+      late.delete(bucket);
+    }
+    return {
+      ...written,
+      blocks: [...written.blocks, ...blocks],
+      replaces,
+      late,
+      apart: new Set(blocks.map((b) => b.id)),
+    };
+  }
+
+  /** Deletes the rows of `block`'s older versions (the newest, `block`, covers them). */
+  private async dropOlderVersions(conn: DuckDBConnection, block: IndexedBlock): Promise<void> {
+    await conn.run('DELETE FROM word_blocks WHERE id = $1 AND events < $2', [block.id, block.events]);
   }
 
   /**
    * The blocks of a batch (its events in time order): cut into blocks of at least
-   * `BLOCK_EVENTS`, or for a small batch, its late events (`lateRuns`: over `LATE_MS`
-   * before the end of the last block closed) in blocks of their own and the rest one block, which
-   * `write` adds to the open block. Late events would otherwise widen the open block's
+   * `BLOCK_EVENTS`, or for a small batch, its late events (`lateParts`: over `LATE_MS`
+   * before the end of the last block closed) in a block per time bucket, which `write` adds
+   * to the bucket's open block, and the rest one block, which `write` adds to the open block. Late events would otherwise widen the open block's
    * time range (2 % of the events an hour late made every block span an hour).
    */
   build(events: readonly WordEvent[]): BuiltBlock[] {
@@ -249,9 +300,9 @@ export class WordIndex {
     // Late: before the end of the last block closed. Batches of concurrent shippers that
     // arrive a few batches out of order within the open block's time stay in order.
     if (this.floor === Number.NEGATIVE_INFINITY) return buildWordBlocks(events, this.lowering);
-    const { late, inOrder } = lateRuns(events, this.floor);
+    const { late, inOrder } = lateParts(events, this.floor);
     return [
-      ...late.map((run) => buildApartBlock(run, this.lowering)),
+      ...late.map((part) => buildApartBlock(part.events, this.lowering, part.bucket)),
       ...(inOrder.length ? buildWordBlocks(inOrder, this.lowering) : []),
     ];
   }
@@ -259,8 +310,8 @@ export class WordIndex {
   private async writeInOrder(
     conn: DuckDBConnection,
     built: readonly BuiltBlock[],
-  ): Promise<Omit<WrittenBlocks, 'apart'>> {
-    if (built.length === 0) return { blocks: [], tail: this.tail };
+  ): Promise<Omit<WrittenBlocks, 'apart' | 'late'>> {
+    if (built.length === 0) return { blocks: [], replaces: [], tail: this.tail };
     const [only] = built;
     const small = built.length === 1 && only !== undefined && only.events < BLOCK_EVENTS;
     if (small && this.tail) {
@@ -270,21 +321,22 @@ export class WordIndex {
       const open = grown.events < BLOCK_EVENTS;
       let versions = this.tail.versions + 1;
       if (!open || versions >= TAIL_VERSIONS) {
-        await conn.run('DELETE FROM word_blocks WHERE id = $1 AND events < $2', [block.id, block.events]);
+        await this.dropOlderVersions(conn, block);
         versions = 1;
       }
-      return { blocks: [block], replaces: block.id, tail: open ? { block, built: grown, versions } : null };
+      return { blocks: [block], replaces: [block.id], tail: open ? { block, built: grown, versions } : null };
     }
     const blocks = built.map((b): IndexedBlock => ({ ...pick(b), id: this.nextId++ }));
     this.appendRows(blocks);
     const tail = small ? { block: blocks[0] as IndexedBlock, built: only, versions: 1 } : this.tail;
-    return { blocks, tail };
+    return { blocks, replaces: [], tail };
   }
 
   /** Applies committed rows (`write`) to memory. */
-  add({ blocks, replaces, tail, apart }: WrittenBlocks): void {
-    if (replaces !== undefined) {
-      const i = this.blocks.findLastIndex((b) => b.id === replaces);
+  add({ blocks, replaces, tail, late, apart }: WrittenBlocks): void {
+    // Open blocks are among the newest: looked for from the end.
+    for (const id of replaces) {
+      const i = this.blocks.findLastIndex((b) => b.id === id);
       if (i >= 0) this.blocks.splice(i, 1);
     }
     // The newest block closed now: where the open one's events begin to be in order.
@@ -293,6 +345,7 @@ export class WordIndex {
       if (!apart.has(b.id) && b.id !== tail?.block.id) this.floor = Math.max(this.floor, b.maxTs);
     }
     this.tail = tail;
+    this.late = late;
   }
 
   /** Retention: deletes the blocks whose events are all older than `tsMs` (after the events). */
@@ -301,6 +354,7 @@ export class WordIndex {
     const cut = Math.round(tsMs);
     this.blocks = this.blocks.filter((b) => b.maxTs >= cut);
     if (this.tail && this.tail.block.maxTs < cut) this.tail = null;
+    this.late = new Map([...this.late].filter(([, t]) => t.block.maxTs >= cut));
   }
 
   close(): void {
