@@ -256,15 +256,19 @@ describe(`patterns under bad input (${BACKEND}, ${EVENT_STORE})`, () => {
   }, 150_000);
 
   /**
-   * µs a message for a fresh miner taking 20,000 of `make`'s messages: the least of two
-   * runs, so a loaded machine's pauses fall on one run, not on both (a full suite's load
-   * once took one over 100).
+   * µs a message for a fresh miner taking 20,000 of `make`'s messages: the least of three
+   * runs, each after a full collection, so a loaded machine's pauses fall on one run, not on
+   * all. About 20-30 µs on a quiet machine; CI's full suite once took the least of two to
+   * 114. The bound is what the miner's design promises, not its speed: a message is compared
+   * with the at most `MAX_TEMPLATES_PER_GROUP` (50) templates of its group, never with all
+   * 5,000 of its app, which would cost a hundred times more.
    */
   const leastPerMessage = (make: () => string) => {
     let least = Number.POSITIVE_INFINITY;
-    for (let run = 0; run < 2; run++) {
+    for (let run = 0; run < 3; run++) {
       const messages = Array.from({ length: 20_000 }, make);
       const miner = new TemplateMiner();
+      heap();
       const t0 = performance.now();
       for (const m of messages) miner.match('flood', m);
       least = Math.min(least, ((performance.now() - t0) * 1000) / messages.length);
@@ -273,13 +277,13 @@ describe(`patterns under bad input (${BACKEND}, ${EVENT_STORE})`, () => {
     return least;
   };
 
-  it('mines a message of fresh words in bounded time (≤ 100 µs a message, the ordinary goal being 5)', () => {
+  it('mines a message of fresh words in bounded time (≤ 250 µs a message, the ordinary goal being 5)', () => {
     const perMessage = leastPerMessage(() => `${word()} ${word()} ${word()} ${word()} ${word()}`);
-    expect(perMessage, 'µs a message').toBeLessThan(100);
+    expect(perMessage, 'µs a message').toBeLessThan(250);
   });
 
-  it('mines fresh words after shared leading words in bounded time (≤ 100 µs a message)', () => {
+  it('mines fresh words after shared leading words in bounded time (≤ 250 µs a message)', () => {
     const perMessage = leastPerMessage(() => `user login ${word()} ${word()} ${word()} ${word()} ${word()}`);
-    expect(perMessage, 'µs a message').toBeLessThan(100);
+    expect(perMessage, 'µs a message').toBeLessThan(250);
   });
 });
