@@ -7,8 +7,9 @@
 #
 #   scripts/ci/run-suite.sh [vitest options, e.g. --project api --project process]
 #
-# `npm test` alone runs every file one at a time.
+# The timed files run each in a fresh module graph (`--isolate`), so nothing an earlier
+# file left running shares their wall clock. `npm test` alone runs every file one at a time.
 set -euo pipefail
 
 npm test -- --passWithNoTests --maxWorkers=2 --exclude '**/*.timed.test.ts' --exclude '**/node_modules/**' "$@"
-npm test -- --passWithNoTests "$@" .timed.test.ts
+npm test -- --passWithNoTests --isolate "$@" .timed.test.ts

@@ -1,5 +1,5 @@
 import { emptyEvent, type NormalisedEvent } from '../../src/core/event.js';
-import { newUlid } from '../../src/core/ids.js';
+import { newEventId } from '../../src/core/ids.js';
 import type { TestApp } from './app.js';
 
 /** A base time on a whole hour, so ranges in tests are easy to reason about. */
@@ -7,7 +7,9 @@ export const T0 = Date.UTC(2026, 10, 20, 12, 0, 0);
 
 export function event(partial: Partial<NormalisedEvent> & { ts: number }): NormalisedEvent {
   return emptyEvent({
-    ev_id: newUlid(partial.received_at ?? partial.ts),
+    // The id's time is the event's, whatever ids this process made before (newUlid's
+    // monotonic ids would carry a later time from an earlier test file on).
+    ev_id: newEventId(partial.received_at ?? partial.ts),
     received_at: partial.ts,
     intake: 'test',
     ...partial,
