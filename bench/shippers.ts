@@ -30,7 +30,8 @@ import { wordIndexReach } from './word-index-reach.js';
  *
  * Flags: --events N (1,000,000), --clients 4, --batch 1000, --runs 15 (timed runs per
  * query after 2 warm-ups), --bulk (through `_bulk`), --late 0.02 (the share of late
- * events), --rare-every 10000 (one message in so many holds the rare word). Saves
+ * events), --rare-every 10000 (one message in so many holds the rare word), --keep (keeps
+ * the service's data dir, for a look at its store afterwards). Saves
  * `.bench/shippers-<N>[-bulk].json` (the issue's shape only) and, when a run of a tenth as
  * many events was saved, prints the rate's share of it.
  */
@@ -147,6 +148,7 @@ async function serverSide(
   clients: number,
   runs: number,
   windowEnd: number,
+  keep: boolean,
 ) {
   const server = await startServer({ ...API_QUERY_ENV, LOGSCOPE_DUCKDB_MEMORY_LIMIT: MEMORY_LIMIT });
   const reader = requestReader(file);
@@ -218,7 +220,8 @@ async function serverSide(
   } finally {
     reader.close();
     if (!stopped) await server.stop();
-    rmSync(server.dataDir, { recursive: true, force: true });
+    if (keep) process.stderr.write(`  the service's data dir is kept: ${server.dataDir}\n`);
+    else rmSync(server.dataDir, { recursive: true, force: true });
   }
 }
 
@@ -255,7 +258,7 @@ export async function main(argv: string[]) {
         `${fmt(file.lineBytes)} bytes a JSON line, ${fmt((file.late / total) * 100, 1)} % late (target ${fmt(lateShare * 100, 1)} %), ` +
         `"${RARE_WORD}" in ${fmt(file.rare)} (one in ${fmt(rareEvery)}); written in ${fmt((performance.now() - t0) / 1000, 1)} s`,
     );
-    const s = await serverSide(file, cases, clients, runs, windowEnd);
+    const s = await serverSide(file, cases, clients, runs, windowEnd, argv.includes('--keep'));
     const raw = {
       ...(await rawSide(file, cases, {
         runs,
