@@ -364,7 +364,7 @@ describe('candidate ranges', () => {
     expect(candidateRanges(older, source, all)).toEqual([{ fromMs: 0, toMs: 9 }]);
   });
 
-  it('reads ranges for exact source values only where they save more than they cost', () => {
+  it('reads ranges only where they save more than they cost: exact source values, words', () => {
     const host = { kind: 'source', field: 'host', value: 'web-1' } as const;
     const app = { kind: 'source', field: 'app', value: 'cron' } as const;
     const both = { kind: 'all', items: [host, app] } as const;
@@ -383,9 +383,20 @@ describe('candidate ranges', () => {
     expect(rangesPay(both, two, many(small + 1), all)).toBe(true);
     // Only the blocks in the query's range count.
     expect(rangesPay(both, two, many(small + 1), { fromMs: 0, toMs: 60 })).toBe(false);
-    // No range reads nothing; a word is dear to test on every event: both always pay.
+    // No range reads nothing: it always pays.
     expect(rangesPay(both, [], many(1), all)).toBe(true);
-    expect(rangesPay({ kind: 'word', value: 'needle42' }, two, many(1), all)).toBe(true);
+    // A word is dear to test on every event: its ranges pay while they hold at most half
+    // the window's events (the plain scan keeps a sorted page's own pruning).
+    const word = { kind: 'word', value: 'needle42' } as const;
+    expect(rangesPay(word, two, many(1), all)).toBe(true);
+    const most = [
+      { fromMs: 0, toMs: 49 },
+      { fromMs: 70, toMs: 79 },
+    ];
+    expect(rangesPay(word, [{ fromMs: 0, toMs: 49 }], many(1), all)).toBe(true);
+    expect(rangesPay(word, most, many(1), all)).toBe(false);
+    // Only the query's range counts: from 50 ms on, they hold one block of five.
+    expect(rangesPay(word, most, many(1), { fromMs: 50, toMs: 100 })).toBe(true);
   });
 });
 

@@ -58,6 +58,8 @@ export function groupSql(field: string, params: SqlParams): string {
  */
 export interface Narrowing {
   readonly words?: readonly WordRange[];
+  /** The filter requires a word of the message (word-queries.ts `testsWords`), narrowed or not. */
+  readonly wordTest?: boolean;
   readonly streams?: bigint;
   readonly columnOf?: FieldColumnOf;
   /** Those columns, each with the field it holds, in the order the table has them. */
@@ -152,17 +154,20 @@ export function searchRowsSql(plan: SearchPlan, narrowing?: Narrowing): Compiled
 export const KEYED_PAGE_ROWS = 10_000;
 
 /**
- * A Search's page, in two statements when no index narrows its scan: the page's keys
+ * A Search's page, in two statements when its filter is cheap to test: the page's keys
  * (`ts`, `ev_id`) first, which the engine sorts without reading any other column, then the
- * rows holding them, read within the keys' time span only. As one statement, DuckDB
- * carries every column of every match through its top-n: at 10 M events, the newest 100
- * of 30,000 matches 157–236 ms, in two statements 40–62 (ADR 0019). Under the word
- * index's ranges the scan is narrow already: one statement.
+ * rows holding them, read within the keys' time span only (ADR 0019; at 10 M events on
+ * DuckDB 1.5, no filter 16-18 ms against 29-39 as one statement, a host 9-11 against
+ * 15-18). A filter that requires a word of the message is read in one statement: the
+ * second would test every message of the keys' span again, the whole window for a rare
+ * word (at 10 M, one in 10,000 messages: 310 ms in two, 225 in one; a common word 35-40
+ * either way).
  */
 export function searchPageSql(plan: SearchPlan, narrowing: Narrowing = {}): Compiled {
   // Cold files read whole by their summaries' leave: keys first there too (the word index
   // narrows the hot rows only); narrowed to their row groups, they are narrow already.
-  if ((narrowing.words && (!narrowing.cold || narrowing.coldNarrowed)) || plan.limit > KEYED_PAGE_ROWS)
+  const words = narrowing.words || narrowing.wordTest;
+  if ((words && (!narrowing.cold || narrowing.coldNarrowed)) || plan.limit > KEYED_PAGE_ROWS)
     return searchRowsSql(plan, narrowing);
   const params = new SqlParams(undefined, narrowing.columnOf);
   const scan = scanSql(plan.filter, plan.range, params, narrowing);

@@ -15,6 +15,7 @@ import { type Compiled, type Narrowing, type Reach, searchRowsSql } from './duck
 import { rowToEvent } from './duckdb-schema.js';
 import type { DuckDbStatement } from './duckdb-statements.js';
 import type { Bound } from './statement-gate.js';
+import { testsWords } from './word-queries.js';
 
 /**
  * A search the word index narrows to at most this many events reads its page first and
@@ -165,6 +166,7 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     const streams = unscoped.scope.filter ? sets.read(unscoped.scope) : undefined;
     const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
     const words = useWords ? index.scan(plan.filter, plan.range) : undefined;
+    const wordTest = testsWords(plan.filter);
     const { columnOf, columns: extraColumns } = extras;
     // The files the range meets whose summaries admit what the filter requires.
     const read = this.db.cold ? this.admitted(this.db.cold, plan.filter, plan.range) : null;
@@ -180,6 +182,7 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
       columnOf,
       extraColumns,
       ...(words ? { words } : {}),
+      ...(wordTest ? { wordTest } : {}),
       ...(streams === undefined ? {} : { streams }),
       ...(cold ? { cold, coldNarrowed } : {}),
     };
