@@ -125,12 +125,16 @@ describe('DuckDB: a Search page read by its keys', () => {
     );
   });
 
-  it('reads a page past its keys limit, or under the word index, in one statement', () => {
+  it('reads a page past its keys limit, under the word index or testing a word, in one statement', () => {
     const big = planOf(TRUE, [{ field: 'ts', desc: true }], KEYED_PAGE_ROWS + 1, 0);
     expect(searchPageSql(big).followedBy).toBeUndefined();
     const narrowed = searchPageSql(planOf(TRUE, [{ field: 'ts', desc: true }], 10, 0), {
       words: [{ fromMs: BASE, toMs: BASE + 1000 }],
     });
     expect(narrowed.followedBy).toBeUndefined();
+    // A word of the message, the index's ranges declined: the keys' span would be tested again.
+    const word = planOf(cond('message', 'contains', 'needle'), [{ field: 'ts', desc: true }], 10, 0);
+    expect(searchPageSql(word, { wordTest: true }).followedBy).toBeUndefined();
+    expect(searchPageSql(word).followedBy).toBeDefined();
   });
 });

@@ -25,6 +25,7 @@ import {
   rangesPay,
   SOURCE_RANGE_EVENTS,
   sourceOnly,
+  testsWords,
   wordNeeds,
 } from '../../src/event-store/duckdb/word-queries.js';
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
@@ -397,6 +398,11 @@ describe('candidate ranges', () => {
     expect(rangesPay(word, most, many(1), all)).toBe(false);
     // Only the query's range counts: from 50 ms on, they hold one block of five.
     expect(rangesPay(word, most, many(1), { fromMs: 50, toMs: 100 })).toBe(true);
+    // What the page is read by (duckdb-plans.ts): a word required, not source values alone.
+    expect(testsWords(cond('message', 'contains', 'needle42'))).toBe(true);
+    expect(testsWords(and(cond('host', 'eq', 'web-1'), cond('message', 'contains', 'x')))).toBe(true);
+    expect(testsWords(cond('host', 'eq', 'web-1'))).toBe(false);
+    expect(testsWords(TRUE)).toBe(false);
   });
 });
 
