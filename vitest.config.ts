@@ -23,11 +23,6 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // A worker runs its files one after another in one module graph, not a fresh one each:
-    // importing the app was a fifth of the suite's time (the untimed files on two workers
-    // 636 → 451 s). Files leave no state behind them (apps closed, env and timers
-    // restored); the timed files still run isolated (scripts/ci/run-suite.sh).
-    isolate: false,
     // One project per kind of test, the kind being the first folder under test/:
     // `vitest run --project unit` runs test/unit/**.
     projects: TEST_KINDS.map((name) => ({
