@@ -20,7 +20,9 @@ describe('event ids', () => {
     const [a, b] = [newEventId(1_000), newEventId(1_000)] as [string, string];
     expect(a.slice(0, 18)).toBe(b.slice(0, 18));
     expect(a).not.toBe(b);
-    // Query ids stay random per millisecond.
-    expect(newUlid(2_000).slice(10, 18)).not.toBe(newUlid(3_000).slice(10, 18));
+    // Query ids stay random per millisecond. newUlid is monotonic: an earlier time than one it
+    // was given before (by another test in this process) would only count up from that one.
+    const later = Date.now() + 1e12;
+    expect(newUlid(later).slice(10, 18)).not.toBe(newUlid(later + 1000).slice(10, 18));
   });
 });
