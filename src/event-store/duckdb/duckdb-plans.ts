@@ -286,13 +286,13 @@ export function summarySql(plan: SummaryPlan, narrowing?: Narrowing): Compiled {
     return { sql: `SELECT count(*) AS c, ${metrics.join(', ')} ${scan}`, params };
   }
   const keys = plan.groupBy.map((_, i) => `g${i}`).join(', ');
-  const sql = `SELECT * FROM (
-      SELECT CAST(grouping(${keys}) <> 0 AS INTEGER) AS total_row, ${keys}, count(*) AS c, ${metrics.join(', ')}
-      FROM (SELECT ${groups.join(', ')}, * ${scan})
-      GROUP BY GROUPING SETS ((${keys}), ())
-    )
-    QUALIFY total_row = 1 OR row_number() OVER (PARTITION BY total_row ORDER BY c DESC, ${keys}) <= ${params.add(plan.n)}
-    ORDER BY total_row DESC, c DESC, ${keys}`;
+  // The grand total's one row sorts first, so the first n + 1 rows are it and the n largest
+  // groups: a top-n, where a window per grouping set cost ~1.5× the aggregation at 300,000
+  // events.
+  const sql = `SELECT CAST(grouping(${keys}) <> 0 AS INTEGER) AS total_row, ${keys}, count(*) AS c, ${metrics.join(', ')}
+    FROM (SELECT ${groups.join(', ')}, * ${scan})
+    GROUP BY GROUPING SETS ((${keys}), ())
+    ORDER BY total_row DESC, c DESC, ${keys} LIMIT ${params.add(plan.n + 1)}`;
   const isTotal = (r: ResultRow) => Number(r.total_row) === 1;
   return {
     sql,
