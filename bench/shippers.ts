@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ConfigSchema } from '../src/config/config-schema.js';
 import { columnBytes } from './column-bytes.js';
 import { type IntakeRequests, ingestThroughApi, storeBytes } from './ingest.js';
 import { flag, fmt, percentile, progressLine, startServer, walBytes, walSettled } from './lib.js';
@@ -45,8 +46,13 @@ const ES_BULK: IntakeRequests = {
     ).length,
 };
 
-/** The server's default DuckDB memory limit, given to the raw engine too. */
-const MEMORY_LIMIT = '512MB';
+/**
+ * The server's DuckDB memory limit (its default, or `LOGSCOPE_DUCKDB_MEMORY_LIMIT`), given
+ * to the raw engine too.
+ */
+const MEMORY_LIMIT =
+  process.env.LOGSCOPE_DUCKDB_MEMORY_LIMIT ??
+  String((ConfigSchema.properties.duckdbMemoryLimit as { default?: string }).default);
 
 /** A query through the API, its raw SQL on the plain table (`w`: the window), and its goal. */
 interface ShipperCase extends QueryCase, RawCase {
