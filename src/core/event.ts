@@ -16,6 +16,11 @@ export interface StoredColumn {
   readonly notNull: boolean;
   /** Kept for the store's own use (rebuilding `raw`), not a field queries address. */
   readonly internal?: true;
+  /**
+   * Long free text (the message): a store that can compresses it with a general-purpose
+   * compressor rather than one for short, repeated values (ADR 0033).
+   */
+  readonly prose?: true;
 }
 
 /**
@@ -33,7 +38,7 @@ export const EVENT_SCHEMA = [
   { name: 'app', type: 'text', notNull: false },
   { name: 'severity', type: 'text', notNull: false },
   { name: 'facility', type: 'text', notNull: false },
-  { name: 'message', type: 'text', notNull: false },
+  { name: 'message', type: 'text', notNull: false, prose: true },
   { name: 'src_ip', type: 'ip', notNull: false },
   { name: 'src_port', type: 'int32', notNull: false },
   { name: 'dst_ip', type: 'ip', notNull: false },

@@ -144,6 +144,9 @@ export class DuckDbEventStore implements EngineEventStore {
       // 2,000 records of 999 fields 549-666 → 487-502 MiB; six sorted reports over them
       // after it peaked at 1,123-1,136 MiB instead of 1,183-1,235).
       allocator_background_threads: 'true',
+      // A new store's file in DuckDB's newest format, which the message's ZSTD needs (ADR
+      // 0033); a file made before keeps the format it was made in.
+      storage_compatibility_version: 'latest',
     });
     const writer = await instance.connect();
     // The cold tier's files are written once and never changed in place (ADR 0031): their

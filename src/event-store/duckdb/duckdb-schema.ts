@@ -47,8 +47,11 @@ const DUCKDB_TYPES: Readonly<Record<StoredType, DuckDbType>> = {
   map: 'MAP(VARCHAR, VARCHAR)',
 };
 
+// Long free text in ZSTD instead of DuckDB's choice (FSST): ~28 % fewer bytes for messages of
+// ~150 bytes, for ~15 % more CPU when a scan decompresses them (ADR 0033). A store's file
+// must be written in DuckDB's newest storage format for it (duckdb-event-store.ts).
 const columnDdl = (c: StoredColumn) =>
-  `${quoteIdent(c.name)} ${DUCKDB_TYPES[c.type]}${c.notNull ? ' NOT NULL' : ''}`;
+  `${quoteIdent(c.name)} ${DUCKDB_TYPES[c.type]}${c.notNull ? ' NOT NULL' : ''}${'prose' in c ? ' USING COMPRESSION zstd' : ''}`;
 
 /** The events table. Tables made before `intake` and `shape` get them added at the end. */
 export const CREATE_EVENTS = `CREATE TABLE IF NOT EXISTS events (\n  ${EVENT_SCHEMA.map(columnDdl).join(',\n  ')}\n)`;

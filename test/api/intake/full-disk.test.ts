@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
@@ -305,14 +306,18 @@ describe.skipIf(!bigMounted || EVENT_STORE !== 'duckdb')(
       ingestToken = (await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'shipper' }))
         .secret_key;
     }
-    /** `n` events of about 1 KiB each: the WAL grows by about 1 MiB a thousand. */
+    /**
+     * `n` events of about 1 KiB each: the WAL grows by about 1 MiB a thousand. Random, so
+     * no compressor shrinks them much in the main file either (a message repeating one
+     * string took ZSTD's ~1/50: ADR 0033).
+     */
     const ingest = (n: number, tag: string) =>
       app.inject({
         headers: { authorization: `token ${ingestToken}` },
         method: 'POST',
         url: '/api/ingest',
         payload: Array.from({ length: n }, (_, i) => ({
-          message: `${tag} ${i} ${Math.random().toString(36).repeat(90)}`,
+          message: `${tag} ${i} ${randomBytes(740).toString('base64')}`,
           host: `h${i % 5}`,
         })),
       });
