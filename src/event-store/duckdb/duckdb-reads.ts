@@ -166,7 +166,8 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     const streams = unscoped.scope.filter ? sets.read(unscoped.scope) : undefined;
     const plan = streams === undefined ? scopedPlan(unscoped) : unscoped;
     const words = useWords ? index.scan(plan.filter, plan.range) : undefined;
-    const wordTest = testsWords(plan.filter);
+    // Only a Search's page is read by it (duckdb-plans.ts `searchPageSql`).
+    const wordTest = plan.kind === 'search' && testsWords(plan.filter);
     const { columnOf, columns: extraColumns } = extras;
     // The files the range meets whose summaries admit what the filter requires.
     const read = this.db.cold ? this.admitted(this.db.cold, plan.filter, plan.range) : null;

@@ -437,6 +437,10 @@ export class QueriesService {
 
   /** The representation of a query for `who` (trigger data shows only what they may see). */
   async represent(job: QueryJob, present: PresentOptions, who?: Identity): Promise<GenericQuery> {
+    // The cold files' reach is the store worker's to say: asked first, it is answered
+    // while this thread presents the results (a round trip of ~0.6 ms otherwise added).
+    const cold = this.store.coldReach(job.filter, job.scope, job.window);
+    cold.catch(() => undefined); // not unhandled when presenting throws first
     const results = await this.enricher.enrich(
       job.type,
       await this.runner.present(job, present),
@@ -455,7 +459,7 @@ export class QueriesService {
       progress: job.progress,
       created_at: job.createdAt,
       updated_at: job.updatedAt,
-      cold: await this.store.coldReach(job.filter, job.scope, job.window),
+      cold: await cold,
     };
   }
 }
