@@ -29,11 +29,13 @@ describe('the event schema', () => {
     expect(COLUMN_KINDS.src_ip).toBe('ip');
   });
 
-  it('gives DuckDB a table with every column, quoted, NOT NULL where the schema says', () => {
+  it('gives DuckDB a table with every column, quoted, NOT NULL where the schema says, ZSTD for prose', () => {
     for (const c of EVENT_SCHEMA) {
+      const prose = 'prose' in c ? ' USING COMPRESSION zstd' : '';
       expect(CREATE_EVENTS).toMatch(
-        new RegExp(`"${c.name}" [A-Z(), ]+?${c.notNull ? ' NOT NULL' : ''}(,|\\n)`),
+        new RegExp(`"${c.name}" [A-Z(), ]+?${c.notNull ? ' NOT NULL' : ''}${prose}(,|\\n)`),
       );
     }
+    expect(CREATE_EVENTS.match(/USING COMPRESSION zstd/g)).toHaveLength(1);
   });
 });
