@@ -17,6 +17,8 @@ describe.skipIf(EVENT_STORE !== 'duckdb')('CLI: cold verify and cold import', ()
   let coldDir: string;
   const now = Date.now();
   const DAY = 86_400_000;
+  /** Noon UTC of the day `back` days ago: the 60 s of a day's events never straddle midnight. */
+  const noon = (back: number) => Math.floor((now - back * DAY) / DAY) * DAY + DAY / 2;
 
   beforeAll(async () => {
     await buildCli();
@@ -37,7 +39,7 @@ describe.skipIf(EVENT_STORE !== 'duckdb')('CLI: cold verify and cold import', ()
     expect(res.statusCode, res.body).toBe(200);
     await t.rt.events.append(
       Array.from({ length: 60 }, (_, i) =>
-        event({ ts: now - (3 + (i % 3)) * DAY - i * 1000, app: 'db', message: `nightly backup ${i} done` }),
+        event({ ts: noon(3 + (i % 3)) - i * 1000, app: 'db', message: `nightly backup ${i} done` }),
       ),
     );
     expect((await t.rt.services.coldMoves.run(now)).errors).toEqual([]);
