@@ -137,11 +137,11 @@ export async function waitForHealth(
 
 /**
  * Node's flags for a server, as `npm start` and the systemd unit give them (the young
- * generation's size), then BENCH_SERVER_NODE_FLAGS (e.g. `--cpu-prof`).
+ * generation's size, the old generation's growth), then BENCH_SERVER_NODE_FLAGS (e.g. `--cpu-prof`).
  */
 export function serverNodeFlags(): string[] {
   const extra = process.env.BENCH_SERVER_NODE_FLAGS ? process.env.BENCH_SERVER_NODE_FLAGS.split(' ') : [];
-  return ['--max-semi-space-size=32', ...extra];
+  return ['--max-semi-space-size=32', '--heap-growing-percent=50', ...extra];
 }
 
 /** Starts a real server process on a free port with a fresh data dir. */
