@@ -292,6 +292,10 @@ async function ingestPhase(
     accepted,
     seconds: use.wall,
     latencies,
+    slowest: runs
+      .flatMap((r) => r.slowest)
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 16),
     rate: accepted / use.wall,
     stored: (await storedCount(ch)) - before,
     use,

@@ -149,6 +149,8 @@ export interface ApiIngest {
   seconds: number;
   /** Time from sending a request to its acknowledgement (ms), sorted. */
   latencies: number[];
+  /** The slowest acknowledgements (at most 16), slowest first: when sent (s into the load) and ms. */
+  slowest: Array<{ at: number; ms: number }>;
 }
 
 /** Where and how requests are sent: `POST /api/ingest` NDJSON unless given (e.g. `_bulk`). */
@@ -186,6 +188,7 @@ export async function ingestThroughApi(
   let next = 0;
   let accepted = 0;
   const latencies: number[] = [];
+  const slowest: ApiIngest['slowest'] = [];
   const t0 = performance.now();
   const client = async () => {
     for (;;) {
@@ -208,7 +211,13 @@ export async function ingestThroughApi(
         accepted += intake.accepted(json);
         break;
       }
-      latencies.push(performance.now() - sent);
+      const ms = performance.now() - sent;
+      latencies.push(ms);
+      if (slowest.length < 16 || ms > (slowest.at(-1)?.ms ?? 0)) {
+        slowest.push({ at: (sent - t0) / 1000, ms });
+        slowest.sort((a, b) => b.ms - a.ms);
+        slowest.length = Math.min(slowest.length, 16);
+      }
       if (options.progress) options.progress(accepted, r);
       else if (r % 500 === 0) process.stderr.write(`\r  ${label}: ${fmt(accepted)} events`);
     }
@@ -217,7 +226,7 @@ export async function ingestThroughApi(
   const seconds = (performance.now() - t0) / 1000;
   if (!options.progress) process.stderr.write('\n');
   latencies.sort((a, b) => a - b);
-  return { accepted, seconds, latencies };
+  return { accepted, seconds, latencies, slowest };
 }
 
 interface ApiRun extends ApiIngest {

@@ -383,6 +383,12 @@ function report(o: {
       `${apiRare.map((n) => (n === undefined ? '?' : fmt(n))).join(' / ')} times through the API, ${fmt(raw.rareCount)} in the raw table` +
       `${apiRare.every((n) => n === raw.rareCount) ? '' : ' — ANSWERS DIFFER'}; ${o.runs} timed runs a query`,
   );
+  console.log(
+    `the slowest acknowledgements (s into the load: ms): ${s.ingest.slowest
+      .slice(0, 12)
+      .map((a) => `${fmt(a.at, 1)}: ${fmt(a.ms)}`)
+      .join(', ')}`,
+  );
   const x = s.reach;
   console.log(
     `word index: ${fmt(x.blocks)} blocks, each spanning ${fmt(x.spanP50 / 60_000, 1)} min of time at the median ` +
