@@ -7079,7 +7079,7 @@ export interface components {
         hot: {
           /** @description Its events in the event store, by its rule, all time. */
           events: number;
-          /** @description Their share of the event store’s bytes at rest. */
+          /** @description Their share of the event store’s bytes (its used blocks and its write-ahead log: events not yet checkpointed count at their WAL size). */
           bytes: number;
         };
         cold: {

@@ -14,7 +14,10 @@ export const StreamTiersSchema = Type.Object(
   {
     hot: Type.Object({
       events: Type.Integer({ description: 'Its events in the event store, by its rule, all time.' }),
-      bytes: Type.Integer({ description: 'Their share of the event store’s bytes at rest.' }),
+      bytes: Type.Integer({
+        description:
+          'Their share of the event store’s bytes (its used blocks and its write-ahead log: events not yet checkpointed count at their WAL size).',
+      }),
     }),
     cold: Type.Object({
       events: Type.Integer({ description: 'Rows of the cold files filed under it.' }),

@@ -215,4 +215,23 @@ describe.runIf(EVENT_STORE === 'duckdb')("the DuckDB store's write-ahead log dur
     });
     expect(((await res.json()) as { results: { total: number } }).results.total).toBe(60_000);
   }, 120_000);
+
+  it("is left as it is by a round of the streams' tier figures (a checkpoint would hold every commit)", async () => {
+    const wal = path.join(t.dataDir, 'events.duckdb.wal');
+    const now = Date.now();
+    await post(
+      url,
+      token,
+      Array.from({ length: 500 }, (_, i) => ({
+        timestamp: new Date(now - i * 1000).toISOString(),
+        app: 'tiers',
+        host: 'h1',
+        message: `after the load ${i}`,
+      })),
+    );
+    const before = statSync(wal).size;
+    expect(before).toBeGreaterThan(0);
+    await t.rt.services.streamTiers.refresh();
+    expect(statSync(wal).size).toBe(before);
+  });
 });
