@@ -27,3 +27,13 @@ export async function storedEvents(
 
 /** `message` of an event as text ('' when it has none), for predicates. */
 export const messageOf = (e: StoredEvent): string => e.message ?? '';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Noon UTC of the day `back` days before `now`: events a test files by UTC day sit there,
+ * far from midnight whenever the test runs (spread over minutes before midnight, they
+ * would make a day more).
+ */
+export const noonDaysBack = (back: number, now = Date.now()): number =>
+  Math.floor((now - back * DAY_MS) / DAY_MS) * DAY_MS + DAY_MS / 2;

@@ -18,6 +18,7 @@ import type { NormalisedEvent } from '../../../src/core/event.js';
 import { ColdJobs } from '../../../src/features/cold/cold-jobs.js';
 import { StreamsRepository } from '../../../src/features/streams/index.js';
 import { createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { noonDaysBack } from '../../helpers/events.js';
 import { eventually } from '../../helpers/eventually.js';
 import { event } from '../../helpers/seed.js';
 
@@ -29,7 +30,7 @@ import { event } from '../../helpers/seed.js';
 const DAY = 86_400_000;
 const now = Date.now();
 /** Noon (UTC) of the day `back` days ago: a day's events an hour either side stay in its file. */
-const noon = (back: number) => Math.floor((now - back * DAY) / DAY) * DAY + DAY / 2;
+const noon = (back: number) => noonDaysBack(back, now);
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 interface ImportJob {

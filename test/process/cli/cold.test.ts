@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { noonDaysBack } from '../../helpers/events.js';
 import { event } from '../../helpers/seed.js';
 import { buildCli, removeCli, runCli } from './run-cli.js';
 
@@ -16,9 +17,8 @@ describe.skipIf(EVENT_STORE !== 'duckdb')('CLI: cold verify and cold import', ()
   let url: string;
   let coldDir: string;
   const now = Date.now();
-  const DAY = 86_400_000;
   /** Noon UTC of the day `back` days ago: the 60 s of a day's events never straddle midnight. */
-  const noon = (back: number) => Math.floor((now - back * DAY) / DAY) * DAY + DAY / 2;
+  const noon = (back: number) => noonDaysBack(back, now);
 
   beforeAll(async () => {
     await buildCli();
