@@ -127,7 +127,7 @@ describe(`events in shippers' edge shapes on ${BACKEND} and ${EVENT_STORE}`, () 
   it('takes a burst of 10,000 one-event requests from 64 connections, losing none, while health answers', async () => {
     const n = 10_000;
     const base = t0 + HOUR;
-    const slowest: number[] = [];
+    const healthMs: number[] = [];
     let burst = true;
     // Health, asked every 100 ms through the burst: it answers, and soon.
     const health = (async () => {
@@ -135,7 +135,7 @@ describe(`events in shippers' edge shapes on ${BACKEND} and ${EVENT_STORE}`, () 
         const began = performance.now();
         const res = await fetch(`${url}/api/health`);
         expect(res.status).toBe(200);
-        slowest.push(performance.now() - began);
+        healthMs.push(performance.now() - began);
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -150,8 +150,8 @@ describe(`events in shippers' edge shapes on ${BACKEND} and ${EVENT_STORE}`, () 
     expect(await count('app:burst')).toBe(n);
     expect(await count('wolframite')).toBe(1);
     expect(await count(`message:"burst request ${n - 1}"`)).toBe(1);
-    expect(slowest.length).toBeGreaterThan(0);
-    expect(Math.max(...slowest)).toBeLessThan(2_000);
+    expect(healthMs.length).toBeGreaterThan(0);
+    expect(Math.max(...healthMs)).toBeLessThan(2_000);
     // Every shape's events, none twice.
     expect(await count('')).toBe(300 + 50_000 + n);
   }, 120_000);
