@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -191,7 +191,7 @@ export async function walSettled(dataDir: string): Promise<number> {
   const wal = path.join(dataDir, 'events.duckdb.wal');
   await new Promise((r) => setTimeout(r, IDLE_CHECKPOINT_MS + 500));
   while (performance.now() - t0 < 300_000) {
-    if (!existsSync(wal) || statSync(wal).size < IDLE_CHECKPOINT_WAL_BYTES) break;
+    if ((statSync(wal, { throwIfNoEntry: false })?.size ?? 0) < IDLE_CHECKPOINT_WAL_BYTES) break;
     await new Promise((r) => setTimeout(r, 200));
   }
   return (performance.now() - t0) / 1000;
@@ -200,7 +200,7 @@ export async function walSettled(dataDir: string): Promise<number> {
 /** Bytes of a DuckDB file's write-ahead log (`<name>.wal` in `dir`), 0 when there is none. */
 export const walBytes = (dir: string, name: string) => {
   const wal = path.join(dir, `${name}.wal`);
-  return existsSync(wal) ? statSync(wal).size : 0;
+  return statSync(wal, { throwIfNoEntry: false })?.size ?? 0;
 };
 
 /** Prints a line at every tenth of the events. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const walBytes = () => {
   const wal = path.join(dir, 'events.duckdb.wal');
-  return existsSync(wal) ? statSync(wal).size : 0;
+  return statSync(wal, { throwIfNoEntry: false })?.size ?? 0;
 };
 
 it('writes a large WAL into the main file once appends pause, and keeps every event', async () => {
