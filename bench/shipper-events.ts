@@ -17,6 +17,9 @@ import { prng } from '../src/cli/demo-generator.js';
 /** The rare word, planted in one message in {@link RARE_EVERY} (by default). */
 export const RARE_WORD = 'wolframite';
 export const RARE_EVERY = 10_000;
+/** A request id as a user pastes it: in exactly {@link FIVE_TIMES} messages, spread over the day. */
+export const FIVE_TOKEN = '7c41d09e2b5fa3';
+export const FIVE_TIMES = 5;
 /** The share of events that arrive late, and how late at most (ms). */
 export const LATE_SHARE = 0.02;
 export const LATE_MAX_MS = 3_600_000;
@@ -80,6 +83,8 @@ export interface ShipperFile {
   offsets: number[];
   /** Events holding {@link RARE_WORD}. */
   rare: number;
+  /** The `trace_id` of one event (a third of the way through), which no other event has. */
+  oneTrace: string;
   late: number;
   /** Average JSON line of an event, bytes (without `_bulk`'s action line). */
   lineBytes: number;
@@ -119,6 +124,7 @@ export function writeShipperFile(
   const offsets: number[] = [0];
   let offset = 0;
   let rare = 0;
+  let oneTrace = '';
   let late = 0;
   let lineBytes = 0;
   try {
@@ -143,7 +149,11 @@ export function writeShipperFile(
               : `${message.slice(0, cut)} ${RARE_WORD}${message.slice(cut)}`;
           rare++;
         }
-        const line = JSON.stringify({
+        // The five: evenly spread, as `ref=<id>` at the message's end (no draw of `r`, so
+        // every other value is as before).
+        if (i % Math.floor(total / FIVE_TIMES) === Math.floor(total / (3 * FIVE_TIMES)))
+          message = `${message} ref=${FIVE_TOKEN}`;
+        const record = {
           timestamp: new Date(Math.floor(Math.max(start - LATE_MAX_MS, ts))).toISOString(),
           host: `node-${String(Math.floor(r() * r() * HOSTS)).padStart(3, '0')}`,
           app: APPS[Math.floor(r() * r() * APPS.length)],
@@ -153,7 +163,9 @@ export function writeShipperFile(
           status: STATUSES[Math.floor(r() * STATUSES.length)],
           bytes: Math.floor(Math.exp(7 + 1.5 * gauss())),
           trace_id: hex(16),
-        });
+        };
+        if (i === Math.floor(total / 3)) oneTrace = record.trace_id;
+        const line = JSON.stringify(record);
         lineBytes += line.length + 1;
         body += bulk ? `${BULK_ACTION}${line}\n` : `${line}\n`;
       }
@@ -163,7 +175,7 @@ export function writeShipperFile(
   } finally {
     closeSync(fd);
   }
-  return { path, events: total, batch, bulk, offsets, rare, late, lineBytes: lineBytes / total };
+  return { path, events: total, batch, bulk, offsets, rare, oneTrace, late, lineBytes: lineBytes / total };
 }
 
 /** Reads request `r`'s body back. */

@@ -1,6 +1,7 @@
 import type { buildApp } from './app.js';
 import type { Config } from './config/config.js';
 import { installProcessNet } from './errors/process-net.js';
+import type { EventStore } from './event-store/event-store.js';
 import { createServerLogger } from './http/request-log.js';
 import { bootstrapAdmin, healthChecks, openRuntime } from './runtime.js';
 
@@ -10,10 +11,11 @@ const STOP_TIMEOUT_MS = 10_000;
 /**
  * Opens the stores and serves the API until SIGINT or SIGTERM, then stops cleanly: no new
  * connections, websockets closed with 1001, requests in flight answered, events waiting
- * for a commit committed, stores closed; exit code 0. A second signal exits at once.
+ * for a commit committed, stores closed; exit code 0. Signals during the stop are ignored
+ * (it is bounded by STOP_TIMEOUT_MS).
  * Start-up failures are thrown for the CLI to report in one line.
  */
-export async function serve(config: Config): Promise<void> {
+export async function serve(config: Config, events?: Promise<EventStore>): Promise<void> {
   // Whatever the engines create later (DuckDB's WAL, report files) is private too;
   // what exists is chmod'ed by openRuntime whatever the umask.
   process.umask(0o077);
@@ -26,6 +28,7 @@ export async function serve(config: Config): Promise<void> {
   const log = createServerLogger(config.logLevel);
   const rt = await openRuntime(config, {
     log,
+    ...(events ? { events } : {}),
     onWait: (message) => console.error(`logscope: ${message}`),
     onBusState: (connected, where) => busLog?.(connected, where),
   });
@@ -49,10 +52,17 @@ export async function serve(config: Config): Promise<void> {
     })();
     return stopping;
   };
+  let repeated = false;
   const onSignal = (signal: NodeJS.Signals) => {
+    // A signal while stopping (a supervisor signals the process group and npm forwards it
+    // again) changes nothing: exiting there, with the event store's worker closing DuckDB,
+    // cut the native engine off mid-call (`terminate called after throwing an instance of
+    // 'Napi::Error'`). The stop goes on, bounded by STOP_TIMEOUT_MS.
     if (stopping) {
-      console.error(`logscope: ${signal} again: exiting without a clean stop`);
-      process.exit(130);
+      if (!repeated)
+        console.error(`logscope: ${signal} again: already stopping (within ${STOP_TIMEOUT_MS / 1000} s)`);
+      repeated = true;
+      return;
     }
     stop(signal).catch((err: unknown) => {
       console.error(`logscope: stopping failed: ${(err as Error).message}`);

@@ -11,7 +11,7 @@ import { describePostgres, isPostgresUnreachable, pgReason, StartupError } from 
 import type { EventStore } from './event-store/event-store.js';
 import { openEventStore } from './event-store/open-event-store.js';
 import { coldFilesReadable } from './features/cold/index.js';
-import type { Platform, Services } from './features/component.js';
+import type { Component, Platform, Services } from './features/component.js';
 import { identityServices } from './features/identity/index.js';
 import { COMPONENTS } from './features/index.js';
 import { createPlatform } from './features/platform.js';
@@ -46,8 +46,18 @@ export interface RuntimeOptions {
   log?: Log;
   /** Told once when PostgreSQL does not answer and start-up waits for it. */
   onWait?: (message: string) => void;
+  /**
+   * The event store, already opening (an embedded metadata store: the CLI starts it with the
+   * process); closed here when the metadata store cannot open.
+   */
+  events?: Promise<EventStore>;
   /** Told when the bus to the other nodes goes down or comes back (cluster mode). */
   onBusState?: (connected: boolean, where: string) => void;
+  /**
+   * The components composed (COMPONENTS): a test swaps one for another build of it (the
+   * intake component over a protocol of its own).
+   */
+  components?: readonly Component[];
 }
 
 /** How long a node's lease on a query or report lasts without renewal (ms). */
@@ -147,11 +157,18 @@ export async function openMetaRuntime(config: Config, opts: RuntimeOptions = {})
 
 /** Opens both stores (the event store holds an exclusive lock on its file). */
 export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Promise<Runtime> {
-  // The metadata store first: a server that cannot reach it creates no event store.
-  const meta = await openMeta(config, opts);
+  // The metadata store first: a server that cannot reach it creates no event store (an
+  // embedded one is always reachable: the CLI may have started the event store already).
+  let meta: Awaited<ReturnType<typeof openMeta>>;
+  try {
+    meta = await openMeta(config, opts);
+  } catch (err) {
+    await opts.events?.then((e) => e.close()).catch(() => undefined);
+    throw err;
+  }
   let events: EventStore;
   try {
-    events = await openEventStore(config);
+    events = await (opts.events ?? openEventStore(config));
   } catch (err) {
     await meta.close();
     throw err;
@@ -178,7 +195,7 @@ export async function openRuntime(config: Config, opts: RuntimeOptions = {}): Pr
     ...(opts.log ? { log: opts.log } : {}),
     ...(cluster ? { cluster } : {}),
   });
-  const root = compose(platform, COMPONENTS);
+  const root = compose(platform, opts.components ?? COMPONENTS);
   const close = async () => {
     await root.stop();
     await platform.bus.close();

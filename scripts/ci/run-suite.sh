@@ -7,12 +7,30 @@
 #
 #   scripts/ci/run-suite.sh [vitest options, e.g. --project api --project process]
 #
-# The untimed files share a module graph per worker (`--no-isolate`): each worker imports
-# the app once, not once per file, which was a fifth of their time (two workers on SQLite
-# 636 -> 451 s); files leave no state behind them (apps closed, env and timers restored).
-# The timed files each get a fresh one, so nothing an earlier file left running shares
-# their wall clock or their heap. `npm test` alone runs every file one at a time, isolated.
+# Every file shares a module graph per worker (`--no-isolate`): each worker imports the
+# app once, not once per file, which was a fifth of the untimed files' time (two workers
+# on SQLite 636 -> 451 s) and a third of the timed ones' (37 files, about 4.5 s each to
+# import afresh: 530 s for 364 s of tests); files leave no state behind them (apps
+# closed, env and timers restored), and the timed ones still run alone, one after another.
+# `npm test` alone runs every file one at a time, isolated.
+# After each part, its slowest files (scripts/ci/slowest.mjs): where the time goes.
 set -euo pipefail
 
-npm test -- --passWithNoTests --maxWorkers=2 --no-isolate --exclude '**/*.timed.test.ts' --exclude '**/node_modules/**' "$@"
-npm test -- --passWithNoTests "$@" .timed.test.ts
+reports=$(mktemp -d "${TMPDIR:-/tmp}/logscope-suite.XXXXXX")
+trap 'rm -rf "$reports"' EXIT
+timing() { printf -- '--reporter=default\n--reporter=json\n--outputFile.json=%s\n' "$reports/$1.json"; }
+
+started=$SECONDS
+status=0
+mapfile -t report < <(timing untimed)
+npm test -- --passWithNoTests --maxWorkers=2 --no-isolate "${report[@]}" \
+  --exclude '**/*.timed.test.ts' --exclude '**/node_modules/**' "$@" || status=$?
+echo "-- untimed files: $((SECONDS - started)) s"
+node scripts/ci/slowest.mjs "$reports/untimed.json"
+[ "$status" = 0 ] || exit "$status"
+started=$SECONDS
+mapfile -t report < <(timing timed)
+npm test -- --passWithNoTests --maxWorkers=1 --no-isolate "${report[@]}" "$@" .timed.test.ts || status=$?
+echo "-- timed files, one at a time: $((SECONDS - started)) s"
+node scripts/ci/slowest.mjs "$reports/timed.json"
+exit "$status"

@@ -77,8 +77,17 @@ program
   .description('Serve the HTTP API (creates the admin user and token on first start)')
   .action(async () => {
     const c = config();
+    // Whatever the engines create is private (serve says it again for itself).
+    process.umask(0o077);
+    // An embedded metadata store is always reachable, so the event store need not wait for
+    // it: its worker starts now and opens its engine while the server's modules load (each
+    // took about a second of a restart's three).
+    const events = c.databaseUrl
+      ? undefined
+      : import('../event-store/open-event-store.js').then((m) => m.openEventStore(c));
+    events?.catch(() => undefined);
     const { serve } = await import('../main.js');
-    await serve(c);
+    await serve(c, events);
   });
 
 program

@@ -268,6 +268,12 @@ export const ConfigSchema = Type.Object(
       default: 100,
       description: 'Triggers one user may own; beyond it creating one answers `409 limit_reached`',
     }),
+    patternRateReadsPerHour: Type.Integer({
+      minimum: 1,
+      default: 7200,
+      description:
+        "Store reads one user's enabled pattern_rate triggers may cost an hour: each costs 3600 / window_seconds, twice that with a `same_time_last_week` or `rolling_24h` baseline; beyond it creating or changing one answers `409 limit_reached`",
+    }),
     savedSearchesPerUser: Type.Integer({
       minimum: 1,
       default: 500,
@@ -360,9 +366,9 @@ export const ConfigSchema = Type.Object(
         'The sender address of notification mails (`Logscope <alerts@example.com>`); empty: `logscope@<host name>`',
     }),
     webhookDenyCidrs: Type.String({
-      default: '',
+      default: '169.254.0.0/16,fe80::/10,100.100.100.200/32,fd00:ec2::254/128',
       description:
-        'Address ranges channels (webhook, Slack, Teams, PagerDuty, Opsgenie) may not reach, comma-separated CIDRs (`169.254.0.0/16,10.0.0.0/8`); empty: any address, loopback and private ones included',
+        'Address ranges channels (webhook, Slack, Teams, PagerDuty, Opsgenie) may not reach, comma-separated CIDRs (`169.254.0.0/16,10.0.0.0/8`). The default denies link-local addresses and the cloud metadata services (169.254.169.254 and the others there, fd00:ec2::254, 100.100.100.200); loopback and private addresses stay allowed (internal chat servers); empty: any address',
     }),
     pagerdutyUrl: Type.String({
       default: 'https://events.pagerduty.com',

@@ -5,6 +5,7 @@ import {
   isInvalidValueError,
   isNoSpaceError,
   isOutOfMemoryError,
+  isUniqueViolation,
   outOfMemory,
   storageFull,
   storeUnavailable,
@@ -252,6 +253,20 @@ export function describeError(
       {
         detail: 'A value in the request cannot be stored: a number out of range or a NUL character in text.',
         code: 'invalid_value',
+      },
+      {},
+    ];
+  }
+  if (isUniqueViolation(error)) {
+    // The loser of two identical creates (same title, same name) that both passed the
+    // service's check: the same 409 the check gives, and nothing was written.
+    request.log.info({ err: error }, 'unique constraint: answered 409');
+    return [
+      409,
+      {
+        detail:
+          'One with the same name already exists (made by a request at the same moment); nothing was changed.',
+        code: 'conflict',
       },
       {},
     ];

@@ -97,6 +97,18 @@ export function isInvalidValueError(err: unknown): boolean {
   return typeof e.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === 'string';
 }
 
+/**
+ * Whether a metadata store refused a write for a unique constraint (PostgreSQL's 23505,
+ * SQLite's SQLITE_CONSTRAINT_UNIQUE). Services check names before they write; this is what
+ * two requests making the same thing at the same moment meet when both pass that check.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; severity?: unknown };
+  if (e.code === 'SQLITE_CONSTRAINT_UNIQUE') return true;
+  return e.code === '23505' && typeof e.severity === 'string';
+}
+
 /** Whether an engine error means it ran out of memory (DuckDB's "Out of Memory Error"). */
 export function isOutOfMemoryError(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;

@@ -13,6 +13,7 @@ export interface EventStoreCapabilities {
 }
 
 export interface EventStoreStats {
+  /** Events in the hot tier (all of them on a store without a cold tier). */
   events: number;
   /** Bytes the store occupies on disk (0 when unknown). */
   bytesOnDisk: number;
@@ -21,6 +22,10 @@ export interface EventStoreStats {
    * and reuses it). What `retentionMaxBytes` is compared with.
    */
   dataBytes: number;
+  /**
+   * The oldest and newest event time over both tiers (ADR 0031), null when the store holds
+   * none: a read of the store's whole span (an event's context) reaches every event.
+   */
   oldestTs: number | null;
   newestTs: number | null;
 }
@@ -55,6 +60,33 @@ export interface ColdReach {
   files_skipped: number;
   files_read: number;
   bytes_read: number;
+}
+
+/**
+ * How a read meets the hot tier's word index (ADR 0004), in a query's statistics: `index`,
+ * the index alone answered (no block may hold what the filter requires: nothing read);
+ * `narrowed`, only the time ranges of the candidate blocks were read; `scan`, every event
+ * of the range was read, `why` saying why: `no_indexed_term` (the filter requires no word
+ * or field value the index keeps: a negation, a range of numbers...), `too_many_candidates`
+ * (the candidates' ranges would cost more than the scan), `index_off`.
+ */
+export interface IndexReach {
+  path: 'index' | 'narrowed' | 'scan';
+  why: 'no_indexed_term' | 'too_many_candidates' | 'index_off' | null;
+  /** The index's blocks the range meets, and of those, the candidates. */
+  blocks: number;
+  candidate_blocks: number;
+  /** The time ranges read (joined candidates); 0 on a scan or when nothing is read. */
+  ranges: number;
+}
+
+/**
+ * What a read meets of each tier: the word index of the hot one (null on an engine
+ * without, and for a reader of only some streams), the cold files.
+ */
+export interface ReadReach {
+  index: IndexReach | null;
+  cold: ColdReach | null;
 }
 
 /** What `cold verify` found wrong with one file (docs/operations/cold-tier.md). */
@@ -199,7 +231,8 @@ export interface EventStore {
    */
   countHot(filters: readonly FilterNode[]): Promise<number[]>;
   /** The cold files a read of `filter` within `scope` over `range` meets; null when none. */
-  coldReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ColdReach | null>;
+  /** How a read of `filter` within `scope` over `range` meets the word index and the cold files. */
+  readReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ReadReach>;
   stats(): Promise<EventStoreStats>;
   /** Fails when the store cannot answer (for /api/health). */
   ping(): Promise<void>;

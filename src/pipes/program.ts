@@ -157,12 +157,32 @@ export type Stage =
       readonly by?: Key;
       readonly aggs: readonly Agg[];
     }
-  /** `pattern_id`s with their count and share of the events that have one. */
-  | { readonly s: 'patterns'; readonly keyId: string; readonly countId: string; readonly shareId: string }
+  /**
+   * The rows of the events that have a `pattern_id`, one per id or, with `groups`, per
+   * group of ids: each with its count and share of those events, and as its `keyId` its
+   * most common id (among equal counts the first in code-point order).
+   */
+  | {
+      readonly s: 'patterns';
+      readonly keyId: string;
+      readonly countId: string;
+      readonly shareId: string;
+      readonly groups?: PatternGroups;
+    }
   /** The rows' order from here on (always total: the previous order breaks ties). */
   | { readonly s: 'order'; readonly keys: readonly OrderKey[] }
   /** The first `n` rows in the current order. */
   | { readonly s: 'limit'; readonly n: number };
+
+/**
+ * Pattern ids counted as one row of `patterns` (the Patterns query's rows: the ids of one
+ * template text, features/patterns/grouped-patterns.ts): `ids[i]` is in the group `of[i]`
+ * names (one of its ids). An id not listed is a row of its own.
+ */
+export interface PatternGroups {
+  readonly ids: readonly string[];
+  readonly of: readonly string[];
+}
 
 export interface OutputColumn {
   readonly name: string;

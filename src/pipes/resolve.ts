@@ -230,6 +230,8 @@ class Resolver implements PipeScope {
 
   private pipe(p: Pipe): void {
     // Each entry takes its own kind of pipe, which p.p names: TypeScript cannot tie the two.
-    (PIPE_TABLE[p.p].resolve as (pipe: Pipe, scope: PipeScope) => void)(p, this);
+    const def = PIPE_TABLE[p.p];
+    (def.resolve as (pipe: Pipe, scope: PipeScope) => void)(p, this);
+    if (!def.rowwise) this.reordered = true;
   }
 }

@@ -356,14 +356,20 @@ function stage(
     }
     case 'patterns': {
       const having = rows.filter((r) => fieldOf(r.ev, 'pattern_id') !== null);
+      const perId = groups(having, [{ k: 'ref', ref: { field: 'pattern_id' }, type: 'string' }]);
+      const groupOf = new Map(st.groups?.ids.map((id, i) => [id, st.groups?.of[i] as string]));
+      const rowsOf = new Map<string, Array<{ id: string; n: number }>>();
+      for (const g of perId) {
+        const id = String(g.key[0]);
+        const key = groupOf.get(id) ?? id;
+        rowsOf.set(key, [...(rowsOf.get(key) ?? []), { id, n: g.rows.length }]);
+      }
       return {
-        rows: groups(having, [{ k: 'ref', ref: { field: 'pattern_id' }, type: 'string' }]).map((g) => ({
-          cols: {
-            [st.keyId]: g.key[0] ?? null,
-            [st.countId]: g.rows.length,
-            [st.shareId]: g.rows.length / having.length,
-          },
-        })),
+        rows: [...rowsOf.values()].map((ids) => {
+          const n = ids.reduce((s, i) => s + i.n, 0);
+          const [top] = [...ids].sort((a, b) => b.n - a.n || compareCodePoints(a.id, b.id));
+          return { cols: { [st.keyId]: top?.id ?? null, [st.countId]: n, [st.shareId]: n / having.length } };
+        }),
         order,
       };
     }

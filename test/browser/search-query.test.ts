@@ -228,6 +228,8 @@ describeBrowser(
       await page.keyboard.press('Enter');
       await dialog.waitFor({ state: 'detached' });
       expect(await queryText(page)).toBe('status:>=500');
+      // The focus is in the box, so Enter searches it.
+      expect(await editor().evaluate((el) => el.contains(document.activeElement))).toBe(true);
       await page.keyboard.press('Enter');
       await expect.poll(() => new URL(page.url()).searchParams.get('q')).toBe('status:>=500');
       await expect.poll(() => count().textContent()).toBe(events(STATUS_500));
@@ -265,6 +267,15 @@ describeBrowser(
       await expect.poll(() => count().textContent()).toBe(events(WEB_1));
       expect(new URL(page.url()).searchParams.get('range')).toBe('last_4_hours');
       expect(await queryText(page)).toBe('host:web-1');
+    });
+
+    it('says how the search met the word index: a word no block holds is answered without reading', async () => {
+      await page.goto(`${base}/search?range=last_4_hours&q=${encodeURIComponent('zirconium')}`);
+      await expect.poll(() => count().textContent()).toBe(events(0));
+      await expect
+        .poll(() => page.locator('.index-status').textContent())
+        .toBe('word index: none of 1 block holds it, nothing read');
+      await shot(page, 'search-query-index-status');
     });
 
     it('a misspelt field offers the field that exists; the fix finds the events', async () => {

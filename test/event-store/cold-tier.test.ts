@@ -173,6 +173,7 @@ describe('the cold tier of the DuckDB store', () => {
   const sample = [all[0], all[1_234], all[4_321], all[5_999]].map((e) => (e as NormalisedEvent).ev_id);
   const streamedBefore: string[] = [];
   let moved = 0;
+  let statsBefore: Awaited<ReturnType<DuckDbEventStore['stats']>>;
 
   const open = () =>
     DuckDbEventStore.open({
@@ -203,6 +204,7 @@ describe('the cold tier of the DuckDB store', () => {
       count: false,
     }))
       streamedBefore.push(e.ev_id);
+    statsBefore = await store.stats();
     // The first four days move: those of stream 3 (region r1) are kept hot one day more.
     const r = await store.moveCold({
       cutMs: T0 + 4 * DAY,
@@ -267,6 +269,14 @@ describe('the cold tier of the DuckDB store', () => {
         const plan = plans(scope).find(([n]) => n === name)?.[1] as QueryPlan;
         expect(plain(await store.execute(plan))).toEqual(before.get(`${scope.key} ${name}`));
       });
+
+  it('gives the span of both tiers in its stats, and the hot tier’s events', async () => {
+    const stats = await store.stats();
+    // The oldest events are all cold: the span is the one before the move.
+    expect(Math.min(...all.map((e) => e.ts))).toBeLessThan(T0 + 3 * DAY);
+    expect([stats.oldestTs, stats.newestTs]).toEqual([statsBefore.oldestTs, statsBefore.newestTs]);
+    expect(stats.events).toBe(all.length - moved);
+  });
 
   it('reads moved events by id, and streams them in order', async () => {
     for (const [i, id] of sample.entries())
@@ -397,7 +407,8 @@ describe('the cold tier of the DuckDB store', () => {
     writeFileSync(path.join(stray, '.part-0.parquet.tmp'), 'half written');
     writeFileSync(path.join(stray, 'part-0.parquet'), 'renamed, never committed');
     store = await open();
-    expect(readdirSync(stray)).toEqual([]);
+    // The folder they leave empty goes too.
+    expect(existsSync(stray)).toBe(false);
     expect(await store.coldFiles()).toEqual(files);
     const plan = plans(EVERY_EVENT)[0]?.[1] as QueryPlan;
     expect(plain(await store.execute(plan))).toEqual(before.get('all search newest'));
@@ -457,5 +468,65 @@ describe('the cold tier of the DuckDB store', () => {
     expect(r).toEqual({ files: 0, events: 0, errors: [] });
     const again = await store.moveCold({ cutMs: T0 + 3 * DAY, homes: [], defaultId: 1, nowMs: Date.now() });
     expect(again).toEqual({ files: 0, events: 0, errors: [] });
+  });
+});
+
+describe('cold retention and the folders it empties', () => {
+  let dir: string;
+  let store: DuckDbEventStore;
+  const cold = (...p: string[]) => path.join(dir, 'cold', ...p);
+  const open = () =>
+    DuckDbEventStore.open({
+      dataDir: dir,
+      memoryLimit: '512MB',
+      checkpointThreshold: '16MB',
+      coldDir: cold(),
+    });
+  // Stream 1 (Default) holds web-1's events of days one and two; stream 2 db-1's of day one.
+  const homes = [{ id: 2, filter: cond('host', 'eq', 'db-1') }];
+  const day = (i: number) => new Date(T0 + i * DAY).toISOString().slice(0, 10);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'logscope-cold-folders-'));
+    store = await open();
+    const evs: NormalisedEvent[] = [];
+    for (let i = 0; i < 40; i++) {
+      const ts = T0 + (i % 2) * DAY + 3_600_000 + i * 1000;
+      const host = i % 2 === 0 && i % 4 === 0 ? 'db-1' : 'web-1';
+      evs.push(event(ulid(ts + 1000), { ts, received_at: ts + 1000, host, message: `line ${i}` }));
+    }
+    await store.append(evs);
+    const r = await store.moveCold({ cutMs: T0 + 3 * DAY, homes, defaultId: 1, nowMs: Date.now() });
+    expect(r?.errors).toEqual([]);
+    expect((await store.coldFiles()).map((f) => f.path).sort()).toEqual([
+      `1/${day(0)}/part-0.parquet`,
+      `1/${day(1)}/part-0.parquet`,
+      `2/${day(0)}/part-0.parquet`,
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('removes a day folder with its last file, and a stream folder left empty, never the cold directory', async () => {
+    // Day one past retention: its files forgotten, removed at the next call.
+    await store.deleteOlderThan(T0 + DAY);
+    await store.deleteOlderThan(T0 + DAY);
+    expect(existsSync(cold('1', day(0)))).toBe(false);
+    expect(existsSync(cold('2', day(0)))).toBe(false);
+    // Stream 2 had no other day: its folder goes too; stream 1 keeps day two.
+    expect(existsSync(cold('2'))).toBe(false);
+    expect(readdirSync(cold('1'))).toEqual([day(1)]);
+    expect(readdirSync(cold('1', day(1)))).toEqual(['part-0.parquet']);
+    // Day two forgotten, then the store restarts before another call: the start removes
+    // the file no record names, and the folders it leaves empty.
+    await store.deleteOlderThan(T0 + 2 * DAY);
+    expect(await store.coldFiles()).toEqual([]);
+    await store.close();
+    store = await open();
+    expect(existsSync(cold('1'))).toBe(false);
+    expect(readdirSync(cold())).toEqual([]);
   });
 });

@@ -98,7 +98,31 @@ describe('the word index for events in small batches, some late', () => {
         expect(await count(filter)).toBe(1);
         // Its block and at most the one before (batches a little out of order join the open block).
         expect(share(filter)).toBeLessThan(0.15);
+        // The query's statistics say so: narrowed to its candidates' ranges.
+        const { index } = await store.readReach(filter, SYSTEM_SCOPE, range);
+        expect(index).toMatchObject({ path: 'narrowed', why: null });
+        expect(index?.candidate_blocks).toBeGreaterThan(0);
+        expect(index?.candidate_blocks).toBeLessThanOrEqual(3);
+        expect(index?.blocks).toBe((store as unknown as { words: WordIndex }).words.size.blocks);
       }
     },
   );
+
+  it('says in the statistics when a search was answered by the index alone, or scanned and why', async () => {
+    const reach = async (filter: FilterNode) => (await store.readReach(filter, SYSTEM_SCOPE, range)).index;
+    // A word no block holds: nothing read.
+    expect(await count(cond('message', 'contains', 'molybdenite'))).toBe(0);
+    expect(await reach(cond('message', 'contains', 'molybdenite'))).toMatchObject({
+      path: 'index',
+      candidate_blocks: 0,
+      ranges: 0,
+    });
+    // In every block: the candidates' ranges would hold the window.
+    expect(await reach(cond('message', 'contains', 'orders'))).toMatchObject({
+      path: 'scan',
+      why: 'too_many_candidates',
+    });
+    // Nothing the index keeps: a range of numbers.
+    expect(await reach(cond('status', 'gt', 400))).toMatchObject({ path: 'scan', why: 'no_indexed_term' });
+  });
 });

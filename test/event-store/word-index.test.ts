@@ -12,9 +12,11 @@ import {
   bloomHas,
   bloomOf,
   buildWordBlocks,
+  mergeBlocks,
   probeOf,
 } from '../../src/event-store/duckdb/word-blocks.js';
 import { WordIndex } from '../../src/event-store/duckdb/word-index.js';
+import { KEYS_NONE, KEYS_SOURCES, KEYS_VALUES } from '../../src/event-store/duckdb/word-keys.js';
 import { type Lowering, loweringOf, readLowering } from '../../src/event-store/duckdb/word-lowering.js';
 import {
   type BlockTest,
@@ -24,8 +26,9 @@ import {
   needleTrigrams,
   rangesPay,
   SOURCE_RANGE_EVENTS,
-  sourceOnly,
   testsWords,
+  VALUE_RANGE_EVENTS,
+  valuesOnly,
   wordNeeds,
 } from '../../src/event-store/duckdb/word-queries.js';
 import type { QueryPlan, SearchPlan, TimeWindow } from '../../src/event-store/query-plan.js';
@@ -151,6 +154,111 @@ describe('blocks and blooms', () => {
     expect(hits / tries).toBeLessThan(0.02);
   });
 
+  it('narrows an id of hex digits, whose trigrams every block holds, by its windows (property)', () => {
+    // Messages full of random hex, as shippers' are: every hex trigram is in the block.
+    const hexArb = fc.stringMatching(/^[0-9a-f]{8,20}$/);
+    const messageArb = fc
+      .array(fc.tuple(fc.constantFrom('req=', 'id ', '/', ' span:', ' ', '-'), hexArb, fc.boolean()), {
+        minLength: 1,
+        maxLength: 6,
+      })
+      .map((parts) => parts.map(([sep, hex, upper]) => sep + (upper ? hex.toUpperCase() : hex)).join(''));
+    fc.assert(
+      fc.property(
+        fc.array(messageArb, { minLength: 50, maxLength: 200 }),
+        fc.nat(),
+        fc.nat(),
+        fc.nat(20),
+        (messages, pick, from, len) => {
+          const events = messages.map((message, i) => ({ ts: BASE + i, message }));
+          const block = buildWordBlocks(events, lowering)[0] as NonNullable<
+            ReturnType<typeof buildWordBlocks>[0]
+          >;
+          const indexed = { ...block, id: 1n, keys: block.keys } as IndexedBlock;
+          // Any piece of any message is admitted, in either case: the windows never lose one.
+          const m = messages[pick % messages.length] as string;
+          const start = from % m.length;
+          const needle = m.slice(start, start + 11 + len);
+          for (const n of [needle, needle.toUpperCase()]) {
+            const test = blockTest({ kind: 'word', value: n }, lowering);
+            if (test) expect(test(indexed), n).toBe(true);
+          }
+          const exact = blockTest({ kind: 'exact', value: needle }, lowering);
+          if (exact) expect(exact(indexed), needle).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    // An id of 14 hex digits in no message: its trigrams are all there, its windows are not.
+    const messages = Array.from({ length: 2000 }, (_, i) => {
+      const hex = (n: number) => ((i * 2654435761 + n * 40503) >>> 0).toString(16).padStart(8, '0');
+      return `GET /api/v1/cart/${hex(1)}${hex(2).slice(0, 4)} 201 req=${hex(3)}${hex(4)}`;
+    });
+    const block = buildWordBlocks(
+      messages.map((message, i) => ({ ts: BASE + i, message })),
+      lowering,
+    )[0] as NonNullable<ReturnType<typeof buildWordBlocks>[0]>;
+    const indexed = { ...block, id: 1n } as IndexedBlock;
+    let admitted = 0;
+    for (let k = 0; k < 100; k++) {
+      const id = `${((k * 97_531 + 12_345) >>> 0).toString(16).padStart(8, '0')}c0ffee`;
+      if ((blockTest({ kind: 'word', value: id }, lowering) as BlockTest)(indexed)) admitted++;
+      // Its trigrams alone are in the block.
+      expect(bloomHas(block.bloom, block.probes, probeOf(needleTrigrams(id, lowering)))).toBe(true);
+    }
+    expect(admitted).toBeLessThanOrEqual(3);
+    // Found where it is, as a word and as a piece of a longer run.
+    const some = messages[777]?.split('req=')[1] as string;
+    expect((blockTest({ kind: 'word', value: some.slice(2, 15) }, lowering) as BlockTest)(indexed)).toBe(
+      true,
+    );
+  });
+
+  it('keeps a block of random values and runs within its bound: its source keys alone past it', () => {
+    // 200 events of 40 random fields and a random run of 2,000 letters and digits each:
+    // about 16,000 values and 800,000 windows, against a bound of 16 keys an event.
+    const rnd = (n: number, k: number) => ((n * 2654435761 + k * 40503) >>> 0).toString(36);
+    const wide = Array.from({ length: 200 }, (_, i) => ({
+      ts: BASE + i,
+      message: `run ${Array.from({ length: 300 }, (_, k) => rnd(i, k))
+        .join('')
+        .slice(0, 2000)}`,
+      host: `h${i % 3}`,
+      fields: Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`f${k}`, rnd(i, k + 1000)])),
+    }));
+    const block = buildWordBlocks(wide, lowering)[0] as NonNullable<ReturnType<typeof buildWordBlocks>[0]>;
+    expect(block.keys).toBe(KEYS_SOURCES);
+    // Its bloom: the trigrams (a bounded set) and 3 hosts, nothing of the values or windows.
+    expect(block.trigrams.filter((t) => t >= 0x1000000).length).toBe(3);
+    const indexed = { ...block, id: 1n } as IndexedBlock;
+    const needs = [
+      { kind: 'value', field: 'host', value: 'h1' },
+      { kind: 'value', field: 'f7', value: rnd(5, 1007) },
+      { kind: 'word', value: rnd(5, 3) + rnd(5, 4) },
+    ] as const;
+    for (const need of needs) expect((blockTest(need, lowering) as BlockTest)(indexed), need.kind).toBe(true);
+    expect((blockTest({ kind: 'value', field: 'host', value: 'h9' }, lowering) as BlockTest)(indexed)).toBe(
+      false,
+    );
+    // Grown one event at a time (a trickle into the open block), the same bound holds.
+    const one = (i: number) =>
+      buildWordBlocks([wide[i] as (typeof wide)[number]], lowering)[0] as typeof block;
+    let grown = one(0);
+    for (let i = 1; i < 200; i++) grown = mergeBlocks([grown, one(i)]);
+    expect(grown.trigrams.filter((t) => t >= 0x1000000).length).toBeLessThanOrEqual(16 * 200);
+    expect(grown.keys).toBe(KEYS_SOURCES);
+    // A block of ordinary events keeps every value and window.
+    const plainBlock = buildWordBlocks(
+      Array.from({ length: 200 }, (_, i) => ({
+        ts: BASE + i,
+        message: `GET /x ${rnd(i, 1)}${rnd(i, 2)}`,
+        user: `u${i}`,
+      })),
+      lowering,
+    )[0] as typeof block;
+    expect(plainBlock.keys).toBe(KEYS_VALUES);
+  });
+
   it('needle trigrams: lower-cased, UTF-8 bytes, none under three bytes', () => {
     expect(needleTrigrams('ab', lowering).length).toBe(0);
     expect(needleTrigrams('é', lowering).length).toBe(0);
@@ -202,8 +310,8 @@ describe('what a filter requires (wordNeeds)', () => {
     expect(wordNeeds(cond('message', 'ne', 'needle'))).toBeUndefined();
   });
 
-  it("a source's exact values: host and app eq and in, under AND and OR", () => {
-    const source = (field: string, value: string) => ({ kind: 'source', field, value });
+  it("a field's exact values: eq and in on any field compared as text, under AND and OR", () => {
+    const source = (field: string, value: string) => ({ kind: 'value', field, value });
     expect(wordNeeds(cond('host', 'eq', 'web-1'))).toEqual(source('host', 'web-1'));
     expect(wordNeeds(and(text('a'), cond('host', 'eq', 'h'), cond('app', 'eq', 'sshd')))).toEqual({
       kind: 'all',
@@ -217,6 +325,21 @@ describe('what a filter requires (wordNeeds)', () => {
       kind: 'any',
       items: [word('a'), source('host', 'h')],
     });
+    // Any text column, and any extra field (a request id, a trace id): not only sources.
+    expect(wordNeeds(cond('user', 'eq', 'ada'))).toEqual(source('user', 'ada'));
+    expect(wordNeeds(cond('src_ip', 'eq', '10.0.0.5'))).toEqual(source('src_ip', '10.0.0.5'));
+    expect(wordNeeds(cond('trace_id', 'eq', 'ab12'))).toEqual(source('trace_id', 'ab12'));
+    expect(wordNeeds(cond('http.request_id', 'in', ['r1', 7]))).toEqual({
+      kind: 'any',
+      items: [source('http.request_id', 'r1'), source('http.request_id', '7')],
+    });
+    // Numbers and times compare by value, not as text: no key can stand for them.
+    expect(wordNeeds(cond('status', 'eq', 500))).toBeUndefined();
+    expect(wordNeeds(cond('received_at', 'eq', 1))).toBeUndefined();
+    expect(wordNeeds(cond('ev_id', 'eq', 'x'))).toBeUndefined();
+    // Re-mining rewrites pattern_id in place, and severity is in every block: no keys.
+    expect(wordNeeds(cond('pattern_id', 'eq', 'p1'))).toBeUndefined();
+    expect(wordNeeds(cond('severity', 'eq', 'error'))).toBeUndefined();
   });
 
   it('every condition on message that implies a literal: as written, or case-insensitively', () => {
@@ -290,7 +413,7 @@ describe('candidate ranges', () => {
     lowering: lowering.id,
     probes: 7,
     bloom: new Uint8Array(8),
-    sources: true,
+    keys: KEYS_VALUES,
     ...extra,
   });
   const hits =
@@ -360,14 +483,20 @@ describe('candidate ranges', () => {
     expect(candidateRanges(blocks, test, all)).toEqual([{ fromMs: 0, toMs: 19 }]);
     expect(loweringOf([1], ['a']).id).not.toBe(loweringOf([1], ['b']).id);
     // A block built before the source keys may hold any source (its lowering is no matter).
-    const source = blockTest({ kind: 'source', field: 'host', value: 'web-1' }, lowering) as BlockTest;
-    const older = [block(4, 0, 9, { sources: false }), block(5, 10, 19, { lowering: lowering.id + 1 })];
+    const source = blockTest({ kind: 'value', field: 'host', value: 'web-1' }, lowering) as BlockTest;
+    const older = [block(4, 0, 9, { keys: KEYS_NONE }), block(5, 10, 19, { lowering: lowering.id + 1 })];
     expect(candidateRanges(older, source, all)).toEqual([{ fromMs: 0, toMs: 9 }]);
+    // One built with the source keys alone (before every value, or a cold file's summary)
+    // answers for a host, and may hold any other field's value.
+    const user = blockTest({ kind: 'value', field: 'user', value: 'ada' }, lowering) as BlockTest;
+    const sourcesOnly = [block(6, 0, 9, { keys: KEYS_SOURCES }), block(7, 10, 19)];
+    expect(candidateRanges(sourcesOnly, source, all)).toEqual([]);
+    expect(candidateRanges(sourcesOnly, user, all)).toEqual([{ fromMs: 0, toMs: 9 }]);
   });
 
   it('reads ranges only where they save more than they cost: exact source values, words', () => {
-    const host = { kind: 'source', field: 'host', value: 'web-1' } as const;
-    const app = { kind: 'source', field: 'app', value: 'cron' } as const;
+    const host = { kind: 'value', field: 'host', value: 'web-1' } as const;
+    const app = { kind: 'value', field: 'app', value: 'cron' } as const;
     const both = { kind: 'all', items: [host, app] } as const;
     const many = (events: number) =>
       Array.from({ length: 10 }, (_, i) => block(i + 1, i * 10, i * 10 + 9, { events }));
@@ -375,9 +504,9 @@ describe('candidate ranges', () => {
       { fromMs: 0, toMs: 9 },
       { fromMs: 50, toMs: 59 },
     ];
-    expect(sourceOnly(host) && sourceOnly(both)).toBe(true);
-    expect(sourceOnly({ kind: 'all', items: [host, { kind: 'word', value: 'x' }] })).toBe(false);
-    expect(sourceOnly({ kind: 'any', items: [host, app] })).toBe(false);
+    expect(valuesOnly(host) && valuesOnly(both)).toBe(true);
+    expect(valuesOnly({ kind: 'all', items: [host, { kind: 'word', value: 'x' }] })).toBe(false);
+    expect(valuesOnly({ kind: 'any', items: [host, app] })).toBe(false);
     // Two ranges leave 8 blocks out: they pay once those hold more than two ranges' cost.
     const small = Math.floor((2 * SOURCE_RANGE_EVENTS) / 8);
     expect(rangesPay(both, two, many(small), all)).toBe(false);
@@ -386,6 +515,13 @@ describe('candidate ranges', () => {
     expect(rangesPay(both, two, many(small + 1), { fromMs: 0, toMs: 60 })).toBe(false);
     // No range reads nothing: it always pays.
     expect(rangesPay(both, [], many(1), all)).toBe(true);
+    // A value of a field that names no source (an id) is dear to test on every event: its
+    // ranges pay from far fewer events left out, and so does a need with one among others.
+    const trace = { kind: 'value', field: 'trace_id', value: 'ab12' } as const;
+    const few = Math.floor((2 * VALUE_RANGE_EVENTS) / 8);
+    expect(rangesPay(trace, two, many(few), all)).toBe(false);
+    expect(rangesPay(trace, two, many(few + 1), all)).toBe(true);
+    expect(rangesPay({ kind: 'all', items: [host, trace] }, two, many(few + 1), all)).toBe(true);
     // A word is dear to test on every event: its ranges pay while they hold at most half
     // the window's events (the plain scan keeps a sorted page's own pruning).
     const word = { kind: 'word', value: 'needle42' } as const;
@@ -486,6 +622,10 @@ const filterArb = (needle: fc.Arbitrary<string>): fc.Arbitrary<FilterNode> =>
       .map(([h, a]) => and(cond('host', 'eq', h), cond('app', 'eq', a))),
     fc.constantFrom('a1', 'a2', 'a3').map((a) => or(cond('app', 'eq', a), cond('host', 'in', ['h2', 'h3']))),
     fc.constantFrom('a1', 'a3').map((a) => not(cond('app', 'eq', a))),
+    // Any other field's exact values: a column (user) and an extra field (req; r9 in none).
+    fc.constantFrom('u1', 'u2', 'u9').map((u) => cond('user', 'eq', u)),
+    fc.tuple(needle, fc.constantFrom('r1', 'r2', 'r9')).map(([a, r]) => and(text(a), cond('req', 'eq', r))),
+    fc.constantFrom('r1', 'r9').map((r) => or(cond('req', 'in', [r, 'r2']), cond('user', 'eq', 'u2'))),
     needle.map((n) => not(text(n))),
     fc.tuple(needle, needle).map(([a, b]) => and(text(a), not(text(b)))),
     // Case-sensitive literals: the other conditions on message.
@@ -639,6 +779,8 @@ describe('a store answers the same with and without the word index', () => {
               host,
               app,
               bytes: i,
+              user: i % 3 === 0 ? null : `u${i % 3}`,
+              fields: i % 4 === 0 ? {} : { req: `r${i % 4}` },
             }),
           );
           for (let at = 0, k = 0; at < events.length; k++) {
@@ -655,6 +797,52 @@ describe('a store answers the same with and without the word index', () => {
     );
     // About 6 s alone; the suite's other files share the two cores.
   }, 60_000);
+
+  it("narrows a rare value of any field to its blocks: a column, an extra field's column or its map", async () => {
+    const start = 4_000_000;
+    const n = 4 * BLOCK_EVENTS + 100;
+    // trace_id on every event (a column of its own once sampled), order on one in 3,000 (in
+    // the map), src_ip an address column, user a text column of a few common values.
+    const events = Array.from({ length: n }, (_, i) =>
+      timed(start + i, `GET /item/${i % 97}`, {
+        user: `u${i % 5}`,
+        src_ip: `10.0.${i % 7}.${i % 251}`,
+        fields: {
+          trace_id: `t${(i * 7919).toString(16)}`,
+          ...(i % 3000 === 1234 ? { order: `o-${i}` } : {}),
+        },
+      }),
+    );
+    await Promise.all([indexed.append(events), plain.append(events)]);
+    const range = { fromMs: BASE + start * 1000, toMs: BASE + (start + n) * 1000 };
+    const words = (indexed as unknown as { words: WordIndex }).words;
+    // Its candidate ranges (on four blocks, a scan costs less than a range: `rangesPay`).
+    const width = (filter: FilterNode) =>
+      (words.ranges(filter, range) ?? [range]).reduce((w, r) => w + r.toMs - r.fromMs, 0);
+    for (const [filter, matches] of [
+      [cond('trace_id', 'eq', `t${(20_000 * 7919).toString(16)}`), 1],
+      [cond('trace_id', 'in', [`t${(5 * 7919).toString(16)}`, 'absent']), 1],
+      [cond('order', 'eq', 'o-31234'), 1],
+      [and(text('item'), cond('order', 'eq', 'o-1234')), 1],
+    ] as const) {
+      expect(await count(indexed, filter, range), JSON.stringify(filter)).toBe(matches);
+      expect(await count(plain, filter, range)).toBe(matches);
+      // One block of the four read, not the window.
+      expect(width(filter), JSON.stringify(filter)).toBeLessThan((range.toMs - range.fromMs) / 2);
+    }
+    // A value no event holds reads nothing; a common one reads the window, as before.
+    expect(words.ranges(cond('order', 'eq', 'o-1'), range)).toEqual([]);
+    expect(words.ranges(cond('trace_id', 'eq', 'nothing'), range)).toEqual([]);
+    for (const filter of [
+      cond('user', 'eq', 'u3'),
+      cond('src_ip', 'eq', '10.0.3.3'),
+      cond('src_ip', 'eq', '10.0.3.250'),
+      and(cond('user', 'eq', 'u1'), cond('order', 'eq', 'o-4234')),
+      or(cond('order', 'eq', 'o-7234'), cond('trace_id', 'eq', 't0')),
+      not(cond('order', 'eq', 'o-7234')),
+    ])
+      await sameAnswers(indexed, plain, filter, range);
+  });
 
   it('narrows a rare word to its blocks, and finds it wherever it is', async () => {
     const start = 1_000_000;
@@ -751,8 +939,14 @@ describe('a store answers the same with and without the word index', () => {
     const rare = and(cond('host', 'eq', 'rare-host'), cond('app', 'eq', 'nginx'));
     expect(await count(indexed, rare, range)).toBe(1);
     expect(width(rare)).toBeLessThan((range.toMs - range.fromMs) / 2);
-    expect(words.ranges(cond('host', 'eq', 'nowhere'), range)).toEqual([]);
-    expect(words.ranges(cond('app', 'in', ['no-app', 'none']), range)).toEqual([]);
+    // Values no event holds: a bloom's false positives aside (each value two keys, about 1 in
+    // 20,000 blocks), nothing is read.
+    const absent = Array.from({ length: 100 }, (_, i) => [
+      cond('host', 'eq', `nowhere-${i}`),
+      cond('app', 'in', [`no-app-${i}`, `none-${i}`]),
+    ]).flat();
+    const read = absent.map((f) => words.ranges(f, range)?.length ?? 4).reduce((a, b) => a + b, 0);
+    expect(read).toBeLessThanOrEqual(1);
     // A value every block holds narrows nothing, and answers as the plain store.
     expect(width(cond('host', 'eq', 'web-1'))).toBeGreaterThan((range.toMs - range.fromMs) / 2);
     for (const filter of [

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { type Log, silentLog } from '../../src/core/log.js';
+import type { Component } from '../../src/features/component.js';
 import { bootstrapAdmin, healthChecks, openRuntime, type Runtime } from '../../src/runtime.js';
 import type { Permission } from '../../src/shared/permissions.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from './clickhouse.js';
@@ -64,7 +65,7 @@ const slowStops: Log = {
 
 export async function createTestApp(
   env: Record<string, string> = {},
-  opts: { log?: Log } = {},
+  opts: { log?: Log; components?: readonly Component[] } = {},
 ): Promise<TestApp> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'logscope-test-'));
   let pgSchema: string | undefined;
@@ -92,6 +93,7 @@ export async function createTestApp(
     ...(pgSchema ? { pgSchema } : {}),
     // A component slow to stop is named on stderr (a close past the hook's timeout says where).
     log: opts.log ?? slowStops,
+    ...(opts.components ? { components: opts.components } : {}),
   });
   const adminToken = (await bootstrapAdmin(rt))?.token ?? '';
   const app = await buildApp({ root: rt.root, checks: healthChecks(rt) });

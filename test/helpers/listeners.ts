@@ -1,8 +1,11 @@
-import { type GelfListenerOptions, startGelfListener } from '../../src/features/intake/gelf-listener.js';
+import {
+  type GelfListenerOptions,
+  startGelfListener,
+} from '../../src/features/intake/protocols/gelf-listener.js';
 import {
   type SyslogListenerOptions,
   startSyslogListener,
-} from '../../src/features/intake/syslog-listener.js';
+} from '../../src/features/intake/protocols/syslog-listener.js';
 import type { TestApp } from './app.js';
 
 /** Where a test's listeners listen: a free port on loopback, their warnings unheard. */

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { GelfListener } from '../../src/features/intake/gelf-listener.js';
-import type { SyslogListener } from '../../src/features/intake/syslog-listener.js';
+import type { GelfListener } from '../../src/features/intake/protocols/gelf-listener.js';
+import type { SyslogListener } from '../../src/features/intake/protocols/syslog-listener.js';
 import { createTestApp, type TestApp } from './app.js';
 import { eventually } from './eventually.js';
 import { gelfOnLoopback, syslogOnLoopback } from './listeners.js';

@@ -40,6 +40,8 @@ const NAMES = [
   '0023-report-links',
   '0024-schedules',
   '0025-stream-hot-days',
+  '0026-report-link-records',
+  '0027-channel-kinds-unchecked',
 ];
 
 /** Each declaration of a migration: its name, what it runs, and who declares it. */

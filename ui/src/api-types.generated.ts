@@ -2679,7 +2679,7 @@ export interface paths {
           "application/json": {
             name: string;
             type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
-            /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
+            /** @description The settings of the channel's type: webhook {url, headers?, secret?, body_template?, content_type?}: a JSON POST of the notification, or the body_template rendered, signed (X-Logscope-Signature) when it has a secret (secret and each value of headers read back as "********"); slack {url}: a message through an incoming webhook (url reads back as its origin and /********); email {to}: a mail through the smtpUrl setting; teams {url}: an Adaptive Card through a Workflows webhook URL (url reads back as its origin and /********); pagerduty {routing_key, severity_map?}: Events API v2 events, a firing opening an incident and its recovery resolving it (routing_key reads back as "********"); opsgenie {api_key, region?, priority_map?}: Alert API requests, a firing creating an alert and its recovery closing it (api_key reads back as "********"). Each type's settings in full: WebhookChannelConfig, SlackChannelConfig, EmailChannelConfig, TeamsChannelConfig, PagerdutyChannelConfig, OpsgenieChannelConfig. A masked value sent back as read keeps the stored one, for the same type, destination and editor. */
             config: {
               [key: string]: unknown;
             };
@@ -2779,7 +2779,7 @@ export interface paths {
           "application/json": {
             name: string;
             type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
-            /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
+            /** @description The settings of the channel's type: webhook {url, headers?, secret?, body_template?, content_type?}: a JSON POST of the notification, or the body_template rendered, signed (X-Logscope-Signature) when it has a secret (secret and each value of headers read back as "********"); slack {url}: a message through an incoming webhook (url reads back as its origin and /********); email {to}: a mail through the smtpUrl setting; teams {url}: an Adaptive Card through a Workflows webhook URL (url reads back as its origin and /********); pagerduty {routing_key, severity_map?}: Events API v2 events, a firing opening an incident and its recovery resolving it (routing_key reads back as "********"); opsgenie {api_key, region?, priority_map?}: Alert API requests, a firing creating an alert and its recovery closing it (api_key reads back as "********"). Each type's settings in full: WebhookChannelConfig, SlackChannelConfig, EmailChannelConfig, TeamsChannelConfig, PagerdutyChannelConfig, OpsgenieChannelConfig. A masked value sent back as read keeps the stored one, for the same type, destination and editor. */
             config: {
               [key: string]: unknown;
             };
@@ -2881,7 +2881,7 @@ export interface paths {
           "application/json": {
             name?: string;
             type?: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
-            /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
+            /** @description The settings of the channel's type: webhook {url, headers?, secret?, body_template?, content_type?}: a JSON POST of the notification, or the body_template rendered, signed (X-Logscope-Signature) when it has a secret (secret and each value of headers read back as "********"); slack {url}: a message through an incoming webhook (url reads back as its origin and /********); email {to}: a mail through the smtpUrl setting; teams {url}: an Adaptive Card through a Workflows webhook URL (url reads back as its origin and /********); pagerduty {routing_key, severity_map?}: Events API v2 events, a firing opening an incident and its recovery resolving it (routing_key reads back as "********"); opsgenie {api_key, region?, priority_map?}: Alert API requests, a firing creating an alert and its recovery closing it (api_key reads back as "********"). Each type's settings in full: WebhookChannelConfig, SlackChannelConfig, EmailChannelConfig, TeamsChannelConfig, PagerdutyChannelConfig, OpsgenieChannelConfig. A masked value sent back as read keeps the stored one, for the same type, destination and editor. */
             config?: {
               [key: string]: unknown;
             };
@@ -6474,6 +6474,7 @@ export interface paths {
         201: {
           content: {
             "application/json": {
+              id: number;
               url: string;
               /** Format: date-time */
               expires_at: string;
@@ -6506,6 +6507,90 @@ export interface paths {
         };
         /** @description Every error has this shape. */
         409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/reports/{id}/links": {
+    /** The report's links, newest first (without their URLs) */
+    get: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              count: number;
+              results: ({
+                  id: number;
+                  report_id: number;
+                  /** Format: date-time */
+                  expires_at: string;
+                  /** Format: date-time */
+                  created_at: string;
+                  created_by: number | null;
+                  delivery_id: number | null;
+                  revoked_at: string | null;
+                })[];
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/reports/{id}/links/{link_id}": {
+    /** Revoke one link: it stops working at once */
+    delete: {
+      parameters: {
+        path: {
+          id: number;
+          link_id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        204: {
+          content: never;
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
           content: {
             "application/json": components["schemas"]["Error"];
           };
@@ -7265,7 +7350,7 @@ export interface components {
       id: number;
       name: string;
       type: "webhook" | "slack" | "email" | "teams" | "pagerduty" | "opsgenie";
-      /** @description webhook {url, headers?, secret?, body_template?, content_type?} (JSON POST, or the body_template rendered; with a secret, X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>; the secret reads back as "********", and sending that back keeps it); slack {url} (incoming webhook); email {to: [...]} (through smtpUrl); teams {url} (a Workflows webhook URL; an Adaptive Card); pagerduty {routing_key, severity_map?} (Events API v2); opsgenie {api_key, region?: us|eu, priority_map?} (Alert API). Routing and API keys read back as "********", Slack and Teams URLs as their origin and /********. */
+      /** @description The settings of the channel's type: webhook {url, headers?, secret?, body_template?, content_type?}: a JSON POST of the notification, or the body_template rendered, signed (X-Logscope-Signature) when it has a secret (secret and each value of headers read back as "********"); slack {url}: a message through an incoming webhook (url reads back as its origin and /********); email {to}: a mail through the smtpUrl setting; teams {url}: an Adaptive Card through a Workflows webhook URL (url reads back as its origin and /********); pagerduty {routing_key, severity_map?}: Events API v2 events, a firing opening an incident and its recovery resolving it (routing_key reads back as "********"); opsgenie {api_key, region?, priority_map?}: Alert API requests, a firing creating an alert and its recovery closing it (api_key reads back as "********"). Each type's settings in full: WebhookChannelConfig, SlackChannelConfig, EmailChannelConfig, TeamsChannelConfig, PagerdutyChannelConfig, OpsgenieChannelConfig. A masked value sent back as read keeps the stored one, for the same type, destination and editor. */
       config: {
         [key: string]: unknown;
       };
@@ -7299,6 +7384,56 @@ export interface components {
       /** @description The notification as sent, to administrators and to the user whose rights made it (`run_as`); to anyone else without what it tells of events (`samples` [], `group` {}, `count` and `search_url` null, no `pattern`; for pattern_rate `change`, `baseline_count` and `ratio` null) and with `withheld: true`. */
       payload: {
         [key: string]: unknown;
+      };
+    };
+    /** @description The config of webhook channels: a JSON POST of the notification, or the body_template rendered, signed (X-Logscope-Signature) when it has a secret. */
+    WebhookChannelConfig: {
+      /** @description Where it POSTs: http:// or https://, without user:password (use headers). */
+      url: string;
+      /** @description At most 20 headers sent with each request; each value reads back as "********". */
+      headers?: {
+        [key: string]: string;
+      };
+      /** @description Signs each body: X-Logscope-Signature: sha256=<hex HMAC-SHA256 of the body>. Reads back as "********". */
+      secret?: string;
+      /** @description Sent instead of the JSON notification, rendered (docs/api/alerting.md). */
+      body_template?: string;
+      /** @description The rendered body’s media type (default application/json); needs body_template. */
+      content_type?: string;
+    };
+    /** @description The config of Slack channels: a message through an incoming webhook. */
+    SlackChannelConfig: {
+      /** @description The incoming webhook’s URL; reads back as its origin and /********. */
+      url: string;
+    };
+    /** @description The config of email channels: a mail through the smtpUrl setting. */
+    EmailChannelConfig: {
+      /** @description 1 to 50 addresses. */
+      to: string[];
+    };
+    /** @description The config of Teams channels: an Adaptive Card through a Workflows webhook URL. */
+    TeamsChannelConfig: {
+      /** @description The workflow’s webhook URL; reads back as its origin and /********. */
+      url: string;
+    };
+    /** @description The config of PagerDuty channels: Events API v2 events, a firing opening an incident and its recovery resolving it. */
+    PagerdutyChannelConfig: {
+      /** @description The integration key of a PagerDuty service (Events API v2); reads back as "********". */
+      routing_key: string;
+      /** @description From trigger severities (critical, high, medium, low) to PagerDuty's (critical, error, warning, info); default critical: critical, high: error, medium: warning, low: info. */
+      severity_map?: {
+        [key: string]: string;
+      };
+    };
+    /** @description The config of Opsgenie channels: Alert API requests, a firing creating an alert and its recovery closing it. */
+    OpsgenieChannelConfig: {
+      /** @description The key of an Opsgenie API integration; reads back as "********". */
+      api_key: string;
+      /** @description Where the key goes: us (api.opsgenie.com, the default) or eu (api.eu.opsgenie.com). */
+      region?: "us" | "eu";
+      /** @description From trigger severities (critical, high, medium, low) to priorities (P1, P2, P3, P4, P5); default critical: P1, high: P2, medium: P3, low: P4. */
+      priority_map?: {
+        [key: string]: string;
       };
     };
     Trigger: {
@@ -7424,6 +7559,19 @@ export interface components {
         /** @description The sizes of the files opened. */
         bytes_read: number;
       } | null;
+      /** @description How the query met the hot tier’s word index (ADR 0004): why a search was fast or slow. Null on an event store without one (ClickHouse), and for a user who may read only some streams (a block holds events of every stream). */
+      index: ({
+        /** @description index: the word index alone answered (nothing read); narrowed: only the candidate blocks’ time ranges were read; scan: every event of the range was read. */
+        path: "index" | "narrowed" | "scan";
+        /** @description Why a scan: the filter requires no word or field value the index keeps, its candidates would cost more than the scan, or the index is off; null otherwise. */
+        why: "no_indexed_term" | "too_many_candidates" | "index_off" | null;
+        /** @description The index’s blocks the range meets. */
+        blocks: number;
+        /** @description Of those, the blocks that may hold a match. */
+        candidate_blocks: number;
+        /** @description The time ranges read (joined candidates); 0 on a scan. */
+        ranges: number;
+      }) | null;
     };
     Widget: {
       id: number;

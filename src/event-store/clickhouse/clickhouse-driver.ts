@@ -7,6 +7,9 @@ import { clickHouseError } from './clickhouse-errors.js';
 import { clickHouseLiteral } from './clickhouse-literal.js';
 import { type Compiled, searchRowsSql } from './clickhouse-plans.js';
 
+/** ClickHouse's default longest query text (bytes; `max_query_size`). */
+const MAX_QUERY_SIZE = 262_144;
+
 /** A statement's query id: its work's tag (`ExecOptions.tag`) and a random part. */
 const tagged = (tag: string | undefined) => (tag === undefined ? randomUUID() : `${tag}:${randomUUID()}`);
 
@@ -50,7 +53,15 @@ export class ClickHouseDriver implements StoreDriver<Compiled> {
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const poll = opts.onProgress ? this.pollProgress(client, queryId, opts.onProgress) : undefined;
     try {
-      const params = { query: q.sql, query_id: queryId, abort_signal: controller.signal };
+      const bytes = Buffer.byteLength(q.sql);
+      const params = {
+        query: q.sql,
+        query_id: queryId,
+        abort_signal: controller.signal,
+        // Values are written into the text (18.16 binds none): a long list (a `patterns`
+        // pipe's groups of ids) may pass the 256 KiB a query is by default.
+        ...(bytes > MAX_QUERY_SIZE ? { clickhouse_settings: { max_query_size: String(bytes + 1024) } } : {}),
+      };
       if (q.totals) {
         const json = await (await client.query({ ...params, format: 'JSON' })).json<
           Record<string, unknown>

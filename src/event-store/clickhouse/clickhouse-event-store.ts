@@ -11,11 +11,11 @@ import type {
   ColdImportResult,
   ColdMove,
   ColdMoveResult,
-  ColdReach,
   ColdVerify,
   ColdVerifyResult,
   EngineEventStore,
   EventStoreStats,
+  ReadReach,
 } from '../event-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
@@ -354,8 +354,9 @@ export class ClickHouseEventStore implements EngineEventStore {
     }
   }
 
-  async coldReach(): Promise<ColdReach | null> {
-    return null;
+  /** No word index and no cold tier: ClickHouse's own skip indexes decide what it reads. */
+  async readReach(): Promise<ReadReach> {
+    return { index: null, cold: null };
   }
 
   async stats(): Promise<EventStoreStats> {

@@ -250,6 +250,13 @@ export const CLICKHOUSE_PIPES: PipeDialect = {
   quantile: (x, q, n) => quantileSql(`(arraySort(groupArray(${x})) AS sorted${n})`, `sorted${n}`, q),
   topPerGroup: (select, groupBy, partition, orderBy, n) =>
     `${select} GROUP BY ${groupBy} ORDER BY ${orderBy} LIMIT ${n}${partition ? ` BY ${partition}` : ''}`,
+  sumCounts: (n) => `sum(${n})`,
+  mostCommon: (x, n) => `argMin(assumeNotNull(${x}), tuple(-toInt64(${n}), assumeNotNull(${x})))`,
+  withGroup(select, x, from, to, params, n) {
+    const array = (v: readonly string[]) => `[${v.map((s) => params.add(s)).join(', ')}]`;
+    const v = `assumeNotNull(${x})`;
+    return `SELECT *, transform(${v}, ${array(from)}, ${array(to)}, ${v}) AS _pg FROM (${select}) AS r${n}`;
+  },
   in: (x, subquery) => `${x} GLOBAL IN (${subquery})`,
   /**
    * In one pass over the aggregated rows (a UNION would read them twice, as 18.16 has no

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { createReadStream, mkdirSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { open, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { blobValue, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { EVENT_SCHEMA } from '../../core/event.js';
 import { type AppError, unavailable } from '../../errors/errors.js';
 import type { ColdFileRecord } from '../event-store.js';
 import type { TimeWindow } from '../query-plan.js';
 import { quoteIdent, type SqlParams } from '../sql/sql-params.js';
 import { type ColdSummary, decodeGroups, encodeGroups, type RowRange, summaryBytes } from './cold-summary.js';
+import { blobValue } from './duckdb-api.js';
 import { MEMBERSHIP_COLUMN } from './duckdb-schema.js';
 
 /** One committed file of the cold tier (ADR 0031). */
@@ -172,7 +173,11 @@ export class ColdFiles {
     if (by) this.committed(by.file, by.summary);
   }
 
-  /** Files in the directory that no record names (a move cut short), and temporaries. */
+  /**
+   * Files in the directory that no record names (a move cut short, or a file retention
+   * forgot before the server stopped), and temporaries; then the stream and day folders
+   * (`<stream>/<day>/`) left empty.
+   */
   private removeUncommitted(): void {
     const known = new Set(this.files.map((f) => f.path));
     const walk = (rel: string) => {
@@ -184,8 +189,15 @@ export class ColdFiles {
       }
       for (const e of entries) {
         const child = rel ? `${rel}/${e.name}` : e.name;
-        if (e.isDirectory()) walk(child);
-        else if (e.name.endsWith('.parquet.tmp') || (e.name.endsWith('.parquet') && !known.has(child)))
+        if (e.isDirectory()) {
+          walk(child);
+          if (LAYOUT_FOLDER.test(child))
+            try {
+              rmdirSync(path.join(this.dir, child));
+            } catch {
+              // Not empty: it holds files.
+            }
+        } else if (e.name.endsWith('.parquet.tmp') || (e.name.endsWith('.parquet') && !known.has(child)))
           try {
             rmSync(path.join(this.dir, child), { force: true });
           } catch {
@@ -194,6 +206,29 @@ export class ColdFiles {
       }
     };
     walk('');
+  }
+}
+
+/** A folder of the layout, relative to the cold directory: `<stream id>` or `<stream id>/<YYYY-MM-DD>`. */
+const LAYOUT_FOLDER = /^\d+(?:\/\d{4}-\d{2}-\d{2})?$/;
+
+/**
+ * Removes a file of the cold tier (`dir`, the cold directory, holds it), then each folder
+ * it leaves empty on the way up: its day's, then its stream's (the layout is
+ * `<stream>/<day>/part-<n>.parquet`), never the cold directory itself. The caller is
+ * the cold tier's one writer at the time (a move's `mkdir` of the same day does not race it).
+ */
+export async function removeColdFile(dir: string, file: string): Promise<void> {
+  await rm(file, { force: true });
+  for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
+    const rel = path.relative(dir, folder);
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return;
+    try {
+      await rmdir(folder);
+    } catch (err) {
+      // Gone already: its parent may be empty all the same. Not empty: done.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
+    }
   }
 }
 

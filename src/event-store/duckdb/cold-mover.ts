@@ -4,7 +4,14 @@ import { EVENT_SCHEMA } from '../../core/event.js';
 import type { FilterNode } from '../../filter/ast.js';
 import type { ColdMove, ColdMoveResult } from '../event-store.js';
 import { quoteIdent, SqlParams, sqlTime } from '../sql/sql-params.js';
-import { type ColdFile, ColdFiles, coldRowsSql, fileSha256, fsyncPath } from './cold-files.js';
+import {
+  type ColdFile,
+  ColdFiles,
+  coldRowsSql,
+  fileSha256,
+  fsyncPath,
+  removeColdFile,
+} from './cold-files.js';
 import { buildSummary, type ColdSummary, GROUP_ROWS, summaryBytes } from './cold-summary.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
@@ -333,9 +340,12 @@ export class ColdMover {
     }
   }
 
-  /** Files whose records went at an earlier call: no statement planned since reads them. */
+  /**
+   * Files whose records went at an earlier call: no statement planned since reads them.
+   * A day's folder goes with its last file, and a stream's with its last day.
+   */
   private async removeDoomed(): Promise<void> {
-    for (const p of this.doomed.splice(0)) await rm(p, { force: true });
+    for (const p of this.doomed.splice(0)) await removeColdFile(this.cold.dir, p);
   }
 
   /**

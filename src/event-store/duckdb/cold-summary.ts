@@ -8,6 +8,7 @@ import {
   mergeBlocks,
   type WordEvent,
 } from './word-blocks.js';
+import { KEYS_SOURCES } from './word-keys.js';
 import type { Lowering } from './word-lowering.js';
 import type { BlockTest, IndexedBlock } from './word-queries.js';
 
@@ -128,7 +129,7 @@ export async function buildSummary(conn: DuckDBConnection, file: string, l: Lowe
     }));
     for (let g = 0; g < events.length; g += GROUP_ROWS) {
       const to = Math.min(events.length, g + GROUP_ROWS);
-      const block = blockOf(events, g, to, l, APART_PROBES, APART_BITS_PER_TRIGRAM);
+      const block = blockOf(events, g, to, l, APART_PROBES, APART_BITS_PER_TRIGRAM, KEYS_SOURCES);
       blocks.push(block);
       groups.push({ from: from + g, rows: to - g, bloom: block.bloom });
     }
@@ -142,7 +143,9 @@ export async function buildSummary(conn: DuckDBConnection, file: string, l: Lowe
         }
       }
   }
-  const merged = mergeBlocks(blocks.length ? blocks : [blockOf([], 0, 0, l)]);
+  const merged = mergeBlocks(
+    blocks.length ? blocks : [blockOf([], 0, 0, l, APART_PROBES, APART_BITS_PER_TRIGRAM, KEYS_SOURCES)],
+  );
   return {
     lowering: merged.lowering,
     probes: merged.probes,
@@ -170,7 +173,7 @@ export function groupRanges(s: ColdSummary | null, words: BlockTest | undefined)
       lowering: s.lowering,
       probes: APART_PROBES,
       bloom: g.bloom,
-      sources: true,
+      keys: KEYS_SOURCES,
     };
     if (!words(block)) continue;
     admitted++;
@@ -213,7 +216,7 @@ export function summaryAdmits(
       lowering: s.lowering,
       probes: s.probes,
       bloom: s.bloom,
-      sources: true,
+      keys: KEYS_SOURCES,
     };
     if (!words(block)) return false;
   }

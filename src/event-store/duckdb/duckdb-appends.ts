@@ -1,7 +1,8 @@
-import { type DuckDBAppender, DuckDBDataChunk, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../core/event.js';
 import type { StreamRules } from '../read-scope.js';
 import type { StoreRuntime } from '../store-runtime.js';
+import { DuckDBDataChunk } from './duckdb-api.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import type { DuckDbMaintenance } from './duckdb-maintenance.js';
 import { appendValues, type TableOrder, tableOrder, tsValue } from './duckdb-schema.js';

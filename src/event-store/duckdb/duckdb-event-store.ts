@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { isNoSpaceError, storageFull } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
@@ -10,11 +9,11 @@ import type {
   ColdImportResult,
   ColdMove,
   ColdMoveResult,
-  ColdReach,
   ColdVerify,
   ColdVerifyResult,
   EngineEventStore,
   EventStoreStats,
+  ReadReach,
 } from '../event-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import { type ReadScope, type StreamRules, scopedFilter } from '../read-scope.js';
@@ -23,6 +22,7 @@ import { StoreRuntime } from '../store-runtime.js';
 import { ColdFiles } from './cold-files.js';
 import { ColdMover } from './cold-mover.js';
 import { ColdOps } from './cold-ops.js';
+import { DuckDBInstance } from './duckdb-api.js';
 import { DuckDbAppends, openAppender, type TableAppender } from './duckdb-appends.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { duckDbDialect } from './duckdb-dialect.js';
@@ -244,8 +244,11 @@ export class DuckDbEventStore implements EngineEventStore {
   }
 
   async dropOldestCold(bytes: number): Promise<{ events: number; bytes: number }> {
-    if (!this.mover) return { events: 0, bytes: 0 };
-    const dropped = await this.mover.dropOldest(bytes);
+    const mover = this.mover;
+    if (!mover) return { events: 0, bytes: 0 };
+    // In turn with the other writers: it removes the files an earlier call forgot, and
+    // their folders, which a move may be writing a part into.
+    const dropped = await this.coldSerial(() => mover.dropOldest(bytes));
     if (dropped.events) await this.runtime.loadHistogram();
     return dropped;
   }
@@ -265,7 +268,8 @@ export class DuckDbEventStore implements EngineEventStore {
 
   /**
    * The cold tier's writers one at a time: a move, retention's rewrites and an import each
-   * pick the next part of a stream-day and the next record id before they commit.
+   * pick the next part of a stream-day and the next record id before they commit, and
+   * retention's removals take emptied folders away.
    */
   private coldSerial<T>(work: () => Promise<T>): Promise<T> {
     const run = this.coldTurn.then(work, work);
@@ -283,8 +287,13 @@ export class DuckDbEventStore implements EngineEventStore {
     return filters.map((_, i) => Number(row?.[`c${i}`] ?? 0));
   }
 
-  async coldReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ColdReach | null> {
-    return this.reads.coldReach(scopedFilter(scope, filter), range);
+  /**
+   * The word index's part only for a reader of every event: a block holds events of every
+   * stream, so whether any block may hold a word would tell a reader of some streams of
+   * events they may not read (a word in another stream's messages).
+   */
+  async readReach(filter: FilterNode, scope: ReadScope, range: TimeWindow): Promise<ReadReach> {
+    return this.reads.readReach(scopedFilter(scope, filter), range, scope.filter === null);
   }
 
   /**

@@ -18,18 +18,11 @@
  * (`registerFilterFunctions`) before a compiled filter runs.
  */
 import { BlockList, isIP } from 'node:net';
-import {
-  BLOB,
-  BOOLEAN,
-  DuckDBBlobVector,
-  type DuckDBConnection,
-  type DuckDBDataChunk,
-  DuckDBScalarFunction,
-  type DuckDBVector,
-} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBVector } from '@duckdb/node-api';
 import { parseCidr } from '../../filter/ast.js';
 import { createFilterCompiler, type FilterDialect } from '../sql/filter-compiler.js';
 import { quoteIdent } from '../sql/sql-params.js';
+import { BLOB, BOOLEAN, DuckDBBlobVector, DuckDBScalarFunction } from './duckdb-api.js';
 
 /** Names of the JavaScript scalar functions compiled filters call. */
 export const FILTER_FUNCTIONS = Object.freeze({

@@ -1,6 +1,5 @@
 import { statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { listValue } from '@duckdb/node-api';
 import {
   isNoSpaceError,
   isOutOfMemoryError,
@@ -13,6 +12,7 @@ import type { EventStoreStats } from '../event-store.js';
 import type { TimeWindow } from '../query-plan.js';
 import { SqlParams, sqlTime } from '../sql/sql-params.js';
 import type { StoreRuntime } from '../store-runtime.js';
+import { listValue } from './duckdb-api.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
 import type { DuckDbReads } from './duckdb-reads.js';
@@ -189,6 +189,15 @@ export class DuckDbMaintenance {
   async stats(): Promise<EventStoreStats> {
     const r = await this.reads.onReader('SELECT count(*) AS n, min(ts) AS lo, max(ts) AS hi FROM events');
     const row = r.getRowObjects()[0] ?? {};
+    // The span is both tiers' (ADR 0031): what a read of all time is given (an event's
+    // context) meets the cold files too. The records are read after the hot rows, so a
+    // move committed in between is in one or both, never in neither.
+    let oldestTs = row.lo ? fromTs(row.lo) : null;
+    let newestTs = row.hi ? fromTs(row.hi) : null;
+    for (const f of this.db.cold?.all() ?? []) {
+      oldestTs = oldestTs === null ? f.minTs : Math.min(oldestTs, f.minTs);
+      newestTs = newestTs === null ? f.maxTs : Math.max(newestTs, f.maxTs);
+    }
     const { file } = this.db;
     let bytesOnDisk = 0;
     if (file) {
@@ -219,8 +228,8 @@ export class DuckDbMaintenance {
       events: Number(row.n ?? 0),
       bytesOnDisk,
       dataBytes,
-      oldestTs: row.lo ? fromTs(row.lo) : null,
-      newestTs: row.hi ? fromTs(row.hi) : null,
+      oldestTs,
+      newestTs,
     };
   }
 

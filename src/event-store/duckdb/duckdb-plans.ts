@@ -406,6 +406,17 @@ export const DUCKDB_PIPES: PipeDialect = {
   quantile: (x, q) => `quantile_cont(${x}, ${Number(q)})`,
   topPerGroup: (select, groupBy, partition, orderBy, n) =>
     `${select} GROUP BY ${groupBy} QUALIFY row_number() OVER (${partition ? `PARTITION BY ${partition} ` : ''}ORDER BY ${orderBy}) <= ${n}`,
+  sumCounts: (n) => `CAST(sum(${n}) AS BIGINT)`,
+  mostCommon: (x, n) => `min_by(${x}, (-${n}, ${x}))`,
+  // The pairs as two values, JSON lists, joined by a hash: over 1 M events of 10,000 ids,
+  // 10,000 pairs bound one by one took 0.9-1.2 s (list_position per row the slower), as
+  // JSON 85-130 ms (the same statement without the groups 40-70).
+  withGroup(select, x, from, to, params, n) {
+    const list = (v: readonly string[]) =>
+      `unnest(from_json(${params.add(JSON.stringify(v))}, '["VARCHAR"]'))`;
+    return `SELECT r${n}.*, coalesce(g${n}._gof, r${n}.${x}) AS _pg FROM (${select}) AS r${n}
+      LEFT JOIN (SELECT ${list(from)} AS _gid, ${list(to)} AS _gof) AS g${n} ON r${n}.${x} = g${n}._gid`;
+  },
   in: (x, subquery) => `${x} IN (${subquery})`,
   /**
    * In one pass over the aggregated rows (a UNION read them twice: 51 ms for a 24-bucket

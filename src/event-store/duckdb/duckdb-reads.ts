@@ -2,7 +2,7 @@ import type { DuckDBConnection, DuckDBDataChunk, DuckDBResultReader, DuckDBValue
 import type { StoredEvent } from '../../core/event.js';
 import { isNoSpaceError, isOutOfMemoryError, outOfMemory, storageFull } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
-import type { ColdReach } from '../event-store.js';
+import type { IndexReach, ReadReach } from '../event-store.js';
 import type { ExecOptions, QueryPlan, SearchPlan, TimeWindow } from '../query-plan.js';
 import { scopedPlan } from '../read-scope.js';
 import type { ResultRow, StatementRows } from '../result-shaper.js';
@@ -210,17 +210,25 @@ export class DuckDbReads implements StoreDriver<DuckDbStatement> {
     return { files, rows };
   }
 
-  /** What a read of `filter` (its scope in it) over `range` meets of the cold tier; null when nothing. */
-  coldReach(filter: FilterNode, range: TimeWindow): ColdReach | null {
+  /** What a read of `filter` (its scope in it) over `range` meets of the word index and the cold tier. */
+  readReach(filter: FilterNode, range: TimeWindow, withIndex: boolean): ReadReach {
+    const index: IndexReach | null = !withIndex
+      ? null
+      : this.db.useWords
+        ? this.db.words.reach(filter, range)
+        : { path: 'scan', why: 'index_off', blocks: 0, candidate_blocks: 0, ranges: 0 };
     const { cold } = this.db;
     const meeting = cold?.meeting(range) ?? [];
-    if (!cold || meeting.length === 0) return null;
+    if (!cold || meeting.length === 0) return { index, cold: null };
     const read = this.admitted(cold, filter, range).files;
     return {
-      files: meeting.length,
-      files_skipped: meeting.length - read.length,
-      files_read: read.length,
-      bytes_read: read.reduce((n, f) => n + f.bytes, 0),
+      index,
+      cold: {
+        files: meeting.length,
+        files_skipped: meeting.length - read.length,
+        files_read: read.length,
+        bytes_read: read.reduce((n, f) => n + f.bytes, 0),
+      },
     };
   }
 

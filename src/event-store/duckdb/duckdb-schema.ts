@@ -1,10 +1,5 @@
 import { createRequire } from 'node:module';
-import {
-  type DuckDBConnection,
-  DuckDBMapValue,
-  DuckDBTimestampValue,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import {
   EVENT_SCHEMA,
   type EventColumn,
@@ -15,6 +10,7 @@ import {
 } from '../../core/event.js';
 import { setOwn } from '../../core/record-shape.js';
 import { isSqlTime, quoteIdent, type SqlValue } from '../sql/sql-params.js';
+import { DuckDBMapValue, DuckDBTimestampValue } from './duckdb-api.js';
 
 /**
  * node-api 1.5.5-r.5 decodes every VARCHAR it reads with `new TextDecoder()`, which drops

@@ -1,11 +1,6 @@
-import {
-  type DuckDBConnection,
-  type DuckDBPreparedStatement,
-  type DuckDBResult,
-  DuckDBResultReader,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBResult, DuckDBValue } from '@duckdb/node-api';
 import type { SqlValue } from '../sql/sql-params.js';
+import { DuckDBResultReader } from './duckdb-api.js';
 import type { Compiled } from './duckdb-plans.js';
 import { duckDbValue } from './duckdb-schema.js';
 

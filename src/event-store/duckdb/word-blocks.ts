@@ -1,8 +1,18 @@
 /**
  * The word index's blocks: distinct byte trigrams, their bloom filters, blocks built from
- * events (pure). A block's bloom also holds a key per distinct value of the source fields
- * (`host`, `app`): hashes at or above 2^24, apart from the trigrams.
+ * events (pure). A block's bloom also holds the keys of word-keys.ts (its events' values,
+ * its messages' windows): hashes at or above 2^24, apart from the trigrams.
  */
+import {
+  addValueKeys,
+  addWindows,
+  KEY_BASE,
+  KEYS_PER_EVENT,
+  KEYS_SOURCES,
+  KEYS_VALUES,
+  type KeyLevel,
+  type WordEvent,
+} from './word-keys.js';
 import {
   encoder,
   type Lookup,
@@ -103,32 +113,24 @@ export class TrigramSet {
   }
 }
 
-/** The trigrams of messages as DuckDB lowers them (a message with U+0130 both ways). */
-function addMessage(set: TrigramSet, message: string, lk: Lookup): void {
+/**
+ * The trigrams of messages as DuckDB lowers them (a message with U+0130 both ways), and
+ * with `windows`, the keys of their long runs of letters and digits (`addWindows`).
+ */
+function addMessage(set: TrigramSet, message: string, lk: Lookup, windows?: Set<number>): void {
   // The ASCII prefix's trigrams, added on the fast path, come out the same below.
-  if (lk.asciiBytes && set.addAscii(message, lk.asciiBytes)) return;
-  set.addBytes(utf8(message, lk));
-  if (sawDottedI) set.addBytes(utf8(message, lk, true));
-}
-
-/** Fields whose exact values a block's bloom holds (the fields naming a source). */
-export const SOURCE_FIELDS = ['host', 'app'] as const;
-export type SourceField = (typeof SOURCE_FIELDS)[number];
-/** Keys are at or above this; trigrams below. */
-const KEY_BASE = 0x1000000;
-
-/** The bloom key of a source field's exact value (FNV-1a of field and value, past the trigrams). */
-export function sourceKey(field: SourceField, value: string): number {
-  let h = 0x811c9dc5;
-  const text = `${field}\u0000${value}`;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return (h | KEY_BASE) >>> 0;
-}
-
-/** The source keys of an event. */
-function addSourceKeys(keys: Set<number>, e: WordEvent): void {
-  if (e.host !== null && e.host !== undefined) keys.add(sourceKey('host', e.host));
-  if (e.app !== null && e.app !== undefined) keys.add(sourceKey('app', e.app));
+  if (lk.asciiBytes && set.addAscii(message, lk.asciiBytes)) {
+    if (windows) addWindows(out, message.length, windows, lk.asciiBytes);
+    return;
+  }
+  const n = utf8(message, lk);
+  set.addBytes(n);
+  if (windows) addWindows(out, n, windows);
+  if (sawDottedI) {
+    const m = utf8(message, lk, true);
+    set.addBytes(m);
+    if (windows) addWindows(out, m, windows);
+  }
 }
 
 /** Trigrams (sorted) and then keys (sorted), as one list for a bloom. */
@@ -200,14 +202,6 @@ export function bloomHas(bloom: Uint8Array, probes: number, p: Probe): boolean {
 // ---------------------------------------------------------------------------------------
 // Building blocks (pure: plain data in and out, for a worker thread too)
 
-/** What the index needs of an event. */
-export interface WordEvent {
-  readonly ts: number;
-  readonly message: string | null;
-  readonly host?: string | null;
-  readonly app?: string | null;
-}
-
 /** A block as built: its bloom, and its distinct trigrams (kept while it may be merged). */
 export interface BuiltBlock {
   readonly minTs: number;
@@ -216,10 +210,12 @@ export interface BuiltBlock {
   readonly lowering: number;
   readonly probes: number;
   readonly bloom: Uint8Array;
-  /** Trigrams, then the source keys (`sourceKey`). */
+  /** Trigrams, then the value keys (`valueKey`). */
   readonly trigrams: Uint32Array;
-  /** Whether the bloom holds the source keys (blocks built before them do not). */
-  readonly sources: boolean;
+  /** Which values the bloom holds (`KEYS_VALUES` unless built from fewer fields). */
+  readonly keys: KeyLevel;
+  /** Its source keys (`KEYS_SOURCES`' alone), what it keeps when merging passes the bound. */
+  readonly sourceKeys: Uint32Array;
   /** Late events kept apart (`lateParts`): a block of their bucket, never the open one. */
   readonly apart?: boolean;
   /** An apart block's bucket (`lateBucket`). */
@@ -234,6 +230,7 @@ export function blockOf(
   l: Lowering,
   probes = PROBES,
   bitsPer = BITS_PER_TRIGRAM,
+  level: KeyLevel = KEYS_VALUES,
 ): BuiltBlock {
   const lk = lookupOf(l);
   const set = new TrigramSet();
@@ -246,19 +243,41 @@ export function blockOf(
     const t = Math.round(e.ts);
     if (t < minTs) minTs = t;
     if (t > maxTs) maxTs = t;
-    if (e.message !== null) addMessage(set, e.message, lk);
-    addSourceKeys(keys, e);
+    if (e.message !== null) addMessage(set, e.message, lk, level === KEYS_VALUES ? keys : undefined);
+    addValueKeys(keys, e, level);
   }
-  const trigrams = withKeys(set.take(), keys);
-  return {
+  const sources = new Set<number>();
+  for (let i = from; i < to; i++) addValueKeys(sources, events[i] as WordEvent, KEYS_SOURCES);
+  return bounded(set.take(), keys, sources, level, to - from, (trigrams) => ({
     minTs,
     maxTs,
     events: to - from,
     lowering: l.id,
     probes,
     bloom: bloomOf(trigrams, probes, bitsPer),
+  }));
+}
+
+/**
+ * A block of `trigrams` and `keys` at `level`, unless its keys pass the bound
+ * (`KEYS_PER_EVENT`): then its source keys alone, a candidate for any other value or
+ * window, so its bloom stays within the bound whatever its events hold.
+ */
+function bounded<B>(
+  tri: Uint32Array,
+  keys: ReadonlySet<number>,
+  sources: ReadonlySet<number>,
+  level: KeyLevel,
+  events: number,
+  make: (trigrams: Uint32Array) => B,
+): B & Pick<BuiltBlock, 'trigrams' | 'keys' | 'sourceKeys'> {
+  const over = level === KEYS_VALUES && keys.size > KEYS_PER_EVENT * Math.max(events, 64);
+  const trigrams = withKeys(tri, over ? sources : keys);
+  return {
+    ...make(trigrams),
     trigrams,
-    sources: true,
+    keys: over ? KEYS_SOURCES : level,
+    sourceKeys: Uint32Array.from(sources),
   };
 }
 
@@ -344,23 +363,28 @@ export function blockSlices(n: number): Array<[number, number]> {
 export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
   const set = new TrigramSet();
   const keys = new Set<number>();
-  for (const p of parts)
+  const sources = new Set<number>();
+  for (const p of parts) {
     for (const t of p.trigrams) {
       if (t >= KEY_BASE) keys.add(t);
       else set.add(t);
     }
-  const trigrams = withKeys(set.take(), keys);
+    for (const k of p.sourceKeys) sources.add(k);
+  }
   const first = parts[0] as BuiltBlock;
   const [probes, bitsPer] = first.apart ? [APART_PROBES, APART_BITS_PER_TRIGRAM] : [PROBES, BITS_PER_TRIGRAM];
-  return {
+  const level = Math.min(...parts.map((p) => p.keys)) as KeyLevel;
+  const events = parts.reduce((n, p) => n + p.events, 0);
+  // A part that kept its source keys alone leaves the block so: its other values are not in it.
+  return bounded(set.take(), level === KEYS_VALUES ? keys : sources, sources, level, events, (trigrams) => ({
     minTs: Math.min(...parts.map((p) => p.minTs)),
     maxTs: Math.max(...parts.map((p) => p.maxTs)),
-    events: parts.reduce((n, p) => n + p.events, 0),
+    events,
     lowering: first.lowering,
     probes,
     bloom: bloomOf(trigrams, probes, bitsPer),
-    trigrams,
-    sources: parts.every((p) => p.sources),
     ...(first.apart ? { apart: true, ...(first.bucket === undefined ? {} : { bucket: first.bucket }) } : {}),
-  };
+  }));
 }
+
+export type { WordEvent } from './word-keys.js';

@@ -27,6 +27,7 @@
  */
 import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
 import type { FilterNode } from '../../filter/ast.js';
+import type { IndexReach } from '../event-store.js';
 import type { TimeWindow } from '../query-plan.js';
 import { tsValue } from './duckdb-schema.js';
 import {
@@ -38,6 +39,7 @@ import {
   mergeBlocks,
   type WordEvent,
 } from './word-blocks.js';
+import { KEYS_NONE, KEYS_SOURCES, KEYS_VALUES, type KeyLevel } from './word-keys.js';
 import { type Lowering, readLowering } from './word-lowering.js';
 import {
   type BlockTest,
@@ -52,11 +54,13 @@ import {
 
 /**
  * `word_blocks.format`: 0 no bloom (always a candidate), 1 trigram bloom (this file's
- * hashing), 2 the same with the source keys (word-blocks.ts `sourceKey`).
+ * hashing), 2 the same with the source fields' values (word-blocks.ts `valueKey`), 3 with
+ * every value an equality tests as text (`KEYS_VALUES`).
  */
 const FORMAT_NONE = 0;
-const FORMAT_BLOOM = 1;
-const FORMAT_BLOOM_SOURCES = 2;
+/** The format of a bloom holding each level of keys (`KeyLevel`), and back. */
+const FORMAT_OF_KEYS = [1, 2, 3] as const;
+const KEYS_OF_FORMAT: Readonly<Record<number, KeyLevel>> = { 1: KEYS_NONE, 2: KEYS_SOURCES, 3: KEYS_VALUES };
 
 export const CREATE_WORD_BLOCKS = `
 CREATE TABLE IF NOT EXISTS word_blocks (
@@ -163,11 +167,8 @@ export class WordIndex {
         events: Number(r.events),
         lowering: Number(r.lowering),
         probes: Number(r.probes),
-        bloom:
-          (Number(r.format) === FORMAT_BLOOM || Number(r.format) === FORMAT_BLOOM_SOURCES) && bloom
-            ? bloom.bytes
-            : null,
-        sources: Number(r.format) === FORMAT_BLOOM_SOURCES,
+        bloom: KEYS_OF_FORMAT[Number(r.format)] !== undefined && bloom ? bloom.bytes : null,
+        keys: KEYS_OF_FORMAT[Number(r.format)] ?? KEYS_NONE,
       });
       covered += Number(r.events);
       if (id >= index.nextId) index.nextId = id + 1n;
@@ -188,7 +189,7 @@ export class WordIndex {
         lowering: index.lowering.id,
         probes: 0,
         bloom: null,
-        sources: false,
+        keys: KEYS_NONE,
       };
       index.appendRows([block]);
       index.insertSorted(block);
@@ -213,6 +214,36 @@ export class WordIndex {
   scan(filter: FilterNode, range: TimeWindow): WordRange[] | undefined {
     const found = this.candidates(filter, range);
     return found && rangesPay(found.need, found.ranges, this.blocks, range) ? found.ranges : undefined;
+  }
+
+  /** How a read of `filter` over `range` meets the index, as `scan` decides it (a query's statistics). */
+  reach(filter: FilterNode, range: TimeWindow): IndexReach {
+    const need = wordNeeds(filter);
+    const test = need && blockTest(need, this.lowering);
+    let blocks = 0;
+    let candidates = 0;
+    for (const b of this.blocks) {
+      if (b.maxTs < range.fromMs || b.minTs >= range.toMs) continue;
+      blocks++;
+      if (test?.(b)) candidates++;
+    }
+    const scan = (why: IndexReach['why']): IndexReach => ({
+      path: 'scan',
+      why,
+      blocks,
+      candidate_blocks: test ? candidates : blocks,
+      ranges: 0,
+    });
+    if (!need || !test) return scan('no_indexed_term');
+    const ranges = candidateRanges(this.blocks, test, range);
+    if (!rangesPay(need, ranges, this.blocks, range)) return scan('too_many_candidates');
+    return {
+      path: ranges.length === 0 ? 'index' : 'narrowed',
+      why: null,
+      blocks,
+      candidate_blocks: candidates,
+      ranges: ranges.length,
+    };
   }
 
   /**
@@ -371,7 +402,7 @@ export class WordIndex {
         a.appendTimestamp(tsValue(b.minTs));
         a.appendTimestamp(tsValue(b.maxTs));
         a.appendInteger(b.events);
-        a.appendInteger(b.bloom ? (b.sources ? FORMAT_BLOOM_SOURCES : FORMAT_BLOOM) : FORMAT_NONE);
+        a.appendInteger(b.bloom ? FORMAT_OF_KEYS[b.keys] : FORMAT_NONE);
         a.appendInteger(b.lowering);
         a.appendInteger(b.probes);
         if (b.bloom) a.appendBlob(b.bloom);
@@ -404,5 +435,5 @@ const pick = (b: BuiltBlock) => ({
   lowering: b.lowering,
   probes: b.probes,
   bloom: b.bloom,
-  sources: b.sources,
+  keys: b.keys,
 });

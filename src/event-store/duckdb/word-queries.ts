@@ -5,16 +5,18 @@ import { scalarToString } from '../../filter/values.js';
 import type { TimeWindow } from '../query-plan.js';
 import { containsMode } from './duckdb-filter-compiler.js';
 
+import { BLOCK_EVENTS, bloomHas, probeOf, TrigramSet } from './word-blocks.js';
 import {
-  BLOCK_EVENTS,
-  bloomHas,
-  probeOf,
-  SOURCE_FIELDS,
-  type SourceField,
-  sourceKey,
-  TrigramSet,
-} from './word-blocks.js';
-import { type Lowering, lookupOf, utf8 } from './word-lowering.js';
+  addWindows,
+  isValueField,
+  KEYS_SOURCES,
+  KEYS_VALUES,
+  type KeyLevel,
+  keyLevelOf,
+  valueKey,
+  valueKeys,
+} from './word-keys.js';
+import { type Lowering, lookupOf, out, utf8 } from './word-lowering.js';
 
 /**
  * Joining ranges: each range is a scan of its own, about 2 ms whatever its width, while
@@ -31,6 +33,13 @@ export const MAX_RANGES = 16;
  * the 16 ranges of a source that logs once an hour 18–21 ms, the plain scan 9–14.
  */
 export const SOURCE_RANGE_EVENTS = 2_000_000;
+/**
+ * The same for an equality on any other field: a value of few events (an id) is in few
+ * blocks, and testing it costs a plain scan far more (the value read from its column or the
+ * event's map of fields: at 1 M shipper events, `trace_id = <one event's>` scanned every
+ * event in 127 ms through the API, where one block's range is read in about 4 ms).
+ */
+export const VALUE_RANGE_EVENTS = 100_000;
 /**
  * The most of a window's events the ranges of a word may hold and still be read instead
  * of the window. Ranges are a scan each under `UNION ALL`, which prunes row groups by their
@@ -49,23 +58,22 @@ export const WORD_RANGES_MAX_SHARE = 0.5;
 /**
  * What a filter requires in the index's terms: `word` (the message contains the value,
  * case-insensitively, as `containsText` tests it), `exact` (the message contains the value
- * as it is written, case included), `source` (a source field holds exactly the value),
+ * as it is written, case included), `value` (a field holds exactly the value, as text),
  * every one of `all`, or at least one of `any`; `undefined` requires nothing the index can
  * use.
  */
 export type WordNeed =
   | { readonly kind: 'word' | 'exact'; readonly value: string }
-  | { readonly kind: 'source'; readonly field: SourceField; readonly value: string }
+  | { readonly kind: 'value'; readonly field: string; readonly value: string }
   | { readonly kind: 'all' | 'any'; readonly items: readonly WordNeed[] };
 
-const isSourceField = (f: string): f is SourceField => (SOURCE_FIELDS as readonly string[]).includes(f);
-
 /**
- * The message substrings and source values `filter` requires: bare words, phrases, every
+ * The message substrings and field values `filter` requires: bare words, phrases, every
  * condition on `message` that implies a literal (`contains`, `startswith`, `endswith`,
  * `eq`, `in`, and a regex's required literals, which also covers wildcards), and `eq` and
- * `in` on `host` and `app`, under ANDs, and under ORs whose every branch requires one.
- * Negations and every other condition require nothing.
+ * `in` on any field compared as text (`isValueField`: `host`, `user`, `trace_id`...), under
+ * ANDs, and under ORs whose every branch requires one. Negations and every other condition
+ * require nothing.
  */
 export function wordNeeds(filter: FilterNode): WordNeed | undefined {
   switch (filter.kind) {
@@ -73,7 +81,7 @@ export function wordNeeds(filter: FilterNode): WordNeed | undefined {
       return { kind: 'word', value: filter.value };
     case 'cond':
       if (filter.field === 'message') return condNeeds(filter);
-      return isSourceField(filter.field) ? sourceNeeds(filter.field, filter) : undefined;
+      return isValueField(filter.field) ? valueNeeds(filter.field, filter) : undefined;
     case 'and':
       return all(filter.items.map(wordNeeds).filter((n): n is WordNeed => n !== undefined));
     case 'or': {
@@ -89,11 +97,11 @@ export function wordNeeds(filter: FilterNode): WordNeed | undefined {
 const all = (items: WordNeed[]): WordNeed | undefined =>
   items.length === 0 ? undefined : items.length === 1 ? items[0] : { kind: 'all', items };
 
-/** What a condition on a source field requires: its exact value (`eq`), or one of them (`in`). */
-function sourceNeeds(field: SourceField, c: CondNode): WordNeed | undefined {
-  if (c.op === 'eq') return { kind: 'source', field, value: scalarToString(c.value) };
+/** What an equality on a field requires: its exact value (`eq`), or one of them (`in`). */
+function valueNeeds(field: string, c: CondNode): WordNeed | undefined {
+  if (c.op === 'eq') return { kind: 'value', field, value: scalarToString(c.value) };
   if (c.op !== 'in' || c.value.length === 0) return undefined;
-  const items = c.value.map((v): WordNeed => ({ kind: 'source', field, value: scalarToString(v) }));
+  const items = c.value.map((v): WordNeed => ({ kind: 'value', field, value: scalarToString(v) }));
   return items.length === 1 ? items[0] : { kind: 'any', items };
 }
 
@@ -165,25 +173,39 @@ function jsOnlyOf(l: Lowering): Set<number> {
  * the index; empty when the needle is too short to require any.
  */
 export function needleTrigrams(value: string, l: Lowering): Uint32Array {
+  return needleKeys(value, l).trigrams;
+}
+
+/**
+ * What every message that contains `value` (as `containsText` tests it) holds in the
+ * index: its trigrams, and the keys of its long runs of letters and digits (`addWindows`,
+ * in a block holding every value); both empty when the needle is too short for them.
+ */
+function needleKeys(value: string, l: Lowering): { trigrams: Uint32Array; windows: Uint32Array } {
   const needle = value.toLowerCase();
   const set = new TrigramSet();
+  const windows = new Set<number>();
+  const add = (n: number) => {
+    set.addBytes(n);
+    addWindows(out, n, windows);
+  };
   if (containsMode(needle) === 'lower') {
     // contains(lower(message), needle): the needle's bytes are in the lowered message
     // (or, holding i or U+0307, in the lowered message with U+0130 replaced).
-    set.addBytes(utf8(needle, null));
+    add(utf8(needle, null));
   } else {
     // message.toLowerCase().includes(needle): only stretches both lowerings agree on.
     const skip = jsOnlyOf(l);
     let stretch = '';
     for (const c of needle) {
       if (skip.has(c.codePointAt(0) as number)) {
-        set.addBytes(utf8(stretch, null));
+        add(utf8(stretch, null));
         stretch = '';
       } else stretch += c;
     }
-    set.addBytes(utf8(stretch, null));
+    add(utf8(stretch, null));
   }
-  return set.take();
+  return { trigrams: set.take(), windows: Uint32Array.from(windows) };
 }
 
 /**
@@ -192,14 +214,22 @@ export function needleTrigrams(value: string, l: Lowering): Uint32Array {
  * value (a value's lone surrogates are U+FFFD, as the message's and the SQL's are).
  */
 export function exactTrigrams(value: string, l: Lowering): Uint32Array {
+  return exactKeys(value, l).trigrams;
+}
+
+/** `exactTrigrams`, and the keys of the value's long runs of letters and digits. */
+function exactKeys(value: string, l: Lowering): { trigrams: Uint32Array; windows: Uint32Array } {
   const set = new TrigramSet();
-  set.addBytes(utf8(value, lookupOf(l)));
-  return set.take();
+  const windows = new Set<number>();
+  const n = utf8(value, lookupOf(l));
+  set.addBytes(n);
+  addWindows(out, n, windows);
+  return { trigrams: set.take(), windows: Uint32Array.from(windows) };
 }
 
 /**
- * What the index knows of a block. `bloom` null: no bloom, always a candidate; `sources`
- * false (built before the source keys): a candidate for every source need.
+ * What the index knows of a block. `bloom` null: no bloom, always a candidate; `keys`: the
+ * values its bloom holds (word-blocks.ts), a candidate for every need of a value it lacks.
  */
 export interface IndexedBlock {
   readonly id: bigint;
@@ -209,7 +239,7 @@ export interface IndexedBlock {
   readonly lowering: number;
   readonly probes: number;
   readonly bloom: Uint8Array | null;
-  readonly sources: boolean;
+  readonly keys: KeyLevel;
 }
 
 /** Whether a block may hold an event meeting the need; `undefined`: every block may. */
@@ -219,14 +249,27 @@ export function blockTest(need: WordNeed, l: Lowering): BlockTest | undefined {
   switch (need.kind) {
     case 'word':
     case 'exact': {
-      const trigrams = need.kind === 'word' ? needleTrigrams(need.value, l) : exactTrigrams(need.value, l);
+      const { trigrams, windows } =
+        need.kind === 'word' ? needleKeys(need.value, l) : exactKeys(need.value, l);
       if (trigrams.length === 0) return undefined;
       const p = probeOf(trigrams);
-      return (b) => b.bloom === null || b.lowering !== l.id || bloomHas(b.bloom, b.probes, p);
+      // The windows' keys are in the blocks that hold every value, built with this lowering.
+      const w = windows.length > 0 ? probeOf(windows) : null;
+      return (b) =>
+        b.bloom === null ||
+        b.lowering !== l.id ||
+        (bloomHas(b.bloom, b.probes, p) &&
+          (w === null || b.keys < KEYS_VALUES || bloomHas(b.bloom, b.probes, w)));
     }
-    case 'source': {
-      const p = probeOf(Uint32Array.of(sourceKey(need.field, need.value)));
-      return (b) => b.bloom === null || !b.sources || bloomHas(b.bloom, b.probes, p);
+    case 'value': {
+      // A block with every value holds both of its keys; one with the sources' alone, the first.
+      const both = probeOf(Uint32Array.from(valueKeys(need.field, need.value)));
+      const first = probeOf(Uint32Array.of(valueKey(need.field, need.value)));
+      const level = keyLevelOf(need.field);
+      return (b) =>
+        b.bloom === null ||
+        b.keys < level ||
+        bloomHas(b.bloom, b.probes, b.keys === KEYS_VALUES ? both : first);
     }
     case 'all': {
       const tests = need.items.map((n) => blockTest(n, l)).filter((t): t is BlockTest => t !== undefined);
@@ -243,15 +286,23 @@ export function blockTest(need: WordNeed, l: Lowering): BlockTest | undefined {
   }
 }
 
-/** Whether a need is exact source values alone (`host:a AND app:b`), no word and no choice. */
-export function sourceOnly(need: WordNeed): boolean {
-  return need.kind === 'source' || (need.kind === 'all' && need.items.every(sourceOnly));
+/** Whether a need is exact field values alone (`host:a AND trace_id:b`), no word and no choice. */
+export function valuesOnly(need: WordNeed): boolean {
+  return need.kind === 'value' || (need.kind === 'all' && need.items.every(valuesOnly));
+}
+
+/** What a range costs of a plain scan under exact values alone (`valuesOnly`), in events. */
+function rangeEvents(need: WordNeed): number {
+  if (need.kind === 'value')
+    return keyLevelOf(need.field) === KEYS_SOURCES ? SOURCE_RANGE_EVENTS : VALUE_RANGE_EVENTS;
+  return need.kind === 'all' ? Math.min(...need.items.map(rangeEvents)) : SOURCE_RANGE_EVENTS;
 }
 
 /**
- * Whether reading `ranges` beats scanning all of `range`. For a need on exact source values
- * alone, each range costs `SOURCE_RANGE_EVENTS` events of that scan and the ranges save the
- * events of the blocks they leave out. Any other need tests each event it reads at a far
+ * Whether reading `ranges` beats scanning all of `range`. For a need on exact field values
+ * alone, each range costs `SOURCE_RANGE_EVENTS` events of that scan (`VALUE_RANGE_EVENTS`
+ * when a value is of a field that names no source) and the ranges save the events of the
+ * blocks they leave out. Any other need tests each event it reads at a far
  * higher cost (a word in the message): its ranges pay unless they hold more than
  * `WORD_RANGES_MAX_SHARE` of the window's events (a word in every part of the window).
  * No range at all always pays (nothing is read).
@@ -273,14 +324,14 @@ export function rangesPay(
     const r = ranges[k];
     if (!r || r.fromMs > b.maxTs) left += b.events;
   }
-  if (!sourceOnly(need)) return all - left <= all * WORD_RANGES_MAX_SHARE;
-  return ranges.length * SOURCE_RANGE_EVENTS < left;
+  if (!valuesOnly(need)) return all - left <= all * WORD_RANGES_MAX_SHARE;
+  return ranges.length * rangeEvents(need) < left;
 }
 
-/** Whether a filter requires a word of the message (not only exact source values). */
+/** Whether a filter requires a word of the message (not only exact field values). */
 export function testsWords(filter: FilterNode): boolean {
   const need = wordNeeds(filter);
-  return need !== undefined && !sourceOnly(need);
+  return need !== undefined && !valuesOnly(need);
 }
 
 /** An inclusive range of `ts` (whole ms) that may hold matching events. */

@@ -54,7 +54,7 @@ export type StoreRequest =
   | { id: number; op: 'countHot'; filters: readonly FilterNode[] }
   | { id: number; op: 'verifyCold'; req: ColdVerify }
   | { id: number; op: 'importCold'; req: ColdImport }
-  | { id: number; op: 'coldReach'; filter: FilterNode; scope: ReadScope; range: TimeWindow }
+  | { id: number; op: 'readReach'; filter: FilterNode; scope: ReadScope; range: TimeWindow }
   | { id: number; op: 'ping' }
   | { id: number; op: 'runSql'; sql: string; params: readonly SqlValue[] }
   | { id: number; op: 'checkpoint' }

@@ -139,8 +139,8 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.verifyCold(req.req);
     case 'importCold':
       return store.importCold(req.req);
-    case 'coldReach':
-      return store.coldReach(req.filter, req.scope, req.range);
+    case 'readReach':
+      return store.readReach(req.filter, req.scope, req.range);
     case 'ping':
       return store.ping();
     case 'abandon':
@@ -154,8 +154,12 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       for (const s of streams.values()) s.abort.abort();
       await store.close();
       return null;
-    default:
-      return req satisfies never;
+    default: {
+      // A request this worker does not know (a main thread of another build): an error,
+      // never the request echoed back as its answer.
+      const unknown: never = req;
+      throw new Error(`The event store worker has no operation ${(unknown as { op: string }).op}`);
+    }
   }
 }
 

@@ -177,6 +177,13 @@ export function parseTemplate(source: string): BodyTemplate {
         children = open.length ? (open[open.length - 1] as { children: Node[] }).children : root;
       } else {
         const shape = known(name, path, start);
+        // A section inside one of its own name walks its list once per item of the outer
+        // one, and again per nesting: a 168-byte template could hold the server for seconds.
+        const outer = open.find((o) => o.name === name);
+        if (outer)
+          throw new TemplateError(
+            `section "${name}" at ${position(source, start)} is inside a section of the same name (opened at ${position(source, outer.at)})`,
+          );
         const node: Node = { kind: 'section', path, inverted: sigil === '^', children: [] };
         children.push(node);
         open.push({ path, name, at: start, children: node.children, shape });
@@ -231,18 +238,39 @@ function write(value: unknown, json: boolean): string {
   return json ? JSON.stringify(text).slice(1, -1) : text;
 }
 
+/**
+ * What one rendering may do (docs/api/alerting.md): the nodes it visits and the bytes it
+ * writes. A template within TEMPLATE_MAX_BYTES whose sections cannot contain themselves
+ * stays far below both; past either the rendering stops, and the delivery fails saying so.
+ */
+export const RENDER_BUDGET = { nodes: 100_000, bytes: 1024 * 1024 } as const;
+
+/** A rendering went past RENDER_BUDGET. */
+export class TemplateBudgetError extends Error {}
+
 /** Renders a parsed template with `vars`, escaping `{{name}}` for `contentType`. */
 export function renderTemplate(
   template: BodyTemplate,
   vars: Record<string, unknown>,
   contentType: string,
+  budget: { nodes: number; bytes: number } = RENDER_BUDGET,
 ): string {
   const json = isJsonType(contentType);
   const out: string[] = [];
+  let nodesLeft = budget.nodes;
+  let bytesLeft = budget.bytes;
+  const emit = (text: string) => {
+    bytesLeft -= text.length;
+    if (bytesLeft < 0)
+      throw new TemplateBudgetError(`the body template renders more than ${budget.bytes} bytes`);
+    out.push(text);
+  };
   const walk = (nodes: readonly Node[], stack: unknown[]) => {
     for (const node of nodes) {
-      if (node.kind === 'text') out.push(node.text);
-      else if (node.kind === 'var') out.push(write(lookup(stack, node.path), json && !node.raw));
+      if (--nodesLeft < 0)
+        throw new TemplateBudgetError(`the body template renders more than ${budget.nodes} tags and texts`);
+      if (node.kind === 'text') emit(node.text);
+      else if (node.kind === 'var') emit(write(lookup(stack, node.path), json && !node.raw));
       else {
         const value = lookup(stack, node.path);
         if (node.inverted) {
@@ -269,6 +297,10 @@ export function templateVariables(n: Notification): Record<string, unknown> {
     is_report: false,
     headline: headline(n),
     text: bodyText(n),
+  };
+  // A test is neither an alert nor a report: the variables of both render as missing.
+  if (n.kind === 'test') return vars;
+  Object.assign(vars, {
     count: n.count,
     window_seconds: n.window_seconds,
     fired_at: n.fired_at,
@@ -276,7 +308,7 @@ export function templateVariables(n: Notification): Record<string, unknown> {
     samples: n.samples,
     group: n.group,
     group_text: groupText(n.group),
-  };
+  });
   if (n.trigger) vars.trigger = n.trigger;
   if (n.condition) vars.condition = { type: n.condition.type };
   if (n.pattern) vars.pattern = n.pattern;

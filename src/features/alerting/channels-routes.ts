@@ -10,16 +10,13 @@ import {
   parseBoolean,
   ShowAllQuery,
 } from '../../http/schemas/common.js';
-import {
-  ChannelCreateSchema,
-  ChannelPatchSchema,
-  ChannelTypeSchema,
-  DeliveryStatusSchema,
-} from './alert-schema.js';
+import { DeliveryStatusSchema } from './alert-schema.js';
+import { channelKinds } from './channel-kinds/registry.js';
 import type { ChannelsService } from './channels-service.js';
 import type { DeliveriesService } from './deliveries-service.js';
 
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const { ChannelCreateSchema, ChannelPatchSchema } = channelKinds.schemas;
 
 export async function channelRoutes(
   fastify: FastifyInstance,
@@ -36,7 +33,11 @@ export async function channelRoutes(
       schema: {
         tags,
         summary: 'List your notification channels (everyone’s with show_all for manage_triggers holders)',
-        querystring: Type.Object({ ...ListQuery, ...ShowAllQuery, type: Type.Optional(ChannelTypeSchema) }),
+        querystring: Type.Object({
+          ...ListQuery,
+          ...ShowAllQuery,
+          type: Type.Optional(channelKinds.TypeSchema),
+        }),
         response: { 200: Paginated('Channel', Type.Ref('Channel')), ...errorResponses(400, 401, 403) },
       },
     },
@@ -57,7 +58,7 @@ export async function channelRoutes(
     {
       schema: {
         tags,
-        summary: 'Create a notification channel (webhook, Slack, email, Teams, PagerDuty, Opsgenie)',
+        summary: `Create a notification channel (${channelKinds.titles})`,
         body: ChannelCreateSchema,
         response: { 201: Type.Ref('Channel'), ...errorResponses(400, 401, 403, 413, 415) },
       },

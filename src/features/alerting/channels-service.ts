@@ -1,19 +1,16 @@
 import type { Static } from 'typebox';
 import { can, type Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
-import { type FieldErrors, notFound, validationError } from '../../errors/errors.js';
-import type { ChannelSchema } from './alert-schema.js';
-import type { ChannelRow, ChannelType } from './alerting-table.js';
+import { notFound, validationError } from '../../errors/errors.js';
+import type { ChannelRow } from './alerting-table.js';
+import type { ChannelConfig, KeepRefused } from './channel-kinds/channel-kind.js';
+import { type ChannelKindRegistry, type ChannelType, channelKinds } from './channel-kinds/registry.js';
 import type { ChannelsRepository } from './channels-repository.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 import type { Notification } from './notification.js';
-import { checkOpsgenie, checkPagerduty, checkTemplate, SECRET_MASK } from './oncall-config.js';
-import type { OpsgenieConfig, PagerdutyConfig } from './oncall-payloads.js';
-import { type ChannelConfig, SendError, type Senders } from './senders.js';
+import { SendError, type Senders } from './senders.js';
 
-export { SECRET_MASK };
-
-export type Channel = Static<typeof ChannelSchema>;
+export type Channel = Static<ChannelKindRegistry['schemas']['ChannelSchema']>;
 
 export interface ChannelInput {
   name?: string | undefined;
@@ -27,143 +24,22 @@ export interface TestOutcome {
   duration_ms: number;
 }
 
-const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Headers a channel may not set: the request's own framing and the signature. */
-const RESERVED_HEADERS = new Set([
-  'content-type',
-  'content-length',
-  'host',
-  'transfer-encoding',
-  'x-logscope-signature',
-]);
-
-/** The settings of each kind. */
-const ALLOWED: Record<ChannelType, readonly string[]> = {
-  webhook: ['url', 'headers', 'secret', 'body_template', 'content_type'],
-  slack: ['url'],
-  email: ['to'],
-  teams: ['url'],
-  pagerduty: ['routing_key', 'severity_map'],
-  opsgenie: ['api_key', 'region', 'priority_map'],
-};
-
-/** Kinds whose URL is the credential (a Slack incoming webhook, a Teams workflow's signed URL). */
-const URL_IS_SECRET: ReadonlySet<ChannelType> = new Set(['slack', 'teams']);
-
-/** Checks a channel's config for its type; returns it as stored. */
-export function checkConfig(type: ChannelType, body: object, stored?: ChannelConfig): ChannelConfig {
-  const raw = body as Record<string, unknown>;
-  const errors: FieldErrors = {};
-  const fail = (key: string, message: string) => {
-    errors[`config.${key}`] = [message];
-  };
-  const allowed = ALLOWED[type];
-  for (const key of Object.keys(raw))
-    if (!allowed.includes(key)) fail(key, `Not a ${type} setting (allowed: ${allowed.join(', ')}).`);
-  let out: ChannelConfig;
-  if (type === 'pagerduty') out = checkPagerduty(raw, stored as Partial<PagerdutyConfig> | undefined, fail);
-  else if (type === 'opsgenie') out = checkOpsgenie(raw, stored as Partial<OpsgenieConfig> | undefined, fail);
-  else if (type === 'email') {
-    const to = raw.to;
-    if (!Array.isArray(to) || to.length === 0 || to.length > 50) fail('to', 'A list of 1 to 50 addresses.');
-    else
-      to.forEach((a, i) => {
-        if (typeof a !== 'string' || a.length > 320 || !EMAIL.test(a))
-          fail(`to[${i}]`, 'Not an email address.');
-      });
-    out = { to: Array.isArray(to) ? (to as string[]) : [] };
-  } else {
-    const url = raw.url;
-    let parsed: URL | undefined;
-    try {
-      parsed = typeof url === 'string' && url.length <= 2000 ? new URL(url) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    const storedUrl = (stored as { url?: string } | undefined)?.url;
-    // A Slack or Teams URL is shown masked: sent back as shown, it keeps the stored one.
-    const keptUrl =
-      URL_IS_SECRET.has(type) && storedUrl && url === maskedUrl(storedUrl) ? storedUrl : undefined;
-    if (keptUrl) parsed = new URL(keptUrl);
-    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.username || parsed.password)
-      fail('url', 'An http:// or https:// URL (without user:password; use headers).');
-    out = { url: keptUrl ?? String(url) };
-    if (type === 'webhook') {
-      const headers = raw.headers ?? {};
-      if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
-        fail('headers', 'An object of header names to values.');
-      else {
-        const entries = Object.entries(headers as Record<string, unknown>);
-        if (entries.length > 20) fail('headers', 'At most 20 headers.');
-        const storedHeaders = (stored as { headers?: Record<string, string> } | undefined)?.headers ?? {};
-        const kept: Array<[string, string]> = [];
-        for (const [name, value] of entries) {
-          if (!HEADER_NAME.test(name) || RESERVED_HEADERS.has(name.toLowerCase()))
-            fail(`headers.${name}`, 'Not a header name a channel may set.');
-          else if (value === SECRET_MASK) {
-            // Values are shown masked (they carry credentials): sent back, the stored one stays.
-            if (Object.hasOwn(storedHeaders, name)) kept.push([name, storedHeaders[name] as string]);
-            else fail(`headers.${name}`, 'No stored value to keep: give the value.');
-          } else if (typeof value !== 'string' || value.length > 4000 || /[\r\n\0]/.test(value))
-            fail(`headers.${name}`, 'A header value: text on one line.');
-          else kept.push([name, value]);
-        }
-        if (kept.length) (out as { headers?: Record<string, string> }).headers = Object.fromEntries(kept);
-      }
-      const secret = raw.secret;
-      if (secret !== undefined && secret !== null) {
-        if (secret === SECRET_MASK) {
-          const kept = (stored as { secret?: string } | undefined)?.secret;
-          if (kept) (out as { secret?: string }).secret = kept;
-        } else if (typeof secret !== 'string' || secret.length < 1 || secret.length > 500)
-          fail('secret', 'Text of 1 to 500 characters.');
-        else (out as { secret?: string }).secret = secret;
-      }
-      Object.assign(out, checkTemplate(raw, fail));
-    }
-  }
-  if (Object.keys(errors).length)
-    throw validationError(errors, `Invalid ${type} channel: ${Object.keys(errors).join(', ')}`);
-  return out;
-}
-
-/**
- * A Slack incoming-webhook URL as shown: its path is the credential, so only the
- * origin is shown (`https://hooks.slack.com/********`).
- */
-export function maskedUrl(url: string): string {
-  try {
-    return `${new URL(url).origin}/${SECRET_MASK}`;
-  } catch {
-    return SECRET_MASK;
-  }
-}
-
 /**
  * A channel as shown: what carries a credential is write-only, to its owner too (a
- * webhook's secret and header values, a Slack URL), shown as SECRET_MASK; sending the
- * mask back keeps the stored value (checkConfig).
+ * webhook's secret and header values, a Slack URL, a routing key), shown masked as its kind
+ * says; sending the mask back keeps the stored value (its kind's check).
  */
-const present = (row: ChannelRow): Channel => {
-  const config = JSON.parse(row.config) as Record<string, unknown>;
-  if (typeof config.secret === 'string') config.secret = SECRET_MASK;
-  if (config.headers && typeof config.headers === 'object')
-    config.headers = Object.fromEntries(Object.keys(config.headers).map((name) => [name, SECRET_MASK]));
-  if (URL_IS_SECRET.has(row.type) && typeof config.url === 'string') config.url = maskedUrl(config.url);
-  for (const key of ['routing_key', 'api_key'])
-    if (typeof config[key] === 'string') config[key] = SECRET_MASK;
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type,
-    config,
-    owner: row.owner_id,
-    decided_by: row.decided_by,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-};
+const present = (row: ChannelRow): Channel => ({
+  id: row.id,
+  name: row.name,
+  // The API stored it: one of its types (the table holds any text since 0027).
+  type: row.type as ChannelType,
+  config: channelKinds.present(row.type, JSON.parse(row.config) as ChannelConfig),
+  owner: row.owner_id,
+  decided_by: row.decided_by,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+});
 
 /**
  * Notification channels, owned like triggers: the owner's, and every one for admins and
@@ -206,7 +82,7 @@ export class ChannelsService {
   }
 
   async create(who: Identity, input: { name: string; type: ChannelType; config: object }): Promise<Channel> {
-    const config = checkConfig(input.type, input.config);
+    const config = channelKinds.checkConfig(input.type, input.config);
     const now = this.now().toISOString();
     return present(
       await this.repo.insert({
@@ -230,7 +106,14 @@ export class ChannelsService {
         { config: ['A new type needs its config.'] },
         'config: A new type needs its config.',
       );
-    const config = input.config ? checkConfig(type, input.config, stored) : stored;
+    // A stored credential stays with its destination: its kind, and whoever set it.
+    const refused: KeepRefused =
+      type !== row.type
+        ? "the channel's kind changed"
+        : row.decided_by !== who.userId
+          ? 'you did not set where this channel sends'
+          : null;
+    const config = input.config ? channelKinds.checkConfig(type, input.config, stored, refused) : stored;
     // Whoever sets where it sends decides who receives the samples of the triggers that
     // notify it: those then run within the editor's rights too (docs/api/alerting.md).
     const decides = input.type !== undefined || input.config !== undefined;
@@ -263,9 +146,7 @@ export class ChannelsService {
 
   /** Who last set where each of these channels sends (null: a deleted user); gone ones are left out. */
   /** The type and owner of each of these channels that exists (a schedule's `deliver_to`). */
-  async ownersAndTypes(
-    ids: readonly number[],
-  ): Promise<Map<number, { type: ChannelType; owner_id: number }>> {
+  async ownersAndTypes(ids: readonly number[]): Promise<Map<number, { type: string; owner_id: number }>> {
     const rows = await this.repo.byIds(ids);
     return new Map(rows.map((r) => [r.id, { type: r.type, owner_id: r.owner_id }]));
   }
@@ -274,7 +155,11 @@ export class ChannelsService {
     return new Map((await this.repo.byIds(ids)).map((r) => [r.id, r.decided_by]));
   }
 
-  /** Sends a test notification now and says how it went (bounded by the send timeout). */
+  /**
+   * Sends a test notification now and says how it went (bounded by the send timeout). Only
+   * administrators are told why it failed: to anyone else a test is "sent" or "failed", so a
+   * channel is no way to learn whether an internal address answers, nor with what.
+   */
   async test(who: Identity, id: number, linkBase: string): Promise<TestOutcome> {
     const row = await this.visible(who, id);
     const n: Notification = {
@@ -289,19 +174,16 @@ export class ChannelsService {
       search_url: `${linkBase}/search`,
     };
     const started = performance.now();
+    let error: string | null = null;
     try {
       await this.senders.send(row.type, JSON.parse(row.config) as ChannelConfig, n, {
         channelId: row.id,
         now: () => this.now().getTime(),
       });
-      return { sent: true, error: null, duration_ms: Math.round(performance.now() - started) };
     } catch (err) {
-      return {
-        sent: false,
-        error: err instanceof SendError ? err.message : `failed: ${String(err)}`,
-        duration_ms: Math.round(performance.now() - started),
-      };
+      error = !who.isAdmin ? 'failed' : err instanceof SendError ? err.message : `failed: ${String(err)}`;
     }
+    return { sent: error === null, error, duration_ms: Math.round(performance.now() - started) };
   }
 
   /** The channels among `ids` that `who` may not use (missing or someone else's). */

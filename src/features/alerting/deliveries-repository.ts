@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
 import type { Database } from '../../metadata/schema.js';
-import type { ChannelType, DeliveryRow, DeliveryStatus, NewDeliveryRow } from './alerting-table.js';
+import type { DeliveryRow, DeliveryStatus, NewDeliveryRow } from './alerting-table.js';
 
 export interface DeliveryFilter {
   triggerId?: number;
@@ -53,10 +53,7 @@ export class DeliveriesRepository {
   }
 
   /** The deliveries with their channel's type (a deleted channel takes its deliveries). */
-  list(
-    filter: DeliveryFilter,
-    page: PageRequest,
-  ): Promise<Page<DeliveryRow & { channel_type: ChannelType }>> {
+  list(filter: DeliveryFilter, page: PageRequest): Promise<Page<DeliveryRow & { channel_type: string }>> {
     let q = this.db
       .selectFrom('deliveries')
       .selectAll()

@@ -1,11 +1,11 @@
 import type { Static } from 'typebox';
 import { can, type Identity } from '../../core/identity.js';
 import type { Page, PageRequest } from '../../core/list.js';
-import type { DeliverySchema } from './alert-schema.js';
-import type { ChannelType, DeliveryRow, DeliveryStatus } from './alerting-table.js';
+import type { DeliveryRow, DeliveryStatus } from './alerting-table.js';
+import type { ChannelKindRegistry, ChannelType } from './channel-kinds/registry.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
 
-export type Delivery = Static<typeof DeliverySchema>;
+export type Delivery = Static<ChannelKindRegistry['schemas']['DeliverySchema']>;
 
 /**
  * A notification as someone shows it who may not see what it tells of events: whoever
@@ -26,7 +26,7 @@ const withoutBytes = (payload: Record<string, unknown>): Record<string, unknown>
   return { ...payload, attachment: { filename: a.filename, media_type: a.media_type, size } };
 };
 
-const present = (row: DeliveryRow & { channel_type: ChannelType }, who: Identity): Delivery => {
+const present = (row: DeliveryRow & { channel_type: string }, who: Identity): Delivery => {
   const payload = withoutBytes(JSON.parse(row.payload) as Record<string, unknown>);
   const whole = who.isAdmin || (row.run_as !== null && row.run_as === who.userId);
   return {
@@ -35,7 +35,8 @@ const present = (row: DeliveryRow & { channel_type: ChannelType }, who: Identity
     schedule_id: row.schedule_id,
     report_id: row.report_id,
     channel_id: row.channel_id,
-    channel_type: row.channel_type,
+    // Its channel's type, which the API stored: one of its types.
+    channel_type: row.channel_type as ChannelType,
     status: row.status,
     attempts: row.attempts,
     last_error: row.last_error,

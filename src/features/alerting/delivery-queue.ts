@@ -1,11 +1,11 @@
 import { type Log, silentLog } from '../../core/log.js';
 import { counter, type MetricDecl } from '../../core/metrics.js';
-import type { DeliveryRow } from './alerting-table.js';
+import type { Release, ReleaseGate } from '../streams/index.js';
+import type { ChannelRow, DeliveryRow } from './alerting-table.js';
 import type { ChannelsRepository } from './channels-repository.js';
 import type { DeliveriesRepository } from './deliveries-repository.js';
-import type { Notification } from './notification.js';
-import { dedupKey } from './oncall-payloads.js';
-import type { ReportNotice } from './report-notice.js';
+import { dedupKey, type Notification } from './notification.js';
+import type { ReportNotice, StoredReportNotice } from './report-notice.js';
 import { type ChannelConfig, SendError, type Senders } from './senders.js';
 
 export interface DeliveryQueueOptions {
@@ -27,6 +27,26 @@ export interface DeliveryQueueOptions {
 }
 
 /**
+ * Gives a scheduled report's delivery its link when it is sent (reports' link records):
+ * the same link on every attempt of one delivery; null when it was revoked.
+ */
+export type ReportLinker = (
+  n: StoredReportNotice,
+  delivery: { id: number; runAs: number | null },
+) => Promise<{ link: string; link_expires_at: string } | null>;
+
+/**
+ * What a delivery releases, for the gate (release-gate.ts): a report holds all its owner may
+ * read; a notification names its samples. A test names nothing.
+ */
+function releaseOf(row: DeliveryRow, channel: ChannelRow, n: Notification | StoredReportNotice): Release {
+  const base = { principal: row.run_as, deciders: [channel.decided_by] };
+  return n.kind === 'report'
+    ? { ...base, wholeScope: true }
+    : { ...base, events: n.samples.map((s) => s.ev_id) };
+}
+
+/**
  * The durable queue of notifications. `enqueue` writes a pending row per channel and
  * wakes the sender; the sender takes due rows under a lease (so a cluster's nodes share
  * the work and a dead node's rows are taken over when its lease ends), sends each once,
@@ -43,6 +63,7 @@ export class DeliveryQueue {
   private closed = false;
   private readonly o: Required<Omit<DeliveryQueueOptions, 'log'>>;
   private readonly log: Log;
+  private linker: ReportLinker | undefined;
   /** Attempts that failed (each is retried or given up). */
   failedAttempts = 0;
   sentCount = 0;
@@ -66,6 +87,7 @@ export class DeliveryQueue {
     private readonly repo: DeliveriesRepository,
     private readonly channels: ChannelsRepository,
     private readonly senders: Senders,
+    private readonly gate: Pick<ReleaseGate, 'refusal'>,
     opts: DeliveryQueueOptions = {},
   ) {
     this.o = {
@@ -78,6 +100,11 @@ export class DeliveryQueue {
       now: opts.now ?? Date.now,
     };
     this.log = opts.log ?? silentLog;
+  }
+
+  /** Who gives reports' deliveries their links (the reports feature, built after this one). */
+  linkReportsWith(linker: ReportLinker): void {
+    this.linker = linker;
   }
 
   /**
@@ -133,7 +160,7 @@ export class DeliveryQueue {
    * the sender; answers each channel's delivery id. The caller checked the channels.
    */
   async enqueueReport(
-    n: ReportNotice,
+    n: StoredReportNotice,
     channelIds: readonly number[],
     runAs: number,
   ): Promise<Array<{ channel_id: number; delivery_id: number }>> {
@@ -218,7 +245,7 @@ export class DeliveryQueue {
         await this.senders.send(
           channel.type,
           JSON.parse(channel.config) as ChannelConfig,
-          JSON.parse(row.payload) as Notification | ReportNotice,
+          await this.released(row, channel),
         );
       } catch (err) {
         error = err instanceof SendError ? err.message : `failed: ${String(err)}`;
@@ -237,6 +264,22 @@ export class DeliveryQueue {
     if (!channel || final || age + delay > this.o.giveUpAfterMs)
       await this.repo.failed(row.id, attempts, error);
     else await this.repo.retry(row.id, attempts, error, now + delay);
+  }
+
+  /**
+   * The payload as it may leave now, or a final SendError saying why not: the gate is asked
+   * at every attempt (rights, owners and destinations change between attempts), and a report
+   * gets its link only now, so no stored payload opens anything by itself.
+   */
+  private async released(row: DeliveryRow, channel: ChannelRow): Promise<Notification | ReportNotice> {
+    const n = JSON.parse(row.payload) as Notification | StoredReportNotice;
+    if (n.kind === 'test') return n;
+    const refused = await this.gate.refusal(releaseOf(row, channel, n));
+    if (refused) throw new SendError(refused, true);
+    if (n.kind !== 'report') return n;
+    const link = this.linker ? await this.linker(n, { id: row.id, runAs: row.run_as }) : null;
+    if (!link) throw new SendError('not sent: its link was revoked', true);
+    return { ...n, ...link };
   }
 
   /**

@@ -1,8 +1,12 @@
 /** Notification channels, the durable delivery queue and its history. */
 import { parseDenyCidrs } from '../../config/deny-cidrs.js';
 import { component } from '../component.js';
-import { ChannelSchema, DeliverySchema } from './alert-schema.js';
-import { alertingMigration, channelKindsMigration } from './alerting-table.js';
+import {
+  alertingMigration,
+  channelKindsMigration,
+  channelKindsUncheckedMigration,
+} from './alerting-table.js';
+import { channelKinds } from './channel-kinds/registry.js';
 import { ChannelsRepository } from './channels-repository.js';
 import { channelRoutes } from './channels-routes.js';
 import { ChannelsService } from './channels-service.js';
@@ -20,16 +24,19 @@ export {
   type AlertTrigger,
   type Firing,
 } from './alert-engine.js';
+// Which channel kinds carry a schedule's reports, and which attach the file (schedules).
+export { type ChannelType, channelKinds } from './channel-kinds/registry.js';
 export type { Condition, PatternRateCondition } from './conditions.js';
-export type { DeliveryQueue } from './delivery-queue.js';
+export type { DeliveryQueue, ReportLinker } from './delivery-queue.js';
 export {
   MAX_FIRINGS_PER_WINDOW,
   type PatternRateInput,
   PatternRateJudge,
   patternRateCondition,
+  patternRateReadsPerHour,
 } from './pattern-rate.js';
 export { everyScope, storeReads } from './pattern-rate-reads.js';
-export type { ReportNotice } from './report-notice.js';
+export type { ReportNotice, StoredReportNotice } from './report-notice.js';
 export type { ThresholdCondition } from './threshold.js';
 
 declare module '../component.js' {
@@ -44,8 +51,12 @@ declare module '../component.js' {
 
 export const alerting = component({
   name: 'alerting',
-  migrations: { '0009-alerting': alertingMigration, '0022-channel-kinds': channelKindsMigration },
-  build({ meta, config, log, cluster, bus }) {
+  migrations: {
+    '0009-alerting': alertingMigration,
+    '0022-channel-kinds': channelKindsMigration,
+    '0027-channel-kinds-unchecked': channelKindsUncheckedMigration,
+  },
+  build({ meta, config, log, cluster, bus }, { releaseGate }) {
     const senders = new Senders({
       smtpUrl: config.smtpUrl,
       smtpFrom: config.smtpFrom,
@@ -60,10 +71,15 @@ export const alerting = component({
       onDestinationChanged: () => bus.publish('channels-changed', {}),
     });
     const deliveries = new DeliveriesService(deliveriesRepo);
-    const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, { log });
+    const deliveryQueue = new DeliveryQueue(deliveriesRepo, channelsRepo, senders, releaseGate, { log });
     return {
       provides: { channels, deliveries, deliveryQueue, senders },
-      schemas: [ChannelSchema, DeliverySchema],
+      // Each kind's settings are a schema of the API document (<Type>ChannelConfig) too.
+      schemas: [
+        channelKinds.schemas.ChannelSchema,
+        channelKinds.schemas.DeliverySchema,
+        ...channelKinds.configSchemas,
+      ],
       routes: async (app) => void (await app.register(channelRoutes, { channels, deliveries })),
       metrics: [deliveryQueue],
       // One server owns its deliveries: leases left by a killed run are let go at once.

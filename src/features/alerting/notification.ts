@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Condition } from './conditions.js';
 import type { Sample } from './threshold.js';
 
@@ -83,3 +84,29 @@ function patternRateWhat(n: Notification): string {
         : '';
   return `pattern "${n.pattern?.template ?? ''}" ${n.change ?? ''}${factor} (${n.count} vs ${b} in ${n.window_seconds} s)`;
 }
+
+/** JSON with every object's keys sorted: the same group gives the same text on every node. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * One key per trigger and group: a firing and its recovery share it, two groups never do,
+ * and it is the same across restarts and nodes. PagerDuty's `dedup_key`, Opsgenie's `alias`,
+ * the delivery queue's sequence.
+ */
+export function dedupKey(n: Notification): string {
+  const id = n.trigger?.id ?? 0;
+  if (Object.keys(n.group).length === 0) return `logscope-${id}`;
+  const hash = createHash('sha256').update(canonicalJson(n.group)).digest('hex').slice(0, 32);
+  return `logscope-${id}-${hash}`;
+}
+
+/** The key of a test notification of a channel. */
+export const testKey = (channelId: number, atMs: number) => `logscope-test-${channelId}-${atMs}`;

@@ -31,6 +31,7 @@ export function everyScope(scopes: readonly ReadScope[]): ReadScope {
  */
 export function storeReads(events: EventStore, filter: FilterNode, scope: ReadScope): WindowReads {
   return {
+    key: JSON.stringify([filter, scope.key]),
     async count(span: Span) {
       const r = await events.execute({
         kind: 'topn',

@@ -41,6 +41,8 @@ export interface Span {
 
 /** How a trigger's windows are counted: by the trigger's filter within its reader's scope. */
 export interface WindowReads {
+  /** Names what it counts (filter and scope): triggers with equal keys share their counts. */
+  key: string;
   /** Events per `pattern_id` with `ts` in the span. */
   count(span: Span): Promise<Map<string, number>>;
   /** Up to 10 of a pattern's events in the span, newest last. */
@@ -82,8 +84,22 @@ interface Watch extends PatternRateTrigger {
   firing: Map<string, Fired>;
   /** Counts of windows already read, by index (the few `previous` and `gone` look back on). */
   counts: Map<number, Map<string, number>>;
+  /** rolling_24h: the sums of the DAY_WINDOWS windows before window `upTo`, kept as windows pass. */
+  rolling?: { upTo: number; sums: Map<string, number> };
   busy: boolean;
 }
+
+/**
+ * The store reads one trigger costs per hour (ADR 0034): its window's count, and for a
+ * baseline other than `previous` (whose count is the window before, already read) one more
+ * window-wide read (a week back; the window leaving the rolling day). What a per-user budget
+ * (`patternRateReadsPerHour`) is checked against; triggers that share counts cost less.
+ */
+export const patternRateReadsPerHour = (c: PatternRateCondition): number =>
+  Math.ceil(3600 / c.window_seconds) * (c.baseline === 'previous' ? 1 : 2);
+
+/** The windows of a rolling day: the baseline sums over this many (the 24 h, to the window). */
+const dayWindows = (c: PatternRateCondition) => Math.max(1, Math.round(DAY_MS / (c.window_seconds * 1000)));
 
 interface Transition {
   kind: 'fire' | 'recover';
@@ -131,6 +147,11 @@ export class PatternRateJudge {
   /** Firings held back by their trigger and pattern's cooldown. */
   cooledDown = 0;
   judged = 0;
+  /** Counts read from the event store, and the milliseconds of time they covered. */
+  storeReads = 0;
+  storeReadMs = 0;
+  /** Counts of one tick, by reads key and span: triggers counting the same share one read. */
+  private shared = new Map<string, Promise<Map<string, number>>>();
 
   constructor(private readonly opts: PatternRateOptions) {}
 
@@ -176,7 +197,7 @@ export class PatternRateJudge {
       if (due < w.next) continue;
       if (!this.opts.sends()) {
         // Another node judges: this one keeps no state, and takes over from the present.
-        Object.assign(w, { next: due + 1, firing: new Map(), counts: new Map() });
+        Object.assign(w, { next: due + 1, firing: new Map(), counts: new Map(), rolling: undefined });
         continue;
       }
       if (due - w.next >= MAX_CATCH_UP) w.next = due - MAX_CATCH_UP + 1;
@@ -191,6 +212,21 @@ export class PatternRateJudge {
       runs.push(run);
     }
     await Promise.all(runs);
+    this.shared = new Map();
+  }
+
+  /** A span's counts of what `w` counts: read once per tick whichever triggers ask. */
+  private read(w: Watch, span: Span): Promise<Map<string, number>> {
+    const key = `${w.reads.key}|${span.fromMs}|${span.toMs}`;
+    let found = this.shared.get(key);
+    if (!found) {
+      this.storeReads++;
+      this.storeReadMs += span.toMs - span.fromMs;
+      found = w.reads.count(span);
+      this.shared.set(key, found);
+      found.catch(() => this.shared.get(key) === found && this.shared.delete(key));
+    }
+    return found;
   }
 
   /** Resolves once the judges under way are done (shutdown). */
@@ -219,7 +255,7 @@ export class PatternRateJudge {
   private async countOf(w: Watch, k: number): Promise<Map<string, number>> {
     let counts = w.counts.get(k);
     if (!counts) {
-      counts = await w.reads.count(this.span(w, k));
+      counts = await this.read(w, this.span(w, k));
       w.counts.set(k, counts);
     }
     return counts;
@@ -234,17 +270,45 @@ export class PatternRateJudge {
         return { counts: await this.countOf(w, k - 1), span: this.span(w, k - 1) };
       case 'same_time_last_week': {
         const span = { fromMs: here.fromMs - WEEK_MS, toMs: here.toMs - WEEK_MS };
-        return { counts: await w.reads.count(span), span };
+        return { counts: await this.read(w, span), span };
       }
       case 'rolling_24h': {
-        const span = { fromMs: here.fromMs - DAY_MS, toMs: here.fromMs };
-        const scale = (w.condition.window_seconds * 1000) / DAY_MS;
-        const day = await w.reads.count(span);
-        return { counts: new Map([...day].map(([id, n]) => [id, n * scale])), span };
+        const n = dayWindows(w.condition);
+        const span = { fromMs: here.fromMs - n * (here.toMs - here.fromMs), toMs: here.fromMs };
+        const day = await this.rollingDay(w, k, n, span);
+        return { counts: new Map([...day].map(([id, c]) => [id, c / n])), span };
       }
       default:
         return w.condition.baseline satisfies never;
     }
+  }
+
+  /**
+   * The sums of the `n` windows before window `k`: read whole once, then kept as windows pass
+   * (the window before added, from the counts the judge has; the one leaving the day taken
+   * away, a read one window wide), so each window costs the same whatever the day holds.
+   */
+  private async rollingDay(w: Watch, k: number, n: number, span: Span): Promise<Map<string, number>> {
+    const kept = w.rolling;
+    if (kept?.upTo === k) return kept.sums;
+    if (kept?.upTo === k - 1) {
+      const [entering, leaving] = await Promise.all([
+        this.countOf(w, k - 1),
+        this.read(w, this.span(w, k - 1 - n)),
+      ]);
+      const sums = new Map(kept.sums);
+      for (const [id, c] of entering) sums.set(id, (sums.get(id) ?? 0) + c);
+      for (const [id, c] of leaving) {
+        const left = (sums.get(id) ?? 0) - c;
+        if (left > 0) sums.set(id, left);
+        else sums.delete(id);
+      }
+      w.rolling = { upTo: k, sums };
+      return sums;
+    }
+    const sums = new Map(await this.read(w, span));
+    w.rolling = { upTo: k, sums };
+    return sums;
   }
 
   /** The patterns that fire or recover in window `k`, and the new state. */

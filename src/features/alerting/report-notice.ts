@@ -1,6 +1,7 @@
 /**
- * What a scheduled report's run sends on a channel (docs/api/schedules.md): the delivery's payload,
- * and what each kind of channel makes of it.
+ * What a scheduled report's run sends on a channel (docs/api/schedules.md): the delivery's
+ * payload, and the texts the kinds make of it (each kind's own message is in its file of
+ * channel-kinds/).
  */
 
 /** A scheduled run's report, as a delivery carries it. */
@@ -22,6 +23,12 @@ export interface ReportNotice {
    */
   attachment: { filename: string; media_type: string; content_base64: string } | null;
 }
+
+/**
+ * A report's delivery as stored: without its link, which is made when it is sent (a stored
+ * payload holds nothing that opens data by itself).
+ */
+export type StoredReportNotice = Omit<ReportNotice, 'link' | 'link_expires_at'>;
 
 /** A mail's subject: `[Logscope] <name> – <local date and time>`. */
 export const reportSubject = (n: ReportNotice): string =>
@@ -45,58 +52,3 @@ export function reportText(n: ReportNotice): string {
     ...(n.attachment ? [] : ['', 'The file is too large to attach: use the link above.']),
   ].join('\n');
 }
-
-/** The JSON a webhook receives (§23's shape: no mail-only parts). */
-export const reportWebhookBody = (n: ReportNotice) => ({
-  kind: n.kind,
-  schedule: n.schedule,
-  report: n.report,
-  time_range: n.time_range,
-  run: n.run,
-  link: n.link,
-  link_expires_at: n.link_expires_at,
-});
-
-/** A webhook template's variables for a report (body-template.ts renders them). */
-export const reportTemplateVariables = (n: ReportNotice): Record<string, unknown> => ({
-  ...reportWebhookBody(n),
-  is_fire: false,
-  is_recover: false,
-  is_test: false,
-  is_report: true,
-  headline: reportHeadline(n),
-  text: reportText(n),
-});
-
-/** A Slack message: the schedule and the range, with the link. */
-export const reportSlack = (n: ReportNotice) => ({
-  text: `${reportHeadline(n)}\n<${n.link}|Download the report>`,
-});
-
-/** A Teams card: the same, and an Action.OpenUrl to the link. */
-export const reportTeamsCard = (n: ReportNotice) => ({
-  type: 'message',
-  attachments: [
-    {
-      contentType: 'application/vnd.microsoft.card.adaptive',
-      contentUrl: null,
-      content: {
-        $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-        type: 'AdaptiveCard',
-        version: '1.4',
-        body: [
-          { type: 'TextBlock', text: reportHeadline(n), weight: 'Bolder', size: 'Medium', wrap: true },
-          {
-            type: 'FactSet',
-            facts: [
-              { title: 'Source', value: n.about.source },
-              { title: 'Time range', value: n.about.range ?? "each widget's own" },
-              { title: 'Report', value: n.report.filename },
-            ],
-          },
-        ],
-        actions: [{ type: 'Action.OpenUrl', title: 'Download the report', url: n.link }],
-      },
-    },
-  ],
-});

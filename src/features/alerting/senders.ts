@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -6,66 +5,19 @@ import { type BlockList, isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { createTransport, type Transporter } from 'nodemailer';
 import { isDenied } from '../../config/deny-cidrs.js';
-import type { ChannelType } from './alerting-table.js';
-import { parseTemplate, renderTemplate, templateVariables } from './body-template.js';
-import { bodyText, headline, type Notification } from './notification.js';
 import {
-  dedupKey,
-  type OpsgenieConfig,
-  opsgenieClose,
-  opsgenieCreate,
-  type PagerdutyConfig,
-  pagerdutyEvent,
-  pagerdutyResolve,
-  type TeamsConfig,
-  teamsCard,
-  testKey,
-} from './oncall-payloads.js';
-import {
-  type ReportNotice,
-  reportSlack,
-  reportSubject,
-  reportTeamsCard,
-  reportTemplateVariables,
-  reportText,
-  reportWebhookBody,
-} from './report-notice.js';
+  type ChannelConfig,
+  type MailAttachment,
+  type Outbound,
+  type SendContext,
+  SendError,
+  type VendorSettings,
+} from './channel-kinds/channel-kind.js';
+import { type ChannelKindRegistry, channelKinds } from './channel-kinds/registry.js';
+import type { Notification } from './notification.js';
+import type { ReportNotice } from './report-notice.js';
 
-export interface WebhookConfig {
-  url: string;
-  headers?: Record<string, string>;
-  secret?: string;
-  /** Sent instead of the JSON notification, rendered (body-template.ts). */
-  body_template?: string;
-  content_type?: string;
-}
-export interface SlackConfig {
-  url: string;
-}
-export interface EmailConfig {
-  to: string[];
-}
-export type { OpsgenieConfig, PagerdutyConfig, TeamsConfig };
-export type ChannelConfig =
-  | WebhookConfig
-  | SlackConfig
-  | EmailConfig
-  | PagerdutyConfig
-  | OpsgenieConfig
-  | TeamsConfig;
-
-/**
- * A failed attempt, with what a person reading the deliveries list needs to know. `final`:
- * trying again cannot help (a vendor refused the request itself), so it is not retried.
- */
-export class SendError extends Error {
-  constructor(
-    message: string,
-    readonly final = false,
-  ) {
-    super(message);
-  }
-}
+export { type ChannelConfig, type SendContext, SendError };
 
 export interface SendersOptions {
   smtpUrl: string;
@@ -73,116 +25,45 @@ export interface SendersOptions {
   denyCidrs: BlockList;
   /** Per attempt (ms). */
   timeoutMs?: number;
-  /** PagerDuty Events API base (`https://events.pagerduty.com`). */
+  /** The vendor bases (PagerDuty's, Opsgenie's) settings may replace. */
   pagerdutyUrl?: string;
-  /** Opsgenie API base replacing both regions' (empty: by the channel's region). */
   opsgenieUrl?: string;
-}
-
-/** What a send may need besides the notification: a test's keys are the channel's. */
-export interface SendContext {
-  channelId?: number;
-  now?: () => number;
 }
 
 /** Bytes of a receiver's answer read before the connection is closed. */
 const ANSWER_BYTES = 4096;
 
-/** A signature of the body as the receiver recomputes it: `sha256=<hex HMAC-SHA256>`. */
-export const signature = (secret: string, body: string) =>
-  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-
 /**
- * Sends a notification on a channel, once: the delivery queue retries. Every failure is a
- * SendError whose message says what went wrong (an HTTP status, a refused connection, a
- * timeout, an SMTP answer), never a stack.
+ * Sends a notification on a channel, once: the delivery queue retries. The channel's kind
+ * (channel-kinds/) says what it sends; this is how everything leaves (Outbound), under the
+ * same rules for every kind. Every failure is a SendError whose message says what went wrong
+ * (an HTTP status, a refused connection, a timeout, an SMTP answer), never a stack.
  */
-export class Senders {
+export class Senders implements Outbound {
   private mailer: Transporter | undefined;
   private readonly timeoutMs: number;
+  readonly settings: VendorSettings;
 
-  constructor(private readonly opts: SendersOptions) {
+  constructor(
+    private readonly opts: SendersOptions,
+    private readonly kinds: Pick<ChannelKindRegistry, 'kindOf'> = channelKinds,
+  ) {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.settings = { pagerdutyUrl: opts.pagerdutyUrl, opsgenieUrl: opts.opsgenieUrl };
   }
 
   async send(
-    type: ChannelType,
+    type: string,
     config: ChannelConfig,
     n: Notification | ReportNotice,
     ctx: SendContext = {},
   ): Promise<void> {
-    if (n.kind === 'report') return this.sendReport(type, config, n);
-    switch (type) {
-      case 'webhook': {
-        const c = config as WebhookConfig;
-        const contentType = c.content_type ?? 'application/json';
-        const body = c.body_template
-          ? renderTemplate(parseTemplate(c.body_template), templateVariables(n), contentType)
-          : JSON.stringify(n);
-        await this.post(
-          c.url,
-          body,
-          {
-            ...(c.headers ?? {}),
-            ...(c.secret ? { 'x-logscope-signature': signature(c.secret, body) } : {}),
-          },
-          { contentType },
-        );
-        return;
-      }
-      case 'pagerduty': {
-        const c = config as PagerdutyConfig;
-        const url = `${(this.opts.pagerdutyUrl || 'https://events.pagerduty.com').replace(/\/+$/, '')}/v2/enqueue`;
-        const vendor = { final4xx: true };
-        if (n.kind === 'test') {
-          // A test opens and at once resolves an incident of its own key.
-          const key = testKey(ctx.channelId ?? 0, (ctx.now ?? Date.now)());
-          await this.post(url, JSON.stringify(pagerdutyEvent(c, n, key)), {}, vendor);
-          await this.post(url, JSON.stringify(pagerdutyResolve(c, key)), {}, vendor);
-        } else await this.post(url, JSON.stringify(pagerdutyEvent(c, n, dedupKey(n))), {}, vendor);
-        return;
-      }
-      case 'opsgenie': {
-        const c = config as OpsgenieConfig;
-        const base = (
-          this.opts.opsgenieUrl ||
-          (c.region === 'eu' ? 'https://api.eu.opsgenie.com' : 'https://api.opsgenie.com')
-        ).replace(/\/+$/, '');
-        const auth = { authorization: `GenieKey ${c.api_key}` };
-        const vendor = { final4xx: true };
-        const close = (alias: string) =>
-          this.post(
-            `${base}/v2/alerts/${encodeURIComponent(alias)}/close?identifierType=alias`,
-            JSON.stringify(opsgenieClose(n)),
-            auth,
-            vendor,
-          );
-        if (n.kind === 'recover') await close(dedupKey(n));
-        else {
-          const alias =
-            n.kind === 'test' ? testKey(ctx.channelId ?? 0, (ctx.now ?? Date.now)()) : dedupKey(n);
-          await this.post(`${base}/v2/alerts`, JSON.stringify(opsgenieCreate(c, n, alias)), auth, vendor);
-          if (n.kind === 'test') await close(alias);
-        }
-        return;
-      }
-      case 'teams':
-        await this.post((config as TeamsConfig).url, JSON.stringify(teamsCard(n)), {}, { final4xx: true });
-        return;
-      case 'slack': {
-        const c = config as SlackConfig;
-        const text = n.search_url ? `${headline(n)}\n<${n.search_url}|Open in Logscope>` : headline(n);
-        const samples = n.samples
-          .slice(-5)
-          .map((s) => `• ${(s.message ?? '').slice(0, 200)}`)
-          .join('\n');
-        await this.post(c.url, JSON.stringify({ text: samples ? `${text}\n${samples}` : text }), {});
-        return;
-      }
-      case 'email':
-        await this.mail(config as EmailConfig, headline(n), bodyText(n));
-        return;
-    }
+    const kind = this.kinds.kindOf(type);
+    // A type no longer listed cannot be sent (it must not count as sent): final.
+    if (!kind) throw new SendError(`no sender for a ${type} channel`, true);
+    if (n.kind !== 'report') return kind.send(config, n, this, ctx);
+    if (!kind.reports) throw new SendError(`a ${type} channel does not carry reports`, true);
+    return kind.reports.send(config, n, this);
   }
 
   /**
@@ -192,7 +73,7 @@ export class Senders {
    * reaches nothing new. At most ANSWER_BYTES of the answer are read, and none of it is
    * repeated in an error (a channel must not become a way to read internal pages).
    */
-  private async post(
+  async post(
     url: string,
     body: string,
     headers: Record<string, string>,
@@ -265,64 +146,17 @@ export class Senders {
     }
   }
 
-  /** A scheduled report (report-notice.ts): email carries the file, the others its link. */
-  private async sendReport(type: ChannelType, config: ChannelConfig, n: ReportNotice): Promise<void> {
-    switch (type) {
-      case 'webhook': {
-        const c = config as WebhookConfig;
-        const contentType = c.content_type ?? 'application/json';
-        const body = c.body_template
-          ? renderTemplate(parseTemplate(c.body_template), reportTemplateVariables(n), contentType)
-          : JSON.stringify(reportWebhookBody(n));
-        const signed: Record<string, string> = c.secret
-          ? { 'x-logscope-signature': signature(c.secret, body) }
-          : {};
-        await this.post(c.url, body, { ...(c.headers ?? {}), ...signed }, { contentType });
-        return;
-      }
-      case 'slack':
-        await this.post((config as SlackConfig).url, JSON.stringify(reportSlack(n)), {});
-        return;
-      case 'teams':
-        await this.post(
-          (config as TeamsConfig).url,
-          JSON.stringify(reportTeamsCard(n)),
-          {},
-          { final4xx: true },
-        );
-        return;
-      case 'email': {
-        const a = n.attachment;
-        await this.mail(config as EmailConfig, reportSubject(n), reportText(n), [
-          ...(a
-            ? [
-                {
-                  filename: a.filename,
-                  contentType: a.media_type,
-                  content: Buffer.from(a.content_base64, 'base64'),
-                },
-              ]
-            : []),
-        ]);
-        return;
-      }
-      case 'pagerduty':
-      case 'opsgenie':
-        throw new SendError(`a ${type} channel does not carry reports`, true);
-    }
-  }
-
   /** Refuses an address of `host` in webhookDenyCidrs, in any of its forms. */
   private checkAddress(host: string, address: string): void {
     if (isDenied(this.opts.denyCidrs, address))
       throw new SendError(`${host} (${address}) is in a range webhookDenyCidrs forbids`);
   }
 
-  private async mail(
-    c: EmailConfig,
+  async mail(
+    to: readonly string[],
     subject: string,
     text: string,
-    attachments: Array<{ filename: string; contentType: string; content: Buffer }> = [],
+    attachments: MailAttachment[] = [],
   ): Promise<void> {
     if (!this.opts.smtpUrl) throw new SendError('no mail server: set smtpUrl (and smtpFrom) to send email');
     if (!this.mailer) {
@@ -343,7 +177,7 @@ export class Senders {
     try {
       await this.mailer.sendMail({
         from: this.opts.smtpFrom || `logscope@${hostname()}`,
-        to: c.to,
+        to: [...to],
         subject,
         text,
         ...(attachments.length ? { attachments } : {}),

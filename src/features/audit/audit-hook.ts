@@ -111,6 +111,27 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
     target: { kind: 'report', param: 'id' },
     detail: ({ query }) => (query.sig !== undefined ? { via: 'link' } : {}),
   },
+  // Links are recorded (ADR 0034): those a delivery carries by the link records themselves.
+  'POST /api/reports/:id/link': {
+    action: 'report.link',
+    target: { kind: 'report', param: 'id' },
+    detail: ({ answer }) => ({
+      via: 'request',
+      link_id: answer.id ?? null,
+      expires_at: answer.expires_at ?? null,
+    }),
+  },
+  'DELETE /api/reports/:id/links/:link_id': {
+    action: 'report.link_revoke',
+    target: { kind: 'report', param: 'id' },
+    detail: ({ params }) => ({ link_id: Number(params.link_id) }),
+  },
+  // Sending a test reaches the channel's destination: who tried which, and whether it answered.
+  'POST /api/channels/:id/test': {
+    action: 'channel.test',
+    target: { kind: 'channel', param: 'id' },
+    detail: ({ answer }) => ({ sent: answer.sent ?? null }),
+  },
   // A schedule defines reads (each run is recorded by the scheduler as `schedule.run`).
   ...named('schedule', 'schedules'),
   // The cold tier's operations (docs/api/cold.md): a verify changes nothing but reads every file.
@@ -167,19 +188,18 @@ export function auditHook(app: FastifyInstance, trail: AuditTrail): void {
   app.addHook('onError', async (request, _reply, error) => {
     if ((error as { validation?: unknown }).validation && audited(request)) request.auditInvalid = true;
   });
-  app.addHook('onSend', async (request, _reply, payload) => {
-    if (typeof payload === 'string' && payload.length <= MAX_ANSWER && audited(request))
-      request.auditAnswer = payload;
-    return payload;
-  });
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Recorded before the answer leaves: a client that reads the trail right after its answer
+  // finds the record (onResponse runs after the bytes are sent, a race with that read).
+  app.addHook('onSend', async (request, reply, payload) => {
     const a = audited(request);
-    if (!a) return;
+    if (!a) return payload;
+    if (typeof payload === 'string' && payload.length <= MAX_ANSWER) request.auditAnswer = payload;
     try {
       trail.record(entryOf(request, reply, a));
     } catch {
       // Recording never fails the request it records.
     }
+    return payload;
   });
 }
 

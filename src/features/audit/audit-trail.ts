@@ -150,9 +150,11 @@ export class AuditTrail implements MetricsSource, ReadAudit {
   }
 
   /** Writes what is queued (one batch at a time); what fails to write is counted and let go. */
-  flush(): Promise<void> {
-    if (this.flushing) return this.flushing;
-    if (!this.queue.length) return Promise.resolve();
+  async flush(): Promise<void> {
+    // What was queued while a batch was being written goes in the next one, so a reader
+    // that awaits flush() sees everything recorded before it asked.
+    while (this.flushing) await this.flushing;
+    if (!this.queue.length) return;
     const batch = this.queue;
     this.queue = [];
     this.queuedBytes = 0;
@@ -168,7 +170,7 @@ export class AuditTrail implements MetricsSource, ReadAudit {
       .finally(() => {
         this.flushing = null;
       });
-    return this.flushing;
+    await this.flushing;
   }
 
   async list(who: Identity, filter: AuditFilter, page: { limit: number; offset: number }) {

@@ -1,13 +1,5 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  ErrorCode,
-  InitializeRequestParamsSchema,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  JSONRPCMessageSchema,
-  LATEST_PROTOCOL_VERSION,
-} from '@modelcontextprotocol/sdk/types.js';
 import type { Identity } from '../../core/identity.js';
 import type { Log } from '../../core/log.js';
 import { PACKAGE_ROOT } from '../../core/package-root.js';
@@ -19,8 +11,20 @@ import { ArgumentError, checkArgs } from './mcp-arguments.js';
 import { type ToolServices, ToolTimeout } from './mcp-tool-runs.js';
 import { listedTools, TOOL_NAMED } from './mcp-tools.js';
 
-/** The protocol revisions served: the newest first, the one answered to a client asking for another. */
-export const PROTOCOL_VERSIONS = [LATEST_PROTOCOL_VERSION, '2025-06-18', '2025-03-26'] as const;
+/**
+ * The protocol revisions served: the newest first (the SDK's LATEST_PROTOCOL_VERSION, held
+ * equal by test/unit/mcp), the one answered to a client asking for another.
+ */
+export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+
+type Sdk = typeof import('@modelcontextprotocol/sdk/types.js');
+let sdkLoading: Promise<Sdk> | undefined;
+/**
+ * The SDK's message schemas, loaded with the first message, not at start-up (they and zod
+ * took ~0.2 s of every restart, for an endpoint most servers never see). Set by `handle`
+ * before anything else of this file reads it.
+ */
+let sdk: Sdk;
 
 /** The query language reference, served as a resource. */
 export const QUERY_LANGUAGE_URI = 'logscope://query-language';
@@ -96,6 +100,9 @@ export class McpService {
 
   /** Answers one message (already JSON) from `who`; `closed` aborts when the connection goes. */
   async handle(message: unknown, who: Identity, origin: ReadOrigin, closed: AbortSignal): Promise<McpReply> {
+    sdkLoading ??= import('@modelcontextprotocol/sdk/types.js');
+    sdk = await sdkLoading;
+    const { ErrorCode, isJSONRPCNotification, isJSONRPCRequest, JSONRPCMessageSchema } = sdk;
     if (!JSONRPCMessageSchema.safeParse(message).success) {
       const id = (message as { id?: unknown } | null)?.id;
       return {
@@ -160,21 +167,21 @@ export class McpService {
         return { contents: [{ uri: QUERY_LANGUAGE_URI, mimeType: 'text/markdown', text: this.reference() }] };
       }
       default:
-        throw new RpcError(ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 200)}`);
+        throw new RpcError(sdk.ErrorCode.MethodNotFound, `Method not found: ${method.slice(0, 200)}`);
     }
   }
 
   private initialize(params: Record<string, unknown>) {
-    if (!InitializeRequestParamsSchema.safeParse(params).success)
+    if (!sdk.InitializeRequestParamsSchema.safeParse(params).success)
       throw new RpcError(
-        ErrorCode.InvalidParams,
+        sdk.ErrorCode.InvalidParams,
         'Invalid params: initialize takes protocolVersion, capabilities and clientInfo.',
       );
     const asked = params.protocolVersion as string;
     return {
       protocolVersion: (PROTOCOL_VERSIONS as readonly string[]).includes(asked)
         ? asked
-        : LATEST_PROTOCOL_VERSION,
+        : sdk.LATEST_PROTOCOL_VERSION,
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
       serverInfo: { name: 'logscope', title: 'Logscope', version: this.deps.version },
       instructions: INSTRUCTIONS,
@@ -238,7 +245,7 @@ export class McpService {
           ? `Unknown tool: ${name.slice(0, 200)}`
           : 'Invalid params: name must be a string.';
       record({ isError: true, error: message, returned: 0 });
-      throw new RpcError(ErrorCode.InvalidParams, message);
+      throw new RpcError(sdk.ErrorCode.InvalidParams, message);
     }
     const controller = new AbortController();
     const abort = () => controller.abort();

@@ -1,6 +1,8 @@
 import type { EventStore } from '../../event-store/event-store.js';
 import type { ExecOptions, PatternsPlan, PatternsResult } from '../../event-store/query-plan.js';
 import { and, cond } from '../../filter/ast.js';
+import { compareCodePoints } from '../../filter/evaluate.js';
+import type { PatternGroups } from '../../pipes/program.js';
 import { APPS_NAMED } from '../../query/types/patterns.js';
 
 /** (pattern id, app) pairs read to group ids by their text: the most common, at most. */
@@ -24,7 +26,14 @@ export interface PatternLookup {
 
 type Item = PatternsResult['items'][number];
 
-interface Group {
+/** A statement's options without its progress (the reads before the one that reports it). */
+export const plainOpts = (opts: ExecOptions): ExecOptions => ({
+  ...(opts.signal ? { signal: opts.signal } : {}),
+  ...(opts.tag ? { tag: opts.tag } : {}),
+});
+
+/** One row: the ids of one template text, with their counts and apps. */
+export interface Group {
   text: string;
   /** Whether `text` is the ids' template (false: an id whose text is unknown, a row alone). */
   known: boolean;
@@ -37,42 +46,30 @@ const byCount = <K extends string>(m: Map<K, number>) =>
   [...m].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 
 /**
- * A Patterns plan as the Patterns query lists it (docs/api/patterns.md#one-row-per-template):
- * one item per template text, its ids from every app summed. The miner keeps templates per
- * app and the event store knows only ids, so the text comes from the metadata store and the
- * grouping happens here, over what the plan's scope reads:
- *
- * 1. the matching readable events counted by (pattern_id, app), the most common
- *    `GROUPED_IDS` pairs (a Summary plan): the total, the apps, and each id's count;
- * 2. the ids grouped by their text, the `n` largest groups kept;
- * 3. the store's Patterns plan for all their ids (series, spans, samples and, with
- *    `compareTo`, each id's count there), summed per group;
- * 4. without `compareTo`, whether a group's ids have any matching readable event before the
- *    range (only for the ids the metadata store saw before it; the others cannot).
- *
- * Every statement is the store's own plan with the caller's scope, on either engine.
+ * The rows the matching readable events of `read` make, one per template text
+ * (docs/api/patterns.md#one-row-per-template), as both the Patterns query and the
+ * `patterns` pipe list them: the events counted by (pattern_id, app), the most common
+ * `GROUPED_IDS` pairs (a Summary plan: the total, the apps, and each id's count), then the
+ * ids grouped by their text, the metadata store's; an id whose text is unknown (its row
+ * pruned) is a row of its own. Keyed by text (`\u0001` first) or by such an id (`\u0000`).
  */
-export async function groupedPatterns(
+export async function templateRows(
   store: EventStore,
-  plan: PatternsPlan,
+  read: Pick<PatternsPlan, 'scope' | 'filter' | 'range'>,
   opts: ExecOptions,
-  lookup: PatternLookup,
-): Promise<PatternsResult> {
-  const plain: ExecOptions = {
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.tag ? { tag: opts.tag } : {}),
-  };
+  lookup: Pick<PatternLookup, 'templates'>,
+): Promise<{ total: number; rows: Map<string, Group> }> {
   const pairs = await store.execute(
     {
       kind: 'summary',
-      scope: plan.scope,
-      filter: and(plan.filter, cond('pattern_id', 'exists')),
-      range: plan.range,
+      scope: read.scope,
+      filter: and(read.filter, cond('pattern_id', 'exists')),
+      range: read.range,
       groupBy: ['pattern_id', 'app'],
       metrics: [{ op: 'count' }],
       n: GROUPED_IDS,
     },
-    plain,
+    opts,
   );
   const total = pairs.totals.count ?? 0;
   const perId = new Map<string, { count: number; apps: Map<string, number> }>();
@@ -86,26 +83,70 @@ export async function groupedPatterns(
     const app = d.group.app;
     if (app !== null && app !== undefined) e.apps.set(app, (e.apps.get(app) ?? 0) + c);
   }
-  if (!perId.size) return { total, items: [] };
-
+  const rows = new Map<string, Group>();
+  if (!perId.size) return { total, rows };
   const text = await lookup.templates([...perId.keys()]);
-  const groups = new Map<string, Group>();
   for (const [id, e] of perId) {
-    // An id whose text is unknown (its row pruned) stays a row of its own.
     const t = text.get(id);
     const key = t === undefined ? `\u0000${id}` : `\u0001${t}`;
-    const g = groups.get(key) ?? {
+    const g = rows.get(key) ?? {
       text: t ?? '',
       known: t !== undefined,
       ids: new Map(),
       apps: new Map(),
       count: 0,
     };
-    groups.set(key, g);
+    rows.set(key, g);
     g.ids.set(id, e.count);
     g.count += e.count;
     for (const [app, c] of e.apps) g.apps.set(app, (g.apps.get(app) ?? 0) + c);
   }
+  return { total, rows };
+}
+
+/**
+ * The rows of `templateRows` as the `patterns` pipe's groups (pipes/program.ts): the ids
+ * of each row of more than one, each in the group its least id names.
+ */
+export function pipeGroups(rows: Iterable<Group>): PatternGroups {
+  const ids: string[] = [];
+  const of: string[] = [];
+  for (const g of rows) {
+    if (g.ids.size < 2) continue;
+    const members = [...g.ids.keys()].sort(compareCodePoints);
+    for (const id of members) {
+      ids.push(id);
+      of.push(members[0] as string);
+    }
+  }
+  return { ids, of };
+}
+
+/**
+ * A Patterns plan as the Patterns query lists it (docs/api/patterns.md#one-row-per-template):
+ * one item per template text, its ids from every app summed. The miner keeps templates per
+ * app and the event store knows only ids, so the text comes from the metadata store and the
+ * grouping happens here, over what the plan's scope reads:
+ *
+ * 1. the rows of `templateRows`: the matching readable events counted by (pattern_id,
+ *    app), the ids grouped by their text;
+ * 2. the `n` largest rows kept;
+ * 3. the store's Patterns plan for all their ids (series, spans, samples and, with
+ *    `compareTo`, each id's count there), summed per group;
+ * 4. without `compareTo`, whether a group's ids have any matching readable event before the
+ *    range (only for the ids the metadata store saw before it; the others cannot).
+ *
+ * Every statement is the store's own plan with the caller's scope, on either engine.
+ */
+export async function groupedPatterns(
+  store: EventStore,
+  plan: PatternsPlan,
+  opts: ExecOptions,
+  lookup: PatternLookup,
+): Promise<PatternsResult> {
+  const plain = plainOpts(opts);
+  const { total, rows: groups } = await templateRows(store, plan, plain, lookup);
+  if (!groups.size) return { total, items: [] };
   const listed = [...groups.entries()]
     .sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .slice(0, plan.n)

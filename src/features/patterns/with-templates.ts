@@ -1,6 +1,35 @@
 import type { EventStore } from '../../event-store/event-store.js';
-import type { ChangesResult, QueryPlan, TablePlan, TableResult } from '../../event-store/query-plan.js';
-import { groupedPatterns, type PatternLookup } from './grouped-patterns.js';
+import type {
+  ChangesResult,
+  ExecOptions,
+  QueryPlan,
+  TablePlan,
+  TableResult,
+} from '../../event-store/query-plan.js';
+import {
+  groupedPatterns,
+  type PatternLookup,
+  pipeGroups,
+  plainOpts,
+  templateRows,
+} from './grouped-patterns.js';
+
+/**
+ * A Table whose pipes list `patterns`, with the ids that stage counts as one row: those of
+ * one template text, decided as the Patterns query decides them (`templateRows`), so the
+ * pipe lists the rows that query lists (docs/api/patterns.md#one-row-per-template).
+ */
+async function groupedTable(
+  store: EventStore,
+  plan: TablePlan,
+  opts: ExecOptions,
+  lookup: PatternLookup,
+): Promise<TablePlan> {
+  if (!plan.program.stages.some((st) => st.s === 'patterns')) return plan;
+  const groups = pipeGroups((await templateRows(store, plan, plainOpts(opts), lookup)).rows.values());
+  const stages = plan.program.stages.map((st) => (st.s === 'patterns' ? { ...st, groups } : st));
+  return { ...plan, program: { ...plan.program, stages } };
+}
 
 /** A Table's `template` columns (the `patterns` pipe's) hold pattern ids from the store: their text instead. */
 async function tableTemplates(
@@ -42,18 +71,21 @@ async function changeTemplates(
  * The event store as the query runner reads it: a Patterns plan's results come grouped by
  * template text (one item per text, its ids from every app summed: grouped-patterns.ts)
  * with that text, which the metadata store keeps, not the event store, so everything made
- * from them (answers, widgets, exports, reports) shows it. A Table's `patterns` columns get
- * their text too, and so do an Explain's pattern changes. Every other call goes to the store as it is.
+ * from them (answers, widgets, exports, reports) shows it. A Table's `patterns` pipe groups
+ * ids as that query does (`groupedTable`) and its columns get their text too, and so do an
+ * Explain's pattern changes. Every other call goes to the store as it is.
  */
 export function withTemplates(store: EventStore, lookup: PatternLookup): EventStore {
   const execute: EventStore['execute'] = async (plan, opts) => {
     const p = plan as QueryPlan;
     if (p.kind === 'patterns') return (await groupedPatterns(store, p, opts ?? {}, lookup)) as never;
-    const result = await store.execute(plan, opts);
-    if (p.kind === 'table')
-      return (await tableTemplates(p, result as TableResult, (ids) =>
+    if (p.kind === 'table') {
+      const grouped = await groupedTable(store, p, opts ?? {}, lookup);
+      return (await tableTemplates(grouped, await store.execute(grouped, opts), (ids) =>
         lookup.templates(ids),
-      )) as typeof result;
+      )) as never;
+    }
+    const result = await store.execute(plan, opts);
     if (p.kind === 'changes')
       return (await changeTemplates(result as ChangesResult, (ids) =>
         lookup.templates(ids),

@@ -38,6 +38,37 @@ export const GenericQuerySchema = Type.Object(
       ],
       { description: 'The cold tier’s files the query reads; null when its range meets none.' },
     ),
+    index: Type.Union(
+      [
+        Type.Object({
+          path: Type.Union(
+            ['index', 'narrowed', 'scan'].map((p) => Type.Literal(p)),
+            {
+              description:
+                'index: the word index alone answered (nothing read); narrowed: only the candidate blocks’ time ranges were read; scan: every event of the range was read.',
+            },
+          ),
+          why: Type.Union(
+            [
+              ...['no_indexed_term', 'too_many_candidates', 'index_off'].map((w) => Type.Literal(w)),
+              Type.Null(),
+            ],
+            {
+              description:
+                'Why a scan: the filter requires no word or field value the index keeps, its candidates would cost more than the scan, or the index is off; null otherwise.',
+            },
+          ),
+          blocks: Type.Integer({ description: 'The index’s blocks the range meets.' }),
+          candidate_blocks: Type.Integer({ description: 'Of those, the blocks that may hold a match.' }),
+          ranges: Type.Integer({ description: 'The time ranges read (joined candidates); 0 on a scan.' }),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'How the query met the hot tier’s word index (ADR 0004): why a search was fast or slow. Null on an event store without one (ClickHouse), and for a user who may read only some streams (a block holds events of every stream).',
+      },
+    ),
   },
   { $id: 'GenericQuery' },
 );

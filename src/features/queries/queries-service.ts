@@ -439,8 +439,8 @@ export class QueriesService {
   async represent(job: QueryJob, present: PresentOptions, who?: Identity): Promise<GenericQuery> {
     // The cold files' reach is the store worker's to say: asked first, it is answered
     // while this thread presents the results (a round trip of ~0.6 ms otherwise added).
-    const cold = this.store.coldReach(job.filter, job.scope, job.window);
-    cold.catch(() => undefined); // not unhandled when presenting throws first
+    const reach = this.store.readReach(job.filter, job.scope, job.window);
+    reach.catch(() => undefined); // not unhandled when presenting throws first
     const results = await this.enricher.enrich(
       job.type,
       await this.runner.present(job, present),
@@ -459,7 +459,7 @@ export class QueriesService {
       progress: job.progress,
       created_at: job.createdAt,
       updated_at: job.updatedAt,
-      cold: await cold,
+      ...(await reach),
     };
   }
 }

@@ -8,6 +8,8 @@ export type { ReportLinks } from './report-links.js';
 export type { ReportSource, ShortReport } from './reports-service.js';
 
 import { ReportLinks } from './report-links.js';
+import { reportLinkRoutes } from './report-links-routes.js';
+import { reportLinkRecordsMigration } from './report-links-table.js';
 import { ReportsRepository } from './reports-repository.js';
 import { reportRoutes, ShortReportSchema } from './reports-routes.js';
 import { ReportsService } from './reports-service.js';
@@ -23,7 +25,11 @@ declare module '../component.js' {
 
 export const reports = component({
   name: 'reports',
-  migrations: { '0005-reports': reportsMigration, '0023-report-links': reportLinksMigration },
+  migrations: {
+    '0005-reports': reportsMigration,
+    '0023-report-links': reportLinksMigration,
+    '0026-report-link-records': reportLinkRecordsMigration,
+  },
   build({ meta, config, log, events, jobStore, node, leaseMs, cluster, publicUrl }, s) {
     const usersRepo = new UsersRepository(meta.db);
     const shared = jobStore.shared;
@@ -57,12 +63,19 @@ export const reports = component({
       secret: config.reportLinkSecret,
       maxSeconds: config.reportLinkSeconds,
       publicUrl,
+      gate: s.releaseGate,
+      audit: s.audit,
     });
+    // A scheduled report's delivery gets its link when it is sent, never before (ADR 0034).
+    s.deliveryQueue.linkReportsWith((n, delivery) => reportLinks.forDelivery(n.report.id, delivery));
     let adopt: NodeJS.Timeout | undefined;
     return {
       provides: { reports, reportLinks },
       schemas: [ShortReportSchema],
-      routes: async (app) => void (await app.register(reportRoutes, { reports, links: reportLinks })),
+      routes: async (app) => {
+        await app.register(reportRoutes, { reports, links: reportLinks });
+        await app.register(reportLinkRoutes, { reports, links: reportLinks });
+      },
       metrics: [reports],
       async start() {
         await reports.recoverFromEarlierRun();

@@ -2,7 +2,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { IsoDateTime } from '../../core/resource-schema.js';
-import { conflict, fieldError } from '../../errors/errors.js';
 import { envelope, planList } from '../../http/list.js';
 import { caller } from '../../http/plugins/auth.js';
 import { errorResponses, ListQuery, Paginated } from '../../http/schemas/common.js';
@@ -157,43 +156,6 @@ export async function reportRoutes(
         .header('content-length', report.size)
         .header('content-disposition', `attachment; filename="${name}"`)
         .send(stream);
-    },
-  );
-
-  app.post(
-    '/api/reports/:id/link',
-    {
-      schema: {
-        tags,
-        summary: "A signed link to a READY report's file that needs no token, valid expires_in seconds",
-        params: IdParam,
-        body: Type.Union([
-          Type.Object(
-            {
-              expires_in: Type.Optional(
-                Type.Integer({ minimum: 1, description: 'Seconds (default and most: reportLinkSeconds)' }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
-          Type.Null(),
-        ]),
-        response: {
-          201: Type.Object({ url: Type.String(), expires_at: IsoDateTime() }),
-          ...errorResponses(400, 401, 403, 404, 409),
-        },
-      },
-    },
-    async (request, reply) => {
-      const expiresIn = request.body?.expires_in;
-      if (expiresIn !== undefined && expiresIn > links.maxSeconds)
-        throw fieldError('expires_in', `At most ${links.maxSeconds} seconds (reportLinkSeconds).`);
-      const report = await reports.get(caller(request), request.params.id);
-      if (report.status !== 'READY')
-        throw conflict(
-          report.status === 'PENDING' ? 'The report is still being generated.' : 'The report failed.',
-        );
-      return reply.status(201).send(await links.link(report.id, expiresIn));
     },
   );
 

@@ -1,10 +1,14 @@
 import { RENDERERS } from '../../export/renderers.js';
 import type { ChannelsService } from '../alerting/channels-service.js';
-import type { DeliveryQueue, ReportNotice } from '../alerting/index.js';
-import type { ReportLinks, ShortReport } from '../reports/index.js';
+import {
+  channelKinds,
+  type DeliveryQueue,
+  type ReportNotice,
+  type StoredReportNotice,
+} from '../alerting/index.js';
+import type { ShortReport } from '../reports/index.js';
 import type { ReportsService } from '../reports/reports-service.js';
 import type { LastRun } from './schedule-schema.js';
-import { REPORT_CHANNEL_KINDS } from './schedules-service.js';
 import type { ScheduleRow } from './schedules-table.js';
 
 /** How long a run waits for its deliveries' first attempts (a send gives up after 10 s). */
@@ -12,7 +16,6 @@ const FIRST_ATTEMPTS_MS = 30_000;
 
 export interface DeliveryDeps {
   reports: ReportsService;
-  links: ReportLinks;
   channels: ChannelsService;
   deliveryQueue: DeliveryQueue;
   /** `scheduleAttachMaxBytes`. */
@@ -54,7 +57,7 @@ export async function deliverRun(
       const c = found.get(id);
       const why = !c
         ? 'no longer exists'
-        : REPORT_CHANNEL_KINDS.has(c.type)
+        : channelKinds.carriesReports(c.type)
           ? null
           : 'no longer carries reports';
       if (why === null) usable.push(id);
@@ -64,8 +67,9 @@ export async function deliverRun(
       }
     }
     if (usable.length) {
-      const email = usable.some((id) => found.get(id)?.type === 'email');
-      const notice = await noticeOf(d, row, run, report, about, email && report.size <= d.attachMaxBytes);
+      // A kind that attaches the file (email) gets it when small enough; the others, the link.
+      const attaches = usable.some((id) => channelKinds.attachesReports(found.get(id)?.type ?? ''));
+      const notice = await noticeOf(d, row, run, report, about, attaches && report.size <= d.attachMaxBytes);
       const made = await d.deliveryQueue.enqueueReport(notice, usable, row.owner_id);
       for (const m of made) run.deliveries.push({ ...m, status: 'pending' });
     }
@@ -99,8 +103,8 @@ async function noticeOf(
   report: ShortReport,
   about: RunAbout,
   attach: boolean,
-): Promise<ReportNotice> {
-  const link = await d.links.link(report.id);
+): Promise<StoredReportNotice> {
+  // No link yet: each delivery gets its own when it is sent (the delivery queue asks reports).
   const bytes = attach ? await d.reports.bytes(report.id) : null;
   return {
     kind: 'report',
@@ -115,8 +119,6 @@ async function noticeOf(
     },
     time_range: about.timeRange,
     run: { at: run.at, trigger: run.trigger },
-    link: link.url,
-    link_expires_at: link.expires_at,
     about: { source: about.source, local_time: about.local_time, range: about.range },
     attachment: bytes
       ? {

@@ -16,9 +16,10 @@ import type { ChannelsService } from '../alerting/channels-service.js';
 import type { DeliveryQueue } from '../alerting/index.js';
 import type { AuditTrail } from '../audit/index.js';
 import { ADOPT_EVERY_MS } from '../component.js';
-import type { ReportLinks, ReportSource } from '../reports/index.js';
+import type { ReportSource } from '../reports/index.js';
 import type { ReportsService } from '../reports/reports-service.js';
 import type { SavedSearchesService } from '../saved-searches/saved-searches-service.js';
+import type { ReleaseGate } from '../streams/index.js';
 import { localDateTime } from './schedule-cron.js';
 import { deliverRun } from './schedule-delivery.js';
 import type { LastRun, Schedule } from './schedule-schema.js';
@@ -56,10 +57,10 @@ export interface ScheduleRunnerDeps {
   repo: SchedulesRepository;
   schedules: SchedulesService;
   reports: ReportsService;
-  links: ReportLinks;
   savedSearches: SavedSearchesService;
   channels: ChannelsService;
   deliveryQueue: DeliveryQueue;
+  releaseGate: Pick<ReleaseGate, 'refusal'>;
   audit: AuditTrail;
   ownerIdentity: (userId: number) => Promise<Identity | null>;
   /** `scheduleAttachMaxBytes`. */
@@ -241,6 +242,9 @@ export class ScheduleRunner {
     // Claimed or not, the slot is past: the next is after now (so missed slots run once).
     await this.d.repo.advance(row.id, slot, next);
     if (!claimed) return;
+    // A disabled owner's schedules pause: their slots pass without a run (the release gate
+    // says who may still send anything).
+    if (await this.d.releaseGate.refusal({ principal: row.owner_id })) return;
     const lastRun = await this.begin(row, 'cron');
     if (!lastRun) {
       this.log.warn({ schedule_id: row.id }, 'scheduled slot skipped: a manual run is still going');

@@ -3,6 +3,7 @@ import type { Page, PageRequest } from '../../core/list.js';
 import { AppError, fieldError, notFound } from '../../errors/errors.js';
 import { resolveTimeRange } from '../../query/time-range.js';
 import type { ChannelsService } from '../alerting/channels-service.js';
+import { channelKinds } from '../alerting/index.js';
 import type { DashboardReader } from '../reports/reports-service.js';
 import type { SavedSearchesService } from '../saved-searches/saved-searches-service.js';
 import { canonicalTimeZone, describeCron, nextRuns, type ParsedCron, parseCron } from './schedule-cron.js';
@@ -16,8 +17,6 @@ import {
 import type { ScheduleFilter, SchedulesRepository } from './schedules-repository.js';
 import type { ScheduleRow, ScheduleUpdate } from './schedules-table.js';
 
-/** Channel kinds that carry a report (the on-call kinds page people; they carry no files). */
-export const REPORT_CHANNEL_KINDS: ReadonlySet<string> = new Set(['email', 'webhook', 'slack', 'teams']);
 /** Most channels a schedule delivers to. */
 const MAX_DELIVER_TO = 20;
 
@@ -316,7 +315,8 @@ export class SchedulesService {
     for (const id of ids) {
       const c = found.get(id);
       if (!c || (c.owner_id !== ownerId && !any)) throw fieldError('deliver_to', `No such channel: ${id}.`);
-      if (!REPORT_CHANNEL_KINDS.has(c.type))
+      // Each kind says whether it carries reports (the on-call kinds page people).
+      if (!channelKinds.carriesReports(c.type))
         throw fieldError('deliver_to', `Channel ${id} is a ${c.type} channel, which carries no report.`);
     }
   }

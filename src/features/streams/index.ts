@@ -4,6 +4,7 @@ import type { ReadScopes } from '../../query/read-scopes.js';
 import { component } from '../component.js';
 import { UsersRepository } from '../identity/index.js';
 import { StreamReadScopes } from './read-scopes.js';
+import { ReleaseGate } from './release-gate.js';
 import { StreamRetention } from './retention.js';
 import { StreamMembership } from './stream-membership.js';
 import { StreamSchema } from './stream-schema.js';
@@ -15,6 +16,7 @@ import { streamHotDaysMigration, streamsMigration } from './streams-table.js';
 
 // What other features build over streams (the cold tier's rounds read them as retention does).
 export { membership, streamRules } from './membership.js';
+export type { Release, ReleaseGate } from './release-gate.js';
 export type { StreamRow } from './streams-repository.js';
 export { StreamsRepository } from './streams-repository.js';
 
@@ -22,6 +24,8 @@ declare module '../component.js' {
   interface Services {
     streams: StreamsService;
     readScopes: ReadScopes;
+    /** Whether data may leave the service now (release-gate.ts): every outbound path asks it. */
+    releaseGate: ReleaseGate;
     retention: StreamRetention;
     streamTiers: StreamTiers;
   }
@@ -41,7 +45,9 @@ export const streams = component({
       { retentionDays: config.retentionDays },
       tiers,
     );
-    const readScopes = new StreamReadScopes(repository, teams, new UsersRepository(meta.db));
+    const users = new UsersRepository(meta.db);
+    const readScopes = new StreamReadScopes(repository, teams, users);
+    const releaseGate = new ReleaseGate(users, readScopes, events);
     const membership = new StreamMembership(repository, events, log);
     // Streams, teams, users or tokens changed here or on another node.
     // (One token's change, a sign-out say, changes no scope: those keep.)
@@ -56,7 +62,7 @@ export const streams = component({
     });
     const timers: NodeJS.Timeout[] = [];
     return {
-      provides: { streams, readScopes, retention, streamTiers: tiers },
+      provides: { streams, readScopes, releaseGate, retention, streamTiers: tiers },
       metrics: [retention, membership],
       // Retention runs soon after start, then every retentionIntervalSeconds (each node:
       // a run that finds nothing to delete costs one read of the streams and a count).

@@ -28,6 +28,7 @@ export const triggers = component({
         taskWindowMs: config.triggerTaskWindowSeconds * 1000,
         maxPendingMatches: 1_000_000,
         maxPerUser: config.triggersPerUser,
+        patternRateReadsPerHour: config.patternRateReadsPerHour,
         log,
         // What one node changes, every node learns (in one process this stays local).
         onChanged: () => bus.publish('triggers-changed', {}),

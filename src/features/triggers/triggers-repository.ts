@@ -54,8 +54,30 @@ export class TriggersRepository {
     return Number(row.n);
   }
 
+  /** The ids and conditions of a user's enabled triggers (their pattern_rate budget). */
+  enabledOwnedBy(ownerId: number): Promise<Array<{ id: number; condition: string }>> {
+    return this.db
+      .selectFrom('triggers')
+      .select(['id', 'condition'])
+      .where('owner_id', '=', ownerId)
+      .where('enabled', '=', 1)
+      .execute();
+  }
+
+  /**
+   * The triggers that run: enabled, and neither owned nor decided by a disabled user (those
+   * pause until the user is enabled again; a `lt` threshold would otherwise fire on silence).
+   */
   enabled(): Promise<TriggerRow[]> {
-    return this.db.selectFrom('triggers').selectAll().where('enabled', '=', 1).orderBy('id').execute();
+    const disabled = this.db.selectFrom('users').select('users.id').where('users.disabled', '=', 1);
+    return this.db
+      .selectFrom('triggers')
+      .selectAll()
+      .where('enabled', '=', 1)
+      .where('owner_id', 'not in', disabled)
+      .where((eb) => eb.or([eb('run_as', 'is', null), eb('run_as', 'not in', disabled)]))
+      .orderBy('id')
+      .execute();
   }
 
   insert(row: NewTriggerRow): Promise<TriggerRow> {

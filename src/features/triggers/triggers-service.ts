@@ -26,6 +26,7 @@ import {
   type AlertNotifierOptions,
   type TriggerReads,
 } from './alert-notifier.js';
+import { checkReadBudget } from './trigger-budget.js';
 import { compileTrigger, TriggerMatcher } from './trigger-matcher.js';
 import type { TriggerSchema } from './trigger-schema.js';
 import type { TriggersRepository } from './triggers-repository.js';
@@ -78,6 +79,8 @@ export interface TriggersServiceOptions {
   maxPendingMatches: number;
   /** Triggers one user may own. */
   maxPerUser: number;
+  /** `patternRateReadsPerHour`: one user's pattern_rate triggers' store reads (trigger-budget.ts). */
+  patternRateReadsPerHour: number;
   /** Where recording failures, drops and skipped triggers are told. */
   log: Log;
   /** Told after this process changed triggers (cluster: the other nodes reload theirs). */
@@ -294,6 +297,7 @@ export class TriggersService {
         'limit_reached',
         `You own ${owned} triggers, the most one user may (setting triggersPerUser); delete one first.`,
       );
+    await checkReadBudget(this.repo, who.userId, values, this.opts.patternRateReadsPerHour);
     const now = this.now().toISOString();
     const row = await this.repo.insert({
       name: input.name,
@@ -381,6 +385,8 @@ export class TriggersService {
   private async change(who: Identity, id: number, input: TriggerInput): Promise<Trigger> {
     const current = await this.visible(who, id);
     const values = await this.validate(who, input, current);
+    const budget = this.opts.patternRateReadsPerHour;
+    await checkReadBudget(this.repo, current.owner_id, { ...current, ...values, id }, budget);
     const row = await this.repo.update(id, { ...values, updated_at: this.now().toISOString() });
     if (!row) throw notFound('No such trigger.');
     await this.reloadAfterChange();

@@ -113,12 +113,7 @@ function decodeProtobuf(body: Uint8Array, types: OtlpTypes, maxRecords: number):
   const type = types.request;
   try {
     // Counted on the wire first: a body of empty records decodes to an object per two bytes.
-    checkProtobufBudget(body, type, {
-      record: types.record,
-      maxRecords,
-      maxMessages: maxRecords * MESSAGES_PER_RECORD,
-      maxDepth: PROTOBUF_MAX_DEPTH,
-    });
+    checkProtobufBudget(body, type, budgetOf(types, maxRecords));
     // Fields present on the wire only; int64 as exact decimal text; bytes stay bytes.
     return type.toObject(type.decode(body), {
       longs: String,
@@ -126,11 +121,40 @@ function decodeProtobuf(body: Uint8Array, types: OtlpTypes, maxRecords: number):
       defaults: false,
     }) as OtlpLogsRequest;
   } catch (error) {
-    if (error instanceof AppError) throw error;
-    throw new OtlpRequestError(
-      `Request body is not a protobuf ExportLogsServiceRequest: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw bodyError(error);
   }
+}
+
+const budgetOf = (types: OtlpTypes, maxRecords: number) => ({
+  record: types.record,
+  maxRecords,
+  maxMessages: maxRecords * MESSAGES_PER_RECORD,
+  maxDepth: PROTOBUF_MAX_DEPTH,
+});
+
+/** The record cap's 413 as it is; anything else the wire or the decoder threw is a 400. */
+function bodyError(error: unknown): Error {
+  if (error instanceof AppError) return error;
+  return new OtlpRequestError(
+    `Request body is not a protobuf ExportLogsServiceRequest: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}
+
+/**
+ * The budget checked on the first bytes of a protobuf body while it arrives: a small
+ * compressed body that inflates to 64 MiB of empty records is refused after its first
+ * megabyte, not once it has all inflated.
+ */
+export async function otlpPrefixCheck(maxRecords: number): Promise<(prefix: Uint8Array) => void> {
+  const types = await otlpTypes();
+  const budget = budgetOf(types, maxRecords);
+  return (prefix) => {
+    try {
+      checkProtobufBudget(prefix, types.request, budget, true);
+    } catch (error) {
+      throw bodyError(error);
+    }
+  };
 }
 
 /** Reads a request body in the given encoding; OtlpRequestError when it is not one. */

@@ -31,8 +31,17 @@ export class ProtobufShapeError extends Error {
  * Walks the body's wire format against `type` without decoding it: linear in the body,
  * no allocation, and it stops at the first count past the budget (a 413, as for any
  * intake's record cap) or the first malformed length.
+ *
+ * With `prefix`, `bytes` are the first bytes of a body still arriving: a message or field
+ * that runs past them is cut there, not an error, so a body past the budget is refused
+ * while it inflates instead of after (ingest-body.ts `checkedAsItArrives`).
  */
-export function checkProtobufBudget(bytes: Uint8Array, type: protobuf.Type, budget: ProtobufBudget): void {
+export function checkProtobufBudget(
+  bytes: Uint8Array,
+  type: protobuf.Type,
+  budget: ProtobufBudget,
+  prefix = false,
+): void {
   const reader = protobuf.Reader.create(bytes);
   let records = 0;
   let messages = 0;
@@ -46,8 +55,9 @@ export function checkProtobufBudget(bytes: Uint8Array, type: protobuf.Type, budg
       const nested = field?.resolvedType;
       if (wireType === 2 && nested instanceof protobuf.Type) {
         const length = reader.uint32();
-        const stop = reader.pos + length;
-        if (stop > end)
+        let stop = reader.pos + length;
+        if (stop > end && prefix) stop = end;
+        else if (stop > end)
           throw new ProtobufShapeError(`a length of ${length} runs past the end at byte ${reader.pos}`);
         if (nested === budget.record && ++records > budget.maxRecords)
           throw tooManyRecords(budget.maxRecords);
@@ -62,7 +72,7 @@ export function checkProtobufBudget(bytes: Uint8Array, type: protobuf.Type, budg
         reader.skipType(wireType);
       }
     }
-    if (reader.pos > end)
+    if (reader.pos > end && !prefix)
       throw new ProtobufShapeError(`a field runs past the end of its message at byte ${end}`);
   };
   try {
@@ -73,6 +83,8 @@ export function checkProtobufBudget(bytes: Uint8Array, type: protobuf.Type, budg
     // type no field can have (6, 7, a group's end where none began) a plain Error; only
     // RangeError was mapped, and bytes that are not protobuf answered 500 (issue 54).
     if (error instanceof AppError || error instanceof ProtobufShapeError) throw error;
+    // A prefix ends where the bytes so far end, often inside a field.
+    if (prefix && error instanceof RangeError) return;
     throw new ProtobufShapeError(error instanceof Error ? error.message : String(error));
   }
 }

@@ -34,6 +34,9 @@ const notification: Notification = {
   search_url: null,
 };
 
+/** This file is about the queue's clock: whoever decided a delivery may send it. */
+const everyRelease = { refusal: async () => null };
+
 describe('delivery queue retries (moved clock, SQLite)', () => {
   let dir: string;
   let meta: MetadataDb;
@@ -78,7 +81,7 @@ describe('delivery queue retries (moved clock, SQLite)', () => {
     clock = T0;
     attempts = [];
     receiverUp = false;
-    queue = new DeliveryQueue(deliveries, channels, senders, { now: () => clock });
+    queue = new DeliveryQueue(deliveries, channels, senders, everyRelease, { now: () => clock });
   });
 
   afterEach(async () => {
@@ -166,7 +169,10 @@ describe('delivery queue retries (moved clock, SQLite)', () => {
 
   it('sends a due retry on its own poll, without an enqueue or a wake (fake timers)', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    queue = new DeliveryQueue(deliveries, channels, senders, { now: () => clock, pollMs: 1000 });
+    queue = new DeliveryQueue(deliveries, channels, senders, everyRelease, {
+      now: () => clock,
+      pollMs: 1000,
+    });
     await queue.start(true);
     await queue.enqueue(notification, null, [channelId]);
     await queue.idle();

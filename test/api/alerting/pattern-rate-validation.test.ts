@@ -79,4 +79,39 @@ describe('pattern_rate condition validation', () => {
     expect(res.statusCode).toBe(400);
     expect(Object.keys(res.json().errors)).toEqual(['condition.group_by']);
   });
+
+  it("refuses, with a 409 naming the budget, what would take one user's reads past patternRateReadsPerHour", async () => {
+    const bob = await t.user('bob');
+    const as = (method: 'POST' | 'PATCH', url: string, payload: object) =>
+      t.as(bob.token, { method, url, payload });
+    const smallest = { type: 'pattern_rate', window_seconds: 10, baseline: 'rolling_24h' };
+    // 100 at the smallest windows: each costs 720 reads an hour; ten fit in 7,200.
+    const answers: number[] = [];
+    const made: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const res = await as('POST', '/api/triggers', { name: `rate ${i}`, condition: smallest });
+      answers.push(res.statusCode);
+      if (res.statusCode === 201) made.push(res.json().id);
+      else {
+        expect(res.statusCode).toBe(409);
+        expect(res.json()).toMatchObject({ code: 'limit_reached' });
+        expect(res.json().detail).toMatch(/costs 720 store reads an hour .* 7200 .*patternRateReadsPerHour/);
+      }
+    }
+    expect(answers.filter((c) => c === 201)).toHaveLength(10);
+    expect(answers.filter((c) => c === 409)).toHaveLength(90);
+    // A disabled trigger costs nothing; enabling it again is checked.
+    const first = made[0] as number;
+    expect((await as('PATCH', `/api/triggers/${first}`, { enabled: false })).statusCode).toBe(200);
+    const wider = await as('POST', '/api/triggers', {
+      name: 'wider',
+      condition: { ...smallest, window_seconds: 20 },
+    });
+    expect(wider.statusCode, wider.body).toBe(201);
+    expect((await as('PATCH', `/api/triggers/${first}`, { enabled: true })).statusCode).toBe(409);
+    // Changing a trigger counts it once, not twice.
+    const second = made[1] as number;
+    const same = await as('PATCH', `/api/triggers/${second}`, { condition: { ...smallest, min_count: 5 } });
+    expect(same.statusCode, same.body).toBe(200);
+  });
 });

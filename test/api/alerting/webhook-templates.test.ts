@@ -69,8 +69,8 @@ describe('webhook body templates', () => {
   it('renders for a test and a firing, escaped for JSON and signed', async () => {
     const r = await receiver();
     const template =
-      '{"kind": "{{kind}}", "test": {{is_test}}, "who": "{{trigger.name}}", "n": {{count}}, ' +
-      '"host": "{{group.host}}", "msgs": [{{#samples}}"{{message}}",{{/samples}}""], "g": {{{group}}}}';
+      '{"kind": "{{kind}}", "test": {{is_test}}, "who": "{{trigger.name}}", "n": {{#count}}{{count}}{{/count}}{{^count}}null{{/count}}, ' +
+      '"host": "{{group.host}}", "msgs": [{{#samples}}"{{message}}",{{/samples}}""], "g": {{#group}}{{{group}}}{{/group}}{{^group}}null{{/group}}}';
     const made = await call('POST', '/api/channels', {
       name: 'rendered',
       type: 'webhook',
@@ -83,10 +83,10 @@ describe('webhook body templates', () => {
       kind: 'test',
       test: true,
       who: '',
-      n: 0,
+      n: null,
       host: '',
       msgs: [''],
-      g: {},
+      g: null,
     });
 
     await call('POST', '/api/triggers', {
@@ -137,6 +137,90 @@ describe('webhook body templates', () => {
     expect((await call('POST', `/api/channels/${made.json().id}/test`)).json()).toMatchObject({ sent: true });
     expect(r.got[0]?.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(r.got[0]?.body).toBe('TEST Logscope test notification: this channel works. "test"');
+    await r.close();
+  });
+
+  it('refuses a section inside one of its own name, at every depth up to the size limit', async () => {
+    // The template that stalled the server: the samples walked samples^depth times.
+    for (const depth of [2, 3, 8, 64, 600]) {
+      const template = `${'{{#samples}}'.repeat(depth)}{{message}}${'{{/samples}}'.repeat(depth)}`;
+      const res = await call('POST', '/api/channels', {
+        name: 'nested',
+        type: 'webhook',
+        config: { url: 'http://127.0.0.1:9/', body_template: template, content_type: 'text/plain' },
+      });
+      expect(res.statusCode, `depth ${depth}`).toBe(400);
+      expect(res.json().errors['config.body_template'][0]).toMatch(
+        /ection "samples" at line 1, column 13 is inside a section of the same name/,
+      );
+    }
+    // Other sections may nest (an object inside the list's items).
+    const ok = await call('POST', '/api/channels', {
+      name: 'nested-ok',
+      type: 'webhook',
+      config: {
+        url: 'http://127.0.0.1:9/',
+        body_template: '{{#samples}}{{#trigger}}{{name}}{{/trigger}}{{^trigger}}-{{/trigger}}{{/samples}}',
+        content_type: 'text/plain',
+      },
+    });
+    expect(ok.statusCode, ok.body).toBe(201);
+  });
+
+  it('fails a delivery whose template renders past the budget, with the reason, the server answering', async () => {
+    const r = await receiver();
+    // The largest fan-out the rules allow: each sample writes the whole text many times.
+    const unit = '{{text}}{{headline}}{{{samples}}}';
+    const template = `{{#samples}}${unit.repeat(Math.floor((16 * 1024 - 40) / unit.length))}{{/samples}}`;
+    const made = await call('POST', '/api/channels', {
+      name: 'heavy',
+      type: 'webhook',
+      config: { url: r.url, body_template: template, content_type: 'text/plain' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    await call('POST', '/api/triggers', {
+      name: 'heavy trigger',
+      query: 'heavyword',
+      notify: [made.json().id],
+    });
+    // Samples as long as events may be: every variable multiplies them.
+    const long = 'x'.repeat(2000);
+    const health: number[] = [];
+    let measuring = true;
+    const sampler = (async () => {
+      while (measuring) {
+        const started = performance.now();
+        const h = await t.app.inject({ method: 'GET', url: '/api/health' });
+        expect(h.statusCode).toBe(200);
+        health.push(performance.now() - started);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    })();
+    await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      headers: { 'content-type': 'application/x-ndjson' },
+      payload: Array.from({ length: 10 }, (_, i) =>
+        JSON.stringify({ message: `heavyword ${i} ${long}` }),
+      ).join('\n'),
+    });
+    const failed = await eventually(
+      'the failed delivery',
+      async () => {
+        const list = await call('GET', `/api/deliveries?channel_id=${made.json().id}`);
+        const row = list.json().results[0];
+        return row?.status === 'failed' ? row : undefined;
+      },
+      { withinMs: 15_000 },
+    );
+    await new Promise((res) => setTimeout(res, 500));
+    measuring = false;
+    await sampler;
+    expect(failed.last_error).toMatch(/^not sent: the body template renders more than \d+ (bytes|tags)/);
+    expect(failed.attempts).toBe(1);
+    expect(r.got).toHaveLength(0);
+    expect(health.length).toBeGreaterThan(3);
+    expect(Math.max(...health)).toBeLessThan(250);
     await r.close();
   });
 });

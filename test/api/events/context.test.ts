@@ -94,6 +94,27 @@ describe(`event context (${BACKEND}, ${EVENT_STORE})`, () => {
     const all = await context('line 0', '?before=0&after=2&by=');
     expect(all.by).toEqual({});
     expect(messages(all.after)).toEqual(['other 0', 'line 1']);
+    // A name that reads as a number is a field name like any other.
+    const numeric = await context('line 0', '?before=0&after=2&by=0x10');
+    expect(numeric.by).toEqual({ '0x10': null });
+    expect(messages(numeric.after)).toEqual(['other 0', 'line 1']);
+  });
+
+  it('takes before and after as the integers their schema reads, and refuses the rest naming them', async () => {
+    // The query string's integers are read as the schema's validator coerces them.
+    expect(await context('line 5', '?before=0x2&after=1e0')).toEqual(
+      await context('line 5', '?before=2&after=1'),
+    );
+    for (const [qs, field] of [
+      ['?before=0x3e9', 'before'],
+      ['?after=0x', 'after'],
+      ['?before=1.5', 'before'],
+      ['?after=ten', 'after'],
+    ] as const) {
+      const res = await get(`/api/events/${ids.get('line 5')}/context${qs}`);
+      expect(res.statusCode, qs).toBe(400);
+      expect(res.json(), qs).toMatchObject({ code: 'invalid', errors: { [field]: [expect.any(String)] } });
+    }
   });
 
   it('finds the nearest lines whatever their distance (a source that logs rarely)', async () => {

@@ -2,7 +2,7 @@ import { Client, errors } from '@elastic/elasticsearch';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError, permissionDenied, tooManyRequests } from '../../../src/errors/errors.js';
-import { esErrorHandler } from '../../../src/features/intake/es-bulk-routes.js';
+import { esErrorHandler } from '../../../src/features/intake/protocols/es-bulk-routes.js';
 import { BACKEND, createTestApp, type TestApp } from '../../helpers/app.js';
 import { messageOf, storedEvents } from '../../helpers/events.js';
 

@@ -4,7 +4,10 @@ import { connect } from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import gelfPro, { type Adapter, type Logger, type Settings } from 'gelf-pro';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GelfListener, startGelfListener } from '../../../src/features/intake/gelf-listener.js';
+import {
+  type GelfListener,
+  startGelfListener,
+} from '../../../src/features/intake/protocols/gelf-listener.js';
 import { BACKEND } from '../../helpers/app.js';
 import { storedEvents } from '../../helpers/events.js';
 import { eventually } from '../../helpers/eventually.js';

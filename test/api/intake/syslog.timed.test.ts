@@ -4,7 +4,10 @@ import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestService } from '../../../src/features/intake/ingest-service.js';
-import { type SyslogListener, startSyslogListener } from '../../../src/features/intake/syslog-listener.js';
+import {
+  type SyslogListener,
+  startSyslogListener,
+} from '../../../src/features/intake/protocols/syslog-listener.js';
 import { BACKEND, createTestApp, type TestApp } from '../../helpers/app.js';
 import { messageOf, storedEvents } from '../../helpers/events.js';
 import { eventuallyAtLeast } from '../../helpers/eventually.js';

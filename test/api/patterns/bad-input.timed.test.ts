@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SyslogListener } from '../../../src/features/intake/syslog-listener.js';
+import type { SyslogListener } from '../../../src/features/intake/protocols/syslog-listener.js';
 import {
   MAX_TEMPLATES,
   MAX_TEMPLATES_PER_APP,

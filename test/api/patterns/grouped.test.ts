@@ -119,6 +119,36 @@ describe(`Patterns grouped by template text (${BACKEND}, ${EVENT_STORE})`, () =>
     expect(one.other).toBe(3);
   });
 
+  it('lists the same rows through the patterns pipe: one per text, its most common id, count and share', async () => {
+    const table = async (query: string) => {
+      const res = await t.as(t.adminToken, {
+        method: 'POST',
+        url: '/api/query',
+        payload: { type: 'Table', params: { time_range: { preset: 'last_hour' }, query } },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().status, res.json().error).toBe('SUCCESS');
+      return res.json().results.rows as Array<[string, string, number, number]>;
+    };
+    const rows = (p: Row[]) => p.map((x) => [x.pattern_id, x.template, x.count, x.share]);
+    const all = (await patterns({})).r.patterns;
+    expect(all.map((p) => p.count)).toEqual([13, 2, 1]);
+    expect(await table('* | patterns')).toEqual(rows(all));
+    // Reindex from orders and billing once each: the lower id stands for the row, in both.
+    const two = (await patterns({ query: 'app:(orders OR billing)' })).r.patterns;
+    expect(two.map((p) => [p.count, p.pattern_ids.length])).toEqual([
+      [7, 2],
+      [2, 2],
+      [1, 1],
+    ]);
+    expect(await table('app:(orders OR billing) | patterns')).toEqual(rows(two));
+    // Later pipes see the grouped rows: `n`, a where on the count, a sort.
+    expect(await table('* | patterns 1')).toEqual(rows(all.slice(0, 1)));
+    expect(await table('* | patterns | where count > 1 | sort count')).toEqual(
+      rows(all.slice(0, 2)).reverse(),
+    );
+  });
+
   it('exports a row’s apps and ids with it', async () => {
     const res = await t.as(t.adminToken, {
       method: 'POST',

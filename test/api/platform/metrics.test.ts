@@ -89,6 +89,18 @@ describe(`/metrics on ${BACKEND}`, () => {
     }
   });
 
+  it('ignores query parameters it does not know, as every route does (docs/api/conventions.md)', async () => {
+    // A scrape config's `params` reach the target as query parameters.
+    const names = (text: string) => text.split('\n').filter((l) => l.startsWith('# TYPE '));
+    const plain = names(await scrape());
+    for (const qs of ['foo=1', 'foo=1&foo=2', 'match%5B%5D=up', 'format=prometheus', '__proto__=1']) {
+      const res = await t.app.inject({ method: 'GET', url: `/metrics?${qs}` });
+      expect(res.statusCode, qs).toBe(200);
+      expect(res.headers['content-type'], qs).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(names(res.body), qs).toEqual(plain);
+    }
+  });
+
   it('is listed in the OpenAPI document as public Prometheus text', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/schema' });
     const op = res.json().paths['/metrics'].get;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QueryJob } from '../../../src/query/job.js';
-import { BACKEND, createTestApp, type TestApp } from '../../helpers/app.js';
+import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 import { event, HOUR, seedWeb, T0 } from '../../helpers/seed.js';
 
 describe(`queries on ${BACKEND}`, () => {
@@ -40,6 +40,26 @@ describe(`queries on ${BACKEND}`, () => {
     expect(p3.results.events[0].ts).toBe(times[0] - 20 * 36);
     const off = (await get(`/api/query/${q.query_id}?offset=95&page_size=10`)).json();
     expect(off.results.events).toHaveLength(5);
+  });
+
+  it('says how the search met the word index: answered by it, or a scan and why (null on ClickHouse)', async () => {
+    const index = async (query: string) =>
+      (await post({ type: 'Search', params: { time_range: HOUR, query } })).json().index;
+    if (EVENT_STORE === 'clickhouse') {
+      expect(await index('zirconium')).toBeNull();
+      return;
+    }
+    // A word in no block: the index alone answered.
+    expect(await index('zirconium')).toMatchObject({
+      path: 'index',
+      why: null,
+      candidate_blocks: 0,
+      ranges: 0,
+    });
+    // A range of numbers: nothing the index keeps.
+    const scan = await index('status:>=500');
+    expect(scan).toMatchObject({ path: 'scan', why: 'no_indexed_term', ranges: 0 });
+    expect(scan.blocks).toBeGreaterThan(0);
   });
 
   it('sorts ascending and by other fields, and projects fields', async () => {
@@ -249,5 +269,55 @@ describe(`queries on ${BACKEND}`, () => {
     expect(after.status).toBe('SUCCESS');
     expect(after.results.total).toBe(1);
     expect(job.baseMs).toBeGreaterThan(q.base_time * 1000);
+  });
+});
+
+describe(`the word index's statistics and the read rule on ${BACKEND}`, () => {
+  let t: TestApp;
+  let bob: { id: number; token: string };
+  beforeAll(async () => {
+    t = await createTestApp();
+    bob = await t.user('bob');
+    const call = (method: 'POST' | 'PATCH' | 'GET', url: string, payload?: object) =>
+      t.as(t.adminToken, { method, url, ...(payload ? { payload } : {}) });
+    // Bob reads the Auth stream alone (the Default stream read by nobody but admins).
+    expect(
+      (await call('POST', '/api/streams', { title: 'Auth', rule: 'app:sshd', readers: { users: [bob.id] } }))
+        .statusCode,
+    ).toBe(201);
+    const builtin = (await call('GET', '/api/streams'))
+      .json()
+      .results.find((s: { builtin: boolean }) => s.builtin);
+    expect(
+      (await call('PATCH', `/api/streams/${builtin.id}`, { readers: { teams: [], users: [] } })).statusCode,
+    ).toBe(200);
+    await t.rt.events.append([
+      event({ ts: T0, app: 'sshd', host: 'h', message: 'Accepted publickey for bob' }),
+      event({ ts: T0 + 1000, app: 'nginx', host: 'h', message: 'GET /admin?key=zirconium7c41d09e' }),
+    ]);
+  });
+  afterAll(() => t.close());
+
+  const index = async (token: string, query: string) => {
+    const res = await t.as(token, {
+      method: 'POST',
+      url: '/api/query',
+      payload: { type: 'Search', params: { time_range: HOUR, query } },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  };
+
+  it('tells a reader of some streams nothing of the index: it would tell of words in events they may not read', async () => {
+    // The word is in an event of the Default stream, which bob may not read.
+    const asBob = await index(bob.token, 'zirconium7c41d09e');
+    expect(asBob.results.total).toBe(0);
+    expect(asBob.index).toBeNull();
+    expect((await index(bob.token, 'molybdenite')).index).toBeNull();
+    // An administrator reads every event: the statistics are theirs.
+    const asAdmin = await index(t.adminToken, 'zirconium7c41d09e');
+    expect(asAdmin.results.total).toBe(1);
+    if (EVENT_STORE === 'clickhouse') expect(asAdmin.index).toBeNull();
+    else expect(asAdmin.index).toMatchObject({ blocks: 1, candidate_blocks: 1 });
   });
 });

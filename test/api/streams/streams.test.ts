@@ -174,6 +174,21 @@ describe(`streams on ${BACKEND}`, () => {
     expect(await streamCount()).toBe(before);
   });
 
+  it('eight identical creates at once: one 201, the others 409 conflict, one stream stored', async () => {
+    const before = await streamCount();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        call(t.adminToken, 'POST', '/api/streams', { title: 'Twins', rule: 'app:twins' }),
+      ),
+    );
+    const statuses = answers.map((r) => r.statusCode).sort();
+    expect(statuses, answers.map((r) => r.body).join('\n')).toEqual([201, ...Array(7).fill(409)]);
+    for (const r of answers.filter((a) => a.statusCode === 409)) expect(r.json().code).toBe('conflict');
+    expect(await streamCount()).toBe(before + 1);
+    const made = answers.find((r) => r.statusCode === 201)?.json() as StreamBody;
+    expect((await call(t.adminToken, 'DELETE', `/api/streams/${made.id}`)).statusCode).toBe(204);
+  });
+
   it('keeps the Default stream: readers, retention and description change; its rule and title do not; it is never deleted', async () => {
     const d = await deflt();
     const changed = await call(t.adminToken, 'PATCH', `/api/streams/${d.id}`, {

@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Notification } from '../../../src/features/alerting/notification.js';
-import {
-  dedupKey,
-  opsgenieCreate,
-  pagerdutyEvent,
-  teamsCard,
-} from '../../../src/features/alerting/oncall-payloads.js';
+import { opsgenieCreate } from '../../../src/features/alerting/channel-kinds/opsgenie.js';
+import { pagerdutyEvent } from '../../../src/features/alerting/channel-kinds/pagerduty.js';
+import { teamsCard } from '../../../src/features/alerting/channel-kinds/teams.js';
+import { dedupKey, type Notification } from '../../../src/features/alerting/notification.js';
 
 const n = (over: Partial<Notification> = {}): Notification => ({
   kind: 'fire',

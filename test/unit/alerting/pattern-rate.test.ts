@@ -17,8 +17,10 @@ import {
 /** A window index far from the epoch, as real ones are. */
 const K = 29_000_000;
 
-function setup(condition: Partial<PatternRateCondition>, cooldown = 0) {
+function setup(condition: Partial<PatternRateCondition>, cooldown = 0, triggers = 1) {
   const events: Array<{ id: string; ts: number }> = [];
+  /** Every span the store was asked to count. */
+  const counted: Span[] = [];
   const got: Firing[] = [];
   const cond = patternRateCondition({ type: 'pattern_rate', window_seconds: 60, ...condition });
   const W = cond.window_seconds * 1000;
@@ -48,27 +50,32 @@ function setup(condition: Partial<PatternRateCondition>, cooldown = 0) {
     createdAtMs: now,
   };
   const inSpan = (s: Span) => events.filter((e) => e.ts >= s.fromMs && e.ts < s.toMs);
-  judge.setTriggers([
-    {
-      trigger,
+  judge.setTriggers(
+    Array.from({ length: triggers }, (_, i) => ({
+      trigger: { ...trigger, id: i + 1 },
       condition: cond,
       version: 'v',
       reads: {
-        count: async (s) => {
+        // Every trigger here counts the same filter in the same scope.
+        key: 'app:web|scope',
+        count: async (s: Span) => {
+          counted.push(s);
           const m = new Map<string, number>();
           for (const e of inSpan(s)) m.set(e.id, (m.get(e.id) ?? 0) + 1);
           return m;
         },
-        samples: async (id, s) =>
+        samples: async (id: string, s: Span) =>
           inSpan(s)
             .filter((e) => e.id === id)
             .slice(-10)
             .map((e, i) => ({ ev_id: `${id}-${i}`, ts: e.ts / 1000, message: id })),
       },
-    },
-  ]);
+    })),
+  );
   return {
     got,
+    counted,
+    W,
     /** `n` events of `id` in window `K + k`. */
     add(id: string, k: number, n: number, fromMs = (K + k) * W) {
       for (let i = 0; i < n; i++) events.push({ id, ts: fromMs + Math.floor((i * W) / Math.max(n, 1)) });
@@ -174,5 +181,34 @@ describe('pattern_rate judge', () => {
     expect(headline({ ...n, kind: 'recover', change: 'new', count: 0, baseline_count: 0 })).toBe(
       '[high] rates: recovered, pattern "template of a" new (0 vs 0 in 10 s)',
     );
+  });
+
+  it('rolling_24h costs the same each window, however many windows pass: the day is read once', async () => {
+    const s = setup({ baseline: 'rolling_24h', min_ratio: 2, min_count: 5, direction: 'up' });
+    // A day of varied traffic before, then 60 windows judged one after the other.
+    for (let j = -1440; j < 60; j++) s.add(j % 7 === 0 ? 'b' : 'a', j, 1 + (Math.abs(j) % 5));
+    s.add('a', 45, 200);
+    const perWindow: number[] = [];
+    for (let k = 0; k < 60; k++) {
+      const before = s.counted.reduce((ms, c) => ms + c.toMs - c.fromMs, 0);
+      await s.judge(k);
+      perWindow.push(s.counted.reduce((ms, c) => ms + c.toMs - c.fromMs, 0) - before);
+    }
+    // The first window reads the day and the two windows it judges; every later one two windows' width (its own, and the
+    // one leaving the day), never the day again.
+    expect(perWindow[0]).toBe(1442 * s.W);
+    expect(new Set(perWindow.slice(1))).toEqual(new Set([2 * s.W]));
+    // And the baseline is the day's, as a whole read would give it.
+    const fired = s.got.find((f) => f.notification.window?.ts_from === ((K + 45) * s.W) / 1000);
+    let day = 0;
+    for (let j = 45 - 1440; j < 45; j++) if (j % 7 !== 0) day += 1 + (Math.abs(j) % 5);
+    expect(fired?.notification.baseline_count).toBeCloseTo(day / 1440, 3);
+  });
+
+  it('triggers counting the same filter in the same scope share their reads', async () => {
+    const one = setup({ baseline: 'rolling_24h' });
+    const hundred = setup({ baseline: 'rolling_24h' }, 0, 100);
+    for (const s of [one, hundred]) for (let k = 0; k < 5; k++) await s.judge(k);
+    expect(hundred.counted.length).toBe(one.counted.length);
   });
 });

@@ -33,4 +33,23 @@ describe('the table of pipes', () => {
       expect(message).toContain(`"${name}" is not complete: write ${PIPE_TABLE[name].usage}`);
     else expect(name).toBe('patterns');
   });
+
+  it('computes a query per time slice only when each of its pipes says it is rowwise', () => {
+    const sliceable = (q: string) => parseTableQuery(q).program.sliceable;
+    expect(sliceable('error | where status >= 500 | eval ms = duration * 1000 | rename host as h')).toBe(
+      true,
+    );
+    expect(sliceable('error | fields host, message')).toBe(true);
+    for (const q of ['* | sort host', '* | limit 5', '* | stats count()', '* | patterns', '* | top host'])
+      expect(sliceable(q), q).toBe(false);
+    // The safe default: an entry that does not say it is rowwise reorders.
+    const where = PIPE_TABLE.where as { rowwise?: true };
+    const saved = where.rowwise;
+    try {
+      delete where.rowwise;
+      expect(sliceable('error | where status >= 500')).toBe(false);
+    } finally {
+      if (saved) where.rowwise = saved;
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Component, Platform } from '../../../src/features/component.js';
 import { COMPONENTS } from '../../../src/features/index.js';
@@ -65,6 +66,16 @@ describe('composition root', () => {
         { ...recording('b', []), ...m },
       ]),
     ).toThrow('migration 0011-x is declared twice');
+  });
+
+  it('holds, outside the feature folders of src/features, only its own four files (docs/architecture.md)', () => {
+    // Every feature is one folder (ADR 0021); these are the contract, the platform it
+    // builds on, the root and the list.
+    const loose = readdirSync('src/features', { withFileTypes: true })
+      .filter((d) => !d.isDirectory())
+      .map((d) => d.name)
+      .sort();
+    expect(loose).toEqual(['component.ts', 'index.ts', 'platform.ts', 'root.ts']);
   });
 
   it('registers components whose names are unique', () => {

@@ -25,11 +25,13 @@ describe('SYSTEM_SCOPE', () => {
     expect(users).toEqual([
       'event-store/read-scope.ts',
       // the duplicate check of journald's cursors
-      'features/intake/journald-intake.ts',
+      'features/intake/protocols/journald-intake.ts',
       // merged templates: their stored events, given the id they were merged into
       'features/patterns/patterns-service.ts',
       // re-mining: every event of a range an administrator asked for, read by the job
       'features/patterns/remine-service.ts',
+      // the release gate: whether an event a notification names was deleted since (not refused then)
+      'features/streams/release-gate.ts',
       // retention: the oldest event, for retentionMaxBytes
       'features/streams/retention.ts',
       // a stream's event_count, shown only to those who may read the stream

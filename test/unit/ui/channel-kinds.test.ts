@@ -5,12 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseTemplate } from '../../../src/features/alerting/body-template.js';
-import {
-  OPSGENIE_PRIORITIES,
-  PAGERDUTY_SEVERITIES,
-  SEVERITIES,
-} from '../../../src/features/alerting/oncall-payloads.js';
-import * as ui from '../../../ui/src/pages/triggers/channel-kinds.js';
+import { SEVERITIES } from '../../../src/features/alerting/channel-kinds/config-checks.js';
+import { OPSGENIE_PRIORITIES } from '../../../src/features/alerting/channel-kinds/opsgenie.js';
+import { PAGERDUTY_SEVERITIES } from '../../../src/features/alerting/channel-kinds/pagerduty.js';
+import { channelKinds } from '../../../src/features/alerting/channel-kinds/registry.js';
+import * as ui from '../../../ui/src/pages/triggers/channel-kinds/index.js';
 
 const channel = (type: ui.ChannelType, config: ui.Channel['config']): ui.Channel => ({
   id: 7,
@@ -112,5 +111,29 @@ describe('what the form offers, against the server', () => {
       expect(PAGERDUTY_SEVERITIES).toContain(ui.PAGERDUTY_DEFAULTS[s]);
       expect(OPSGENIE_PRIORITIES).toContain(ui.OPSGENIE_DEFAULTS[s]);
     }
+  });
+
+  it("the kinds are the server's, and carry reports where the server's do", () => {
+    expect(ui.UI_CHANNEL_KINDS.map((k) => k.type).sort()).toEqual([...channelKinds.types].sort());
+    for (const kind of ui.UI_CHANNEL_KINDS) {
+      expect(kind.carriesReports, kind.type).toBe(channelKinds.carriesReports(kind.type));
+      expect(ui.carriesReports(kind.type)).toBe(kind.carriesReports);
+    }
+  });
+
+  it('each kind lists where it sends, its map values named after its fields', () => {
+    const pd = channel('pagerduty', { routing_key: '********' });
+    expect(ui.target(pd)).toBe('routing key ********');
+    expect(ui.target(channel('opsgenie', { api_key: '********', region: 'eu' }))).toBe(
+      'EU region, API key ********',
+    );
+    expect(ui.target(channel('email', { to: ['a@x.org', 'b@x.org'] }))).toBe('a@x.org, b@x.org');
+    // Every value a kind's section shows is one of the form's values.
+    const values = ui.initialValues();
+    for (const kind of ui.UI_CHANNEL_KINDS)
+      for (const field of kind.fields as readonly ui.KindField<string>[]) {
+        if ('name' in field) expect(values, `${kind.type}: ${field.name}`).toHaveProperty(field.name);
+        if ('map' in field) for (const s of ui.SEVERITIES) expect(values).toHaveProperty(`${field.map}_${s}`);
+      }
   });
 });

@@ -9,7 +9,7 @@ import { Link } from '../../router';
 import { useApi } from '../../useApi';
 import { useMe } from '../../useMe';
 import type { DashboardItem } from '../reports/ReportsPage';
-import { type Channel, TYPE_NAMES } from '../triggers/channel-kinds';
+import { type Channel, carriesReports, TYPE_NAMES } from '../triggers/channel-kinds';
 import { CronField } from './CronField';
 import { type Schedule, timeZones, useCronPreview, viewerZone } from './schedule-times';
 
@@ -20,9 +20,6 @@ const FORMATS = [
   { value: 'docx', label: 'Word (docx)' },
   { value: 'csv', label: 'CSV' },
 ];
-
-/** The channel kinds that carry a report; PagerDuty and Opsgenie page people instead. */
-const CARRIES_REPORTS = new Set(['email', 'webhook', 'slack', 'teams']);
 
 interface SavedSearchItem {
   id: number;
@@ -84,7 +81,7 @@ export function ScheduleForm({
   const act = useAction();
 
   const reportChannels = (channels.data?.results ?? []).filter(
-    (c) => deliverTo.includes(c.id) || (CARRIES_REPORTS.has(c.type) && (!me || c.owner === me.id)),
+    (c) => deliverTo.includes(c.id) || (carriesReports(c.type) && (!me || c.owner === me.id)),
   );
   const matches = (title: string) => title.toLowerCase().includes(find.trim().toLowerCase());
   const sourceGroups = [

@@ -136,9 +136,13 @@ export function QueryBox(props: {
   const pick = (query: string) => {
     setPopover(null);
     props.onChange(query);
-    editorRef.current?.setValue(query);
-    // The plain input shows the new value once the page has rendered it.
-    setTimeout(focusBox);
+    // The editor takes the value and the focus at once, before the popover goes (a key
+    // pressed right after the pick reaches the box); the plain input shows the new value
+    // once the page has rendered it.
+    if (editorRef.current) {
+      editorRef.current.setValue(query);
+      focusBox();
+    } else setTimeout(focusBox);
   };
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key !== 'Escape' || !popover) return;

@@ -6,7 +6,7 @@ import { formatCount } from '../../format';
 import { useMe } from '../../useMe';
 import { SearchActions } from '../reports/SearchActions';
 import { ColumnPicker } from './ColumnPicker';
-import { coldStatus } from './cold-status';
+import { coldStatus, indexStatus } from './cold-status';
 import { type ColumnWidths, saveColumns, saveWidths } from './columns';
 import { EmptyResults } from './EmptyResults';
 import { ErrorContext } from './ErrorContext';
@@ -231,6 +231,7 @@ export function SearchPage() {
   });
   const unit = piped ? 'rows' : 'events';
   const failed = state.phase === 'failed' || state.phase === 'ERROR';
+  const indexNote = live || running ? null : indexStatus(state.index);
   const statusText = live
     ? `${formatCount(tail.rows.length)} events`
     : failed
@@ -363,6 +364,7 @@ export function SearchPage() {
           {statusText}
           {!live && state.cold && <span className="cold-status"> · {coldStatus(state.cold, running)}</span>}
         </div>
+        {indexNote && <span className="index-status muted">{indexNote}</span>}
         {live ? (
           <>
             <LiveControls

@@ -14,7 +14,7 @@ import {
   type TimelineResults,
   type TimeRange,
 } from '../../api';
-import type { ColdReach } from './cold-status';
+import type { ColdReach, IndexReach } from './cold-status';
 import { hasPipes } from './query';
 import { joinSplits, type TimelineData } from './timeline-scale';
 
@@ -69,6 +69,8 @@ export interface SearchState {
   table: TableResults | null;
   /** The cold files the search (or table) reads; null when its range meets none. */
   cold: ColdReach | null;
+  /** How the search (or table) met the word index; null on an event store without one. */
+  index: IndexReach | null;
 }
 
 const IDLE: SearchState = {
@@ -81,6 +83,7 @@ const IDLE: SearchState = {
   timeline: null,
   table: null,
   cold: null,
+  index: null,
 };
 
 const running = (p: Phase) => p === 'starting' || p === 'PENDING' || p === 'IN_PROGRESS';
@@ -135,6 +138,7 @@ export function useSearch() {
             total: r.total_rows ?? s.total,
             table: r.rows && r.columns ? (r as TableResults) : s.table,
             cold: q.cold,
+            index: q.index,
             error: q.status === 'ERROR' ? (q.error ?? 'The query failed.') : null,
           }));
         };
@@ -163,6 +167,7 @@ export function useSearch() {
           total: q.results.total ?? s.total,
           pages: q.results.events ? new Map([[0, q.results.events]]) : s.pages,
           cold: q.cold,
+          index: q.index,
           error: q.status === 'ERROR' ? (q.error ?? 'The search failed.') : null,
         }));
       };

@@ -8,22 +8,21 @@ import { cls } from '../../components/util';
 import {
   type Channel,
   type ChannelValues,
-  CONTENT_TYPES,
   configOf,
   initialValues,
   isComplete,
   KEPT_SECRET,
-  OPSGENIE_PRIORITIES,
-  PAGERDUTY_SEVERITIES,
-  REGIONS,
+  type KindField,
+  kindOf,
   SEVERITIES,
   type Severity,
-  TEMPLATE_VARIABLES,
   TYPES,
 } from './channel-kinds';
 import './channel-form.css';
 
 type FormOf = ReturnType<typeof useForm<ChannelValues>>;
+/** The form's values by name: a kind's section names its own (channel-kinds/). */
+type ValueName = Parameters<FormOf['text']>[0];
 
 /** The answer of `POST /api/channels/{id}/test`. */
 export interface TestOutcome {
@@ -62,7 +61,7 @@ export function ChannelForm({
       onSaved(c);
     });
   const error = (key: string) => act.fieldError(`config.${key}`) ?? act.fieldError(`config.${key}[0]`);
-  const secretHint = (name: 'secret' | 'routing_key' | 'api_key', unset: string) =>
+  const secretHint = (name: ValueName, unset: string) =>
     editing?.type === type && form.values[name] === KEPT_SECRET
       ? 'Saved (shown masked): keep it as it is, or type a new one.'
       : unset;
@@ -78,96 +77,15 @@ export function ChannelForm({
       <Field label="Type" id="channel-type" error={act.fieldError('type')}>
         <Select options={TYPES} {...form.text('type')} />
       </Field>
-      {type === 'email' && (
-        <Field label="Recipients" id="channel-to" className="grow" error={error('to')}>
-          <input placeholder="oncall@example.com, ops@example.com" {...form.text('to')} />
-        </Field>
-      )}
-      {(type === 'webhook' || type === 'slack' || type === 'teams') && (
-        <Field
-          label={type === 'teams' ? 'Workflow URL' : 'URL'}
-          id="channel-url"
-          className="grow"
-          hint={
-            type === 'teams'
-              ? 'The URL of a Teams workflow “When a Teams webhook request is received”; shown masked once saved.'
-              : undefined
-          }
-          error={error('url')}
-        >
-          <input
-            type="url"
-            className="mono"
-            placeholder={
-              type === 'teams'
-                ? 'https://prod-00.westeurope.logic.azure.com/…'
-                : 'https://hooks.example.com/…'
-            }
-            {...form.text('url')}
-          />
-        </Field>
-      )}
-      {type === 'webhook' && (
-        <Field
-          label="Secret"
-          id="channel-secret"
-          hint={secretHint('secret', 'Optional: signs each body (X-Logscope-Signature: sha256=…).')}
-          error={error('secret')}
-        >
-          <input type="password" autoComplete="new-password" {...form.text('secret')} />
-        </Field>
-      )}
-      {type === 'pagerduty' && (
-        <>
-          <Field
-            label="Routing key"
-            id="channel-routing-key"
-            className="grow"
-            hint={secretHint('routing_key', 'The integration key of a PagerDuty service (Events API v2).')}
-            error={error('routing_key')}
-          >
-            <input
-              type="password"
-              autoComplete="new-password"
-              className="mono"
-              {...form.text('routing_key')}
-            />
-          </Field>
-          <MapFields
-            legend="Severity map"
-            hint="The PagerDuty severity each trigger severity is sent as."
-            prefix="severity"
-            choices={PAGERDUTY_SEVERITIES}
-            form={form}
-            error={(s) => error(s ? `severity_map.${s}` : 'severity_map')}
-          />
-        </>
-      )}
-      {type === 'opsgenie' && (
-        <>
-          <Field
-            label="API key"
-            id="channel-api-key"
-            className="grow"
-            hint={secretHint('api_key', 'The key of an Opsgenie API integration.')}
-            error={error('api_key')}
-          >
-            <input type="password" autoComplete="new-password" className="mono" {...form.text('api_key')} />
-          </Field>
-          <Field label="Region" id="channel-region" error={error('region')}>
-            <Select options={REGIONS} {...form.text('region')} />
-          </Field>
-          <MapFields
-            legend="Priority map"
-            hint="The Opsgenie priority each trigger severity is sent as."
-            prefix="priority"
-            choices={OPSGENIE_PRIORITIES}
-            form={form}
-            error={(s) => error(s ? `priority_map.${s}` : 'priority_map')}
-          />
-        </>
-      )}
-      {type === 'webhook' && <TemplateFields form={form} error={error} />}
+      {kindOf(type).fields.map((field) => (
+        <KindControl
+          key={'name' in field ? field.name : 'map' in field ? field.map : 'template'}
+          field={field}
+          form={form}
+          error={error}
+          secretHint={secretHint}
+        />
+      ))}
       {editing ? (
         // Send test beside Save and Cancel: the one row of buttons of the form.
         <div className="form-actions">
@@ -186,6 +104,58 @@ export function ChannelForm({
       )}
       <ErrorBanner error={act.error} className="form-error" />
     </Form>
+  );
+}
+
+/**
+ * One control of the selected kind's section (channel-kinds/<kind>.ts declares them): drawn
+ * alike for every kind, its id `channel-<name>` and its error the API's `config.<name>`.
+ */
+function KindControl({
+  field,
+  form,
+  error,
+  secretHint,
+}: {
+  field: KindField<string>;
+  form: FormOf;
+  error: (key: string) => string | null;
+  secretHint: (name: ValueName, unset: string) => string;
+}) {
+  if ('template' in field) return <TemplateFields form={form} error={error} {...field.template} />;
+  if ('map' in field)
+    return (
+      <MapFields
+        legend={field.legend}
+        hint={field.hint}
+        prefix={field.map}
+        choices={field.choices}
+        form={form}
+        error={(s) => error(s ? `${field.map}_map.${s}` : `${field.map}_map`)}
+      />
+    );
+  const name = field.name as ValueName;
+  const secret = field.input === 'secret';
+  return (
+    <Field
+      label={field.label}
+      id={`channel-${field.name.replaceAll('_', '-')}`}
+      className={field.grow ? 'grow' : undefined}
+      hint={secret ? secretHint(name, field.hint ?? '') : field.hint}
+      error={error(field.name)}
+    >
+      {field.options ? (
+        <Select options={field.options} {...form.text(name)} />
+      ) : (
+        <input
+          type={secret ? 'password' : field.input}
+          autoComplete={secret ? 'new-password' : undefined}
+          className={field.mono ? 'mono' : undefined}
+          placeholder={field.placeholder}
+          {...form.text(name)}
+        />
+      )}
+    </Field>
   );
 }
 
@@ -224,7 +194,15 @@ function MapFields(props: {
 }
 
 /** A webhook's body template and content type, the template's variables beside it. */
-function TemplateFields({ form, error }: { form: FormOf; error: (key: string) => string | null }) {
+function TemplateFields({
+  form,
+  error,
+  variables,
+  contentTypes,
+}: {
+  form: FormOf;
+  error: (key: string) => string | null;
+} & Extract<KindField<string>, { template: unknown }>['template']) {
   // Folded while unused, so a new channel's form stays short; open once there is a template
   // or a content type, and while either is refused.
   const [open, setOpen] = useState(() => Boolean(form.values.body_template || form.values.content_type));
@@ -260,7 +238,7 @@ function TemplateFields({ form, error }: { form: FormOf; error: (key: string) =>
         </Field>
         <aside className="channel-variables" aria-labelledby="channel-variables-heading">
           <h3 id="channel-variables-heading">Variables</h3>
-          {TEMPLATE_VARIABLES.map((group) => (
+          {variables.map((group) => (
             <div key={group.title}>
               <h4>{group.title}</h4>
               <ul>
@@ -288,7 +266,7 @@ function TemplateFields({ form, error }: { form: FormOf; error: (key: string) =>
           />
         </Field>
         <datalist id="channel-content-types">
-          {CONTENT_TYPES.map((t) => (
+          {contentTypes.map((t) => (
             <option key={t} value={t} />
           ))}
         </datalist>

@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { describeError } from '../../errors/error-handler.js';
-import { AppError } from '../../errors/errors.js';
-import { ingestBodies } from '../../http/ingest-body.js';
-import { caller } from '../../http/plugins/auth.js';
-import { PIECE_BYTES, PIECE_RECORDS, tooManyRecords } from '../../ingest/parsers/chunked.js';
+import { describeError } from '../../../errors/error-handler.js';
+import { AppError } from '../../../errors/errors.js';
+import { ingestBodies } from '../../../http/ingest-body.js';
+import { caller } from '../../../http/plugins/auth.js';
+import { PIECE_BYTES, PIECE_RECORDS, tooManyRecords } from '../../../ingest/parsers/chunked.js';
 import {
   buildEsBulkResponse,
   buildEsErrorBody,
@@ -16,11 +16,10 @@ import {
   esBulkFailed,
   esBulkItemEntry,
   planEsBulk,
-} from '../../ingest/parsers/es-bulk.js';
-import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
-import { decodeUtf8Body, IngestBodyError } from '../../ingest/parsers/ndjson.js';
-import { sourceOf } from './ingest-routes.js';
-import type { IngestService } from './ingest-service.js';
+} from '../../../ingest/parsers/es-bulk.js';
+import type { ParsedEntry } from '../../../ingest/parsers/ndjson.js';
+import { decodeUtf8Body, IngestBodyError } from '../../../ingest/parsers/ndjson.js';
+import type { IntakeContext, IntakeProtocol } from './intake-protocol.js';
 
 /** The Elasticsearch version we answer as: new enough for current shippers' checks. */
 const ES_VERSION = '8.17.0';
@@ -126,10 +125,7 @@ function publishAddress(request: FastifyRequest): string {
  * them stores or promises to store a document. Any other path answers an ES-shaped 404
  * (405 for a known path with another method): nothing answers success without storing.
  */
-export async function esBulkRoutes(
-  app: FastifyInstance,
-  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
-) {
+export async function esBulkRoutes(app: FastifyInstance, opts: IntakeContext) {
   app.setErrorHandler(esErrorHandler);
   ingestBodies(
     app,
@@ -208,7 +204,7 @@ export async function esBulkRoutes(
       },
       handler: async (request) => {
         const index = (request.params as { index?: string }).index;
-        return bulk(index, request.body as Buffer | undefined, sourceOf(caller(request), 'es'));
+        return bulk(index, request.body as Buffer | undefined, opts.intakeOf(caller(request).username));
       },
     });
     methodNotAllowed(app, url, ['POST', 'PUT']);
@@ -243,7 +239,10 @@ export async function esBulkRoutes(
     const create = request.routeOptions.url?.includes('/_create/') ?? false;
     const item: EsBulkItem = { action: create ? 'create' : 'index', line: 1, index, doc };
     if (id !== undefined && id !== '') item.id = id;
-    const outcome = await opts.ingest.ingest([esBulkItemEntry(item, 0)], sourceOf(caller(request), 'es'));
+    const outcome = await opts.ingest.ingest(
+      [esBulkItemEntry(item, 0)],
+      opts.intakeOf(caller(request).username),
+    );
     const result = outcome.items[0];
     if (!result || !('ev_id' in result)) {
       throw new EsError(400, 'mapper_parsing_exception', result?.error ?? 'document refused');
@@ -429,3 +428,6 @@ function methodNotAllowed(app: FastifyInstance, url: string, allowed: HTTPMethod
     },
   });
 }
+
+/** The Elasticsearch bulk API under `/api/ingest/es`; its events' intake is `es:<user>`. */
+export const esBulkProtocol: IntakeProtocol = { name: 'es', routes: esBulkRoutes };

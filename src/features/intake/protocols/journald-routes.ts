@@ -2,13 +2,13 @@ import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError } from '../../errors/errors.js';
-import { decompressed } from '../../http/ingest-body.js';
-import { caller } from '../../http/plugins/auth.js';
-import { errorResponses } from '../../http/schemas/common.js';
-import { IngestBodyError } from '../../ingest/parsers/ndjson.js';
-import { sourceOf } from './ingest-routes.js';
-import { type JournaldIntake, JournalUploadError } from './journald-intake.js';
+import { AppError } from '../../../errors/errors.js';
+import { decompressed } from '../../../http/ingest-body.js';
+import { caller } from '../../../http/plugins/auth.js';
+import { errorResponses } from '../../../http/schemas/common.js';
+import { IngestBodyError } from '../../../ingest/parsers/ndjson.js';
+import type { IntakeContext, IntakeProtocol } from './intake-protocol.js';
+import { JournaldIntake, JournalUploadError } from './journald-intake.js';
 
 export const JOURNAL_EXPORT_TYPE = 'application/vnd.fdo.journal';
 
@@ -28,7 +28,8 @@ const ROUTE_DESCRIPTION =
  * with the token in `Authorization` (e.g. added by a proxy), the token may be the path
  * segment before `/upload`. The request logger redacts it (request-log.ts).
  */
-export async function journaldRoutes(fastify: FastifyInstance, opts: { journald: JournaldIntake }) {
+export async function journaldRoutes(fastify: FastifyInstance, intake: IntakeContext) {
+  const journald = new JournaldIntake(intake.ingest, intake.events);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.removeAllContentTypeParsers();
   // The body is read by the handler as a stream: no body limit applies to the whole
@@ -55,7 +56,7 @@ export async function journaldRoutes(fastify: FastifyInstance, opts: { journald:
     const sent = request.body instanceof Readable ? request.body : Readable.from([]);
     const body = decompressed(sent, request.headers['content-encoding']);
     try {
-      const outcome = await opts.journald.upload(body, sourceOf(caller(request), 'journald'));
+      const outcome = await journald.upload(body, intake.intakeOf(caller(request).username));
       if (outcome.stored + outcome.skipped === 0) {
         throw new IngestBodyError('parse_error', 'Request body holds no journal entries.');
       }
@@ -117,3 +118,6 @@ export async function journaldRoutes(fastify: FastifyInstance, opts: { journald:
 
 const isZlibError = (error: unknown): error is Error =>
   error instanceof Error && /^Z_[A-Z_]+$/.test(String((error as NodeJS.ErrnoException).code));
+
+/** systemd-journal-upload's uploads; its events' intake is `journald:<user>`. */
+export const journaldProtocol: IntakeProtocol = { name: 'journald', routes: journaldRoutes };

@@ -1,14 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { Identity } from '../../core/identity.js';
-import { badRequest } from '../../errors/errors.js';
-import { ingestBodies } from '../../http/ingest-body.js';
-import { caller } from '../../http/plugins/auth.js';
-import { errorResponses } from '../../http/schemas/common.js';
-import { PIECE_BYTES, PIECE_RECORDS, planJson, planNdjson } from '../../ingest/parsers/chunked.js';
-import { IngestBodyError, type ParsedEntry } from '../../ingest/parsers/ndjson.js';
-import type { IngestService } from './ingest-service.js';
+import { badRequest } from '../../../errors/errors.js';
+import { ingestBodies } from '../../../http/ingest-body.js';
+import { caller } from '../../../http/plugins/auth.js';
+import { errorResponses } from '../../../http/schemas/common.js';
+import { PIECE_BYTES, PIECE_RECORDS, planJson, planNdjson } from '../../../ingest/parsers/chunked.js';
+import { IngestBodyError, type ParsedEntry } from '../../../ingest/parsers/ndjson.js';
+import type { IntakeContext, IntakeProtocol } from './intake-protocol.js';
 
 const NDJSON_TYPES = [
   'application/x-ndjson',
@@ -47,13 +46,7 @@ const wrongEndpoint = (e: (typeof ENVELOPES)[number]) =>
     'wrong_endpoint',
   );
 
-/** The `source` column of events sent with a token: its name, else its kind. */
-export const sourceOf = (who: Identity, intake: string) => `${intake}:${who.username}`;
-
-export async function ingestRoutes(
-  fastify: FastifyInstance,
-  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
-) {
+export async function ingestRoutes(fastify: FastifyInstance, opts: IntakeContext) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   ingestBodies(
     app,
@@ -99,10 +92,17 @@ export async function ingestRoutes(
       };
       const { accepted, rejected, errors } = await opts.ingest.ingestPieces(
         plan.pieces,
-        sourceOf(caller(request), 'http'),
+        opts.intakeOf(caller(request).username),
         { items: false },
       );
       return { accepted, rejected, errors };
     },
   );
 }
+
+/** `POST /api/ingest`: Logscope's own JSON and NDJSON; its events' intake is `http:<user>`. */
+export const httpProtocol: IntakeProtocol = {
+  name: 'http',
+  schemas: [IngestResultSchema],
+  routes: ingestRoutes,
+};

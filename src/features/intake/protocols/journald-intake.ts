@@ -1,14 +1,14 @@
-import type { EventStore } from '../../event-store/event-store.js';
-import { SYSTEM_SCOPE } from '../../event-store/read-scope.js';
-import { and, cond } from '../../filter/ast.js';
-import { PIECE_BYTES, PIECE_RECORDS } from '../../ingest/parsers/chunked.js';
-import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
+import type { EventStore } from '../../../event-store/event-store.js';
+import { SYSTEM_SCOPE } from '../../../event-store/read-scope.js';
+import { and, cond } from '../../../filter/ast.js';
+import { PIECE_BYTES, PIECE_RECORDS } from '../../../ingest/parsers/chunked.js';
+import type { ParsedEntry } from '../../../ingest/parsers/ndjson.js';
 import {
   type JournalEntry,
   JournalExportParser,
   JournalFormatError,
-} from '../../ingest/protocols/journald.js';
-import type { IngestService } from './ingest-service.js';
+} from '../../../ingest/protocols/journald.js';
+import type { IngestService } from '../ingest-service.js';
 
 /**
  * Largest journal entry taken. journald itself keeps fields of up to 64 KiB by default

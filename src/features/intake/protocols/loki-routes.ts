@@ -1,19 +1,18 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeError } from '../../errors/error-handler.js';
-import { AppError } from '../../errors/errors.js';
-import { ingestBodies } from '../../http/ingest-body.js';
-import { caller } from '../../http/plugins/auth.js';
-import { PIECE_RECORDS, tooManyRecords } from '../../ingest/parsers/chunked.js';
-import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
+import { describeError } from '../../../errors/error-handler.js';
+import { AppError } from '../../../errors/errors.js';
+import { ingestBodies } from '../../../http/ingest-body.js';
+import { caller } from '../../../http/plugins/auth.js';
+import { PIECE_RECORDS, tooManyRecords } from '../../../ingest/parsers/chunked.js';
+import type { ParsedEntry } from '../../../ingest/parsers/ndjson.js';
 import {
   countEntries,
   decodeLokiJson,
   decodeLokiProtobuf,
   type LokiStream,
   lokiRecords,
-} from '../../ingest/protocols/loki.js';
-import { sourceOf } from './ingest-routes.js';
-import type { IngestService } from './ingest-service.js';
+} from '../../../ingest/protocols/loki.js';
+import type { IntakeContext, IntakeProtocol } from './intake-protocol.js';
 
 const PATH = '/loki/api/v1/push';
 const PROTOBUF = 'application/x-protobuf';
@@ -44,10 +43,7 @@ const textError = (description: string) => ({
  * (`Authorization: Bearer <token>`, or HTTP Basic with the token as password: the
  * form those clients' `basic_auth` settings send); a tenant header is ignored.
  */
-export async function lokiRoutes(
-  fastify: FastifyInstance,
-  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
-) {
+export async function lokiRoutes(fastify: FastifyInstance, opts: IntakeContext) {
   fastify.setErrorHandler(lokiErrorHandler);
   ingestBodies(
     fastify,
@@ -100,7 +96,7 @@ export async function lokiRoutes(
             records.slice(from, from + PIECE_RECORDS).map((value, k) => ({ index: from + k, value })),
           );
         }
-        const outcome = await opts.ingest.ingestPieces(pieces, sourceOf(caller(request), 'loki'), {
+        const outcome = await opts.ingest.ingestPieces(pieces, opts.intakeOf(caller(request).username), {
           items: false,
         });
         if (outcome.rejected > 0) {
@@ -121,3 +117,6 @@ export async function lokiRoutes(
     },
   );
 }
+
+/** Loki's push API; its events' intake is `loki:<user>`. */
+export const lokiProtocol: IntakeProtocol = { name: 'loki', routes: lokiRoutes };

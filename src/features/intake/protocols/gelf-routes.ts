@@ -2,16 +2,16 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { AppError } from '../../errors/errors.js';
-import { ingestBodies } from '../../http/ingest-body.js';
-import { caller } from '../../http/plugins/auth.js';
-import { errorResponses } from '../../http/schemas/common.js';
-import { normaliseRecord } from '../../ingest/normalise.js';
-import { PIECE_BYTES, PIECE_RECORDS, planNdjson } from '../../ingest/parsers/chunked.js';
-import { decodeUtf8Body, IngestBodyError, type ParsedEntry } from '../../ingest/parsers/ndjson.js';
-import { gelfToRecord } from '../../ingest/protocols/gelf.js';
-import { sourceOf } from './ingest-routes.js';
-import type { IngestService } from './ingest-service.js';
+import { AppError } from '../../../errors/errors.js';
+import { ingestBodies } from '../../../http/ingest-body.js';
+import { caller } from '../../../http/plugins/auth.js';
+import { errorResponses } from '../../../http/schemas/common.js';
+import { normaliseRecord } from '../../../ingest/normalise.js';
+import { PIECE_BYTES, PIECE_RECORDS, planNdjson } from '../../../ingest/parsers/chunked.js';
+import { decodeUtf8Body, IngestBodyError, type ParsedEntry } from '../../../ingest/parsers/ndjson.js';
+import { gelfToRecord } from '../../../ingest/protocols/gelf.js';
+import { startGelfListener } from './gelf-listener.js';
+import type { IntakeContext, IntakeProtocol } from './intake-protocol.js';
 
 const TYPES = ['application/json', 'application/x-ndjson', 'application/ndjson', 'application/jsonlines'];
 
@@ -65,10 +65,7 @@ async function planGelf(body: Buffer, maxRecords: number): Promise<Array<() => P
  * malformed one is a 400 and the request stores nothing. Success is Graylog's answer,
  * `202` with an empty body, given once the events are durable.
  */
-export async function gelfRoutes(
-  fastify: FastifyInstance,
-  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
-) {
+export async function gelfRoutes(fastify: FastifyInstance, opts: IntakeContext) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   ingestBodies(app, TYPES, `/api/ingest/gelf takes ${TYPES.join(', ')}`);
 
@@ -114,8 +111,28 @@ export async function gelfRoutes(
       }
       const kept = converted;
       const toStore = kept ? [() => kept] : pieces.map((piece) => () => convert(piece()));
-      await opts.ingest.ingestPieces(toStore, sourceOf(caller(request), 'gelf'), { items: false });
+      await opts.ingest.ingestPieces(toStore, opts.intakeOf(caller(request).username), { items: false });
       return reply.status(202).send();
     },
   );
 }
+
+/**
+ * GELF: over HTTP (`POST /api/ingest/gelf`, intake `gelf:<user>`) and on its own port
+ * (`gelfPort`: UDP and TCP, intake `gelf:<address>`).
+ */
+export const gelfProtocol: IntakeProtocol = {
+  name: 'gelf',
+  routes: gelfRoutes,
+  async listen({ ingest, config, log, tcpLimits }) {
+    if (config.gelfPort <= 0) return undefined;
+    const listener = await startGelfListener(ingest, {
+      host: config.gelfHost,
+      port: config.gelfPort,
+      ...tcpLimits,
+      log,
+    });
+    log.info({ port: listener.port }, 'GELF listening on UDP and TCP');
+    return listener;
+  },
+};

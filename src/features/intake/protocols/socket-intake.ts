@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 
 /**
- * What the syslog and GELF listeners share: a UDP socket whose datagrams are queued and
- * handed over in batches, one port for TCP and UDP, and the kernel's figures for the
- * UDP socket.
+ * What the listeners on a port of their own share: a UDP socket whose datagrams are
+ * queued and handed over in batches, one port for TCP and UDP, and the kernel's figures
+ * for the UDP socket.
  */
 
 /** SO_RCVBUF asked for a listener's UDP socket unless told (bytes). */
@@ -97,7 +97,7 @@ export class UdpIntake {
   }
 }
 
-/** Bounds of a TCP intake (syslog, GELF). */
+/** Bounds of a TCP listener. */
 export interface TcpIntakeLimits {
   /** Connections open at once; more are closed as they come (default 1,000). */
   maxConnections?: number;

@@ -1,5 +1,5 @@
-import { counter, type MetricDecl } from '../../core/metrics.js';
-import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
+import { counter, type MetricDecl } from '../../../core/metrics.js';
+import type { ParsedEntry } from '../../../ingest/parsers/ndjson.js';
 import {
   decodeGelfDatagram,
   decodeGelfPayload,
@@ -8,8 +8,8 @@ import {
   GelfChunkAssembler,
   type GelfDecodeResult,
   GelfFrameSplitter,
-} from '../../ingest/protocols/gelf.js';
-import type { IngestService } from './ingest-service.js';
+} from '../../../ingest/protocols/gelf.js';
+import type { IngestService } from '../ingest-service.js';
 import {
   DEFAULT_UDP_RECEIVE_BUFFER,
   listenOnOnePort,

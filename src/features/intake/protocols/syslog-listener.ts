@@ -1,11 +1,12 @@
-import { counter, gauge, type MetricDecl } from '../../core/metrics.js';
-import type { ParsedEntry } from '../../ingest/parsers/ndjson.js';
+import { counter, gauge, type MetricDecl } from '../../../core/metrics.js';
+import type { ParsedEntry } from '../../../ingest/parsers/ndjson.js';
 import {
   DEFAULT_MAX_SYSLOG_MESSAGE_BYTES,
   parseSyslog,
   SyslogFrameSplitter,
-} from '../../ingest/parsers/syslog.js';
-import type { IngestService } from './ingest-service.js';
+} from '../../../ingest/parsers/syslog.js';
+import type { IngestService } from '../ingest-service.js';
+import type { IntakeProtocol } from './intake-protocol.js';
 import {
   DEFAULT_UDP_RECEIVE_BUFFER,
   listenOnOnePort,
@@ -178,3 +179,20 @@ export async function startSyslogListener(
     },
   };
 }
+
+/** Syslog on its own port (`syslogPort`: UDP and TCP); its events' intake is `syslog:<address>`. */
+export const syslogProtocol: IntakeProtocol = {
+  name: 'syslog',
+  async listen({ ingest, config, log, tcpLimits }) {
+    if (config.syslogPort <= 0) return undefined;
+    const listener = await startSyslogListener(ingest, {
+      host: config.syslogHost,
+      port: config.syslogPort,
+      udpReceiveBuffer: config.syslogUdpReceiveBuffer,
+      ...tcpLimits,
+      log,
+    });
+    log.info({ port: listener.port }, 'syslog listening on UDP and TCP');
+    return listener;
+  },
+};

@@ -1,12 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { describeError, errorHandler } from '../../errors/error-handler.js';
-import { AppError } from '../../errors/errors.js';
-import { ingestBodies } from '../../http/ingest-body.js';
-import { caller } from '../../http/plugins/auth.js';
-import { errorResponses } from '../../http/schemas/common.js';
-import { tooManyRecords } from '../../ingest/parsers/chunked.js';
+import { describeError, errorHandler } from '../../../errors/error-handler.js';
+import { AppError } from '../../../errors/errors.js';
+import { ingestBodies } from '../../../http/ingest-body.js';
+import { caller } from '../../../http/plugins/auth.js';
+import { errorResponses } from '../../../http/schemas/common.js';
+import { tooManyRecords } from '../../../ingest/parsers/chunked.js';
 import {
   countLogRecords,
   decodeOtlpLogs,
@@ -15,10 +15,10 @@ import {
   grpcCodeOf,
   type OtlpPartialSuccess,
   otlpLogRecords,
-} from '../../ingest/protocols/otlp.js';
-import { OTLP_MEDIA_TYPES, type OtlpEncoding } from '../../ingest/protocols/otlp-model.js';
-import { sourceOf } from './ingest-routes.js';
-import type { IngestService } from './ingest-service.js';
+  otlpPrefixCheck,
+} from '../../../ingest/protocols/otlp.js';
+import { OTLP_MEDIA_TYPES, type OtlpEncoding } from '../../../ingest/protocols/otlp-model.js';
+import type { IntakeContext, IntakeProtocol } from './intake-protocol.js';
 
 /** The paths OTLP exporters post logs to: the standard one and one under /api/ingest. */
 export const OTLP_LOGS_PATHS = ['/v1/logs', '/api/ingest/otlp/v1/logs'] as const;
@@ -87,12 +87,12 @@ function otlpErrorHandler(error: FastifyError | Error, request: FastifyRequest, 
  * request's encoding; records the normaliser refuses are counted in a partial success,
  * the others stored. A body that is not a request: 400, nothing stored.
  */
-export async function otlpRoutes(
-  fastify: FastifyInstance,
-  opts: { ingest: IngestService; bodyLimit: number; maxRecords: number },
-) {
+export async function otlpRoutes(fastify: FastifyInstance, opts: IntakeContext) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  ingestBodies(app, Object.values(OTLP_MEDIA_TYPES), TAKES);
+  // A protobuf body's record budget is checked while it inflates (JSON's once parsed).
+  ingestBodies(app, Object.values(OTLP_MEDIA_TYPES), TAKES, async (request) =>
+    encodingOf(request) === 'protobuf' ? otlpPrefixCheck(opts.maxRecords) : undefined,
+  );
   app.setErrorHandler(otlpErrorHandler);
 
   for (const url of OTLP_LOGS_PATHS) {
@@ -134,7 +134,7 @@ export async function otlpRoutes(
         if (records.length > 0) {
           const outcome = await opts.ingest.ingest(
             records.map((value, index) => ({ index, value })),
-            sourceOf(caller(request), 'otlp'),
+            opts.intakeOf(caller(request).username),
           );
           if (outcome.rejected > 0) {
             const listed = outcome.errors
@@ -155,3 +155,6 @@ export async function otlpRoutes(
     );
   }
 }
+
+/** OTLP/HTTP logs; its events' intake is `otlp:<user>`. */
+export const otlpProtocol: IntakeProtocol = { name: 'otlp', routes: otlpRoutes };
