@@ -4,6 +4,7 @@ import type { NormalisedEvent, StoredEvent } from '../../src/core/event.js';
 import type { TableResult } from '../../src/event-store/query-plan.js';
 import { EVERY_EVENT } from '../../src/event-store/read-scope.js';
 import { and, cond } from '../../src/filter/ast.js';
+import type { PatternGroups } from '../../src/pipes/program.js';
 import { type Cell, evaluatePipes } from '../../src/pipes/run.js';
 import { parseTableQuery } from '../../src/syntax/parse-query.js';
 import { appendEvents, event } from './filter-store.js';
@@ -160,13 +161,21 @@ describe.each(STORES.filter((s) => s.run))('$name: pipes', (kind) => {
     await t?.close();
   }, 120_000);
 
-  async function table(query: string, events: readonly NormalisedEvent[]) {
+  async function table(query: string, events: readonly NormalisedEvent[], groups?: PatternGroups) {
     const prefix = `p${run++}-`;
     const stored = (await appendEvents(
       t.store,
       events.map((e) => ({ ...e, ev_id: prefix + e.ev_id })),
     )) as unknown as StoredEvent[];
-    const { filter, program } = parseTableQuery(query);
+    const parsed = parseTableQuery(query);
+    const { filter } = parsed;
+    // The groups of ids the patterns component gives a `patterns` stage (features/patterns).
+    const program = groups
+      ? {
+          ...parsed.program,
+          stages: parsed.program.stages.map((st) => (st.s === 'patterns' ? { ...st, groups } : st)),
+        }
+      : parsed.program;
     const result = (await t.store.execute({
       kind: 'table',
       scope: EVERY_EVENT,
@@ -271,6 +280,36 @@ describe.each(STORES.filter((s) => s.run))('$name: pipes', (kind) => {
     const { result, expected } = await table(query, sample);
     expect(sameCells(result.rows, expected), JSON.stringify({ got: result.rows, expected })).toBe(true);
     if (rows) expect(result.rows).toEqual(rows);
+  });
+
+  it('patterns counts groups of ids as one row, named by its most common id (the least on a tie)', async () => {
+    // Ids of one text from several apps, as the Patterns query groups them: p-a and p-b (2
+    // each: p-a stands), p-c and p-d (p-d the more common stands), p-e alone; p-z has no event.
+    const ids = ['p-a', 'p-b', 'p-a', 'p-b', 'p-d', 'p-c', 'p-d', 'p-d', 'p-e', null];
+    const events = ids.map((pattern_id, i) =>
+      event(`g${i}`, { ts: T0 + i * 1000, app: `app-${i % 3}`, message: 'm', pattern_id }),
+    );
+    const groups = { ids: ['p-b', 'p-a', 'p-z', 'p-c', 'p-d'], of: ['p-a', 'p-a', 'p-a', 'p-c', 'p-c'] };
+    for (const [query, rows] of [
+      [
+        '* | patterns',
+        [
+          ['p-a', 4, 4 / 9],
+          ['p-d', 4, 4 / 9],
+          ['p-e', 1, 1 / 9],
+        ],
+      ],
+      ['* | patterns 1 | fields pattern_id, count', [['p-a', 4]]],
+      // app-0's events: p-a, p-b and p-d once each.
+      ['* | where app = "app-0" | patterns | where count > 1 | fields pattern_id, count', [['p-a', 2]]],
+    ] as const) {
+      const { result, expected } = await table(query, events, groups);
+      expect(sameCells(result.rows, expected), JSON.stringify({ query, got: result.rows, expected })).toBe(
+        true,
+      );
+      const shown = result.rows.map((r) => r.filter((_, i) => result.columns[i]?.name !== 'template'));
+      expect(sameCells(shown, rows as unknown as Cell[][]), JSON.stringify({ query, shown })).toBe(true);
+    }
   });
 
   it('any query the parser takes runs in the store and gives the JavaScript evaluation', async () => {
@@ -416,6 +455,22 @@ describe.each(STORES.filter((s) => s.run))('$name: pipes', (kind) => {
     );
     expect(sameCells(result.rows, expected)).toBe(true);
     expect(result.rows[0]?.[0]).toBeCloseTo(400 * 1.5 ** 30, -10);
+  });
+
+  it('evals of numbers as text nested in each other stay within the engine (written-out sizes)', async () => {
+    // Property tests' counterexamples: each eval writes the one before three times, and a
+    // number as text writes its operand six times on ClickHouse ("AST is too big"); an
+    // operand written more than once is made a column past a size.
+    for (const query of [
+      '* | eval host = concat(len((host + concat(host)))) | eval host = ((concat(host) + host) + concat(lower(host)))',
+      '* | eval a = concat(bytes) | eval a = concat(a + a) | eval a = concat(a + a) | eval a = concat(a + a) | fields a',
+      '* | eval host = concat(len((host + concat((host + host), host))), "a") | rex "(?P<a>[a-z]+)"',
+      // Seven levels in one expression, each writing the one inside six times (6^7 before).
+      `* | eval d = ${'concat(len('.repeat(7)}host${') + 1)'.repeat(7)} | stats max(d) as top by d`,
+    ]) {
+      const { result, expected } = await table(query, sample);
+      expect(sameCells(result.rows, expected), query).toBe(true);
+    }
   });
 
   it('cuts at 10,000 rows and counts them all', async () => {

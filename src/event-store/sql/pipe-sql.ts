@@ -1,5 +1,6 @@
 import {
   type Agg,
+  type ColType,
   type Cond,
   type Expr,
   MAX_TABLE_ROWS,
@@ -9,7 +10,7 @@ import {
 } from '../../pipes/program.js';
 import { timechartBuckets } from '../../pipes/timechart.js';
 import type { TimeWindow } from '../query-plan.js';
-import { quoteIdent, type SqlParams } from './sql-params.js';
+import { quoteIdent, SqlParams } from './sql-params.js';
 
 /**
  * How one engine spells what pipes need (docs/query-language.md#pipes); the compiler below is the same for
@@ -49,6 +50,23 @@ export interface PipeDialect {
     orderBy: string,
     n: string,
   ): string;
+  /** The sum of counts (`countAll`'s), of the type `countAll` has. */
+  sumCounts(n: string): string;
+  /** The `x` of the largest `n` of a group, among equal `n` the least `x` (text, by code point). */
+  mostCommon(x: string, n: string): string;
+  /**
+   * `select` (a SELECT with a text column `x`, a row per value) with one more column, `_pg`:
+   * `to[i]` where `x` is `from[i]`, else `x`. Up to some 10,000 pairs, each looked up by a
+   * hash, not by a scan of the list per row. `n`: a number unique in the statement, for aliases.
+   */
+  withGroup(
+    select: string,
+    x: string,
+    from: readonly string[],
+    to: readonly string[],
+    params: SqlParams,
+    n: number,
+  ): string;
   /** `x IN (subquery)` (ClickHouse: GLOBAL IN, which a Distributed table runs once). */
   in(x: string, subquery: string): string;
   /**
@@ -76,6 +94,39 @@ export interface FillSpec {
 
 /** The largest derived column (expression nodes, written out) put into its uses instead of made a column. */
 const INLINE_MAX = 200;
+
+/**
+ * The largest operand (expression nodes, written out) a dialect may write more than once
+ * (a number as text writes its own six times on ClickHouse); a larger one is made a column
+ * first, so the SQL grows with the query's length, never by a product of its depth.
+ */
+const REPEAT_MAX = 12;
+
+/** What a value computed by `e` is, for a column made of it. */
+const typeOf = (e: Expr): ColType =>
+  e.k === 'ref' ? e.type : ['num', 'tonum', 'neg', 'arith', 'len'].includes(e.k) ? 'number' : 'string';
+
+/** Arithmetic written as it is: anything but a division by a value that may be 0 (which tests it first). */
+const isPlainDivision = (e: Extract<Expr, { k: 'arith' }>) =>
+  e.op !== '/' || (e.b.k === 'num' && e.b.v !== 0);
+
+/** How many times `d` writes the operand of each one-operand node. */
+function writtenTimes(
+  d: PipeDialect,
+): Record<'tonum' | 'totext' | 'neg' | 'lower' | 'upper' | 'len' | 'capture', number> {
+  const mark = '\u0001';
+  const times = (sql: string) => Math.max(1, sql.split(mark).length - 1);
+  const scratch = new SqlParams();
+  return {
+    tonum: times(d.numericText(mark, scratch)),
+    totext: times(d.numberText(mark)),
+    neg: times(d.double(mark)),
+    lower: times(d.lower(mark)),
+    upper: times(d.upper(mark)),
+    len: times(d.length(mark)),
+    capture: times(d.capture(mark, '(x)', 1, scratch)),
+  };
+}
 
 const CMP: Record<string, string> = { '=': '=', '!=': '<>', '>': '>', '>=': '>=', '<': '<', '<=': '<=' };
 
@@ -109,6 +160,11 @@ export function compilePipes(
    * INLINE_MAX nodes written out is made a column instead, so a chain of evals stays small.
    */
   const inline = new Map<string, { e: Expr; nodes: number }>();
+  // Nodes are counted as written out: the dialect writes some operands more than once (a
+  // number as text writes its own six times on ClickHouse, a division its divisor twice),
+  // so nested ones grow the SQL by a product, not a sum (ClickHouse refused "AST is too
+  // big" for two evals of a few nodes each, a property test found).
+  const written = writtenTimes(d);
   const nodes = (e: Expr): number => {
     switch (e.k) {
       case 'num':
@@ -117,15 +173,63 @@ export function compilePipes(
       case 'ref':
         return 'col' in e.ref ? (inline.get(e.ref.col)?.nodes ?? 1) : 1;
       case 'arith':
-        return 1 + nodes(e.a) + nodes(e.b);
+        return 1 + nodes(e.a) + (isPlainDivision(e) ? 1 : 2) * nodes(e.b);
       case 'concat':
         return 1 + e.args.reduce((n, a) => n + nodes(a), 0);
       default:
-        return 1 + nodes(e.e);
+        return 1 + written[e.k] * nodes(e.e);
     }
   };
   /** The relation with its pending derived columns made real: `SELECT *, …` for a wrap. */
   const star = () => ['*', ...[...inline].map(([id, d]) => `${expr(d.e)} AS ${quoteIdent(id)}`)].join(', ');
+
+  /**
+   * `e` with every operand the dialect writes more than once kept within REPEAT_MAX nodes:
+   * a larger one is made a column of the relation first (a pending derived column it
+   * reads, by making those real). Called on a stage's expressions before its SQL is made,
+   * as it may wrap the relation.
+   */
+  let made = 0;
+  const once = (e: Expr): Expr => {
+    if (nodes(e) <= REPEAT_MAX) return e;
+    if (e.k === 'ref') {
+      rel = wrap(`SELECT ${star()} ${rel}`);
+      inline.clear();
+      return e;
+    }
+    const id = `_h${++made}`;
+    rel = wrap(`SELECT ${star()}, ${expr(e)} AS ${quoteIdent(id)} ${rel}`);
+    inline.clear();
+    return { k: 'ref', ref: { col: id }, type: typeOf(e) };
+  };
+  const prepare = (e: Expr): Expr => {
+    switch (e.k) {
+      case 'num':
+      case 'str':
+      case 'ref':
+        return e;
+      case 'arith': {
+        const a = prepare(e.a);
+        const b = prepare(e.b);
+        return { ...e, a, b: isPlainDivision(e) ? b : once(b) };
+      }
+      case 'concat':
+        return { ...e, args: e.args.map(prepare) };
+      default: {
+        const inner = prepare(e.e);
+        return { ...e, e: written[e.k] > 1 ? once(inner) : inner };
+      }
+    }
+  };
+  const prepareCond = (c: Cond): Cond =>
+    c.k === 'cmp'
+      ? { ...c, e: prepare(c.e) }
+      : c.k === 'not'
+        ? { ...c, c: prepareCond(c.c) }
+        : { ...c, items: c.items.map(prepareCond) };
+  const prepareKeys = <K extends { e: Expr }>(keys: readonly K[]): K[] =>
+    keys.map((k) => ({ ...k, e: prepare(k.e) }));
+  const prepareAggs = (aggs: readonly Agg[]): Agg[] => aggs.map((a) => (a.e ? { ...a, e: prepare(a.e) } : a));
 
   // Numbers go in as text cast to a double: bound as a number, an integer beyond int64 has no type.
   const lit = (v: number | string) =>
@@ -151,8 +255,7 @@ export function compilePipes(
         const a = d.double(expr(e.a));
         const b = d.double(expr(e.b));
         // A division by zero is missing; by a number other than 0, a plain division.
-        if (e.op === '/' && !(e.b.k === 'num' && e.b.v !== 0))
-          return `(CASE WHEN ${b} = 0 THEN NULL ELSE ${a} / ${b} END)`;
+        if (!isPlainDivision(e)) return `(CASE WHEN ${b} = 0 THEN NULL ELSE ${a} / ${b} END)`;
         return `(${a} ${e.op} ${b})`;
       }
       case 'concat': {
@@ -223,30 +326,35 @@ export function compilePipes(
   for (const st of program.stages) {
     switch (st.s) {
       case 'derive': {
-        const size = nodes(st.e);
-        if (size <= INLINE_MAX) inline.set(st.id, { e: st.e, nodes: size });
+        const e = prepare(st.e);
+        const size = nodes(e);
+        if (size <= INLINE_MAX) inline.set(st.id, { e, nodes: size });
         else {
-          rel = wrap(`SELECT ${star()}, ${expr(st.e)} AS ${quoteIdent(st.id)} ${rel}`);
+          rel = wrap(`SELECT ${star()}, ${expr(e)} AS ${quoteIdent(st.id)} ${rel}`);
           inline.clear();
         }
         break;
       }
-      case 'filter':
-        rel = `${rel} AND ${cond(st.cond, true)}`;
+      case 'filter': {
+        const c = prepareCond(st.cond);
+        rel = `${rel} AND ${cond(c, true)}`;
         break;
+      }
       case 'order':
         order = st.keys;
         break;
       case 'limit':
+        order = prepareKeys(order);
         rel = wrap(`SELECT ${star()} ${rel}${orderBy(order)} LIMIT ${params.add(st.n)}`);
         inline.clear();
         break;
       case 'group': {
+        const keys = prepareKeys(st.keys);
         const cols = [
-          ...st.keys.map((k) => `${expr(k.e)} AS ${quoteIdent(k.id)}`),
-          ...st.aggs.map((a) => `${agg(a)} AS ${quoteIdent(a.id)}`),
+          ...keys.map((k) => `${expr(k.e)} AS ${quoteIdent(k.id)}`),
+          ...prepareAggs(st.aggs).map((a) => `${agg(a)} AS ${quoteIdent(a.id)}`),
         ];
-        const by = st.keys.length ? ` GROUP BY ${st.keys.map((k) => quoteIdent(k.id)).join(', ')}` : '';
+        const by = keys.length ? ` GROUP BY ${keys.map((k) => quoteIdent(k.id)).join(', ')}` : '';
         rel = wrap(`SELECT ${cols.join(', ')} ${rel}${by}`);
         inline.clear();
         break;
@@ -255,12 +363,14 @@ export function compilePipes(
         const key = quoteIdent(st.key.id);
         const by = st.by ? quoteIdent(st.by.id) : undefined;
         const count = quoteIdent(st.countId);
+        const byE = st.by ? prepare(st.by.e) : undefined;
+        const keyE = prepare(st.key.e);
         const cols = [
-          ...(st.by ? [`${expr(st.by.e)} AS ${by}`] : []),
-          `${expr(st.key.e)} AS ${key}`,
+          ...(byE ? [`${expr(byE)} AS ${by}`] : []),
+          `${expr(keyE)} AS ${key}`,
           `${d.countAll} AS ${count}`,
         ];
-        const select = `SELECT ${cols.join(', ')} ${rel} AND ${expr(st.key.e)} IS NOT NULL`;
+        const select = `SELECT ${cols.join(', ')} ${rel} AND ${expr(keyE)} IS NOT NULL`;
         const groupBy = [...(by ? [by] : []), key].join(', ');
         // The tie-break reads the key by its alias, as the relation after this stage does.
         rel = wrap(
@@ -274,8 +384,9 @@ export function compilePipes(
         const span = params.add(spanMs);
         const b = `${d.floorTo(d.eventMs, span)}`;
         let series = '';
+        const aggs = prepareAggs(st.aggs);
         if (st.by) {
-          const v = expr(st.by.e);
+          const v = expr(prepare(st.by.e));
           // Ties in count go to the value sort puts first: a series name is text, numbers first.
           const top = `SELECT ${v} AS v ${rel} AND ${v} IS NOT NULL GROUP BY v ORDER BY ${d.countAll} DESC, ${d.numericText('v', params)} ASC NULLS LAST, v ASC LIMIT ${params.add(TIMECHART_SERIES)}`;
           series = `CASE WHEN ${d.in(v, top)} THEN ${v} ELSE 'other' END`;
@@ -283,7 +394,7 @@ export function compilePipes(
         const aggIds = st.aggs.map((a) => quoteIdent(a.id));
         const sId = st.by ? quoteIdent(st.by.id) : undefined;
         // Each (bucket, series) once, an empty aggregate 0; then every bucket of every series.
-        const inner = `SELECT ${b} AS b${sId ? `, ${series} AS ${sId}` : ''}, ${st.aggs
+        const inner = `SELECT ${b} AS b${sId ? `, ${series} AS ${sId}` : ''}, ${aggs
           .map((a, i) => `coalesce(${d.double(agg(a))}, 0) AS ${aggIds[i]}`)
           .join(', ')} ${rel} GROUP BY b${sId ? `, ${sId}` : ''}`;
         n++;
@@ -305,9 +416,22 @@ export function compilePipes(
       case 'patterns': {
         const p = d.field('pattern_id', params);
         const having = `${rel} AND ${p} IS NOT NULL`;
-        rel = wrap(
-          `SELECT ${p} AS ${quoteIdent(st.keyId)}, ${d.countAll} AS ${quoteIdent(st.countId)}, ${d.double(d.countAll)} / (SELECT ${d.countAll} ${having}) AS ${quoteIdent(st.shareId)} ${having} GROUP BY ${quoteIdent(st.keyId)}`,
-        );
+        const [key, count, share] = [st.keyId, st.countId, st.shareId].map(quoteIdent);
+        const total = `(SELECT ${d.countAll} ${having})`;
+        const groups = st.groups?.ids.length ? st.groups : undefined;
+        if (!groups)
+          rel = wrap(
+            `SELECT ${p} AS ${key}, ${d.countAll} AS ${count}, ${d.double(d.countAll)} / ${total} AS ${share} ${having} GROUP BY ${key}`,
+          );
+        else {
+          // Counted per id, then per group of ids: the group's most common id stands for it.
+          n++;
+          const perId = `SELECT ${p} AS _pid, ${d.countAll} AS _pn ${having} GROUP BY _pid`;
+          const sum = d.sumCounts('_pn');
+          rel = wrap(
+            `SELECT ${d.mostCommon('_pid', '_pn')} AS ${key}, ${sum} AS ${count}, ${d.double(sum)} / ${total} AS ${share} FROM (${d.withGroup(perId, '_pid', groups.ids, groups.of, params, n)}) AS p${n} GROUP BY _pg`,
+          );
+        }
         inline.clear();
         break;
       }
@@ -317,6 +441,8 @@ export function compilePipes(
   }
   if (what === 'count') return `SELECT ${d.countAll} AS n ${rel}`;
   // One row past the most a table holds tells the caller it was cut (then it counts).
-  const cols = program.columns.map((c, i) => `${expr(c.e)} AS c${i}`).join(', ');
+  const columns = prepareKeys(program.columns);
+  order = prepareKeys(order);
+  const cols = columns.map((c, i) => `${expr(c.e)} AS c${i}`).join(', ');
   return `SELECT ${cols} ${rel}${orderBy(order)} LIMIT ${params.add(MAX_TABLE_ROWS + 1)}`;
 }
