@@ -1,3 +1,4 @@
+// ci: waits for the clock (the next cron minute): CI runs it beside the other timed files (scripts/ci/run-suite.sh).
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';

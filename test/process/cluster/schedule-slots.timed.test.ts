@@ -1,3 +1,4 @@
+// ci: waits for the clock (the next cron minute): CI runs it beside the other timed files (scripts/ci/run-suite.sh).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cluster, call, clusterTest, type Node, startCluster } from '../../helpers/cluster.js';
 import { eventually } from '../../helpers/eventually.js';

@@ -1,3 +1,4 @@
+// ci: waits for the clock (a killed node's lease to expire): CI runs it beside the other timed files (scripts/ci/run-suite.sh).
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
