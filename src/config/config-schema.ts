@@ -279,6 +279,16 @@ export const ConfigSchema = Type.Object(
       default: 500,
       description: 'Saved searches one user may own; beyond it saving one answers `409 limit_reached`',
     }),
+    logMetricsPerUser: Type.Integer({
+      minimum: 1,
+      default: 50,
+      description: 'Log metrics one user who is no admin may own; beyond it `409 limit_reached`',
+    }),
+    logMetricMaxSeries: Type.Integer({
+      minimum: 1,
+      default: 10000,
+      description: "The most a log metric's `max_series` may be: label tuples kept apart, the rest folded",
+    }),
     savedSearchMaxBytes: Type.Integer({
       minimum: 4096,
       maximum: 1_048_576,

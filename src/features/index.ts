@@ -12,6 +12,7 @@ import { events } from './events/index.js';
 import { identity } from './identity/index.js';
 import { intake } from './intake/index.js';
 import { live } from './live/index.js';
+import { logMetrics } from './log-metrics/index.js';
 import { mcp } from './mcp/index.js';
 import { patterns } from './patterns/index.js';
 import { queries } from './queries/index.js';
@@ -33,6 +34,7 @@ export const COMPONENTS: readonly Component[] = [
   cold,
   patterns,
   savedSearches,
+  logMetrics,
   tasks,
   alerting,
   triggers,

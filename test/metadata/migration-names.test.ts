@@ -42,6 +42,7 @@ const NAMES = [
   '0025-stream-hot-days',
   '0026-report-link-records',
   '0027-channel-kinds-unchecked',
+  '0028-log-metrics',
 ];
 
 /** Each declaration of a migration: its name, what it runs, and who declares it. */

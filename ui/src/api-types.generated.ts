@@ -2272,6 +2272,380 @@ export interface paths {
       };
     };
   };
+  "/api/log-metrics": {
+    /** The log metrics you may see: yours and those shared with you (admins: all with show_all) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page number, from 1. */
+          page?: number;
+          /** @description Results per page (default 50; values above 1000 are clamped). */
+          page_size?: number;
+          /** @description Comma-separated field names, `-` prefix for descending. */
+          ordering?: string;
+          /** @description Lift the owner restriction (needs the matching permission). */
+          show_all?: string;
+          /** @description Name contains (ignoring case). */
+          name?: string;
+          /** @description Owner user ids, comma-separated. */
+          owner?: string;
+          /** @description What is computed: the matching events (`count`), or the sum, average, least, greatest or quantiles of `field`. */
+          kind?: "count" | "sum" | "avg" | "min" | "max" | "quantiles";
+          /** @description true: only those others shared with you; false: only yours. */
+          shared?: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              count: number;
+              next: string | null;
+              previous: string | null;
+              results: components["schemas"]["LogMetric"][];
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Define a log metric (yours; share it with teams or everyone) */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            name: string;
+            description?: string;
+            /** @description Default "": every event. */
+            query?: string;
+            /** @description What is computed: the matching events (`count`), or the sum, average, least, greatest or quantiles of `field`. */
+            kind?: "count" | "sum" | "avg" | "min" | "max" | "quantiles";
+            field?: string | null;
+            quantiles?: number[] | null;
+            labels?: string[];
+            /** @description Dividing 3600; default 60. */
+            resolution_seconds?: number;
+            /** @description Default 400. */
+            retention_days?: number;
+            /** @description At most the setting logMetricMaxSeries; default 10,000. */
+            max_series?: number;
+            shared_with?: {
+              teams?: number[];
+              everyone?: boolean;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          content: {
+            "application/json": components["schemas"]["LogMetric"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/log-metrics/{id}": {
+    /** Read a log metric you may see */
+    get: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["LogMetric"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Replace it; what is left out returns to its default (its owner, admins) */
+    put: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            name: string;
+            description?: string;
+            /** @description Default "": every event. */
+            query?: string;
+            /** @description What is computed: the matching events (`count`), or the sum, average, least, greatest or quantiles of `field`. */
+            kind?: "count" | "sum" | "avg" | "min" | "max" | "quantiles";
+            field?: string | null;
+            quantiles?: number[] | null;
+            labels?: string[];
+            /** @description Dividing 3600; default 60. */
+            resolution_seconds?: number;
+            /** @description Default 400. */
+            retention_days?: number;
+            /** @description At most the setting logMetricMaxSeries; default 10,000. */
+            max_series?: number;
+            shared_with?: {
+              teams?: number[];
+              everyone?: boolean;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["LogMetric"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Delete it and its buckets (its owner, admins) */
+    delete: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        204: {
+          content: never;
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Change some fields (its owner, admins); a change of what it counts resets it */
+    patch: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            name?: string;
+            description?: string;
+            /** @description Default "": every event. */
+            query?: string;
+            /** @description What is computed: the matching events (`count`), or the sum, average, least, greatest or quantiles of `field`. */
+            kind?: "count" | "sum" | "avg" | "min" | "max" | "quantiles";
+            field?: string | null;
+            quantiles?: number[] | null;
+            labels?: string[];
+            /** @description Dividing 3600; default 60. */
+            resolution_seconds?: number;
+            /** @description Default 400. */
+            retention_days?: number;
+            /** @description At most the setting logMetricMaxSeries; default 10,000. */
+            max_series?: number;
+            shared_with?: {
+              teams?: number[];
+              everyone?: boolean;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["LogMetric"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/api/tasks": {
     /** List the team's tasks (everyone sees every task) */
     get: {
@@ -7319,6 +7693,53 @@ export interface components {
         /** @description Shared with every user. */
         everyone: boolean;
       };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    LogMetric: {
+      id: number;
+      /** @description Its name in the Prometheus exposition. */
+      name: string;
+      description: string;
+      /** @description The events it counts: query-language text without pipes or `stream:`. */
+      query: string;
+      /** @description What is computed: the matching events (`count`), or the sum, average, least, greatest or quantiles of `field`. */
+      kind: "count" | "sum" | "avg" | "min" | "max" | "quantiles";
+      /** @description The numeric field aggregated (null for `count`). */
+      field: string | null;
+      /** @description For `quantiles`: the quantiles, ascending (null otherwise). */
+      quantiles: number[] | null;
+      /** @description The fields whose values make its series (0-5). */
+      labels: string[];
+      /** @description Bucket length, dividing 3600. */
+      resolution_seconds: number;
+      /** @description How long buckets are kept, whatever becomes of the events. */
+      retention_days: number;
+      /** @description Most label tuples kept apart; the rest fold into `__other__`. */
+      max_series: number;
+      shared_with: {
+        /** @description Ids of the teams it is shared with. */
+        teams: number[];
+        /** @description Shared with every user. */
+        everyone: boolean;
+      };
+      owner: number;
+      /**
+       * Format: date-time
+       * @description When counting at ingest began: its creation or its last reset.
+       */
+      counting_since: string;
+      /** @description The ranges backfills have covered since `counting_since`, merged. */
+      backfilled: {
+          from: number;
+          to: number;
+        }[];
+      /** @description Label tuples with a series of their own. */
+      series_count: number;
+      /** @description Distinct label tuples folded into `__other__`. */
+      dropped_series: number;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */

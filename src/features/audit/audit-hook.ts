@@ -71,6 +71,21 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
   ...named('pipeline', 'pipelines'),
   ...named('trigger', 'triggers'),
   ...named('channel', 'channels'),
+  ...Object.fromEntries(
+    Object.entries(named('log_metric', 'log-metrics')).map(([route, a]) => [
+      route,
+      route.startsWith('PATCH') || route.startsWith('PUT')
+        ? ({
+            ...a,
+            // A reset sets `counting_since` to the change's instant, which is `updated_at`.
+            detail: ({ body, answer }) => ({
+              changed: Object.keys(body).sort(),
+              reset: answer.counting_since !== undefined && answer.counting_since === answer.updated_at,
+            }),
+          } satisfies Audited)
+        : a,
+    ]),
+  ),
   // A dashboard's body may create and change widgets (which define reads).
   ...Object.fromEntries(
     Object.entries(named('dashboard', 'dashboards')).map(([route, a]) => [

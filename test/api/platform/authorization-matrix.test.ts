@@ -26,6 +26,7 @@ type Fixture =
   | 'stream'
   | 'pattern'
   | 'savedSearch'
+  | 'logMetric'
   | 'task'
   | 'channel'
   | 'trigger'
@@ -125,6 +126,12 @@ const RULES: Record<string, Rule> = {
   'PATCH /api/saved-searches/{id}':               R('user', 'docs/api/saved-searches.md: owner and admins', own('savedSearch')),
   'PUT /api/saved-searches/{id}':                 R('user', 'docs/api/saved-searches.md: owner and admins', own('savedSearch', { body: { title: 'put' } })),
   'DELETE /api/saved-searches/{id}':              R('user', 'docs/api/saved-searches.md: owner and admins', own('savedSearch')),
+  'GET /api/log-metrics':                         R('user', 'docs/api/log-metrics.md: the ones you may see'),
+  'POST /api/log-metrics':                        R('user', 'docs/api/log-metrics.md: yours'),
+  'GET /api/log-metrics/{id}':                    R('user', 'docs/api/log-metrics.md: one you may not see is 404', own('logMetric')),
+  'PATCH /api/log-metrics/{id}':                  R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
+  'PUT /api/log-metrics/{id}':                    R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric', { body: { name: 'matrix_put' } })),
+  'DELETE /api/log-metrics/{id}':                 R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
   'GET /api/tasks':                               R('user', 'docs/api/tasks.md: every user sees every task'),
   'POST /api/tasks':                              R('user', 'docs/api/tasks.md'),
   'GET /api/tasks/{id}':                          R('user', 'docs/api/tasks.md: every user sees every task'),
@@ -399,6 +406,14 @@ describe(`the authorization matrix of every documented operation (${BACKEND}, ${
       (
         await ok(
           call(t.adminToken, 'POST', '/api/saved-searches', { title: 'vault view', query: 'app:vault' }),
+          201,
+        )
+      ).id,
+    );
+    fx.logMetric = String(
+      (
+        await ok(
+          call(t.adminToken, 'POST', '/api/log-metrics', { name: 'vault_events', query: 'app:vault' }),
           201,
         )
       ).id,

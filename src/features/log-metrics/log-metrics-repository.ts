@@ -1,0 +1,161 @@
+import {
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Transaction,
+} from 'kysely';
+import type { Page, PageRequest } from '../../core/list.js';
+import { paginate } from '../../metadata/paginate.js';
+import type { Database } from '../../metadata/schema.js';
+import type { LogMetricsTable } from './log-metrics-table.js';
+
+export type LogMetricRow = Selectable<LogMetricsTable>;
+type NewRow = Insertable<LogMetricsTable>;
+
+/** Who lists: the metrics they may see are theirs, shared with them, or (`all`) every one. */
+export interface LogMetricReader {
+  userId: number;
+  teams: readonly number[];
+  all: boolean;
+}
+
+export interface LogMetricQuery {
+  reader: LogMetricReader;
+  nameContains?: string | undefined;
+  owners?: readonly number[] | undefined;
+  kind?: string | undefined;
+  /** true: only those others shared with the reader; false: only the reader's own. */
+  shared?: boolean | undefined;
+}
+
+/** `%`, `_` and the escape character itself match literally in a LIKE pattern. */
+const likeContains = (text: string) => `%${text.replace(/[!%_]/g, '!$&')}%`;
+
+/** Why a write was not made: the name is another metric's, or the owner has their most. */
+export type Refused = { taken: true } | { owned: number };
+
+/** Log metrics' definitions and the teams they are shared with. */
+export class LogMetricsRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  list(query: LogMetricQuery, page: PageRequest): Promise<Page<LogMetricRow>> {
+    const { reader } = query;
+    let q = this.db.selectFrom('log_metrics').selectAll();
+    const sharedWithReader = (eb: ExpressionBuilder<Database, 'log_metrics'>) =>
+      eb.or([
+        eb('share_everyone', '=', 1),
+        ...(reader.teams.length
+          ? [
+              eb.exists(
+                eb
+                  .selectFrom('log_metric_teams')
+                  .select('log_metric_teams.team_id')
+                  .whereRef('log_metric_teams.log_metric_id', '=', 'log_metrics.id')
+                  .where('log_metric_teams.team_id', 'in', [...reader.teams]),
+              ),
+            ]
+          : []),
+      ]);
+    if (!reader.all) q = q.where((eb) => eb.or([eb('owner', '=', reader.userId), sharedWithReader(eb)]));
+    if (query.owners?.length) q = q.where('owner', 'in', [...query.owners]);
+    if (query.kind !== undefined) q = q.where('kind', '=', query.kind);
+    if (query.nameContains !== undefined) {
+      const pattern = likeContains(query.nameContains);
+      q = q.where(sql<boolean>`lower(name) like lower(${pattern}) escape '!'`);
+    }
+    if (query.shared === true) q = q.where('owner', '<>', reader.userId).where((eb) => sharedWithReader(eb));
+    else if (query.shared === false) q = q.where('owner', '=', reader.userId);
+    return paginate(q, page);
+  }
+
+  byId(id: number): Promise<LogMetricRow | undefined> {
+    return this.db.selectFrom('log_metrics').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The team ids each of these metrics is shared with (ascending; none: absent). */
+  async teamsOf(ids: readonly number[]): Promise<Map<number, number[]>> {
+    const out = new Map<number, number[]>();
+    if (!ids.length) return out;
+    const rows = await this.db
+      .selectFrom('log_metric_teams')
+      .selectAll()
+      .where('log_metric_id', 'in', [...ids])
+      .orderBy('team_id')
+      .execute();
+    for (const r of rows) out.set(r.log_metric_id, [...(out.get(r.log_metric_id) ?? []), r.team_id]);
+    return out;
+  }
+
+  async existingTeams(ids: readonly number[]): Promise<Set<number>> {
+    if (!ids.length) return new Set();
+    const rows = await this.db
+      .selectFrom('teams')
+      .select('id')
+      .where('id', 'in', [...ids])
+      .execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Stores a metric unless its name is taken or its owner already has `maxOwned` (none:
+   * unlimited), both decided in the insert's transaction.
+   */
+  insert(row: NewRow, teams: readonly number[], maxOwned: number | null): Promise<{ id: number } | Refused> {
+    return this.db.transaction().execute(async (trx) => {
+      if (await nameTaken(trx, row.name)) return { taken: true };
+      if (maxOwned !== null) {
+        const counted = await trx
+          .selectFrom('log_metrics')
+          .select(sql<string | number>`count(*)`.as('n'))
+          .where('owner', '=', row.owner)
+          .executeTakeFirst();
+        const owned = Number(counted?.n ?? 0);
+        if (owned >= maxOwned) return { owned };
+      }
+      const { id } = await trx
+        .insertInto('log_metrics')
+        .values(row)
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await setTeams(trx, id, teams);
+      return { id };
+    });
+  }
+
+  /** Changes a metric (false: it is gone); refused when a new name is another metric's. */
+  update(
+    id: number,
+    change: Partial<NewRow>,
+    teams: readonly number[] | undefined,
+  ): Promise<boolean | { taken: true }> {
+    return this.db.transaction().execute(async (trx) => {
+      if (change.name !== undefined && (await nameTaken(trx, change.name, id))) return { taken: true };
+      const res = await trx.updateTable('log_metrics').set(change).where('id', '=', id).executeTakeFirst();
+      if (Number(res.numUpdatedRows) === 0) return false;
+      if (teams) await setTeams(trx, id, teams);
+      return true;
+    });
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const res = await this.db.deleteFrom('log_metrics').where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+}
+
+async function nameTaken(trx: Transaction<Database>, name: string, except?: number): Promise<boolean> {
+  let q = trx.selectFrom('log_metrics').select('id').where('name', '=', name);
+  if (except !== undefined) q = q.where('id', '<>', except);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+async function setTeams(trx: Transaction<Database>, id: number, teams: readonly number[]) {
+  await trx.deleteFrom('log_metric_teams').where('log_metric_id', '=', id).execute();
+  if (teams.length)
+    await trx
+      .insertInto('log_metric_teams')
+      .values(teams.map((team_id) => ({ log_metric_id: id, team_id })))
+      .execute();
+}
