@@ -1,28 +1,25 @@
-import {
-  type ExpressionBuilder,
-  type Insertable,
-  type Kysely,
-  type Selectable,
-  sql,
-  type Transaction,
-} from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
 import type { Database } from '../../metadata/schema.js';
+import {
+  existingTeams,
+  type ShareReader,
+  type ShareTables,
+  seenBy,
+  setTeams,
+  sharedWithReader,
+  teamsOf,
+} from '../teams/shares.js';
 import type { LogMetricsTable } from './log-metrics-table.js';
+
+const SHARES: ShareTables = { things: 'log_metrics', teams: 'log_metric_teams', key: 'log_metric_id' };
 
 export type LogMetricRow = Selectable<LogMetricsTable>;
 type NewRow = Insertable<LogMetricsTable>;
 
-/** Who lists: the metrics they may see are theirs, shared with them, or (`all`) every one. */
-export interface LogMetricReader {
-  userId: number;
-  teams: readonly number[];
-  all: boolean;
-}
-
 export interface LogMetricQuery {
-  reader: LogMetricReader;
+  reader: ShareReader;
   nameContains?: string | undefined;
   owners?: readonly number[] | undefined;
   kind?: string | undefined;
@@ -42,30 +39,15 @@ export class LogMetricsRepository {
 
   list(query: LogMetricQuery, page: PageRequest): Promise<Page<LogMetricRow>> {
     const { reader } = query;
-    let q = this.db.selectFrom('log_metrics').selectAll();
-    const sharedWithReader = (eb: ExpressionBuilder<Database, 'log_metrics'>) =>
-      eb.or([
-        eb('share_everyone', '=', 1),
-        ...(reader.teams.length
-          ? [
-              eb.exists(
-                eb
-                  .selectFrom('log_metric_teams')
-                  .select('log_metric_teams.team_id')
-                  .whereRef('log_metric_teams.log_metric_id', '=', 'log_metrics.id')
-                  .where('log_metric_teams.team_id', 'in', [...reader.teams]),
-              ),
-            ]
-          : []),
-      ]);
-    if (!reader.all) q = q.where((eb) => eb.or([eb('owner', '=', reader.userId), sharedWithReader(eb)]));
+    let q = this.db.selectFrom('log_metrics').selectAll().where(seenBy(SHARES, reader));
     if (query.owners?.length) q = q.where('owner', 'in', [...query.owners]);
     if (query.kind !== undefined) q = q.where('kind', '=', query.kind);
     if (query.nameContains !== undefined) {
       const pattern = likeContains(query.nameContains);
       q = q.where(sql<boolean>`lower(name) like lower(${pattern}) escape '!'`);
     }
-    if (query.shared === true) q = q.where('owner', '<>', reader.userId).where((eb) => sharedWithReader(eb));
+    if (query.shared === true)
+      q = q.where('owner', '<>', reader.userId).where(sharedWithReader(SHARES, reader));
     else if (query.shared === false) q = q.where('owner', '=', reader.userId);
     return paginate(q, page);
   }
@@ -75,27 +57,12 @@ export class LogMetricsRepository {
   }
 
   /** The team ids each of these metrics is shared with (ascending; none: absent). */
-  async teamsOf(ids: readonly number[]): Promise<Map<number, number[]>> {
-    const out = new Map<number, number[]>();
-    if (!ids.length) return out;
-    const rows = await this.db
-      .selectFrom('log_metric_teams')
-      .selectAll()
-      .where('log_metric_id', 'in', [...ids])
-      .orderBy('team_id')
-      .execute();
-    for (const r of rows) out.set(r.log_metric_id, [...(out.get(r.log_metric_id) ?? []), r.team_id]);
-    return out;
+  teamsOf(ids: readonly number[]): Promise<Map<number, number[]>> {
+    return teamsOf(this.db, SHARES, ids);
   }
 
-  async existingTeams(ids: readonly number[]): Promise<Set<number>> {
-    if (!ids.length) return new Set();
-    const rows = await this.db
-      .selectFrom('teams')
-      .select('id')
-      .where('id', 'in', [...ids])
-      .execute();
-    return new Set(rows.map((r) => r.id));
+  existingTeams(ids: readonly number[]): Promise<Set<number>> {
+    return existingTeams(this.db, ids);
   }
 
   /**
@@ -119,7 +86,7 @@ export class LogMetricsRepository {
         .values(row)
         .returning('id')
         .executeTakeFirstOrThrow();
-      await setTeams(trx, id, teams);
+      await setTeams(trx, SHARES, id, teams);
       return { id };
     });
   }
@@ -134,7 +101,7 @@ export class LogMetricsRepository {
       if (change.name !== undefined && (await nameTaken(trx, change.name, id))) return { taken: true };
       const res = await trx.updateTable('log_metrics').set(change).where('id', '=', id).executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) return false;
-      if (teams) await setTeams(trx, id, teams);
+      if (teams) await setTeams(trx, SHARES, id, teams);
       return true;
     });
   }
@@ -149,13 +116,4 @@ async function nameTaken(trx: Transaction<Database>, name: string, except?: numb
   let q = trx.selectFrom('log_metrics').select('id').where('name', '=', name);
   if (except !== undefined) q = q.where('id', '<>', except);
   return (await q.executeTakeFirst()) !== undefined;
-}
-
-async function setTeams(trx: Transaction<Database>, id: number, teams: readonly number[]) {
-  await trx.deleteFrom('log_metric_teams').where('log_metric_id', '=', id).execute();
-  if (teams.length)
-    await trx
-      .insertInto('log_metric_teams')
-      .values(teams.map((team_id) => ({ log_metric_id: id, team_id })))
-      .execute();
 }

@@ -10,6 +10,7 @@ import {
 } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { parseQuery } from '../../syntax/parse-query.js';
+import { maySee } from '../teams/shares.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import type { LogMetric, LogMetricInput, LogMetricKind, LogMetricPatch } from './log-metric-schema.js';
 import type { LogMetricRow, LogMetricsRepository } from './log-metrics-repository.js';
@@ -211,9 +212,7 @@ export class LogMetricsService {
   private async visible(who: Identity, id: number): Promise<{ row: LogMetricRow; teams: number[] }> {
     const row = await this.repo.byId(id);
     const teams = (await this.repo.teamsOf([id])).get(id) ?? [];
-    if (row && (row.owner === who.userId || who.isAdmin || row.share_everyone === 1)) return { row, teams };
-    const mine = new Set(await this.teams.teamsOf(who.userId));
-    if (row && teams.some((t) => mine.has(t))) return { row, teams };
+    if (row && (await maySee(who, row, teams, (u) => this.teams.teamsOf(u)))) return { row, teams };
     throw notFound('No such log metric.');
   }
 

@@ -1,30 +1,25 @@
-import {
-  type ExpressionBuilder,
-  type Insertable,
-  type Kysely,
-  type Selectable,
-  sql,
-  type Transaction,
-} from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { Page, PageRequest } from '../../core/list.js';
 import { paginate } from '../../metadata/paginate.js';
 import type { Database } from '../../metadata/schema.js';
+import {
+  existingTeams,
+  type ShareReader,
+  type ShareTables,
+  seenBy,
+  setTeams,
+  sharedWithReader,
+  teamsOf,
+} from '../teams/shares.js';
 import type { SavedSearchesTable } from './saved-searches-table.js';
+
+const SHARES: ShareTables = { things: 'saved_searches', teams: 'saved_search_teams', key: 'saved_search_id' };
 
 export type SavedSearchRow = Selectable<SavedSearchesTable>;
 type NewRow = Insertable<SavedSearchesTable>;
 
-/** Who lists: the saved searches they may see are theirs, shared with them, or (`all`) every one. */
-export interface SavedSearchReader {
-  userId: number;
-  /** The teams the reader belongs to. */
-  teams: readonly number[];
-  /** An admin: sees every saved search. */
-  all: boolean;
-}
-
 export interface SavedSearchQuery {
-  reader: SavedSearchReader;
+  reader: ShareReader;
   /** Title contains, ignoring case. */
   titleContains?: string | undefined;
   /** Owned by any of these users. */
@@ -43,29 +38,14 @@ export class SavedSearchesRepository {
   /** One page of the saved searches the reader may see that match the query, and how many match. */
   list(query: SavedSearchQuery, page: PageRequest): Promise<Page<SavedSearchRow>> {
     const { reader } = query;
-    let q = this.db.selectFrom('saved_searches').selectAll();
-    const sharedWithReader = (eb: ExpressionBuilder<Database, 'saved_searches'>) =>
-      eb.or([
-        eb('share_everyone', '=', 1),
-        ...(reader.teams.length
-          ? [
-              eb.exists(
-                eb
-                  .selectFrom('saved_search_teams')
-                  .select('saved_search_teams.team_id')
-                  .whereRef('saved_search_teams.saved_search_id', '=', 'saved_searches.id')
-                  .where('saved_search_teams.team_id', 'in', [...reader.teams]),
-              ),
-            ]
-          : []),
-      ]);
-    if (!reader.all) q = q.where((eb) => eb.or([eb('owner', '=', reader.userId), sharedWithReader(eb)]));
+    let q = this.db.selectFrom('saved_searches').selectAll().where(seenBy(SHARES, reader));
     if (query.owners?.length) q = q.where('owner', 'in', [...query.owners]);
     if (query.titleContains !== undefined) {
       const pattern = likeContains(query.titleContains);
       q = q.where(sql<boolean>`lower(title) like lower(${pattern}) escape '!'`);
     }
-    if (query.shared === true) q = q.where('owner', '<>', reader.userId).where((eb) => sharedWithReader(eb));
+    if (query.shared === true)
+      q = q.where('owner', '<>', reader.userId).where(sharedWithReader(SHARES, reader));
     else if (query.shared === false) q = q.where('owner', '=', reader.userId);
     return paginate(q, page);
   }
@@ -75,32 +55,12 @@ export class SavedSearchesRepository {
   }
 
   /** The team ids each of these saved searches is shared with (ascending; none: absent). */
-  async teamsOf(ids: readonly number[]): Promise<Map<number, number[]>> {
-    const out = new Map<number, number[]>();
-    if (!ids.length) return out;
-    const rows = await this.db
-      .selectFrom('saved_search_teams')
-      .selectAll()
-      .where('saved_search_id', 'in', [...ids])
-      .orderBy('team_id')
-      .execute();
-    for (const r of rows) {
-      const list = out.get(r.saved_search_id) ?? [];
-      list.push(r.team_id);
-      out.set(r.saved_search_id, list);
-    }
-    return out;
+  teamsOf(ids: readonly number[]): Promise<Map<number, number[]>> {
+    return teamsOf(this.db, SHARES, ids);
   }
 
-  /** Which of the given team ids exist. */
-  async existingTeams(ids: readonly number[]): Promise<Set<number>> {
-    if (!ids.length) return new Set();
-    const rows = await this.db
-      .selectFrom('teams')
-      .select('id')
-      .where('id', 'in', [...ids])
-      .execute();
-    return new Set(rows.map((r) => r.id));
+  existingTeams(ids: readonly number[]): Promise<Set<number>> {
+    return existingTeams(this.db, ids);
   }
 
   /**
@@ -125,7 +85,7 @@ export class SavedSearchesRepository {
         .values(row)
         .returning('id')
         .executeTakeFirstOrThrow();
-      await setTeams(trx, id, teams);
+      await setTeams(trx, SHARES, id, teams);
       return { id };
     });
   }
@@ -134,7 +94,7 @@ export class SavedSearchesRepository {
     return this.db.transaction().execute(async (trx) => {
       const res = await trx.updateTable('saved_searches').set(change).where('id', '=', id).executeTakeFirst();
       if (Number(res.numUpdatedRows) === 0) return false;
-      if (teams) await setTeams(trx, id, teams);
+      if (teams) await setTeams(trx, SHARES, id, teams);
       return true;
     });
   }
@@ -143,13 +103,4 @@ export class SavedSearchesRepository {
     const res = await this.db.deleteFrom('saved_searches').where('id', '=', id).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
-}
-
-async function setTeams(trx: Transaction<Database>, id: number, teams: readonly number[]) {
-  await trx.deleteFrom('saved_search_teams').where('saved_search_id', '=', id).execute();
-  if (teams.length)
-    await trx
-      .insertInto('saved_search_teams')
-      .values(teams.map((team_id) => ({ saved_search_id: id, team_id })))
-      .execute();
 }

@@ -11,6 +11,7 @@ import { validateTimeRange } from '../../query/time-range.js';
 import { DEFAULT_PRESET } from '../../shared/time-presets.js';
 import { parseFilter } from '../../syntax/parse-filter.js';
 import { parseQuery } from '../../syntax/parse-query.js';
+import { maySee } from '../teams/shares.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import type { SavedSearch, SavedSearchInput, SavedSearchPatch } from './saved-search-schema.js';
 import type { SavedSearchesRepository, SavedSearchRow } from './saved-searches-repository.js';
@@ -145,9 +146,7 @@ export class SavedSearchesService {
   private async visible(who: Identity, id: number): Promise<{ row: SavedSearchRow; teams: number[] }> {
     const row = await this.repo.byId(id);
     const teams = (await this.repo.teamsOf([id])).get(id) ?? [];
-    if (row && (row.owner === who.userId || who.isAdmin || row.share_everyone === 1)) return { row, teams };
-    const mine = new Set(await this.teams.teamsOf(who.userId));
-    if (row && teams.some((t) => mine.has(t))) return { row, teams };
+    if (row && (await maySee(who, row, teams, (u) => this.teams.teamsOf(u)))) return { row, teams };
     throw notFound('No such saved search.');
   }
 
