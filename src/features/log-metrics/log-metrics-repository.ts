@@ -10,7 +10,7 @@ import {
   setTeams,
   sharedWithReader,
   teamsOf,
-} from '../teams/shares.js';
+} from '../teams/index.js';
 import type { LogMetricsTable } from './log-metrics-table.js';
 
 const SHARES: ShareTables = { things: 'log_metrics', teams: 'log_metric_teams', key: 'log_metric_id' };

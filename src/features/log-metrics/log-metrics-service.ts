@@ -10,7 +10,7 @@ import {
 } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { parseQuery } from '../../syntax/parse-query.js';
-import { maySee } from '../teams/shares.js';
+import { maySee } from '../teams/index.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import type { LogMetric, LogMetricInput, LogMetricKind, LogMetricPatch } from './log-metric-schema.js';
 import type { LogMetricRow, LogMetricsRepository } from './log-metrics-repository.js';

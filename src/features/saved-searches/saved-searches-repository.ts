@@ -10,7 +10,7 @@ import {
   setTeams,
   sharedWithReader,
   teamsOf,
-} from '../teams/shares.js';
+} from '../teams/index.js';
 import type { SavedSearchesTable } from './saved-searches-table.js';
 
 const SHARES: ShareTables = { things: 'saved_searches', teams: 'saved_search_teams', key: 'saved_search_id' };

@@ -11,7 +11,7 @@ import { validateTimeRange } from '../../query/time-range.js';
 import { DEFAULT_PRESET } from '../../shared/time-presets.js';
 import { parseFilter } from '../../syntax/parse-filter.js';
 import { parseQuery } from '../../syntax/parse-query.js';
-import { maySee } from '../teams/shares.js';
+import { maySee } from '../teams/index.js';
 import type { TeamsService } from '../teams/teams-service.js';
 import type { SavedSearch, SavedSearchInput, SavedSearchPatch } from './saved-search-schema.js';
 import type { SavedSearchesRepository, SavedSearchRow } from './saved-searches-repository.js';

@@ -6,6 +6,17 @@ import { teamRoutes } from './teams-routes.js';
 import { TeamsService } from './teams-service.js';
 import { teamsMigration, teamsProviderSyncedMigration } from './teams-table.js';
 
+// Sharing with teams or everyone (saved searches, log metrics): one rule.
+export {
+  existingTeams,
+  maySee,
+  type ShareReader,
+  type ShareTables,
+  seenBy,
+  setTeams,
+  sharedWithReader,
+  teamsOf,
+} from './shares.js';
 // What other features take from teams: identity, built before it, reads a user's teams
 // with its repository; sign-on's group sync leaves the built-in team alone.
 export { TeamsRepository } from './teams-repository.js';
