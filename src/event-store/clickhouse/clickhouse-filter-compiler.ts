@@ -128,6 +128,10 @@ export const clickHouseFilterDialect: FilterDialect = {
   true: '1',
   false: '0',
   standardNullLogic: false,
+  // 18.16's `<=` and `>=` on text get a NUL wrong (`'a\0b' <= 'a'` is 1, as `'a\0b' > 'a'`
+  // is): the negation of the strict test is right, NULL where the text is.
+  textRelation: (x, op, v) =>
+    op === '<=' ? `(NOT (${x} > ${v}))` : op === '>=' ? `(NOT (${x} < ${v}))` : `(${x} ${op} ${v})`,
   extraField(field, params) {
     const key = params.add(field);
     return `if(has("fields.key", ${key}), "fields.value"[indexOf("fields.key", ${key})], NULL)`;

@@ -53,6 +53,7 @@ export const duckDbFilterDialect: FilterDialect = {
   true: 'true',
   false: 'false',
   standardNullLogic: true,
+  textRelation: (x, op, v) => `${x} ${op} ${v}`,
   extraField(field, params) {
     const inMap = `map_extract_value(fields, ${params.add(field)})`;
     const column = params.columnOf(field);

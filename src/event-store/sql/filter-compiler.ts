@@ -79,6 +79,12 @@ export interface FilterDialect {
    */
   readonly standardNullLogic: boolean;
   /**
+   * Text `x` against the bound `v` by code point (`op` one of `<`, `<=`, `>`, `>=`):
+   * bytewise, which for UTF-8 is code point order (compareCodePoints). ClickHouse 18.16's
+   * `<=` and `>=` get a NUL wrong (`'a\0b' <= 'a'` is true there, `'a\0b' > 'a'` too).
+   */
+  textRelation(x: string, op: '<' | '<=' | '>' | '>=', v: string): string;
+  /**
    * The extra field `field` as text, NULL when the event lacks it: its entry in the
    * `fields` map, or where `params.columnOf` says the store keeps it.
    */
@@ -175,7 +181,7 @@ function integerBounds(relation: Relation, t: number): [bigint | undefined, bigi
 // ---------------------------------------------------------------------------------------
 // Operators
 
-const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, string>> = {
+const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, '<' | '<=' | '>' | '>='>> = {
   gt: '>',
   gte: '>=',
   lt: '<',
@@ -347,8 +353,7 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
         if (typeof value === 'number') {
           return numericText(f, (num) => `${num} ${SQL_RELATION[rel]} ${doubleParam(value, params)}`, params);
         }
-        // Text compares bytewise, which for UTF-8 is code point order (compareCodePoints).
-        return present(f, `${f.sql} ${SQL_RELATION[rel]} ${params.add(value)}`);
+        return present(f, d.textRelation(f.sql, SQL_RELATION[rel], params.add(value)));
       default:
         return f.kind satisfies never;
     }
@@ -377,7 +382,10 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
             params,
           );
         }
-        return present(f, `${f.sql} BETWEEN ${params.add(String(lo))} AND ${params.add(String(hi))}`);
+        return present(
+          f,
+          `(${d.textRelation(f.sql, '>=', params.add(String(lo)))} AND ${d.textRelation(f.sql, '<=', params.add(String(hi)))})`,
+        );
       default:
         return f.kind satisfies never;
     }
