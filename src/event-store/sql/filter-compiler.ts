@@ -78,12 +78,8 @@ export interface FilterDialect {
    * `coalesce(<test>, 0)` instead of `(col IS NOT NULL AND <test>)`.
    */
   readonly standardNullLogic: boolean;
-  /**
-   * Text `x` against the bound `v` by code point (`op` one of `<`, `<=`, `>`, `>=`):
-   * bytewise, which for UTF-8 is code point order (compareCodePoints). ClickHouse 18.16's
-   * `<=` and `>=` get a NUL wrong (`'a\0b' <= 'a'` is true there, `'a\0b' > 'a'` too).
-   */
-  textRelation(x: string, op: '<' | '<=' | '>' | '>=', v: string): string;
+  /** Text `x` against `v` by code point (compareCodePoints): bytewise in UTF-8. */
+  textRelation(x: string, op: TextOp, v: string): string;
   /**
    * The extra field `field` as text, NULL when the event lacks it: its entry in the
    * `fields` map, or where `params.columnOf` says the store keeps it.
@@ -181,12 +177,8 @@ function integerBounds(relation: Relation, t: number): [bigint | undefined, bigi
 // ---------------------------------------------------------------------------------------
 // Operators
 
-const SQL_RELATION: Readonly<Record<Exclude<Relation, 'eq'>, '<' | '<=' | '>' | '>='>> = {
-  gt: '>',
-  gte: '>=',
-  lt: '<',
-  lte: '<=',
-};
+type TextOp = '<' | '<=' | '>' | '>=';
+const SQL_RELATION: Record<Exclude<Relation, 'eq'>, TextOp> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 const negate = (sql: string): string => `(NOT ${sql})`;
 
@@ -374,7 +366,7 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
         return present(f, `${f.sql} BETWEEN ${timestampParam(l, params)} AND ${timestampParam(h, params)}`);
       }
       case 'string':
-      case 'ip':
+      case 'ip': {
         if (typeof lo === 'number' && typeof hi === 'number') {
           return numericText(
             f,
@@ -382,10 +374,9 @@ export function createFilterCompiler(d: FilterDialect): FilterCompiler {
             params,
           );
         }
-        return present(
-          f,
-          `(${d.textRelation(f.sql, '>=', params.add(String(lo)))} AND ${d.textRelation(f.sql, '<=', params.add(String(hi)))})`,
-        );
+        const [l, h] = [params.add(String(lo)), params.add(String(hi))];
+        return present(f, `(${d.textRelation(f.sql, '>=', l)} AND ${d.textRelation(f.sql, '<=', h)})`);
+      }
       default:
         return f.kind satisfies never;
     }
