@@ -108,6 +108,37 @@ describe('the word index for events in small batches, some late', () => {
     },
   );
 
+  it("reads a candidate's rows where they were appended: its ranges carry the blocks' stored_at spans", async () => {
+    const words = (store as unknown as { words: WordIndex }).words;
+    const extent = async (
+      w: { fromMs: number; toMs: number; stored?: { from: number; to: number } },
+      stored: boolean,
+    ) => {
+      const [row] = await store.runSql(
+        `SELECT count(*) AS n, max(rowid) - min(rowid) AS extent FROM events
+         WHERE epoch_ms(ts) BETWEEN ${w.fromMs} AND ${w.toMs}${
+           stored && w.stored ? ` AND epoch_ms(stored_at) BETWEEN ${w.stored.from} AND ${w.stored.to}` : ''
+         }`,
+      );
+      return { n: Number(row?.n), extent: Number(row?.extent) };
+    };
+    const filter = cond('message', 'contains', 'wolframite');
+    const ranges = words.scan(filter, range) ?? [];
+    expect(ranges.length).toBeGreaterThan(0);
+    for (const w of ranges) {
+      expect(w.stored).toBeDefined();
+      const byTime = await extent(w, false);
+      const byPlace = await extent(w, true);
+      // By time alone, the late events of the range's time, appended up to an hour later
+      // (~50,000 rows on), stretch it; within its span, the rows of its blocks' appends.
+      expect(byTime.extent).toBeGreaterThan(30_000);
+      expect(byPlace.extent).toBeLessThan(3 * 8_192);
+      expect(byPlace.n).toBeGreaterThan(0);
+    }
+    // And the answer is the same: the span holds every event of its blocks.
+    expect(await count(filter)).toBe(1);
+  });
+
   it('says in the statistics when a search was answered by the index alone, or scanned and why', async () => {
     const reach = async (filter: FilterNode) => (await store.readReach(filter, SYSTEM_SCOPE, range)).index;
     // A word no block holds: nothing read.

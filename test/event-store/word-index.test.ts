@@ -414,6 +414,7 @@ describe('candidate ranges', () => {
     probes: 7,
     bloom: new Uint8Array(8),
     keys: KEYS_VALUES,
+    stored: null,
     ...extra,
   });
   const hits =
@@ -454,6 +455,38 @@ describe('candidate ranges', () => {
     // Two blocks between (101 events): apart.
     expect(candidateRanges(blocks, hits(1, 4), all, { joinEvents: 100 })).toHaveLength(2);
     expect(candidateRanges(blocks, hits(1, 3, 5), all)).toEqual([{ fromMs: 0, toMs: 49 }]);
+  });
+
+  it("gives a range its candidates' stored_at hull, none when one of them has no span", () => {
+    const at = (from: number, to = from) => ({ stored: { from, to } });
+    const blocks = [
+      block(1, 0, 9, at(100)),
+      block(2, 5, 19, at(500, 900)), // late events' block: overlaps 1 in time
+      block(3, 20, 29, at(200)),
+      block(4, 40, 49, at(300)),
+      block(5, 60, 69),
+      block(6, 80, 89, at(400)),
+    ];
+    const apart = { joinEvents: 0 };
+    expect(candidateRanges(blocks, hits(1, 4), all, apart)).toEqual([
+      { fromMs: 0, toMs: 9, stored: { from: 100, to: 100 } },
+      { fromMs: 40, toMs: 49, stored: { from: 300, to: 300 } },
+    ]);
+    // Overlapping in time: one range, the hull of both spans.
+    expect(candidateRanges(blocks, hits(1, 2), all, apart)).toEqual([
+      { fromMs: 0, toMs: 19, stored: { from: 100, to: 900 } },
+    ]);
+    // Joined over a block between: the candidates' hull (block 3's events cannot match).
+    expect(candidateRanges(blocks, hits(2, 4), all, { joinEvents: 1 })).toEqual([
+      { fromMs: 5, toMs: 49, stored: { from: 300, to: 900 } },
+    ]);
+    // A block without a span (written before the store kept them): its range is by time alone.
+    expect(candidateRanges(blocks, hits(4, 5), all, { joinEvents: 1 })).toEqual([{ fromMs: 40, toMs: 69 }]);
+    // Capped: the ranges cut away keep their spans in the hull.
+    expect(candidateRanges(blocks, hits(1, 3, 4, 6), all, { maxRanges: 2, joinEvents: 0 })).toEqual([
+      { fromMs: 0, toMs: 49, stored: { from: 100, to: 300 } },
+      { fromMs: 80, toMs: 89, stored: { from: 400, to: 400 } },
+    ]);
   });
 
   it('keeps at most maxRanges ranges, cutting at the widest gaps', () => {
@@ -1218,6 +1251,38 @@ describe('a store on disk', () => {
     try {
       expect(Number((await store.runSql('SELECT count(*) AS n FROM word_blocks'))[0]?.n)).toBe(2);
       expect(await count(store, text('needle42'))).toBe(3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("blocks from before stored_at spans: read by time alone, new blocks get their appends' span", async () => {
+    const dir = tmp();
+    let store = await open(dir);
+    await store.append(events);
+    await store.close();
+    {
+      const db = await DuckDBInstance.create(path.join(dir, 'events.duckdb'));
+      const c = await db.connect();
+      await c.run('ALTER TABLE word_blocks DROP COLUMN min_stored');
+      await c.run('ALTER TABLE word_blocks DROP COLUMN max_stored');
+      c.closeSync();
+      db.closeSync();
+    }
+    store = await open(dir);
+    try {
+      expect(await count(store, text('needle42'))).toBe(2);
+      await store.append([timed(events.length + 5, 'new needle42')]);
+      expect(await count(store, text('needle42'))).toBe(3);
+      const spans = await store.runSql(
+        `SELECT epoch_ms(min_stored)::DOUBLE AS lo, epoch_ms(max_stored)::DOUBLE AS hi FROM word_blocks ORDER BY id`,
+      );
+      const [stored] = await store.runSql(
+        `SELECT epoch_ms(max(stored_at))::DOUBLE AS at FROM events WHERE message LIKE 'new needle42%'`,
+      );
+      // The old rows' spans are unknown; the new append's is its stored_at.
+      expect(spans.slice(0, -1).every((r) => r.lo === null && r.hi === null)).toBe(true);
+      expect(spans.at(-1)).toEqual({ lo: stored?.at, hi: stored?.at });
     } finally {
       await store.close();
     }

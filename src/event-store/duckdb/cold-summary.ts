@@ -174,6 +174,7 @@ export function groupRanges(s: ColdSummary | null, words: BlockTest | undefined)
       probes: APART_PROBES,
       bloom: g.bloom,
       keys: KEYS_SOURCES,
+      stored: null,
     };
     if (!words(block)) continue;
     admitted++;
@@ -217,6 +218,7 @@ export function summaryAdmits(
       probes: s.probes,
       bloom: s.bloom,
       keys: KEYS_SOURCES,
+      stored: null,
     };
     if (!words(block)) return false;
   }

@@ -124,7 +124,7 @@ export class DuckDbAppends {
     // Word index (ADR 0004): the batch's blocks (plain data, a pure function) are written in
     // the transaction that appends its events: never events without a block, one WAL sync
     // (a commit of their own cost 3-4 ms per append, a third of a 1,000-event append).
-    const blocks = words.build(events);
+    const blocks = words.build(events, storedAt);
     const { appender, types, order } = this.table;
     let inTransaction = false;
     try {

@@ -82,8 +82,9 @@ export interface Reach<P extends QueryPlan> extends Narrowing {
  * What every query reads: `FROM … WHERE …` with the time range and the filter. `words`:
  * the word index's candidate ranges (inclusive, word-index.ts) when the filter requires
  * an indexed word. The range shrinks to them; with several, the rows are the union of
- * one scan per range (disjoint, so UNION ALL), each pruned by its own `ts` zone maps
- * (an OR of the ranges in one scan measured up to twice as slow at 5–10 ranges). None:
+ * one scan per range (disjoint, so UNION ALL), each pruned by its own `ts` zone maps and
+ * those of `stored_at` where its blocks kept their span (an OR of the ranges in one scan
+ * measured up to twice as slow at 5–10 ranges, and is not pruned). None:
  * no event can match. `streams`: the membership bits the plan's scope is read by, when
  * it is (ADR 0016); none set: no event is in the scope.
  */
@@ -104,29 +105,40 @@ export function scanSql(
   let from = 'events';
   let lo = range.fromMs;
   let hi = range.toMs;
+  /** The one range's `stored_at` span, tested where the hot rows are read. */
+  let stored = '';
   if (words && first && last) {
     lo = Math.max(lo, first.fromMs);
     hi = Math.min(hi, last.toMs + 1);
     if (words.length > 1) {
       const scans = words.map(
         (w) =>
-          `SELECT * FROM events WHERE ts BETWEEN ${params.add(sqlTime(w.fromMs))} AND ${params.add(sqlTime(w.toMs))}`,
+          `SELECT * FROM events WHERE ts BETWEEN ${params.add(sqlTime(w.fromMs))} AND ${params.add(sqlTime(w.toMs))}${storedSql(w, params)}`,
       );
       from = `(${scans.join(' UNION ALL ')}) AS events`;
-    }
+    } else stored = storedSql(first, params);
   }
   if (!cold)
-    return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${f}`;
+    return `FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${stored}${f}`;
   // Both tiers as one relation: the hot rows narrowed by the word index, the cold files'
   // rows within the range, tested inside their scans (the word index covers hot rows only).
   const hot =
     words?.length === 0
       ? 'SELECT * FROM events WHERE false'
-      : `SELECT * FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}`;
+      : `SELECT * FROM ${from} WHERE ts >= ${params.add(sqlTime(lo))} AND ts < ${params.add(sqlTime(hi))}${stored}`;
   const [from2, to2] = [params.add(sqlTime(range.fromMs)), params.add(sqlTime(range.toMs))];
   const both = `(${hot} UNION ALL BY NAME SELECT * FROM (${cold(params, range)})) AS events`;
   return `FROM ${both} WHERE ts >= ${from2} AND ts < ${to2}${f}`;
 }
+
+/**
+ * A range's `stored_at` span (word-queries.ts `StoredSpan`) as a test the scan prunes row
+ * groups by: its blocks' rows, where `ts` alone would read every row group its time meets.
+ */
+const storedSql = (w: WordRange, params: SqlParams): string =>
+  w.stored
+    ? ` AND stored_at BETWEEN ${params.add(sqlTime(w.stored.from))} AND ${params.add(sqlTime(w.stored.to))}`
+    : '';
 
 export function searchCountSql(plan: SearchPlan, narrowing?: Narrowing): Compiled {
   const params = new SqlParams(undefined, narrowing?.columnOf);

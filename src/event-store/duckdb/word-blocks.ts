@@ -23,6 +23,7 @@ import {
   sawDottedI,
   utf8,
 } from './word-lowering.js';
+import type { StoredSpan } from './word-queries.js';
 
 /** Events per block: a batch is cut into blocks of at least this many (unless smaller). */
 export const BLOCK_EVENTS = 8192;
@@ -220,6 +221,8 @@ export interface BuiltBlock {
   readonly apart?: boolean;
   /** An apart block's bucket (`lateBucket`). */
   readonly bucket?: number;
+  /** Its events' `stored_at` (word-queries.ts `StoredSpan`), given by the store that appends them. */
+  readonly stored?: StoredSpan;
 }
 
 /** The block of `events[from, to)` (a file's summary is made of such blocks, cold-summary.ts). */
@@ -384,7 +387,15 @@ export function mergeBlocks(parts: readonly BuiltBlock[]): BuiltBlock {
     probes,
     bloom: bloomOf(trigrams, probes, bitsPer),
     ...(first.apart ? { apart: true, ...(first.bucket === undefined ? {} : { bucket: first.bucket }) } : {}),
+    ...spanOf(parts),
   }));
+}
+
+/** The `stored_at` span of blocks together: known when every part's is. */
+function spanOf(parts: readonly BuiltBlock[]): { stored?: StoredSpan } {
+  if (parts.some((p) => p.stored === undefined)) return {};
+  const spans = parts.map((p) => p.stored as StoredSpan);
+  return { stored: { from: Math.min(...spans.map((x) => x.from)), to: Math.max(...spans.map((x) => x.to)) } };
 }
 
 export type { WordEvent } from './word-keys.js';

@@ -2,8 +2,9 @@
  * The word index (docs/adr/0004-word-index.md). Per block of events, a bloom filter of
  * the byte trigrams of their messages as DuckDB's `lower()` lowers them; a search whose
  * filter requires a message substring asks which blocks may hold every trigram of it
- * and adds their time ranges to the WHERE clause. The `contains` test stays, so the
- * index only skips row groups by their `ts` zone maps and never changes an answer.
+ * and adds their time ranges to the WHERE clause, each with the `stored_at` span of its
+ * blocks' appends (word-queries.ts `StoredSpan`). The `contains` test stays, so the index
+ * only skips row groups and vectors by their zone maps and never changes an answer.
  *
  * - Lowering: DuckDB's own table, read once per process (`readLowering`), so the index
  *   and the SQL agree by construction. A needle goes the way `containsText` (the filter
@@ -71,8 +72,16 @@ CREATE TABLE IF NOT EXISTS word_blocks (
   format INTEGER NOT NULL,
   lowering INTEGER NOT NULL,
   probes INTEGER NOT NULL,
-  bloom BLOB
+  bloom BLOB,
+  min_stored TIMESTAMP,
+  max_stored TIMESTAMP
 )`;
+
+/** Tables made before blocks kept their events' `stored_at` (their rows' spans stay NULL). */
+const ADD_STORED = [
+  'ALTER TABLE word_blocks ADD COLUMN IF NOT EXISTS min_stored TIMESTAMP',
+  'ALTER TABLE word_blocks ADD COLUMN IF NOT EXISTS max_stored TIMESTAMP',
+];
 
 // ---------------------------------------------------------------------------------------
 // The store's index: blocks in memory, rows in `word_blocks`
@@ -145,6 +154,7 @@ export class WordIndex {
    */
   static async open(conn: DuckDBConnection): Promise<WordIndex> {
     await conn.run(CREATE_WORD_BLOCKS);
+    for (const sql of ADD_STORED) await conn.run(sql);
     // Older versions of a block's row (see the class comment): the newest covers them.
     await conn.run(`DELETE FROM word_blocks w USING (
       SELECT id, max(events) AS events FROM word_blocks GROUP BY id HAVING count(*) > 1
@@ -152,7 +162,8 @@ export class WordIndex {
     const index = new WordIndex(await readLowering(conn), await conn.createAppender('word_blocks'));
     const rows = (
       await conn.runAndReadAll(
-        `SELECT DISTINCT ON (id) id, epoch_ms(min_ts) AS lo, epoch_ms(max_ts) AS hi, events, format, lowering, probes, bloom
+        `SELECT DISTINCT ON (id) id, epoch_ms(min_ts) AS lo, epoch_ms(max_ts) AS hi, events, format, lowering, probes, bloom,
+           epoch_ms(min_stored) AS s_lo, epoch_ms(max_stored) AS s_hi
          FROM word_blocks ORDER BY id, events DESC`,
       )
     ).getRowObjects();
@@ -169,6 +180,7 @@ export class WordIndex {
         probes: Number(r.probes),
         bloom: KEYS_OF_FORMAT[Number(r.format)] !== undefined && bloom ? bloom.bytes : null,
         keys: KEYS_OF_FORMAT[Number(r.format)] ?? KEYS_NONE,
+        stored: r.s_lo === null || r.s_hi === null ? null : { from: Number(r.s_lo), to: Number(r.s_hi) },
       });
       covered += Number(r.events);
       if (id >= index.nextId) index.nextId = id + 1n;
@@ -190,6 +202,7 @@ export class WordIndex {
         probes: 0,
         bloom: null,
         keys: KEYS_NONE,
+        stored: null,
       };
       index.appendRows([block]);
       index.insertSorted(block);
@@ -325,7 +338,12 @@ export class WordIndex {
    * to the bucket's open block, and the rest one block, which `write` adds to the open block. Late events would otherwise widen the open block's
    * time range (2 % of the events an hour late made every block span an hour).
    */
-  build(events: readonly WordEvent[]): BuiltBlock[] {
+  build(events: readonly WordEvent[], storedAt: number): BuiltBlock[] {
+    const stored = { from: storedAt, to: storedAt };
+    return this.cut(events).map((b) => ({ ...b, stored }));
+  }
+
+  private cut(events: readonly WordEvent[]): BuiltBlock[] {
     if (events.length === 0) return [];
     if (events.length >= BLOCK_EVENTS) return buildWordBlocks(events, this.lowering);
     // Late: before the end of the last block closed. Batches of concurrent shippers that
@@ -407,6 +425,10 @@ export class WordIndex {
         a.appendInteger(b.probes);
         if (b.bloom) a.appendBlob(b.bloom);
         else a.appendNull();
+        for (const ms of b.stored ? [b.stored.from, b.stored.to] : [null, null]) {
+          if (ms === null) a.appendNull();
+          else a.appendTimestamp(tsValue(ms));
+        }
         a.endRow();
       }
       a.flushSync();
@@ -436,4 +458,5 @@ const pick = (b: BuiltBlock) => ({
   probes: b.probes,
   bloom: b.bloom,
   keys: b.keys,
+  stored: b.stored ?? null,
 });

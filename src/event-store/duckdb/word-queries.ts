@@ -240,6 +240,19 @@ export interface IndexedBlock {
   readonly probes: number;
   readonly bloom: Uint8Array | null;
   readonly keys: KeyLevel;
+  /** Its events' `stored_at`; null for a block written before the store kept it. */
+  readonly stored: StoredSpan | null;
+}
+
+/**
+ * An inclusive span of `stored_at` (whole ms). The store stamps each append's events
+ * with one `stored_at` and appends them in turn, so a block's events lie in the rows of
+ * its span, whatever their `ts`: the `stored_at` zone maps find them where the `ts` ones
+ * cannot (late events widen every row group's `ts` range).
+ */
+export interface StoredSpan {
+  readonly from: number;
+  readonly to: number;
 }
 
 /** Whether a block may hold an event meeting the need; `undefined`: every block may. */
@@ -334,11 +347,24 @@ export function testsWords(filter: FilterNode): boolean {
   return need !== undefined && !valuesOnly(need);
 }
 
-/** An inclusive range of `ts` (whole ms) that may hold matching events. */
+/**
+ * An inclusive range of `ts` (whole ms) that may hold matching events; `stored`, the
+ * `stored_at` span its blocks' events lie in, when every one of them knows its own.
+ */
 export interface WordRange {
   readonly fromMs: number;
   readonly toMs: number;
+  readonly stored?: StoredSpan;
 }
+
+/** A range being built: its blocks' `stored_at` hull, null once one of them has none. */
+type Run = { fromMs: number; toMs: number; stored: StoredSpan | null };
+
+const hull = (a: StoredSpan | null, b: StoredSpan | null): StoredSpan | null =>
+  a && b ? { from: Math.min(a.from, b.from), to: Math.max(a.to, b.to) } : null;
+
+const rangeOf = (r: Run): WordRange =>
+  r.stored ? { fromMs: r.fromMs, toMs: r.toMs, stored: r.stored } : { fromMs: r.fromMs, toMs: r.toMs };
 
 /**
  * The time ranges of the candidate blocks among `blocks` (sorted by `minTs`) that meet
@@ -352,34 +378,38 @@ export function candidateRanges(
   range: TimeWindow,
   { maxRanges = MAX_RANGES, joinEvents = JOIN_EVENTS } = {},
 ): WordRange[] {
-  const runs: Array<{ fromMs: number; toMs: number }> = [];
-  let run: { fromMs: number; toMs: number } | null = null;
+  const runs: Run[] = [];
+  let run: Run | null = null;
   /** Events of the non-candidate blocks since the run's last candidate. */
   let skipped = 0;
   for (const b of blocks) {
     if (b.maxTs < range.fromMs || b.minTs >= range.toMs) continue;
     if (test(b)) {
-      if (run && skipped <= joinEvents) run.toMs = Math.max(run.toMs, b.maxTs);
-      else {
+      if (run && skipped <= joinEvents) {
+        run.toMs = Math.max(run.toMs, b.maxTs);
+        run.stored = hull(run.stored, b.stored);
+      } else {
         if (run) runs.push(run);
-        run = { fromMs: b.minTs, toMs: b.maxTs };
+        run = { fromMs: b.minTs, toMs: b.maxTs, stored: b.stored };
       }
       skipped = 0;
     } else if (run) skipped += b.events;
   }
   if (run) runs.push(run);
   runs.sort((a, b) => a.fromMs - b.fromMs);
-  const merged: Array<{ fromMs: number; toMs: number }> = [];
+  const merged: Run[] = [];
   for (const r of runs) {
     const last = merged[merged.length - 1];
-    if (last && r.fromMs <= last.toMs + 1) last.toMs = Math.max(last.toMs, r.toMs);
-    else merged.push({ ...r });
+    if (last && r.fromMs <= last.toMs + 1) {
+      last.toMs = Math.max(last.toMs, r.toMs);
+      last.stored = hull(last.stored, r.stored);
+    } else merged.push({ ...r });
   }
-  if (merged.length <= maxRanges) return merged;
+  if (merged.length <= maxRanges) return merged.map(rangeOf);
   // Keep the widest gaps as the cuts between ranges.
   const gaps = merged
     .slice(1)
-    .map((r, i) => ({ i: i + 1, gap: r.fromMs - (merged[i] as WordRange).toMs }))
+    .map((r, i) => ({ i: i + 1, gap: r.fromMs - (merged[i] as Run).toMs }))
     .sort((a, b) => b.gap - a.gap || a.i - b.i)
     .slice(0, Math.max(0, maxRanges - 1))
     .map((g) => g.i)
@@ -387,7 +417,14 @@ export function candidateRanges(
   const capped: WordRange[] = [];
   let start = 0;
   for (const cut of [...gaps, merged.length]) {
-    capped.push({ fromMs: (merged[start] as WordRange).fromMs, toMs: (merged[cut - 1] as WordRange).toMs });
+    const parts = merged.slice(start, cut);
+    capped.push(
+      rangeOf({
+        fromMs: (parts[0] as Run).fromMs,
+        toMs: Math.max(...parts.map((p) => p.toMs)),
+        stored: parts.reduce<StoredSpan | null>((h, p) => hull(h, p.stored), (parts[0] as Run).stored),
+      }),
+    );
     start = cut;
   }
   return capped;
