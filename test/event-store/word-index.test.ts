@@ -4,6 +4,7 @@ import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance, DuckDBListValue } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prng } from '../../src/cli/demo-generator.js';
 import type { NormalisedEvent } from '../../src/core/event.js';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import { searchCountSql } from '../../src/event-store/duckdb/duckdb-plans.js';
@@ -16,7 +17,12 @@ import {
   probeOf,
 } from '../../src/event-store/duckdb/word-blocks.js';
 import { WordIndex } from '../../src/event-store/duckdb/word-index.js';
-import { KEYS_NONE, KEYS_SOURCES, KEYS_VALUES } from '../../src/event-store/duckdb/word-keys.js';
+import {
+  KEYS_NONE,
+  KEYS_PER_EVENT,
+  KEYS_SOURCES,
+  KEYS_VALUES,
+} from '../../src/event-store/duckdb/word-keys.js';
 import { type Lowering, loweringOf, readLowering } from '../../src/event-store/duckdb/word-lowering.js';
 import {
   type BlockTest,
@@ -1332,6 +1338,72 @@ describe('a store on disk', () => {
       await c.run('DROP TABLE IF EXISTS events');
       await c.run('DROP TABLE IF EXISTS word_blocks');
       c.closeSync();
+    }
+  });
+});
+
+describe('rare values that stop being rare, and values no index should hold (issue 75, bad input)', () => {
+  it('a token that becomes common leaves the rare path without a wrong answer', async () => {
+    const [indexed, plain] = await Promise.all([open(':memory:'), open(':memory:', false)]);
+    try {
+      const range: TimeWindow = { fromMs: BASE - 1, toMs: BASE + 100_000_000 };
+      const token = text('zircon7f3a');
+      let i = 0;
+      // Shippers' batches of 1,000, 40 of them: the token in 2 events of the first 20 (in the
+      // first of their blocks), then in a third of every batch's events.
+      for (let batch = 0; batch < 40; batch++) {
+        const events = Array.from({ length: 1_000 }, (_, k) => {
+          const n = i++;
+          const hit = batch < 20 ? n === 1_234 || n === 3_456 : k % 3 === 0;
+          return timed(n, `GET /orders/${n} ${hit ? 'ref=zircon7f3a9' : 'ref=none'}`);
+        });
+        await Promise.all([indexed.append(events), plain.append(events)]);
+        if (batch === 19) {
+          expect(await count(indexed, token, range)).toBe(2);
+          expect((await indexed.readReach(token, SYSTEM_SCOPE, range)).index?.path).toBe('narrowed');
+          await sameAnswers(indexed, plain, token, range);
+        }
+      }
+      expect(await count(indexed, token, range)).toBe(2 + Math.ceil(1_000 / 3) * 20);
+      expect((await indexed.readReach(token, SYSTEM_SCOPE, range)).index).toMatchObject({
+        path: 'scan',
+        why: 'too_many_candidates',
+      });
+      await sameAnswers(indexed, plain, token, range);
+    } finally {
+      await Promise.all([indexed.close(), plain.close()]);
+    }
+  });
+
+  it('very long tokens and binary messages: found exactly, the bloom within its bound', async () => {
+    const [indexed, plain] = await Promise.all([open(':memory:'), open(':memory:', false)]);
+    try {
+      const range: TimeWindow = { fromMs: BASE - 1, toMs: BASE + 100_000_000 };
+      const next = prng(75);
+      const hex = (n: number) =>
+        Array.from({ length: n }, () => '0123456789abcdef'[Math.floor(next() * 16)]).join('');
+      const long = hex(200_000);
+      const binary = '\u0000\u0001\u00ff\ud800 key=\u0000zz\u0007 \udfff end';
+      const events = [
+        timed(0, `payload=${long}`),
+        timed(1, binary),
+        ...Array.from({ length: 2_000 }, (_, k) => timed(k + 2, `id=${hex(32)} n=${k}`)),
+      ];
+      await Promise.all([indexed.append(events), plain.append(events)]);
+      for (const needle of [long.slice(77_000, 77_040), long.slice(0, 11), 'key=\u0000zz', '\u0007 \udfff']) {
+        const filter = text(needle);
+        expect(await count(indexed, filter, range), JSON.stringify(needle.slice(0, 20))).toBe(
+          await count(plain, filter, range),
+        );
+        await sameAnswers(indexed, plain, filter, range);
+      }
+      expect(await count(indexed, text(long.slice(150_000, 150_064)), range)).toBe(1);
+      // 2,000 random ids and a 200,000-character run (about 100,000 window keys): the bloom
+      // stays within the bound of keys an event (10 bits a key), its source keys alone past it.
+      const words = (indexed as unknown as { words: WordIndex }).words;
+      expect(words.size.bytes).toBeLessThan((events.length * KEYS_PER_EVENT * 10) / 8);
+    } finally {
+      await Promise.all([indexed.close(), plain.close()]);
     }
   });
 });
