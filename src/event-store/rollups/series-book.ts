@@ -1,0 +1,110 @@
+/**
+ * Which label tuples of each log metric have a series of their own (docs/api/log-metrics.md,
+ * "Cardinality"): a tuple gets one when it is first counted while its metric has fewer
+ * than `maxSeries` and the server fewer than `totalLimit` over every metric; otherwise its
+ * events fold into the `__other__` series and the metric's dropped tuples count it.
+ *
+ * A store loads the book from what it keeps, admits tuples while it counts a batch
+ * (`admit`), writes `pending()` in the batch's transaction, then `commit`s, or `abort`s
+ * when the transaction fails: the book never holds a tuple its store does not.
+ */
+import type { MetricRule, SeriesGate } from './metric-rollups.js';
+
+/** Dropped tuples are counted exactly up to this many a metric; past it, no more are told apart. */
+export const DROPPED_EXACT = 100_000;
+
+interface Book {
+  readonly own: Set<string>;
+  readonly dropped: Set<string>;
+}
+
+export interface SeriesChange {
+  readonly metric: number;
+  readonly generation: number;
+  readonly tuple: readonly string[];
+  /** True: a series of its own; false: folded. */
+  readonly own: boolean;
+}
+
+const keyOf = (metric: number, generation: number) => `${metric}:${generation}`;
+
+export class SeriesBook implements SeriesGate {
+  private readonly books = new Map<string, Book>();
+  private total = 0;
+  private pendingChanges: SeriesChange[] = [];
+
+  constructor(private readonly totalLimit: number) {}
+
+  private book(metric: number, generation: number): Book {
+    const key = keyOf(metric, generation);
+    let b = this.books.get(key);
+    if (!b) {
+      b = { own: new Set(), dropped: new Set() };
+      this.books.set(key, b);
+    }
+    return b;
+  }
+
+  /** A tuple the store already keeps, as it keeps it. */
+  load(metric: number, generation: number, tuple: readonly string[], own: boolean): void {
+    const b = this.book(metric, generation);
+    const t = JSON.stringify(tuple);
+    if (own) {
+      if (!b.own.has(t)) this.total++;
+      b.own.add(t);
+    } else b.dropped.add(t);
+  }
+
+  admit(rule: MetricRule, tuple: readonly string[]): boolean {
+    const b = this.book(rule.id, rule.generation);
+    const t = JSON.stringify(tuple);
+    if (b.own.has(t)) return true;
+    if (b.dropped.has(t)) return false;
+    const own = b.own.size < rule.maxSeries && this.total < this.totalLimit;
+    if (own) {
+      b.own.add(t);
+      this.total++;
+    } else if (b.dropped.size < DROPPED_EXACT) b.dropped.add(t);
+    else return false;
+    this.pendingChanges.push({ metric: rule.id, generation: rule.generation, tuple, own });
+    return own;
+  }
+
+  /** The tuples admitted or folded since the last `commit` or `abort`. */
+  pending(): readonly SeriesChange[] {
+    return this.pendingChanges;
+  }
+
+  commit(): void {
+    this.pendingChanges = [];
+  }
+
+  /** Forgets what was admitted since the last `commit` (its transaction failed). */
+  abort(): void {
+    for (const c of this.pendingChanges) {
+      const b = this.book(c.metric, c.generation);
+      const t = JSON.stringify(c.tuple);
+      if (c.own) {
+        b.own.delete(t);
+        this.total--;
+      } else b.dropped.delete(t);
+    }
+    this.pendingChanges = [];
+  }
+
+  /** A metric's series of its own, and the tuples folded (exact up to `DROPPED_EXACT`). */
+  counts(metric: number, generation: number): { series: number; dropped: number } {
+    const b = this.books.get(keyOf(metric, generation));
+    return { series: b?.own.size ?? 0, dropped: b?.dropped.size ?? 0 };
+  }
+
+  /** Forgets a metric's generations (deleted, or reset: a new generation starts empty). */
+  forget(metric: number, keep?: number): void {
+    for (const [key, b] of this.books) {
+      const [id, generation] = key.split(':').map(Number);
+      if (id !== metric || generation === keep) continue;
+      this.total -= b.own.size;
+      this.books.delete(key);
+    }
+  }
+}
