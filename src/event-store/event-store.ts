@@ -2,6 +2,8 @@ import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from './query-plan.js';
 import type { ReadScope, StreamRules } from './read-scope.js';
+import type { MetricRule } from './rollups/metric-rollups.js';
+import type { MetricBucketRow, MetricBucketsRead } from './rollups/metric-store.js';
 import type { SqlValue } from './sql/sql-params.js';
 
 /** What a backend can do, so callers choose a strategy without knowing the engine. */
@@ -184,6 +186,16 @@ export interface EventStore {
    * once the stored events have it (at once for a store that keeps none).
    */
   setStreamRules(rules: StreamRules): Promise<void>;
+  /**
+   * The log metrics to count (ADR 0035): an append that completes after this resolves
+   * counts its events by them, in the transaction that stores them; buckets of metrics not
+   * among them (deleted, or of an older generation) are deleted.
+   */
+  setMetricRules(rules: readonly MetricRule[]): Promise<void>;
+  /** A metric's buckets summed by step, stream set and label tuple; null: this store does not count. */
+  metricBuckets(read: MetricBucketsRead): Promise<MetricBucketRow[] | null>;
+  /** A metric's label tuples with a series of their own, and those folded into `__other__`. */
+  metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }>;
   /** One event by id, or null, as well when it lies outside `scope`. */
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null>;
   /**

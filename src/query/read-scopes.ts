@@ -17,6 +17,18 @@ export interface ReadScopes {
    * streams' rules; a stream the user may not read, or that does not exist, is a 400 on
    * `field` (`params.streams`, or `params.query` for `stream:`), so its existence does not leak.
    */
+  /**
+   * Which stream sets (a log metric's buckets', event-store/rollups/metric-store.ts) count
+   * for `who`: a set counts when they may read a stream in it, or the built-in stream for
+   * the built-in set (a set naming only deleted streams reads as the built-in one); with
+   * `streams`, only sets holding one of those. A stream they may not read, or that does not
+   * exist, is a 400 on `field`.
+   */
+  setTest(
+    who: Identity,
+    streams: readonly number[] | undefined,
+    field: string,
+  ): Promise<(set: string) => boolean>;
   narrow(
     userId: number,
     filter: FilterNode,

@@ -2646,6 +2646,68 @@ export interface paths {
       };
     };
   };
+  "/api/log-metrics/{id}/series": {
+    /** A log metric's series: its buckets summed by step and label tuple, over the streams you may read */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Unix seconds or ISO 8601 (default: an hour before `to`). */
+          from?: string;
+          /** @description Unix seconds or ISO 8601 (default: now). */
+          to?: string;
+          /** @description Seconds (300) or a duration (5m, 1h, 1d). */
+          step?: string;
+          /** @description The labels to keep, comma-separated. */
+          labels?: string;
+          /** @description Stream ids, comma-separated. */
+          streams?: string;
+          /** @description Most series (default 100). */
+          limit?: number;
+        };
+        path: {
+          id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": unknown;
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/api/tasks": {
     /** List the team's tasks (everyone sees every task) */
     get: {

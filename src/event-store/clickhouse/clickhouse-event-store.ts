@@ -19,6 +19,8 @@ import type {
 } from '../event-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
+import type { MetricRule } from '../rollups/metric-rollups.js';
+import type { MetricBucketRow, MetricBucketsRead } from '../rollups/metric-store.js';
 import { quoteIdent, SqlParams, type SqlValue, sqlTime } from '../sql/sql-params.js';
 import { StoreRuntime } from '../store-runtime.js';
 import { clickHouseDialect } from './clickhouse-dialect.js';
@@ -229,6 +231,17 @@ export class ClickHouseEventStore implements EngineEventStore {
 
   /** Reads scopes by their filters: membership is not kept here (ADR 0016). */
   async setStreamRules(_rules: StreamRules): Promise<void> {}
+
+  /** Log metrics are not counted on ClickHouse yet (ADR 0035): no rules kept, no buckets. */
+  async setMetricRules(_rules: readonly MetricRule[]): Promise<void> {}
+
+  async metricBuckets(_read: MetricBucketsRead): Promise<MetricBucketRow[] | null> {
+    return null;
+  }
+
+  async metricCounts(_metric: number, _generation: number): Promise<{ series: number; dropped: number }> {
+    return { series: 0, dropped: 0 };
+  }
 
   /**
    * Retention by whole days: drops, on every server, the day partitions that end before

@@ -1,6 +1,7 @@
 import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../core/event.js';
 import type { StreamRules } from '../read-scope.js';
+import type { MetricRule } from '../rollups/metric-rollups.js';
 import type { StoreRuntime } from '../store-runtime.js';
 import { DuckDBDataChunk } from './duckdb-api.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
@@ -70,8 +71,28 @@ export class DuckDbAppends {
    * each, appends taking turns with the parts); resolves once they all have it.
    */
   setStreamRules(rules: StreamRules): Promise<void> {
+    // Log metrics' stream sets: from the next append on.
+    this.db.metrics.setStreams(rules);
     if (!this.db.sets.use(rules)) return Promise.resolve();
     return this.writeMembership(rules).catch((err) => {
+      throw this.maintenance.writeError(err);
+    });
+  }
+
+  /**
+   * The log metrics to count by (ADR 0035), taken between two appends: an append that
+   * completes after this resolves counts by them. The buckets of metrics no longer among
+   * them, and of their older generations (a reset), are deleted then.
+   */
+  setMetricRules(rules: readonly MetricRule[]): Promise<void> {
+    const run = this.queue.then(() =>
+      this.db.gate.write(async () => {
+        await this.db.metrics.prune(this.db.writer, rules);
+        this.db.metrics.setRules(rules);
+      }),
+    );
+    this.queue = run.catch(() => undefined);
+    return run.catch((err) => {
       throw this.maintenance.writeError(err);
     });
   }
@@ -112,7 +133,7 @@ export class DuckDbAppends {
   }
 
   private async appendNow(batch: readonly NormalisedEvent[]): Promise<{ storedAt: number }> {
-    const { writer, words, sets, extras } = this.db;
+    const { writer, words, sets, extras, metrics } = this.db;
     const due = extras.due(batch);
     if (due.length > 0) await this.addFieldColumns(due);
     // The word index's blocks are time slices of the batch (tight ranges for its reads),
@@ -128,9 +149,12 @@ export class DuckDbAppends {
     const { appender, types, order } = this.table;
     let inTransaction = false;
     try {
+      // Log metrics (ADR 0035): the batch's partial aggregates, written with its events.
+      const rollups = metrics.count(events, storedAt);
       await writer.run('BEGIN TRANSACTION');
       inTransaction = true;
       const written = await words.write(writer, blocks);
+      await metrics.write(writer, rollups);
       for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
         const chunkRows = rows.slice(start, start + CHUNK_ROWS);
         const n = chunkRows.length;
@@ -154,8 +178,10 @@ export class DuckDbAppends {
       await writer.run('COMMIT');
       inTransaction = false;
       words.add(written); // word index: the committed blocks in memory
+      metrics.committed();
       this.runtime.appended(events);
     } catch (err) {
+      metrics.aborted();
       try {
         appender.clear();
       } catch {

@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColdFiles } from './cold-files.js';
 import type { FieldColumns } from './field-columns.js';
+import type { MetricBuckets } from './metric-buckets.js';
 import type { StatementGate } from './statement-gate.js';
 import type { StreamSets } from './stream-sets.js';
 import type { WordIndex } from './word-index.js';
@@ -28,6 +29,8 @@ export interface DuckDbDatabase {
   readonly sets: StreamSets;
   /** Extra fields in columns of their own (field-columns.ts, ADR 0017). */
   readonly extras: FieldColumns;
+  /** Log metrics' buckets and series (metric-buckets.ts, ADR 0035). */
+  readonly metrics: MetricBuckets;
   /** The cold tier's files (cold-files.ts, ADR 0031); null without a cold directory. */
   readonly cold: ColdFiles | null;
 }

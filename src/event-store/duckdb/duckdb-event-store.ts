@@ -17,6 +17,8 @@ import type {
 } from '../event-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import { type ReadScope, type StreamRules, scopedFilter } from '../read-scope.js';
+import type { MetricRule } from '../rollups/metric-rollups.js';
+import type { MetricBucketRow, MetricBucketsRead } from '../rollups/metric-store.js';
 import { SqlParams } from '../sql/sql-params.js';
 import { StoreRuntime } from '../store-runtime.js';
 import { ColdFiles } from './cold-files.js';
@@ -32,6 +34,7 @@ import { DuckDbReads } from './duckdb-reads.js';
 import { CREATE_EVENTS, upgradeEventsTable } from './duckdb-schema.js';
 import type { DuckDbStatement } from './duckdb-statements.js';
 import { FieldColumns } from './field-columns.js';
+import { MetricBuckets } from './metric-buckets.js';
 import { type Bound, StatementGate } from './statement-gate.js';
 import { StreamSets } from './stream-sets.js';
 import { WordIndex } from './word-index.js';
@@ -173,6 +176,7 @@ export class DuckDbEventStore implements EngineEventStore {
       useWords: opts.wordIndex ?? true,
       sets: await StreamSets.open(writer, extras.columnOf),
       extras,
+      metrics: await MetricBuckets.open(writer),
       // The cold tier's records, and what a crash left half moved cleaned up, before any read.
       cold: opts.coldDir ? await ColdFiles.open(writer, opts.coldDir) : null,
     };
@@ -190,6 +194,18 @@ export class DuckDbEventStore implements EngineEventStore {
 
   setStreamRules(rules: StreamRules): Promise<void> {
     return this.appends.setStreamRules(rules);
+  }
+
+  setMetricRules(rules: readonly MetricRule[]): Promise<void> {
+    return this.appends.setMetricRules(rules);
+  }
+
+  async metricBuckets(read: MetricBucketsRead): Promise<MetricBucketRow[]> {
+    return this.db.metrics.read((sql, params) => this.runSql(sql, params), read);
+  }
+
+  async metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }> {
+    return this.db.metrics.counts(metric, generation);
   }
 
   /** Runs a plan (store-runtime.ts): each statement on its own connection, interrupted by the signal. */

@@ -1,6 +1,7 @@
 import { statfsSync } from 'node:fs';
 import { storageFull } from '../../errors/errors.js';
 import type { StreamRules } from '../read-scope.js';
+import type { MetricRule } from '../rollups/metric-rollups.js';
 import { DuckDbEventStore, type DuckDbEventStoreOptions } from './duckdb-event-store.js';
 import { MIN_FREE_BYTES } from './duckdb-maintenance.js';
 
@@ -27,7 +28,7 @@ const REOPEN_EVERY_MS = 1_000;
  * every statement fails, reads included, until the database is opened again, which used to
  * take a restart. The holder notes such a failure and, at the next request once the disk
  * has room, closes the store and opens it again: DuckDB replays its WAL, so every
- * acknowledged event is kept, and the store gets the streams' rules it had.
+ * acknowledged event is kept, and the store gets the streams' rules and log metrics it had.
  */
 export class DuckDbRecovery {
   private invalidated = false;
@@ -36,6 +37,7 @@ export class DuckDbRecovery {
   private lastAttempt = 0;
   private reopening: Promise<void> | null = null;
   private rules: StreamRules | null = null;
+  private metricRules: readonly MetricRule[] | null = null;
 
   constructor(
     private store: DuckDbEventStore,
@@ -50,6 +52,11 @@ export class DuckDbRecovery {
   /** The streams' rules in force, given again to a store opened anew. */
   rulesSet(rules: StreamRules): void {
     this.rules = rules;
+  }
+
+  /** The log metrics counted, given again to a store opened anew. */
+  metricRulesSet(rules: readonly MetricRule[]): void {
+    this.metricRules = rules;
   }
 
   /**
@@ -110,5 +117,6 @@ export class DuckDbRecovery {
     this.invalidated = false;
     // A failure here is the next request's to see (and an invalidation is noted by it).
     if (this.rules) await store.setStreamRules(this.rules).catch(() => undefined);
+    if (this.metricRules) await store.setMetricRules(this.metricRules).catch(() => undefined);
   }
 }

@@ -7,7 +7,8 @@
  */
 import { EVENT_SCHEMA, type NormalisedEvent } from '../../core/event.js';
 import { decodeShape, typedValue } from '../../core/record-shape.js';
-import type { EventLike } from '../../filter/evaluate.js';
+import type { FilterNode } from '../../filter/ast.js';
+import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
 import { newSketch, type Sketch } from './sketch.js';
 
 export type MetricKind = 'count' | 'sum' | 'avg' | 'min' | 'max' | 'quantiles';
@@ -24,9 +25,19 @@ export interface MetricRule {
   readonly resolutionMs: number;
   /** Label tuples with a series of their own at most; the others fold into `OTHER`'s. */
   readonly maxSeries: number;
-  /** The metric's query as a Search tests it (filter/evaluate.ts `compilePredicate`). */
+  /** The metric's query as a Search tests it (data, so it crosses to the store's worker). */
+  readonly filter: FilterNode;
+}
+
+/** A rule with its query compiled (filter/evaluate.ts, held equal to both SQL compilers). */
+export interface CountingRule extends MetricRule {
   readonly matches: (event: EventLike) => boolean;
 }
+
+export const countingRule = (rule: MetricRule): CountingRule => ({
+  ...rule,
+  matches: compilePredicate(rule.filter),
+});
 
 /** The label value of the series events fold into past `maxSeries`. */
 export const OTHER = '__other__';
@@ -130,7 +141,7 @@ export class RollupBatch {
   private readonly rows = new Map<string, RollupRow & { error: number }>();
 
   constructor(
-    private readonly rules: readonly MetricRule[],
+    private readonly rules: readonly CountingRule[],
     private readonly gate: SeriesGate,
   ) {}
 

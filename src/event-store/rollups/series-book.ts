@@ -98,11 +98,11 @@ export class SeriesBook implements SeriesGate {
     return { series: b?.own.size ?? 0, dropped: b?.dropped.size ?? 0 };
   }
 
-  /** Forgets a metric's generations (deleted, or reset: a new generation starts empty). */
-  forget(metric: number, keep?: number): void {
+  /** Forgets every metric and generation but those of `rules` (deleted metrics, resets). */
+  retain(rules: readonly Pick<MetricRule, 'id' | 'generation'>[]): void {
+    const keep = new Set(rules.map((r) => keyOf(r.id, r.generation)));
     for (const [key, b] of this.books) {
-      const [id, generation] = key.split(':').map(Number);
-      if (id !== metric || generation === keep) continue;
+      if (keep.has(key)) continue;
       this.total -= b.own.size;
       this.books.delete(key);
     }

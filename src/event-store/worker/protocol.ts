@@ -6,6 +6,8 @@ import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import type { ColdImport, ColdMove, ColdVerify } from '../event-store.js';
 import type { TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
+import type { MetricRule } from '../rollups/metric-rollups.js';
+import type { MetricBucketsRead } from '../rollups/metric-store.js';
 import type { SqlValue } from '../sql/sql-params.js';
 
 /**
@@ -43,6 +45,9 @@ export type StoreRequest =
   | { id: number; op: 'streamNext'; stream: number; max: number; maxValues: number }
   | { id: number; op: 'streamClose'; stream: number }
   | { id: number; op: 'setStreamRules'; rules: StreamRules }
+  | { id: number; op: 'setMetricRules'; rules: readonly MetricRule[] }
+  | { id: number; op: 'metricBuckets'; read: MetricBucketsRead }
+  | { id: number; op: 'metricCounts'; metric: number; generation: number }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }
   | { id: number; op: 'setPatternIds'; range: TimeWindow; ids: ReadonlyArray<readonly [string, string]> }

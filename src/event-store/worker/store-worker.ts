@@ -117,6 +117,12 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return null;
     case 'setStreamRules':
       return store.setStreamRules(req.rules);
+    case 'setMetricRules':
+      return store.setMetricRules(req.rules);
+    case 'metricBuckets':
+      return store.metricBuckets(req.read);
+    case 'metricCounts':
+      return store.metricCounts(req.metric, req.generation);
     case 'getById':
       return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':
@@ -175,6 +181,7 @@ async function serveRecovering(store: Store, recovery: DuckDbRecovery | null, re
     return null;
   }
   if (req.op === 'setStreamRules') recovery.rulesSet(req.rules);
+  if (req.op === 'setMetricRules') recovery.metricRulesSet(req.rules);
   try {
     return await serve(await recovery.current(), req);
   } catch (err) {

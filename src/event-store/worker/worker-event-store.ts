@@ -20,6 +20,8 @@ import {
 import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
+import type { MetricRule } from '../rollups/metric-rollups.js';
+import type { MetricBucketRow, MetricBucketsRead } from '../rollups/metric-store.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import {
   eventValues,
@@ -231,6 +233,18 @@ export class WorkerEventStore implements EventStore {
 
   setStreamRules(rules: StreamRules): Promise<void> {
     return this.call({ op: 'setStreamRules', rules });
+  }
+
+  setMetricRules(rules: readonly MetricRule[]): Promise<void> {
+    return this.call({ op: 'setMetricRules', rules });
+  }
+
+  metricBuckets(read: MetricBucketsRead): Promise<MetricBucketRow[] | null> {
+    return this.call({ op: 'metricBuckets', read });
+  }
+
+  metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }> {
+    return this.call({ op: 'metricCounts', metric, generation });
   }
 
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {

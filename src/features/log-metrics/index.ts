@@ -1,10 +1,13 @@
 /**
  * Log metrics (`/api/log-metrics`, docs/api/log-metrics.md): counts and aggregates of the
- * events a query matches, kept per bucket. This step holds their definitions; counting at
- * ingest, series and the Prometheus exposition come next (issue 76).
+ * events a query matches, kept per bucket by the event store as it stores them (ADR 0035),
+ * and their series. Backfills, the Prometheus exposition and the built-in rollups come next
+ * (issue 76).
  */
 import { component } from '../component.js';
+import { LogMetricCounting } from './log-metric-counting.js';
 import { LogMetricSchema } from './log-metric-schema.js';
+import { LogMetricSeries } from './log-metric-series.js';
 import { LogMetricsRepository } from './log-metrics-repository.js';
 import { logMetricRoutes } from './log-metrics-routes.js';
 import { LogMetricsService } from './log-metrics-service.js';
@@ -19,15 +22,23 @@ declare module '../component.js' {
 export const logMetrics = component({
   name: 'log-metrics',
   migrations: { '0028-log-metrics': logMetricsMigration },
-  build({ meta, config }, { teams }) {
-    const metrics = new LogMetricsService(new LogMetricsRepository(meta.db), teams, {
-      perUser: config.logMetricsPerUser,
-      maxSeries: config.logMetricMaxSeries,
-    });
+  build({ meta, config, events, log }, { teams, readScopes }) {
+    const repo = new LogMetricsRepository(meta.db);
+    const counting = new LogMetricCounting(repo, events, log);
+    const metrics = new LogMetricsService(
+      repo,
+      teams,
+      { perUser: config.logMetricsPerUser, maxSeries: config.logMetricMaxSeries },
+      counting,
+      events,
+    );
+    const series = new LogMetricSeries(events, readScopes);
     return {
       provides: { logMetrics: metrics },
       schemas: [LogMetricSchema],
-      routes: async (app) => void (await app.register(logMetricRoutes, { metrics })),
+      // The store counts from the start: before any intake takes events.
+      start: () => counting.update(),
+      routes: async (app) => void (await app.register(logMetricRoutes, { metrics, series })),
     };
   },
 });

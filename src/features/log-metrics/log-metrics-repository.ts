@@ -52,6 +52,11 @@ export class LogMetricsRepository {
     return paginate(q, page);
   }
 
+  /** Every metric: what the event store counts. */
+  all(): Promise<LogMetricRow[]> {
+    return this.db.selectFrom('log_metrics').selectAll().orderBy('id').execute();
+  }
+
   byId(id: number): Promise<LogMetricRow | undefined> {
     return this.db.selectFrom('log_metrics').selectAll().where('id', '=', id).executeTakeFirst();
   }

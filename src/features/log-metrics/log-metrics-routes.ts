@@ -12,14 +12,18 @@ import {
   ShowAllQuery,
 } from '../../http/schemas/common.js';
 import { KindSchema, LogMetricCreateSchema, LogMetricPatchSchema } from './log-metric-schema.js';
+import type { LogMetricSeries } from './log-metric-series.js';
 import type { LogMetricsService } from './log-metrics-service.js';
 
 const ORDERABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
 const tags = ['log metrics'];
 
-export async function logMetricRoutes(fastify: FastifyInstance, opts: { metrics: LogMetricsService }) {
-  const { metrics } = opts;
+export async function logMetricRoutes(
+  fastify: FastifyInstance,
+  opts: { metrics: LogMetricsService; series: LogMetricSeries },
+) {
+  const { metrics, series } = opts;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const one = { 200: Type.Ref('LogMetric'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) };
 
@@ -133,6 +137,66 @@ export async function logMetricRoutes(fastify: FastifyInstance, opts: { metrics:
     async (request, reply) => {
       await metrics.delete(caller(request), request.params.id);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/log-metrics/:id/series',
+    {
+      schema: {
+        tags,
+        summary:
+          "A log metric's series: its buckets summed by step and label tuple, over the streams you may read",
+        params: IdParam,
+        querystring: Type.Object(
+          {
+            from: Type.Optional(
+              Type.String({
+                maxLength: 40,
+                description: 'Unix seconds or ISO 8601 (default: an hour before `to`).',
+              }),
+            ),
+            to: Type.Optional(
+              Type.String({ maxLength: 40, description: 'Unix seconds or ISO 8601 (default: now).' }),
+            ),
+            step: Type.Optional(
+              Type.String({ maxLength: 20, description: 'Seconds (300) or a duration (5m, 1h, 1d).' }),
+            ),
+            labels: Type.Optional(
+              Type.String({ maxLength: 2_000, description: 'The labels to keep, comma-separated.' }),
+            ),
+            streams: Type.Optional(
+              Type.String({ maxLength: 10_000, description: 'Stream ids, comma-separated.' }),
+            ),
+            limit: Type.Optional(
+              Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most series (default 100).' }),
+            ),
+          },
+          {
+            patternProperties: { '^label\\.': Type.String({ maxLength: 10_000 }) },
+            description: '`label.<field>=a,b`: only tuples whose label is one of these values.',
+          },
+        ),
+        response: { 200: Type.Unknown(), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const metric = await metrics.get(caller(request), request.params.id);
+      const q = request.query as Record<string, string | undefined> & { limit?: number };
+      const labelFilter = new Map(
+        Object.entries(q)
+          .filter(([k, v]) => k.startsWith('label.') && typeof v === 'string')
+          .map(([k, v]) => [k.slice('label.'.length), (v as string).split(',')] as const),
+      );
+      return series.series(caller(request), metric, {
+        from: q.from,
+        to: q.to,
+        step: q.step,
+        labels: q.labels,
+        streams: q.streams,
+        limit: q.limit,
+        labelFilter,
+      });
     },
   );
 }

@@ -8,10 +8,12 @@ import {
   permissionDenied,
   validationError,
 } from '../../errors/errors.js';
+import type { EventStore } from '../../event-store/event-store.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { parseQuery } from '../../syntax/parse-query.js';
 import { maySee } from '../teams/index.js';
 import type { TeamsService } from '../teams/teams-service.js';
+import { generationOf, type LogMetricCounting } from './log-metric-counting.js';
 import type { LogMetric, LogMetricInput, LogMetricKind, LogMetricPatch } from './log-metric-schema.js';
 import type { LogMetricRow, LogMetricsRepository } from './log-metrics-repository.js';
 
@@ -88,7 +90,16 @@ export class LogMetricsService {
     private readonly repo: LogMetricsRepository,
     private readonly teams: TeamsService,
     private readonly bounds: LogMetricBounds,
+    /** Gives the event store the metrics to count; its counts give `series_count`, `dropped_series`. */
+    private readonly counting: LogMetricCounting,
+    private readonly events: EventStore,
   ) {}
+
+  /** A metric with its series and folded tuples, as the event store counts them. */
+  private async counted(m: LogMetric): Promise<LogMetric> {
+    const { series, dropped } = await this.events.metricCounts(m.id, generationOf(m.counting_since));
+    return { ...m, series_count: series, dropped_series: dropped };
+  }
 
   /** What a metric is when its definition leaves a field out (`max_series` within the setting). */
   private defaults() {
@@ -106,12 +117,15 @@ export class LogMetricsService {
       page,
     );
     const shares = await this.repo.teamsOf(found.rows.map((r) => r.id));
-    return { count: found.count, rows: found.rows.map((r) => present(r, shares.get(r.id) ?? [])) };
+    return {
+      count: found.count,
+      rows: await Promise.all(found.rows.map((r) => this.counted(present(r, shares.get(r.id) ?? [])))),
+    };
   }
 
   async get(who: Identity, id: number): Promise<LogMetric> {
     const { row, teams } = await this.visible(who, id);
-    return present(row, teams);
+    return this.counted(present(row, teams));
   }
 
   async create(who: Identity, input: LogMetricInput): Promise<LogMetric> {
@@ -147,6 +161,8 @@ export class LogMetricsService {
         'limit_reached',
         `You own ${stored.owned} log metrics, the most one user may (setting logMetricsPerUser); delete one first.`,
       );
+    // Answered once the store counts by it: every event acknowledged after counts.
+    await this.counting.update();
     return this.get(who, stored.id);
   }
 
@@ -198,6 +214,7 @@ export class LogMetricsService {
     const done = await this.repo.update(id, change, checked.teams);
     if (done === false) throw notFound('No such log metric.');
     if (done !== true) throw nameTaken(after.name);
+    await this.counting.update();
     return this.get(who, id);
   }
 
@@ -206,6 +223,7 @@ export class LogMetricsService {
     if (row.owner !== who.userId && !who.isAdmin)
       throw permissionDenied('Only its owner (or an admin) deletes a log metric.');
     if (!(await this.repo.delete(id))) throw notFound('No such log metric.');
+    await this.counting.update();
   }
 
   /** The metric and the teams it is shared with, if the caller may see it; else 404. */
@@ -346,7 +364,7 @@ const present = (r: LogMetricRow, teams: readonly number[]): LogMetric => ({
   owner: r.owner,
   counting_since: r.counting_since,
   backfilled: JSON.parse(r.backfilled) as Array<{ from: number; to: number }>,
-  // Counting at ingest is the next step of issue 76: no series yet.
+  // The event store's (`counted`).
   series_count: 0,
   dropped_series: 0,
   created_at: r.created_at,

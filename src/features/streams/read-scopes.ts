@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Identity } from '../../core/identity.js';
 import { fieldError } from '../../errors/errors.js';
 import { EVERY_EVENT, NO_EVENT, type ReadScope } from '../../event-store/read-scope.js';
+import { setIds } from '../../event-store/rollups/metric-store.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { and, not, or } from '../../filter/builders.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
@@ -45,6 +46,26 @@ export class StreamReadScopes implements ReadScopes {
 
   async ofUser(userId: number): Promise<ReadScope> {
     return (await this.readable(userId)).scope;
+  }
+
+  async setTest(
+    who: Identity,
+    streams: readonly number[] | undefined,
+    field: string,
+  ): Promise<(set: string) => boolean> {
+    if (who.isAdmin && streams === undefined) return () => true;
+    const rows = await this.streams.all();
+    const existing = new Set(rows.map((r) => r.id));
+    const builtin = rows.find((r) => r.builtin)?.id;
+    const readable = who.isAdmin ? existing : new Set((await this.readable(who.userId)).streams.keys());
+    for (const id of streams ?? [])
+      if (!readable.has(id)) throw fieldError(field, `No stream you may read has the id ${id}.`);
+    const chosen = streams === undefined ? readable : new Set(streams);
+    return (set) => {
+      const ids = setIds(set).filter((id) => existing.has(id));
+      if (ids.length === 0) return builtin !== undefined && chosen.has(builtin);
+      return ids.some((id) => chosen.has(id));
+    };
   }
 
   async narrow(

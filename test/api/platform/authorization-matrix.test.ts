@@ -132,6 +132,7 @@ const RULES: Record<string, Rule> = {
   'PATCH /api/log-metrics/{id}':                  R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
   'PUT /api/log-metrics/{id}':                    R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric', { body: { name: 'matrix_put' } })),
   'DELETE /api/log-metrics/{id}':                 R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
+  'GET /api/log-metrics/{id}/series':             R('user', 'docs/api/log-metrics.md: one you may see, over the streams you may read', own('logMetric')),
   'GET /api/tasks':                               R('user', 'docs/api/tasks.md: every user sees every task'),
   'POST /api/tasks':                              R('user', 'docs/api/tasks.md'),
   'GET /api/tasks/{id}':                          R('user', 'docs/api/tasks.md: every user sees every task'),

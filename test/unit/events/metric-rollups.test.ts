@@ -4,6 +4,8 @@ import { emptyEvent, type NormalisedEvent } from '../../../src/core/event.js';
 import { encodeShape } from '../../../src/core/record-shape.js';
 import {
   bucketOf,
+  type CountingRule,
+  countingRule,
   LABEL_CHARS,
   labelText,
   type MetricRule,
@@ -21,7 +23,6 @@ import {
   type Sketch,
   sketchQuantile,
 } from '../../../src/event-store/rollups/sketch.js';
-import { compilePredicate } from '../../../src/filter/evaluate.js';
 import { parseQuery } from '../../../src/syntax/parse-query.js';
 
 // The counting core of log metrics (docs/api/log-metrics.md, "Counting at ingest"): what
@@ -86,9 +87,9 @@ describe('what an event gives a metric', () => {
   });
 });
 
-const rule = (over: Partial<MetricRule> & { query?: string } = {}): MetricRule => {
+const rule = (over: Partial<MetricRule> & { query?: string } = {}): CountingRule => {
   const { query = '', ...rest } = over;
-  return {
+  return countingRule({
     id: 1,
     generation: 1,
     kind: 'count',
@@ -96,9 +97,9 @@ const rule = (over: Partial<MetricRule> & { query?: string } = {}): MetricRule =
     labels: [],
     resolutionMs: 60_000,
     maxSeries: 10_000,
-    matches: compilePredicate(parseQuery(query)),
+    filter: parseQuery(query),
     ...rest,
-  };
+  });
 };
 
 describe('a batch’s partial aggregates', () => {
@@ -174,8 +175,12 @@ describe('a batch’s partial aggregates', () => {
     expect(book.admit(r, ['other'])).toBe(true);
     expect(book.admit(r, ['third'])).toBe(false);
     expect(book.admit(r, ['kept'])).toBe(true);
-    book.forget(1);
+    book.load(2, 5, ['x'], true);
+    // Metric 1 reset (generation 2), metric 2 deleted: their books go.
+    book.retain([{ id: 1, generation: 2 }]);
     expect(book.counts(1, 1)).toEqual({ series: 0, dropped: 0 });
+    expect(book.counts(2, 5)).toEqual({ series: 0, dropped: 0 });
+    expect(book.admit({ ...r, generation: 2 }, ['a'])).toBe(true);
     expect(DROPPED_EXACT).toBe(100_000);
   });
 

@@ -1,0 +1,179 @@
+/**
+ * Log metrics' buckets in the DuckDB store (ADR 0035): each append's partial aggregates,
+ * written in the transaction that stores its events (so an event counts once, across a
+ * crash too), and the label tuples that have a series of their own. A read sums a metric's
+ * rows by step, stream set and label tuple; sketches merge in the process.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { NormalisedEvent } from '../../core/event.js';
+import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
+import type { StreamRules } from '../read-scope.js';
+import {
+  type CountingRule,
+  countingRule,
+  type MetricRule,
+  RollupBatch,
+  type RollupRow,
+} from '../rollups/metric-rollups.js';
+import { type MetricBucketRow, type MetricBucketsRead, streamSetOf } from '../rollups/metric-store.js';
+import { SeriesBook, type SeriesChange } from '../rollups/series-book.js';
+import { encodeSketch } from '../rollups/sketch.js';
+import { tsValue } from './duckdb-schema.js';
+import type { Bound } from './statement-gate.js';
+
+const CREATE = [
+  `CREATE TABLE IF NOT EXISTS metric_buckets (
+    metric INTEGER NOT NULL, generation BIGINT NOT NULL, bucket TIMESTAMP NOT NULL,
+    streams VARCHAR NOT NULL, labels VARCHAR NOT NULL,
+    events BIGINT NOT NULL, count BIGINT NOT NULL, sum DOUBLE NOT NULL,
+    min DOUBLE, max DOUBLE, sketch BLOB)`,
+  `CREATE TABLE IF NOT EXISTS metric_series (
+    metric INTEGER NOT NULL, generation BIGINT NOT NULL, labels VARCHAR NOT NULL, own BOOLEAN NOT NULL)`,
+];
+
+/** Label tuples with a series of their own, at most, over every metric (`logMetricTotalSeries`). */
+export const TOTAL_SERIES = 1_000_000;
+
+export class MetricBuckets {
+  private rules: readonly CountingRule[] = [];
+  private streams: ReadonlyArray<{ id: number; test: (e: EventLike) => boolean }> = [];
+
+  private constructor(private readonly book: SeriesBook) {}
+
+  static async open(writer: DuckDBConnection): Promise<MetricBuckets> {
+    for (const sql of CREATE) await writer.run(sql);
+    const book = new SeriesBook(TOTAL_SERIES);
+    const rows = (
+      await writer.runAndReadAll('SELECT metric, generation, labels, own FROM metric_series')
+    ).getRowObjects();
+    for (const r of rows)
+      book.load(
+        Number(r.metric),
+        Number(r.generation),
+        JSON.parse(String(r.labels)) as string[],
+        r.own === true,
+      );
+    return new MetricBuckets(book);
+  }
+
+  /** The metrics to count by, from the next append on (the append queue gives them in turn). */
+  setRules(rules: readonly MetricRule[]): void {
+    this.rules = rules.map(countingRule);
+  }
+
+  /** The streams' rules an event's stream set is made of. */
+  setStreams(rules: StreamRules): void {
+    this.streams = rules.streams.map((s) => ({ id: s.id, test: compilePredicate(s.filter) }));
+  }
+
+  /** A batch's rows (the series it admits are pending in the book until `committed`). */
+  count(events: readonly NormalisedEvent[], storedAt: number): RollupRow[] {
+    if (this.rules.length === 0) return [];
+    const batch = new RollupBatch(this.rules, this.book);
+    for (const e of events) {
+      // The event as stored: a query or a stream's rule may read `stored_at`.
+      const event: EventLike = { ...e, stored_at: storedAt };
+      const ids: number[] = [];
+      for (const s of this.streams) if (s.test(event)) ids.push(s.id);
+      batch.add(event as EventLike & NormalisedEvent, streamSetOf(ids));
+    }
+    return batch.take();
+  }
+
+  /** Writes a batch's rows and the series it admitted, in the caller's transaction. */
+  async write(conn: DuckDBConnection, rows: readonly RollupRow[]): Promise<void> {
+    if (rows.length > 0) {
+      const a = await conn.createAppender('metric_buckets');
+      try {
+        for (const r of rows) {
+          a.appendInteger(r.metric);
+          a.appendBigInt(BigInt(r.generation));
+          a.appendTimestamp(tsValue(r.bucketMs));
+          a.appendVarchar(r.streams);
+          a.appendVarchar(JSON.stringify(r.labels));
+          a.appendBigInt(BigInt(r.agg.events));
+          a.appendBigInt(BigInt(r.agg.count));
+          a.appendDouble(r.agg.sum);
+          if (r.agg.min === null) a.appendNull();
+          else a.appendDouble(r.agg.min);
+          if (r.agg.max === null) a.appendNull();
+          else a.appendDouble(r.agg.max);
+          if (r.agg.sketch) a.appendBlob(encodeSketch(r.agg.sketch));
+          else a.appendNull();
+          a.endRow();
+        }
+        a.flushSync();
+      } finally {
+        a.closeSync();
+      }
+    }
+    const changes: readonly SeriesChange[] = this.book.pending();
+    if (changes.length === 0) return;
+    const a = await conn.createAppender('metric_series');
+    try {
+      for (const c of changes) {
+        a.appendInteger(c.metric);
+        a.appendBigInt(BigInt(c.generation));
+        a.appendVarchar(JSON.stringify(c.tuple));
+        a.appendBoolean(c.own);
+        a.endRow();
+      }
+      a.flushSync();
+    } finally {
+      a.closeSync();
+    }
+  }
+
+  /** The batch's transaction committed: the series it admitted are the store's. */
+  committed(): void {
+    this.book.commit();
+  }
+
+  /** It failed: they are not. */
+  aborted(): void {
+    this.book.abort();
+  }
+
+  /** A metric's series of its own and its folded tuples. */
+  counts(metric: number, generation: number): { series: number; dropped: number } {
+    return this.book.counts(metric, generation);
+  }
+
+  /** A metric's rows in the read's range, summed by step, stream set and label tuple. */
+  async read(
+    query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
+    q: MetricBucketsRead,
+  ): Promise<MetricBucketRow[]> {
+    const rows = await query(
+      `SELECT (epoch_ms(bucket) // $1) * $1 AS step, streams, labels, sum(events) AS events, sum(count) AS count,
+         sum(sum) AS sum, min(min) AS min, max(max) AS max,
+         list(sketch) FILTER (WHERE sketch IS NOT NULL) AS sketches
+       FROM metric_buckets
+       WHERE metric = $2 AND generation = $3 AND bucket >= $4 AND bucket < $5
+       GROUP BY ALL ORDER BY step`,
+      [BigInt(Math.round(q.stepMs)), q.metric, BigInt(q.generation), tsValue(q.fromMs), tsValue(q.toMs)],
+    );
+    return rows.map((r) => ({
+      stepMs: Number(r.step),
+      streams: String(r.streams),
+      labels: JSON.parse(String(r.labels)) as string[],
+      events: Number(r.events),
+      count: Number(r.count),
+      sum: Number(r.sum),
+      min: r.min === null ? null : Number(r.min),
+      max: r.max === null ? null : Number(r.max),
+      sketches: (r.sketches as Uint8Array[] | null) ?? [],
+    }));
+  }
+
+  /** Deletes the buckets and series of metrics no longer counted, and of their older generations. */
+  async prune(conn: DuckDBConnection, keep: readonly MetricRule[]): Promise<void> {
+    // Integers only, so written into the statement.
+    const live = keep.map((r) => `'${Math.trunc(r.id)}:${Math.trunc(r.generation)}'`);
+    const key = `metric::VARCHAR || ':' || generation::VARCHAR`;
+    const where = live.length ? `${key} NOT IN (${live.join(', ')})` : 'true';
+    await conn.run(`DELETE FROM metric_buckets WHERE ${where}`);
+    await conn.run(`DELETE FROM metric_series WHERE ${where}`);
+    this.book.retain(keep);
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * What an event store keeps for log metrics (ADR 0035), as the stores and the log-metrics
+ * feature speak of it: the rules it counts by, the rows a read gets, and whether a stream
+ * set counts for a reader.
+ */
+import type { Aggregate } from './metric-rollups.js';
+
+/** The stream set of an event no stream's rule claims: the built-in stream. */
+export const BUILT_IN_SET = '';
+
+/** The stream set an event belongs to under `rules`: the ids of the streams whose rule takes it. */
+export const streamSetOf = (ids: readonly number[]): string => ids.join(',');
+
+/** The ids of a stream set's streams (none: the built-in set). */
+export const setIds = (set: string): number[] => (set === BUILT_IN_SET ? [] : set.split(',').map(Number));
+
+/** A read of one metric's buckets: its generation's, in `[fromMs, toMs)`, summed by `stepMs`. */
+export interface MetricBucketsRead {
+  readonly metric: number;
+  readonly generation: number;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly stepMs: number;
+}
+
+/**
+ * One step of one stream set and label tuple (the buckets in it summed): the aggregate's
+ * figures, and its buckets' sketches as bytes (sketch.ts), merged by the reader.
+ */
+export interface MetricBucketRow extends Omit<Aggregate, 'sketch'> {
+  readonly stepMs: number;
+  readonly streams: string;
+  readonly labels: readonly string[];
+  readonly sketches: readonly Uint8Array[];
+}

@@ -1,0 +1,52 @@
+import type { Log } from '../../core/log.js';
+import type { EventStore } from '../../event-store/event-store.js';
+import type { MetricKind, MetricRule } from '../../event-store/rollups/metric-rollups.js';
+import { parseQuery } from '../../syntax/parse-query.js';
+import type { LogMetricRow, LogMetricsRepository } from './log-metrics-repository.js';
+
+/** A metric's generation: the instant counting began (`counting_since`), which a reset moves. */
+export const generationOf = (countingSince: string): number => Date.parse(countingSince);
+
+/** A stored metric as the event store counts it (ADR 0035). */
+export function ruleOf(row: LogMetricRow): MetricRule {
+  return {
+    id: row.id,
+    generation: generationOf(row.counting_since),
+    kind: row.kind as MetricKind,
+    field: row.field,
+    labels: JSON.parse(row.labels) as string[],
+    resolutionMs: row.resolution_seconds * 1000,
+    maxSeries: row.max_series,
+    filter: parseQuery(row.query, { path: 'query' }),
+  };
+}
+
+/**
+ * Gives the event store the log metrics to count (as stream membership gives it the
+ * streams' rules): at start and after every change, one update after another, so the
+ * metrics read last are the ones given last. A create, change or delete answers once the
+ * store counts by it: every event acknowledged after the answer is counted by the metric
+ * as it is then.
+ */
+export class LogMetricCounting {
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly repo: LogMetricsRepository,
+    private readonly events: EventStore,
+    private readonly log: Log,
+  ) {}
+
+  update(): Promise<void> {
+    const run = this.queue.then(async () => {
+      await this.events.setMetricRules((await this.repo.all()).map(ruleOf));
+    });
+    this.queue = run.catch((err) => {
+      this.log.warn(
+        { err },
+        'log metrics could not be given to the event store; the next change tries again',
+      );
+    });
+    return run;
+  }
+}

@@ -1,0 +1,215 @@
+import type { Identity } from '../../core/identity.js';
+import { INTERVAL_UNITS, parseIsoMs } from '../../core/time.js';
+import { AppError, fieldError } from '../../errors/errors.js';
+import type { EventStore } from '../../event-store/event-store.js';
+import { type Aggregate, emptyAggregate } from '../../event-store/rollups/metric-rollups.js';
+import type { MetricBucketRow } from '../../event-store/rollups/metric-store.js';
+import { decodeSketch, mergeSketch, sketchQuantile } from '../../event-store/rollups/sketch.js';
+import type { ReadScopes } from '../../query/read-scopes.js';
+import { generationOf } from './log-metric-counting.js';
+import type { LogMetric } from './log-metric-schema.js';
+
+/** What `GET /api/log-metrics/{id}/series` takes, as the query string gives it. */
+export interface SeriesParams {
+  from?: string | undefined;
+  to?: string | undefined;
+  step?: string | undefined;
+  labels?: string | undefined;
+  streams?: string | undefined;
+  limit?: number | undefined;
+  /** `label.<field>`: the values a label must hold. */
+  labelFilter: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface Figures {
+  events: number;
+  count?: number;
+  sum?: number;
+  min?: number | null;
+  max?: number | null;
+  avg?: number | null;
+  quantiles?: Record<string, number | null>;
+  value: number | null;
+}
+
+export interface SeriesAnswer {
+  metric: { id: number; name: string; kind: string; field: string | null };
+  from: number;
+  to: number;
+  step: number;
+  labels: string[];
+  series: Array<{ labels: Record<string, string>; total: Figures; points: Array<{ ts: number } & Figures> }>;
+  dropped_series: number;
+  truncated: boolean;
+  rebuilding: boolean;
+}
+
+const MAX_POINTS = 11_000;
+const DEFAULT_POINTS = 1_000;
+
+/** Unix seconds or ISO 8601, as ms; a 400 on `field` otherwise. */
+function timeParam(field: string, text: string | undefined, dflt: number): number {
+  if (text === undefined || text === '') return dflt;
+  const ms = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) * 1000 : parseIsoMs(text);
+  if (ms === null || !Number.isFinite(ms)) throw fieldError(field, 'A time: Unix seconds or ISO 8601.');
+  return ms;
+}
+
+/** Seconds (`300`) or a duration (`5m`, `1h`, `1d`), as ms; a 400 on `step` otherwise. */
+function stepParam(text: string): number {
+  const m = /^(\d{1,9})([smhd]?)$/.exec(text);
+  if (!m) throw fieldError('step', 'Seconds (300) or a duration (5m, 1h, 1d).');
+  return Number(m[1]) * (m[2] ? (INTERVAL_UNITS[m[2]] as number) : 1000);
+}
+
+/**
+ * A log metric's series (docs/api/log-metrics.md, "Reading"): its buckets in the range,
+ * summed by step, over the stream sets the caller may read (the streams feature decides
+ * which, `ReadScopes.setTest`), by the label tuples asked for.
+ */
+export class LogMetricSeries {
+  constructor(
+    private readonly events: EventStore,
+    private readonly scopes: ReadScopes,
+  ) {}
+
+  async series(who: Identity, metric: LogMetric, p: SeriesParams): Promise<SeriesAnswer> {
+    const resolution = metric.resolution_seconds * 1000;
+    const now = Date.now();
+    const to0 = timeParam('to', p.to, now);
+    const from0 = timeParam('from', p.from, to0 - 3_600_000);
+    if (from0 >= to0) throw fieldError('from', '`from` must be before `to`.');
+    let step: number;
+    if (p.step !== undefined && p.step !== '') {
+      step = stepParam(p.step);
+      if (step <= 0 || step % resolution !== 0)
+        throw fieldError('step', `A multiple of the metric's resolution (${metric.resolution_seconds} s).`);
+    } else step = resolution * Math.max(1, Math.ceil((to0 - from0) / resolution / DEFAULT_POINTS));
+    const from = Math.floor(from0 / step) * step;
+    const to = Math.ceil(to0 / step) * step;
+    const points = (to - from) / step;
+    if (points > MAX_POINTS)
+      throw fieldError(
+        'step',
+        `${points} points a series; at most ${MAX_POINTS}: a longer step or a shorter range.`,
+      );
+    const kept = p.labels === undefined ? metric.labels : p.labels === '' ? [] : p.labels.split(',');
+    for (const l of kept)
+      if (!metric.labels.includes(l)) throw fieldError('labels', `\`${l}\` is no label of this metric.`);
+    for (const l of p.labelFilter.keys())
+      if (!metric.labels.includes(l)) throw fieldError(`label.${l}`, `\`${l}\` is no label of this metric.`);
+    const limit = p.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+      throw fieldError('limit', 'From 1 to 10,000.');
+    const streams =
+      p.streams === undefined || p.streams === ''
+        ? undefined
+        : p.streams.split(',').map((s) => {
+            if (!/^\d{1,10}$/.test(s.trim())) throw fieldError('streams', 'Stream ids, comma-separated.');
+            return Number(s);
+          });
+    const counts = await this.scopes.setTest(who, streams, 'streams');
+    const generation = generationOf(metric.counting_since);
+    const rows = await this.events.metricBuckets({
+      metric: metric.id,
+      generation,
+      fromMs: from,
+      toMs: to,
+      stepMs: step,
+    });
+    if (rows === null)
+      throw new AppError(
+        409,
+        'not_counted',
+        'This server keeps its events on ClickHouse, where log metrics are not counted yet (docs/api/log-metrics.md).',
+      );
+    const positions = kept.map((l) => metric.labels.indexOf(l));
+    const filters = [...p.labelFilter].map(([l, values]) => ({
+      at: metric.labels.indexOf(l),
+      values: new Set(values),
+    }));
+    const bySeries = new Map<string, { labels: string[]; steps: Map<number, Partial> }>();
+    for (const r of rows) {
+      if (!counts(r.streams)) continue;
+      if (!filters.every((f) => f.values.has(r.labels[f.at] ?? ''))) continue;
+      const labels = positions.map((i) => r.labels[i] ?? '');
+      const key = JSON.stringify(labels);
+      let s = bySeries.get(key);
+      if (!s) {
+        s = { labels, steps: new Map() };
+        bySeries.set(key, s);
+      }
+      const at = s.steps.get(r.stepMs);
+      s.steps.set(r.stepMs, at ? add(at, r) : add(empty(metric), r));
+    }
+    const all = [...bySeries.values()].map((s) => {
+      const total = [...s.steps.values()].reduce((t, x) => add(t, x), empty(metric));
+      return { ...s, total };
+    });
+    all.sort(
+      (a, b) =>
+        b.total.events - a.total.events || (JSON.stringify(a.labels) < JSON.stringify(b.labels) ? -1 : 1),
+    );
+    const listed = all.filter((s) => s.total.events > 0).slice(0, limit);
+    const { dropped } = await this.events.metricCounts(metric.id, generation);
+    return {
+      metric: { id: metric.id, name: metric.name, kind: metric.kind, field: metric.field },
+      from: from / 1000,
+      to: to / 1000,
+      step: step / 1000,
+      labels: kept,
+      series: listed.map((s) => ({
+        labels: Object.fromEntries(kept.map((l, i) => [l, s.labels[i] ?? ''])),
+        total: figures(metric, s.total),
+        points: Array.from({ length: points }, (_, k) => {
+          const ts = from + k * step;
+          return { ts: ts / 1000, ...figures(metric, s.steps.get(ts) ?? empty(metric)) };
+        }),
+      })),
+      dropped_series: dropped,
+      truncated: all.filter((s) => s.total.events > 0).length > listed.length,
+      rebuilding: false,
+    };
+  }
+}
+
+/** A sum of rows: their figures, their sketches merged as they come. */
+type Partial = Aggregate;
+
+const empty = (metric: LogMetric): Partial => emptyAggregate(metric.kind);
+
+function add(into: Partial, r: Partial | MetricBucketRow): Partial {
+  into.events += r.events;
+  into.count += r.count;
+  into.sum += r.sum;
+  if (r.min !== null) into.min = into.min === null ? r.min : Math.min(into.min, r.min);
+  if (r.max !== null) into.max = into.max === null ? r.max : Math.max(into.max, r.max);
+  if (into.sketch) {
+    if ('sketches' in r) for (const bytes of r.sketches) mergeSketch(into.sketch, decodeSketch(bytes));
+    else if (r.sketch) mergeSketch(into.sketch, r.sketch);
+  }
+  return into;
+}
+
+/** A point's or total's figures as the contract writes them, by the metric's kind. */
+function figures(metric: LogMetric, a: Partial): Figures {
+  if (metric.kind === 'count') return { events: a.events, value: a.events };
+  const none = a.count === 0;
+  const out: Figures = {
+    events: a.events,
+    count: a.count,
+    sum: none ? 0 : a.sum,
+    min: none ? null : a.min,
+    max: none ? null : a.max,
+    avg: none ? null : a.sum / a.count,
+    value: null,
+  };
+  if (metric.kind === 'quantiles') {
+    const qs = metric.quantiles ?? [];
+    out.quantiles = Object.fromEntries(
+      qs.map((q) => [JSON.stringify(q), none || !a.sketch ? null : sketchQuantile(a.sketch, q)]),
+    );
+    out.value = out.quantiles[JSON.stringify(qs[0])] ?? null;
+  } else out.value = { sum: out.sum, avg: out.avg, min: out.min, max: out.max }[metric.kind] ?? null;
+  return out;
+}

@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import type { MetricRule } from '../../src/event-store/rollups/metric-rollups.js';
+import { rulesWithKey } from '../../src/features/streams/membership.js';
+import { parseQuery } from '../../src/syntax/parse-query.js';
+import { event } from './filter-store.js';
+
+// Log metrics' buckets in the DuckDB store (ADR 0035): counted in the append's transaction,
+// by stream set and label tuple; kept across a reopen with the series book; a reset or a
+// deleted metric prunes what it counted.
+
+const T = Date.UTC(2026, 10, 1, 10, 0, 0);
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const open = (dataDir: string) =>
+  DuckDbEventStore.open({ dataDir, memoryLimit: '256MB', checkpointThreshold: '16MB' });
+
+const rule = (over: Partial<MetricRule> = {}): MetricRule => ({
+  id: 1,
+  generation: 100,
+  kind: 'count',
+  field: null,
+  labels: ['host'],
+  resolutionMs: 60_000,
+  maxSeries: 2,
+  filter: parseQuery('severity:error'),
+  ...over,
+});
+
+const batch = (from: number, n: number, host = (i: number) => `h${i % 3}`) =>
+  Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return event(`m${String(i).padStart(6, '0')}`, {
+      ts: T + i * 1000,
+      received_at: T + i * 1000,
+      host: host(i),
+      app: i % 2 ? 'pay' : 'web',
+      severity: i % 4 === 0 ? 'info' : 'error',
+      message: `event ${i}`,
+    });
+  });
+
+describe('log metrics in the DuckDB store', () => {
+  it('counts each append by bucket, stream set and label tuple, folds past max_series, keeps it across a reopen', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'logscope-metrics-'));
+    dirs.push(dir);
+    let store = await open(dir);
+    await store.setStreamRules(rulesWithKey([{ id: 7, filter: parseQuery('app:pay') }]));
+    await store.setMetricRules([rule()]);
+    const events = [...batch(0, 100), ...batch(100, 80)];
+    await store.append(events.slice(0, 100));
+    await store.append(events.slice(100));
+    const read = { metric: 1, generation: 100, fromMs: T, toMs: T + 3_600_000, stepMs: 3_600_000 };
+    const sum = (rows: Awaited<ReturnType<DuckDbEventStore['metricBuckets']>>) => {
+      const out: Record<string, number> = {};
+      for (const r of rows ?? [])
+        out[`${r.streams}|${r.labels.join('/')}`] =
+          (out[`${r.streams}|${r.labels.join('/')}`] ?? 0) + r.events;
+      return out;
+    };
+    // The truth, from the events: errors, their set ("7" for app:pay, "" the built-in one), and
+    // hosts h1 and h2 counted first (events 1 and 2; max_series 2), h0 folded into __other__.
+    const truth: Record<string, number> = {};
+    for (const e of events) {
+      if (e.severity !== 'error') continue;
+      const key = `${e.app === 'pay' ? '7' : ''}|${e.host === 'h0' ? '__other__' : e.host}`;
+      truth[key] = (truth[key] ?? 0) + 1;
+    }
+    expect(sum(await store.metricBuckets(read))).toEqual(truth);
+    expect(await store.metricCounts(1, 100)).toEqual({ series: 2, dropped: 1 });
+    // By the minute: 180 events a second apart over three minutes.
+    const minutes = await store.metricBuckets({ ...read, stepMs: 60_000 });
+    expect(new Set(minutes?.map((r) => r.stepMs))).toEqual(new Set([T, T + 60_000, T + 120_000]));
+    await store.close();
+
+    store = await open(dir);
+    try {
+      expect(sum(await store.metricBuckets(read))).toEqual(truth);
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 2, dropped: 1 });
+      // The store counts only once it is given the metrics again (the feature does at start).
+      await store.append(batch(180, 4));
+      expect(sum(await store.metricBuckets(read))).toEqual(truth);
+      await store.setStreamRules(rulesWithKey([{ id: 7, filter: parseQuery('app:pay') }]));
+      await store.setMetricRules([rule()]);
+      await store.append(batch(184, 4, () => 'h9'));
+      const after = sum(await store.metricBuckets(read));
+      // h9 is a new tuple past max_series: folded, and counted among the dropped.
+      expect(after['7|__other__']).toBe((truth['7|__other__'] ?? 0) + 2);
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 2, dropped: 2 });
+      // A reset (a new generation) prunes the old one; a deleted metric's rows go too.
+      await store.setMetricRules([rule({ generation: 200 })]);
+      expect(await store.metricBuckets(read)).toEqual([]);
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 0, dropped: 0 });
+      await store.append(batch(300, 8));
+      expect((await store.metricBuckets({ ...read, generation: 200 }))?.length).toBeGreaterThan(0);
+      await store.setMetricRules([]);
+      expect(await store.runSql('SELECT count(*)::INTEGER AS n FROM metric_buckets')).toEqual([{ n: 0 }]);
+      expect(await store.runSql('SELECT count(*)::INTEGER AS n FROM metric_series')).toEqual([{ n: 0 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an append that fails counts nothing and admits no series', async () => {
+    const store = await open(':memory:');
+    try {
+      await store.setMetricRules([rule({ maxSeries: 1 })]);
+      // A batch that cannot be stored: one event's time is out of DuckDB's range.
+      const bad = batch(0, 3);
+      (bad[1] as { ts: number }).ts = Number.NaN;
+      await expect(store.append(bad)).rejects.toThrow();
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 0, dropped: 0 });
+      await store.append(batch(10, 3, () => 'late'));
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 1, dropped: 0 });
+    } finally {
+      await store.close();
+    }
+  });
+});
