@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<
   fields: () => import('./fields.js'),
   ingest: () => import('./ingest.js'),
   live: () => import('./live.js'),
+  'log-metrics': () => import('./log-metrics.js'),
   mcp: () => import('./mcp.js'),
   patterns: () => import('./patterns.js'),
   pipelines: () => import('./pipelines.js'),

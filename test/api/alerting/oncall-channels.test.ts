@@ -243,10 +243,15 @@ describe('on-call channels', () => {
     expect(JSON.stringify(fireCard?.body)).not.toContain('Resolved');
     expect(JSON.stringify(backCard?.body)).toContain('Resolved');
 
-    // Each a delivery of its own: the firing's and the recovery's.
-    const deliveries = (await call('GET', `/api/deliveries?trigger_id=${trigger.id}`)).json();
+    // Each a delivery of its own: the firing's and the recovery's. A delivery is marked sent
+    // once its answer is read, which may be after the receiver saw the request.
+    const sent = (d: { count: number; results: Array<{ status: string }> }) =>
+      d.count === 6 && d.results.every((x) => x.status === 'sent');
+    const deliveries = await until('six deliveries sent', async () => {
+      const d = (await call('GET', `/api/deliveries?trigger_id=${trigger.id}`)).json();
+      return sent(d) ? d : undefined;
+    });
     expect(deliveries.count).toBe(6);
-    expect(deliveries.results.every((d: { status: string }) => d.status === 'sent')).toBe(true);
     expect(deliveries.results.map((d: { channel_type: string }) => d.channel_type).sort()).toEqual([
       'opsgenie',
       'opsgenie',

@@ -72,7 +72,8 @@ describe(`events in shippers' edge shapes on ${BACKEND} and ${EVENT_STORE}`, () 
     token = (await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'shipper' })).secret_key;
     url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   });
-  afterAll(() => t?.close());
+  // Closing commits what a burst left queued: on a loaded machine, more than the default 30 s.
+  afterAll(() => t?.close(), 120_000);
 
   const query = async (type: string, params: Record<string, unknown>) => {
     const res = await fetch(`${url}/api/query`, {
@@ -167,7 +168,8 @@ describe.runIf(EVENT_STORE === 'duckdb')("the DuckDB store's write-ahead log dur
     token = (await t.rt.services.tokens.create(1, { token_type: 'INGEST', name: 'shipper' })).secret_key;
     url = await t.app.listen({ port: 0, host: '127.0.0.1' });
   });
-  afterAll(() => t?.close());
+  // Closing commits what a burst left queued: on a loaded machine, more than the default 30 s.
+  afterAll(() => t?.close(), 120_000);
 
   it('stays within its checkpoint threshold and a commit while 60,000 events arrive in batches of 1,000 from 4 clients', async () => {
     const wal = path.join(t.dataDir, 'events.duckdb.wal');
