@@ -56,7 +56,14 @@ describe('log metrics in the DuckDB store', () => {
     const events = [...batch(0, 100), ...batch(100, 80)];
     await store.append(events.slice(0, 100));
     await store.append(events.slice(100));
-    const read = { metric: 1, generation: 100, fromMs: T, toMs: T + 3_600_000, stepMs: 3_600_000 };
+    const read = {
+      metric: 1,
+      generation: 100,
+      fromMs: T,
+      toMs: T + 3_600_000,
+      stepMs: 3_600_000,
+      maxRows: 1_000,
+    };
     const sum = (rows: Awaited<ReturnType<DuckDbEventStore['metricBuckets']>>) => {
       const out: Record<string, number> = {};
       for (const r of rows ?? [])

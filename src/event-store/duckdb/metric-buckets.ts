@@ -150,8 +150,15 @@ export class MetricBuckets {
          list(sketch) FILTER (WHERE sketch IS NOT NULL) AS sketches
        FROM metric_buckets
        WHERE metric = $2 AND generation = $3 AND bucket >= $4 AND bucket < $5
-       GROUP BY ALL ORDER BY step`,
-      [BigInt(Math.round(q.stepMs)), q.metric, BigInt(q.generation), tsValue(q.fromMs), tsValue(q.toMs)],
+       GROUP BY ALL ORDER BY step LIMIT $6`,
+      [
+        BigInt(Math.round(q.stepMs)),
+        q.metric,
+        BigInt(q.generation),
+        tsValue(q.fromMs),
+        tsValue(q.toMs),
+        BigInt(q.maxRows + 1),
+      ],
     );
     return rows.map((r) => ({
       stepMs: Number(r.step),

@@ -21,6 +21,8 @@ export interface MetricBucketsRead {
   readonly fromMs: number;
   readonly toMs: number;
   readonly stepMs: number;
+  /** At most this many rows (a read that would give more gets `maxRows + 1`). */
+  readonly maxRows: number;
 }
 
 /**

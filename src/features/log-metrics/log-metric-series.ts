@@ -46,6 +46,12 @@ export interface SeriesAnswer {
 
 const MAX_POINTS = 11_000;
 const DEFAULT_POINTS = 1_000;
+/**
+ * Figures one answer holds at most: rows read from the store (steps × stream sets × label
+ * tuples) and points written (series × steps). `limit` 10,000 series of 11,000 points
+ * each would be 110 million: an answer past this is a 400 asking for less.
+ */
+export const MAX_FIGURES = 2_000_000;
 
 /** Unix seconds or ISO 8601, as ms; a 400 on `field` otherwise. */
 function timeParam(field: string, text: string | undefined, dflt: number): number {
@@ -116,12 +122,18 @@ export class LogMetricSeries {
       fromMs: from,
       toMs: to,
       stepMs: step,
+      maxRows: MAX_FIGURES,
     });
     if (rows === null)
       throw new AppError(
         409,
         'not_counted',
         'This server keeps its events on ClickHouse, where log metrics are not counted yet (docs/api/log-metrics.md).',
+      );
+    if (rows.length > MAX_FIGURES)
+      throw fieldError(
+        'step',
+        `More than ${MAX_FIGURES.toLocaleString('en-US')} figures in this range: a longer step, fewer labels or a shorter range.`,
       );
     const positions = kept.map((l) => metric.labels.indexOf(l));
     const filters = [...p.labelFilter].map(([l, values]) => ({
@@ -151,6 +163,11 @@ export class LogMetricSeries {
         b.total.events - a.total.events || (JSON.stringify(a.labels) < JSON.stringify(b.labels) ? -1 : 1),
     );
     const listed = all.filter((s) => s.total.events > 0).slice(0, limit);
+    if (listed.length * points > MAX_FIGURES)
+      throw fieldError(
+        'limit',
+        `${listed.length} series of ${points} points is more than ${MAX_FIGURES.toLocaleString('en-US')}: a lower limit, a longer step or a shorter range.`,
+      );
     const { dropped } = await this.events.metricCounts(metric.id, generation);
     return {
       metric: { id: metric.id, name: metric.name, kind: metric.kind, field: metric.field },

@@ -141,5 +141,17 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' series on ${BACKEND}`, ()
     await bad('from=0&to=4000000000&step=60', 'step');
     await bad('streams=x', 'streams');
     expect((await call(ben.token, 'GET', '/api/log-metrics/999999/series')).statusCode).toBe(404);
+    // Bounded work: 200 series of 11,000 points (2.2 million figures) is refused on `limit`;
+    // 100 of them is an answer.
+    const hosts = await metric({ name: 'by_host', labels: ['host'] });
+    await ingest(Array.from({ length: 200 }, (_, i) => ({ ts: iso(30), host: `h${i}`, message: 'x' })));
+    const wide = `from=${T / 1000 - 10_999 * 60}&to=${T / 1000 + 60}&step=60`;
+    const refused = await call(ada.token, 'GET', `/api/log-metrics/${hosts.id}/series?${wide}&limit=200`);
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(Object.keys(refused.json().errors)).toEqual(['limit']);
+    const fine = await call(ada.token, 'GET', `/api/log-metrics/${hosts.id}/series?${wide}&limit=100`);
+    expect(fine.statusCode).toBe(200);
+    expect(fine.json().series).toHaveLength(100);
+    expect(fine.json().truncated).toBe(true);
   });
 });
