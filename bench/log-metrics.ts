@@ -66,10 +66,18 @@ async function load(file: ShipperFile, clients: number, withMetrics: boolean) {
   const server = await startServer({ ...API_QUERY_ENV, LOGSCOPE_DUCKDB_MEMORY_LIMIT: MEMORY_LIMIT });
   const ids: Record<string, number> = {};
   if (withMetrics)
-    for (const m of METRICS) ids[m.name] = ((await api(server, 'POST', '/api/log-metrics', m)) as { id: number }).id;
+    for (const m of METRICS)
+      ids[m.name] = ((await api(server, 'POST', '/api/log-metrics', m)) as { id: number }).id;
   const reader = requestReader(file);
   try {
-    const ingest = await ingestThroughApi(server, (r) => reader.body(r), file.events, file.batch, clients, withMetrics ? 'with metrics' : 'without');
+    const ingest = await ingestThroughApi(
+      server,
+      (r) => reader.body(r),
+      file.events,
+      file.batch,
+      clients,
+      withMetrics ? 'with metrics' : 'without',
+    );
     return { server, ids, ingest };
   } catch (err) {
     await server.stop();
@@ -90,7 +98,9 @@ export async function main(argv: string[]) {
   try {
     const windowEnd = Date.now();
     const file = writeShipperFile(path.join(work, 'events.ndjson'), total, batch, false, windowEnd);
-    console.log(`log-metrics bench at ${commit}: ${fmt(total)} shipper events, ${clients} clients × ${fmt(batch)}`);
+    console.log(
+      `log-metrics bench at ${commit}: ${fmt(total)} shipper events, ${clients} clients × ${fmt(batch)}`,
+    );
     const plain = await load(file, clients, false);
     await plain.server.stop();
     rmSync(plain.server.dataDir, { recursive: true, force: true });
@@ -106,14 +116,21 @@ export async function main(argv: string[]) {
         const url = `/api/log-metrics/${counted.ids[m.name]}/series?from=${from}&to=${to}&step=60&limit=10000`;
         reads[m.name] = await timed(runs, () => api(counted.server, 'GET', url));
         if (m.name === 'errors_by_app') {
-          const answer = (await api(counted.server, 'GET', url)) as { series: Array<{ total: { events: number } }> };
+          const answer = (await api(counted.server, 'GET', url)) as {
+            series: Array<{ total: { events: number } }>;
+          };
           errors = answer.series.reduce((n, s) => n + s.total.events, 0);
         }
       }
       timeline = await timed(runs, () =>
         api(counted.server, 'POST', '/api/query', {
           type: 'Timeline',
-          params: { query: 'severity:error', time_range: { ts_from, ts_to }, interval: '1m', split_by: 'app' },
+          params: {
+            query: 'severity:error',
+            time_range: { ts_from, ts_to },
+            interval: '1m',
+            split_by: 'app',
+          },
         }),
       );
     } finally {
@@ -122,7 +139,10 @@ export async function main(argv: string[]) {
     }
     const raw = await rawSide(
       file,
-      METRICS.map((m) => ({ name: m.name, sql: (w: string) => [(RAW_SERIES[m.name] as (w: string) => string)(w)] })),
+      METRICS.map((m) => ({
+        name: m.name,
+        sql: (w: string) => [(RAW_SERIES[m.name] as (w: string) => string)(w)],
+      })),
       {
         runs,
         fromMs: from * 1000,
@@ -144,9 +164,13 @@ export async function main(argv: string[]) {
     for (const m of METRICS) {
       const rawTimes = [...(raw.times[m.name] ?? [])].sort((x, y) => x - y);
       const s = p50(reads[m.name] ?? []);
-      console.log(`| ${m.name}: 24 h by minute (ms p50) | ${fmt(s, 1)} | ${fmt(p50(rawTimes), 1)} raw scan | ${fmt(s / p50(rawTimes), 2)}× |`);
+      console.log(
+        `| ${m.name}: 24 h by minute (ms p50) | ${fmt(s, 1)} | ${fmt(p50(rawTimes), 1)} raw scan | ${fmt(s / p50(rawTimes), 2)}× |`,
+      );
     }
-    console.log(`| the same errors as a Timeline through /api/query (ms p50) | ${fmt(p50(timeline), 1)} | | |`);
+    console.log(
+      `| the same errors as a Timeline through /api/query (ms p50) | ${fmt(p50(timeline), 1)} | | |`,
+    );
     console.log(`\nerrors counted by the metric: ${fmt(errors)}; in the raw table: ${fmt(raw.rareCount)}`);
   } finally {
     rmSync(work, { recursive: true, force: true });
