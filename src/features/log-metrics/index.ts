@@ -36,8 +36,9 @@ export const logMetrics = component({
     return {
       provides: { logMetrics: metrics },
       schemas: [LogMetricSchema],
-      // The store counts from the start: before any intake takes events.
-      start: () => counting.update(),
+      // The store counts from the start: before any intake takes events. A store that
+      // refuses is logged (LogMetricCounting) and tried again at the next change.
+      start: () => counting.update().catch(() => undefined),
       routes: async (app) => void (await app.register(logMetricRoutes, { metrics, series })),
     };
   },

@@ -1,6 +1,7 @@
 import type { Log } from '../../core/log.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { MetricKind, MetricRule } from '../../event-store/rollups/metric-rollups.js';
+import { not, TRUE } from '../../filter/builders.js';
 import { parseQuery } from '../../syntax/parse-query.js';
 import type { LogMetricRow, LogMetricsRepository } from './log-metrics-repository.js';
 
@@ -39,7 +40,18 @@ export class LogMetricCounting {
 
   update(): Promise<void> {
     const run = this.queue.then(async () => {
-      await this.events.setMetricRules((await this.repo.all()).map(ruleOf));
+      const rules: MetricRule[] = [];
+      for (const row of await this.repo.all()) {
+        try {
+          rules.push(ruleOf(row));
+        } catch (err) {
+          // A query this version no longer reads: that metric alone counts nothing, and
+          // keeps what it counted (a metric left out would have its buckets pruned).
+          this.log.warn({ err, metric: row.id }, 'a log metric’s query cannot be read; it is not counted');
+          rules.push({ ...ruleOf({ ...row, query: '' }), filter: not(TRUE) });
+        }
+      }
+      await this.events.setMetricRules(rules);
     });
     this.queue = run.catch((err) => {
       this.log.warn(

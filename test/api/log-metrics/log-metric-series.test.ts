@@ -120,6 +120,21 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' series on ${BACKEND}`, ()
     expect(a.points[2]).toMatchObject({ events: 0, count: 0, sum: 0, avg: null, min: null, value: null });
   });
 
+  it('a metric whose stored query can no longer be read counts nothing and keeps what it counted', async () => {
+    const broken = await metric({ name: 'broken_later', query: 'app:legacy' });
+    await ingest([{ ts: iso(40), app: 'legacy', message: 'counted' }]);
+    expect((await series(ada.token, broken.id)).series[0]?.total.events).toBe(1);
+    // As a query an older version wrote and this one cannot parse (a grammar change).
+    await t.rt.meta.db
+      .updateTable('log_metrics')
+      .set({ query: 'app:(' })
+      .where('id', '=', broken.id)
+      .execute();
+    await metric({ name: 'another_one' }); // gives the store the metrics again
+    await ingest([{ ts: iso(41), app: 'legacy', message: 'not counted' }]);
+    expect((await series(ada.token, broken.id)).series[0]?.total.events).toBe(1);
+  });
+
   it('a change of what is counted resets it; bad parameters are 400s naming them', async () => {
     const m = await metric({ name: 'resets', query: 'app:web' });
     await ingest([{ ts: iso(20), app: 'web', message: 'counted once' }]);
