@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import dgram from 'node:dgram';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -46,9 +47,29 @@ export const serveBuilt = (dataDir: string, port: number, extra: Record<string, 
 
 /** A port free on loopback now (the kernel's pick). */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
+  for (;;) {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as net.AddressInfo;
+    await new Promise((r) => server.close(r));
+    // Never the same port twice to one process (the system may give a closed port again at
+    // once: a server, its syslog and its GELF port drawn in a row collided), and free for
+    // UDP too (the syslog and GELF listeners take both).
+    if (given.has(port) || !(await udpFree(port))) continue;
+    given.add(port);
+    return port;
+  }
+}
+
+const given = new Set<number>();
+
+function udpFree(port: number): Promise<boolean> {
+  const socket = dgram.createSocket('udp4');
+  return new Promise((resolve) => {
+    socket.once('error', () => {
+      socket.close();
+      resolve(false);
+    });
+    socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+  });
 }
