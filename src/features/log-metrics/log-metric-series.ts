@@ -140,7 +140,7 @@ export class LogMetricSeries {
       at: metric.labels.indexOf(l),
       values: new Set(values),
     }));
-    const bySeries = new Map<string, { labels: string[]; steps: Map<number, Partial> }>();
+    const bySeries = new Map<string, { labels: string[]; steps: Map<number, Aggregate> }>();
     for (const r of rows) {
       if (!counts(r.streams)) continue;
       if (!filters.every((f) => f.values.has(r.labels[f.at] ?? ''))) continue;
@@ -190,12 +190,10 @@ export class LogMetricSeries {
   }
 }
 
-/** A sum of rows: their figures, their sketches merged as they come. */
-type Partial = Aggregate;
+const empty = (metric: LogMetric): Aggregate => emptyAggregate(metric.kind);
 
-const empty = (metric: LogMetric): Partial => emptyAggregate(metric.kind);
-
-function add(into: Partial, r: Partial | MetricBucketRow): Partial {
+/** `into` plus a row's or another sum's figures, sketches merged as they come. */
+function add(into: Aggregate, r: Aggregate | MetricBucketRow): Aggregate {
   into.events += r.events;
   into.count += r.count;
   into.sum += r.sum;
@@ -209,7 +207,7 @@ function add(into: Partial, r: Partial | MetricBucketRow): Partial {
 }
 
 /** A point's or total's figures as the contract writes them, by the metric's kind. */
-function figures(metric: LogMetric, a: Partial): Figures {
+function figures(metric: LogMetric, a: Aggregate): Figures {
   if (metric.kind === 'count') return { events: a.events, value: a.events };
   const none = a.count === 0;
   const out: Figures = {
