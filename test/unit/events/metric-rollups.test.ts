@@ -230,7 +230,8 @@ describe('the quantile sketch', () => {
           expect(withinBounds(sorted, q, v), `q=${q} v=${v} of ${JSON.stringify(sorted)}`).toBe(true);
         }
       }),
-      { numRuns: 200 },
+      // CI's counterexample: the library's store merge lost the value 1 (key 0) merged in.
+      { numRuns: 200, examples: [[[1e-8, 1e-8, 1], 1]] },
     );
   });
 
