@@ -2400,6 +2400,43 @@ export interface paths {
       };
     };
   };
+  "/api/log-metrics/prometheus": {
+    /** The log metrics you see in Prometheus text format 0.0.4, over the streams you may read (for a scraper with your token) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Only these metrics: names, comma-separated. */
+          name?: string;
+        };
+      };
+      responses: {
+        /** @description Prometheus text exposition format 0.0.4 */
+        200: {
+          content: {
+            "text/plain; version=0.0.4; charset=utf-8": string;
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/api/log-metrics/{id}": {
     /** Read a log metric you may see */
     get: {

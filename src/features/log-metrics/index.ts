@@ -1,11 +1,12 @@
 /**
  * Log metrics (`/api/log-metrics`, docs/api/log-metrics.md): counts and aggregates of the
  * events a query matches, kept per bucket by the event store as it stores them (ADR 0035),
- * and their series. Backfills, the Prometheus exposition and the built-in rollups come next
+ * their series and their Prometheus exposition. Backfills and the built-in rollups come next
  * (issue 76).
  */
 import { component } from '../component.js';
 import { LogMetricCounting } from './log-metric-counting.js';
+import { LogMetricExposition } from './log-metric-exposition.js';
 import { LogMetricSchema } from './log-metric-schema.js';
 import { LogMetricSeries } from './log-metric-series.js';
 import { LogMetricsRepository } from './log-metrics-repository.js';
@@ -33,13 +34,15 @@ export const logMetrics = component({
       events,
     );
     const series = new LogMetricSeries(events, readScopes);
+    const exposition = new LogMetricExposition(events, readScopes);
     return {
       provides: { logMetrics: metrics },
       schemas: [LogMetricSchema],
+      metrics: [exposition],
       // The store counts from the start: before any intake takes events. A store that
       // refuses is logged (LogMetricCounting) and tried again at the next change.
       start: () => counting.update().catch(() => undefined),
-      routes: async (app) => void (await app.register(logMetricRoutes, { metrics, series })),
+      routes: async (app) => void (await app.register(logMetricRoutes, { metrics, series, exposition })),
     };
   },
 });

@@ -52,6 +52,14 @@ export class LogMetricsRepository {
     return paginate(q, page);
   }
 
+  /** The metrics a reader sees (theirs and those shared with them), by id; `names` narrows. */
+  seen(reader: ShareReader, names?: readonly string[]): Promise<LogMetricRow[]> {
+    let q = this.db.selectFrom('log_metrics').selectAll().where(seenBy(SHARES, reader));
+    if (names !== undefined)
+      q = names.length ? q.where('name', 'in', [...names]) : q.where(sql<boolean>`false`);
+    return q.orderBy('id').execute();
+  }
+
   /** Every metric: what the event store counts. */
   all(): Promise<LogMetricRow[]> {
     return this.db.selectFrom('log_metrics').selectAll().orderBy('id').execute();

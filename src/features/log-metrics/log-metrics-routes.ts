@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -11,6 +12,7 @@ import {
   QueryBoolean,
   ShowAllQuery,
 } from '../../http/schemas/common.js';
+import type { LogMetricExposition } from './log-metric-exposition.js';
 import { KindSchema, LogMetricCreateSchema, LogMetricPatchSchema } from './log-metric-schema.js';
 import type { LogMetricSeries } from './log-metric-series.js';
 import type { LogMetricsService } from './log-metrics-service.js';
@@ -21,9 +23,9 @@ const tags = ['log metrics'];
 
 export async function logMetricRoutes(
   fastify: FastifyInstance,
-  opts: { metrics: LogMetricsService; series: LogMetricSeries },
+  opts: { metrics: LogMetricsService; series: LogMetricSeries; exposition: LogMetricExposition },
 ) {
-  const { metrics, series } = opts;
+  const { metrics, series, exposition } = opts;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const one = { 200: Type.Ref('LogMetric'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) };
 
@@ -81,6 +83,43 @@ export async function logMetricRoutes(
       },
     },
     async (request, reply) => reply.code(201).send(await metrics.create(caller(request), request.body)),
+  );
+
+  app.get(
+    '/api/log-metrics/prometheus',
+    {
+      schema: {
+        tags,
+        summary:
+          'The log metrics you see in Prometheus text format 0.0.4, over the streams you may read (for a scraper with your token)',
+        querystring: Type.Object({
+          name: Type.Optional(
+            Type.String({ maxLength: 10_000, description: 'Only these metrics: names, comma-separated.' }),
+          ),
+        }),
+        response: {
+          200: {
+            description: 'Prometheus text exposition format 0.0.4',
+            content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(400, 401, 403),
+        },
+      },
+      // Scrapes are counted, not audited (one every few seconds would drown the trail).
+      onResponse: async (_request, reply) => exposition.counted(reply.statusCode),
+    },
+    async (request, reply) => {
+      const names = request.query.name?.split(',').map((n) => n.trim());
+      const who = caller(request);
+      const { text } = await exposition.scrape(who, await metrics.seen(who, names));
+      reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8');
+      if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+        reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
+        // The schema describes the text; the bytes are that text compressed.
+        return reply.send(gzipSync(text) as unknown as string);
+      }
+      return reply.send(text);
+    },
   );
 
   app.get(

@@ -123,6 +123,14 @@ export class LogMetricsService {
     };
   }
 
+  /** Every metric `who` sees (theirs and those shared with them), as stored; `names` narrows. */
+  async seen(who: Identity, names?: readonly string[]): Promise<LogMetric[]> {
+    const reader = { userId: who.userId, teams: await this.teams.teamsOf(who.userId), all: false };
+    const rows = await this.repo.seen(reader, names);
+    const shares = await this.repo.teamsOf(rows.map((r) => r.id));
+    return rows.map((r) => present(r, shares.get(r.id) ?? []));
+  }
+
   async get(who: Identity, id: number): Promise<LogMetric> {
     const { row, teams } = await this.visible(who, id);
     return this.counted(present(row, teams));

@@ -128,6 +128,7 @@ const RULES: Record<string, Rule> = {
   'DELETE /api/saved-searches/{id}':              R('user', 'docs/api/saved-searches.md: owner and admins', own('savedSearch')),
   'GET /api/log-metrics':                         R('user', 'docs/api/log-metrics.md: the ones you may see'),
   'POST /api/log-metrics':                        R('user', 'docs/api/log-metrics.md: yours'),
+  'GET /api/log-metrics/prometheus':              R('user', 'docs/api/log-metrics.md: the metrics you see, over the streams you may read'),
   'GET /api/log-metrics/{id}':                    R('user', 'docs/api/log-metrics.md: one you may not see is 404', own('logMetric')),
   'PATCH /api/log-metrics/{id}':                  R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
   'PUT /api/log-metrics/{id}':                    R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric', { body: { name: 'matrix_put' } })),
