@@ -3,7 +3,12 @@ import type { FilterNode } from '../filter/ast.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from './query-plan.js';
 import type { ReadScope, StreamRules } from './read-scope.js';
 import type { MetricRule } from './rollups/metric-rollups.js';
-import type { MetricBucketRow, MetricBucketsRead } from './rollups/metric-store.js';
+import type {
+  MetricBucketRow,
+  MetricBucketsRead,
+  MetricTotalRow,
+  MetricUpkeep,
+} from './rollups/metric-store.js';
 import type { SqlValue } from './sql/sql-params.js';
 
 /** What a backend can do, so callers choose a strategy without knowing the engine. */
@@ -194,6 +199,13 @@ export interface EventStore {
   setMetricRules(rules: readonly MetricRule[]): Promise<void>;
   /** A metric's buckets summed by step, stream set and label tuple; null: this store does not count. */
   metricBuckets(read: MetricBucketsRead): Promise<MetricBucketRow[] | null>;
+  /** A metric's figures since counting began, by stream set and label tuple; null: this store does not count. */
+  metricTotals(metric: number, generation: number): Promise<MetricTotalRow[] | null>;
+  /**
+   * The buckets' upkeep (ADR 0035): those past their metric's retention leave the series
+   * (their counts kept for the totals), and a bucket's rows (an append's each) merge into one.
+   */
+  maintainMetrics(nowMs: number): Promise<MetricUpkeep>;
   /** A metric's label tuples with a series of their own, and those folded into `__other__`. */
   metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }>;
   /** One event by id, or null, as well when it lies outside `scope`. */

@@ -4,6 +4,12 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
 import type { MetricRule } from '../../src/event-store/rollups/metric-rollups.js';
+import {
+  decodeSketch,
+  mergeSketch,
+  newSketch,
+  sketchQuantile,
+} from '../../src/event-store/rollups/sketch.js';
 import { rulesWithKey } from '../../src/features/streams/membership.js';
 import { parseQuery } from '../../src/syntax/parse-query.js';
 import { event } from './filter-store.js';
@@ -28,6 +34,7 @@ const rule = (over: Partial<MetricRule> = {}): MetricRule => ({
   field: null,
   labels: ['host'],
   resolutionMs: 60_000,
+  retentionMs: 86_400_000 * 3650,
   maxSeries: 2,
   filter: parseQuery('severity:error'),
   ...over,
@@ -109,6 +116,83 @@ describe('log metrics in the DuckDB store', () => {
       await store.setMetricRules([]);
       expect(await store.runSql('SELECT count(*)::INTEGER AS n FROM metric_buckets')).toEqual([{ n: 0 }]);
       expect(await store.runSql('SELECT count(*)::INTEGER AS n FROM metric_series')).toEqual([{ n: 0 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('upkeep: buckets past retention leave the series and stay in the totals; a key’s rows merge into one, figures unchanged', async () => {
+    const store = await open(':memory:');
+    const DAY = 86_400_000;
+    try {
+      const latency = rule({
+        id: 2,
+        kind: 'quantiles',
+        field: 'bytes',
+        labels: ['app'],
+        maxSeries: 10,
+        retentionMs: DAY,
+        filter: parseQuery(''),
+      });
+      await store.setMetricRules([rule({ maxSeries: 10, retentionMs: DAY }), latency]);
+      // Small appends (a row per key each), two days apart: the first day's pass retention.
+      const withBytes = (from: number, n: number, shift: number) =>
+        batch(from, n).map((e, k) => ({ ...e, ts: e.ts + shift, bytes: ((from + k) * 37) % 1000 }));
+      for (let i = 0; i < 20; i++) {
+        await store.append(withBytes(i * 9, 9, 0));
+        await store.append(withBytes(i * 9, 9, 2 * DAY));
+      }
+      const read = (metric: number, fromMs: number) => ({
+        metric,
+        generation: 100,
+        fromMs,
+        toMs: fromMs + 3_600_000,
+        stepMs: 60_000,
+        maxRows: 10_000,
+      });
+      const figures = async (metric: number, fromMs: number) =>
+        (await store.metricBuckets(read(metric, fromMs)))
+          ?.map((r) => {
+            const sketch = r.sketches.reduce((a, b) => mergeSketch(a, decodeSketch(b)), newSketch());
+            const q = [0.1, 0.5, 0.99].map((x) => (sketch.count ? sketchQuantile(sketch, x) : null));
+            return JSON.stringify([r.stepMs, r.streams, r.labels, r.events, r.count, r.sum, r.min, r.max, q]);
+          })
+          .sort();
+      const keys =
+        'SELECT count(DISTINCT (metric, generation, bucket, streams, labels))::INTEGER AS n FROM metric_buckets';
+      const rowCount = 'SELECT count(*)::INTEGER AS n FROM metric_buckets';
+      const before = [await figures(1, T + 2 * DAY), await figures(2, T + 2 * DAY)];
+      const totals = [await store.metricTotals(1, 100), await store.metricTotals(2, 100)];
+      const old = await figures(2, T);
+      expect(old?.length).toBeGreaterThan(0);
+      const [{ n: rowsBefore }] = (await store.runSql(rowCount, [])) as [{ n: number }];
+      const [{ n: keysBefore }] = (await store.runSql(keys, [])) as [{ n: number }];
+      expect(rowsBefore).toBeGreaterThan(keysBefore);
+
+      const upkeep = await store.maintainMetrics(T + 2 * DAY + 3_600_000);
+      expect(upkeep.expired).toBeGreaterThan(0);
+      expect(upkeep.compacted).toBeGreaterThan(0);
+      expect(upkeep.more).toBe(false);
+      // One row a key; the recent day's figures as before, quantiles included.
+      const [{ n: rowsAfter }] = (await store.runSql(rowCount, [])) as [{ n: number }];
+      const [{ n: keysAfter }] = (await store.runSql(keys, [])) as [{ n: number }];
+      expect(rowsAfter).toBe(keysAfter);
+      expect([await figures(1, T + 2 * DAY), await figures(2, T + 2 * DAY)]).toEqual(before);
+      // The first day left the series but not the totals (the Prometheus counters).
+      expect(await figures(2, T)).toEqual([]);
+      const sorted = (rows: Awaited<ReturnType<DuckDbEventStore['metricTotals']>>) =>
+        rows?.map((r) => JSON.stringify(r)).sort();
+      expect([sorted(await store.metricTotals(1, 100)), sorted(await store.metricTotals(2, 100))]).toEqual(
+        totals.map(sorted),
+      );
+      // Again: nothing to do. A deleted metric's past goes with its buckets.
+      expect(await store.maintainMetrics(T + 2 * DAY + 3_600_000)).toEqual({
+        expired: 0,
+        compacted: 0,
+        more: false,
+      });
+      await store.setMetricRules([]);
+      expect(await store.runSql('SELECT count(*)::INTEGER AS n FROM metric_past', [])).toEqual([{ n: 0 }]);
     } finally {
       await store.close();
     }

@@ -20,7 +20,12 @@ import type {
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
-import type { MetricBucketRow, MetricBucketsRead } from '../rollups/metric-store.js';
+import type {
+  MetricBucketRow,
+  MetricBucketsRead,
+  MetricTotalRow,
+  MetricUpkeep,
+} from '../rollups/metric-store.js';
 import { quoteIdent, SqlParams, type SqlValue, sqlTime } from '../sql/sql-params.js';
 import { StoreRuntime } from '../store-runtime.js';
 import { clickHouseDialect } from './clickhouse-dialect.js';
@@ -241,6 +246,14 @@ export class ClickHouseEventStore implements EngineEventStore {
 
   async metricCounts(_metric: number, _generation: number): Promise<{ series: number; dropped: number }> {
     return { series: 0, dropped: 0 };
+  }
+
+  async metricTotals(_metric: number, _generation: number): Promise<MetricTotalRow[] | null> {
+    return null;
+  }
+
+  async maintainMetrics(_nowMs: number): Promise<MetricUpkeep> {
+    return { expired: 0, compacted: 0, more: false };
   }
 
   /**

@@ -2,6 +2,7 @@ import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../core/event.js';
 import type { StreamRules } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
+import type { MetricUpkeep } from '../rollups/metric-store.js';
 import type { StoreRuntime } from '../store-runtime.js';
 import { DuckDBDataChunk } from './duckdb-api.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
@@ -90,6 +91,17 @@ export class DuckDbAppends {
         await this.db.metrics.prune(this.db.writer, rules);
         this.db.metrics.setRules(rules);
       }),
+    );
+    this.queue = run.catch(() => undefined);
+    return run.catch((err) => {
+      throw this.maintenance.writeError(err);
+    });
+  }
+
+  /** The metric buckets' upkeep (metric-buckets.ts), between two appends. */
+  maintainMetrics(nowMs: number): Promise<MetricUpkeep> {
+    const run = this.queue.then(() =>
+      this.db.gate.write(() => this.db.metrics.maintain(this.db.writer, nowMs)),
     );
     this.queue = run.catch(() => undefined);
     return run.catch((err) => {

@@ -18,7 +18,12 @@ import type {
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import { type ReadScope, type StreamRules, scopedFilter } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
-import type { MetricBucketRow, MetricBucketsRead } from '../rollups/metric-store.js';
+import type {
+  MetricBucketRow,
+  MetricBucketsRead,
+  MetricTotalRow,
+  MetricUpkeep,
+} from '../rollups/metric-store.js';
 import { SqlParams } from '../sql/sql-params.js';
 import { StoreRuntime } from '../store-runtime.js';
 import { ColdFiles } from './cold-files.js';
@@ -206,6 +211,14 @@ export class DuckDbEventStore implements EngineEventStore {
 
   async metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }> {
     return this.db.metrics.counts(metric, generation);
+  }
+
+  async metricTotals(metric: number, generation: number): Promise<MetricTotalRow[]> {
+    return this.db.metrics.totals((sql, params) => this.runSql(sql, params), metric, generation);
+  }
+
+  maintainMetrics(nowMs: number): Promise<MetricUpkeep> {
+    return this.appends.maintainMetrics(nowMs);
   }
 
   /** Runs a plan (store-runtime.ts): each statement on its own connection, interrupted by the signal. */

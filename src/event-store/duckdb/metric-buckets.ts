@@ -4,7 +4,7 @@
  * crash too), and the label tuples that have a series of their own. A read sums a metric's
  * rows by step, stream set and label tuple; sketches merge in the process.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../core/event.js';
 import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
 import type { StreamRules } from '../read-scope.js';
@@ -15,9 +15,15 @@ import {
   RollupBatch,
   type RollupRow,
 } from '../rollups/metric-rollups.js';
-import { type MetricBucketRow, type MetricBucketsRead, streamSetOf } from '../rollups/metric-store.js';
+import {
+  type MetricBucketRow,
+  type MetricBucketsRead,
+  type MetricTotalRow,
+  type MetricUpkeep,
+  streamSetOf,
+} from '../rollups/metric-store.js';
 import { SeriesBook, type SeriesChange } from '../rollups/series-book.js';
-import { encodeSketch } from '../rollups/sketch.js';
+import { decodeSketch, encodeSketch, mergeSketch, newSketch } from '../rollups/sketch.js';
 import { tsValue } from './duckdb-schema.js';
 import type { Bound } from './statement-gate.js';
 
@@ -27,12 +33,24 @@ const CREATE = [
     streams VARCHAR NOT NULL, labels VARCHAR NOT NULL,
     events BIGINT NOT NULL, count BIGINT NOT NULL, sum DOUBLE NOT NULL,
     min DOUBLE, max DOUBLE, sketch BLOB)`,
+  // What retention took from the buckets, summed by key: the totals keep counting it.
+  `CREATE TABLE IF NOT EXISTS metric_past (
+    metric INTEGER NOT NULL, generation BIGINT NOT NULL, streams VARCHAR NOT NULL, labels VARCHAR NOT NULL,
+    events BIGINT NOT NULL, count BIGINT NOT NULL, sum DOUBLE NOT NULL)`,
+  // The upkeep's merged rows on their way back (empty between runs).
+  `CREATE TABLE IF NOT EXISTS metric_buckets_merged AS SELECT * FROM metric_buckets LIMIT 0`,
   `CREATE TABLE IF NOT EXISTS metric_series (
     metric INTEGER NOT NULL, generation BIGINT NOT NULL, labels VARCHAR NOT NULL, own BOOLEAN NOT NULL)`,
 ];
 
 /** Label tuples with a series of their own, at most, over every metric (`logMetricTotalSeries`). */
 export const TOTAL_SERIES = 1_000_000;
+
+/** Keys (metric, generation, bucket, stream set, labels) merged by one run of the upkeep, at most. */
+export const COMPACT_KEYS = 50_000;
+
+const KEY = ['metric', 'generation', 'bucket', 'streams', 'labels'];
+const sameKey = (a: string, b: string, key = KEY) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
 
 export class MetricBuckets {
   private rules: readonly CountingRule[] = [];
@@ -173,6 +191,126 @@ export class MetricBuckets {
     }));
   }
 
+  /** A metric's figures since counting began (its buckets and what retention took), by stream set and labels. */
+  async totals(
+    query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
+    metric: number,
+    generation: number,
+  ): Promise<MetricTotalRow[]> {
+    // One statement: one snapshot, so a key's events, count and sum count the same events.
+    const rows = await query(
+      `SELECT streams, labels, sum(events) AS events, sum(count) AS count, sum(sum) AS sum FROM (
+         SELECT streams, labels, events, count, sum FROM metric_buckets WHERE metric = $1 AND generation = $2
+         UNION ALL
+         SELECT streams, labels, events, count, sum FROM metric_past WHERE metric = $1 AND generation = $2)
+       GROUP BY ALL`,
+      [metric, BigInt(generation)],
+    );
+    return rows.map((r) => ({
+      streams: String(r.streams),
+      labels: JSON.parse(String(r.labels)) as string[],
+      events: Number(r.events),
+      count: Number(r.count),
+      sum: Number(r.sum),
+    }));
+  }
+
+  /**
+   * The upkeep, in one transaction (the append queue's turn): buckets past their metric's
+   * retention leave `metric_buckets` for `metric_past` (summed by key), and the keys with
+   * several rows (an append writes one per key it touches) merge into one, sketches merged
+   * here, at most `COMPACT_KEYS` of them a run. Reads see the rows before or after, never
+   * a part: the sums are the same either way.
+   */
+  async maintain(conn: DuckDBConnection, nowMs: number): Promise<MetricUpkeep> {
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      const expired = await this.expire(conn, nowMs);
+      const compacted = await this.compact(conn);
+      await conn.run('COMMIT');
+      return { expired, compacted, more: compacted >= COMPACT_KEYS };
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async expire(conn: DuckDBConnection, nowMs: number): Promise<number> {
+    if (this.rules.length === 0) return 0;
+    // Integers only, so written into the statement.
+    const cuts = this.rules
+      .map((r) => `(${Math.trunc(r.id)}, ${Math.trunc(r.generation)}, ${Math.trunc(nowMs - r.retentionMs)})`)
+      .join(', ');
+    const from = `metric_buckets b JOIN (VALUES ${cuts}) c(metric, generation, cutoff)
+      ON b.metric = c.metric AND b.generation = c.generation AND epoch_ms(b.bucket) < c.cutoff`;
+    const n = Number(
+      (await conn.runAndReadAll(`SELECT count(*) AS n FROM ${from}`)).getRowObjects()[0]?.n ?? 0,
+    );
+    if (n === 0) return 0;
+    await conn.run(
+      `INSERT INTO metric_past SELECT b.metric, b.generation, b.streams, b.labels,
+         sum(b.events), sum(b.count), sum(b.sum) FROM ${from} GROUP BY ALL`,
+    );
+    await conn.run(
+      `DELETE FROM metric_buckets b USING (VALUES ${cuts}) c(metric, generation, cutoff)
+       WHERE b.metric = c.metric AND b.generation = c.generation AND epoch_ms(b.bucket) < c.cutoff`,
+    );
+    // One row a key in metric_past (it is small: a row a series).
+    const pastKey = ['metric', 'generation', 'streams', 'labels'];
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE past_merged AS SELECT metric, generation, streams, labels,
+         sum(events)::BIGINT AS events, sum(count)::BIGINT AS count, sum(sum) AS sum
+       FROM metric_past GROUP BY ALL HAVING count(*) > 1`,
+    );
+    await conn.run(`DELETE FROM metric_past p USING past_merged m WHERE ${sameKey('p', 'm', pastKey)}`);
+    await conn.run('INSERT INTO metric_past SELECT * FROM past_merged');
+    await conn.run('DROP TABLE past_merged');
+    return n;
+  }
+
+  private async compact(conn: DuckDBConnection): Promise<number> {
+    const rows = (
+      await conn.runAndReadAll(
+        `SELECT metric, generation, bucket, streams, labels, sum(events) AS events, sum(count) AS count,
+           sum(sum) AS sum, min(min) AS min, max(max) AS max,
+           list(sketch) FILTER (WHERE sketch IS NOT NULL) AS sketches
+         FROM metric_buckets GROUP BY ALL HAVING count(*) > 1 LIMIT ${COMPACT_KEYS}`,
+      )
+    ).getRowObjects();
+    if (rows.length === 0) return 0;
+    const a = await conn.createAppender('metric_buckets_merged');
+    try {
+      for (const r of rows) {
+        a.appendInteger(Number(r.metric));
+        a.appendBigInt(BigInt(r.generation as bigint));
+        a.appendValue(r.bucket as DuckDBValue);
+        a.appendVarchar(String(r.streams));
+        a.appendVarchar(String(r.labels));
+        a.appendBigInt(BigInt(r.events as bigint));
+        a.appendBigInt(BigInt(r.count as bigint));
+        a.appendDouble(Number(r.sum));
+        if (r.min === null) a.appendNull();
+        else a.appendDouble(Number(r.min));
+        if (r.max === null) a.appendNull();
+        else a.appendDouble(Number(r.max));
+        const bytes = (r.sketches as { items: Array<{ bytes: Uint8Array }> } | null)?.items ?? [];
+        if (bytes.length === 0) a.appendNull();
+        else {
+          const merged = bytes.reduce((into, b) => mergeSketch(into, decodeSketch(b.bytes)), newSketch());
+          a.appendBlob(encodeSketch(merged));
+        }
+        a.endRow();
+      }
+      a.flushSync();
+    } finally {
+      a.closeSync();
+    }
+    await conn.run(`DELETE FROM metric_buckets b USING metric_buckets_merged m WHERE ${sameKey('b', 'm')}`);
+    await conn.run('INSERT INTO metric_buckets SELECT * FROM metric_buckets_merged');
+    await conn.run('DELETE FROM metric_buckets_merged');
+    return rows.length;
+  }
+
   /** Deletes the buckets and series of metrics no longer counted, and of their older generations. */
   async prune(conn: DuckDBConnection, keep: readonly MetricRule[]): Promise<void> {
     // Integers only, so written into the statement.
@@ -180,6 +318,7 @@ export class MetricBuckets {
     const key = `metric::VARCHAR || ':' || generation::VARCHAR`;
     const where = live.length ? `${key} NOT IN (${live.join(', ')})` : 'true';
     await conn.run(`DELETE FROM metric_buckets WHERE ${where}`);
+    await conn.run(`DELETE FROM metric_past WHERE ${where}`);
     await conn.run(`DELETE FROM metric_series WHERE ${where}`);
     this.book.retain(keep);
   }

@@ -23,6 +23,8 @@ export interface MetricRule {
   readonly field: string | null;
   readonly labels: readonly string[];
   readonly resolutionMs: number;
+  /** Buckets older than this (ms before now) leave the series; their counts stay in the totals. */
+  readonly retentionMs: number;
   /** Label tuples with a series of their own at most; the others fold into `OTHER`'s. */
   readonly maxSeries: number;
   /** The metric's query as a Search tests it (data, so it crosses to the store's worker). */

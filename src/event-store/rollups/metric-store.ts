@@ -26,6 +26,26 @@ export interface MetricBucketsRead {
 }
 
 /**
+ * A metric's figures since counting began (`counting_since`), by stream set and label
+ * tuple: its buckets' and those retention has taken (the Prometheus counters).
+ */
+export interface MetricTotalRow {
+  readonly streams: string;
+  readonly labels: readonly string[];
+  readonly events: number;
+  readonly count: number;
+  readonly sum: number;
+}
+
+/** What a run of the buckets' upkeep did: buckets that passed retention, keys merged. */
+export interface MetricUpkeep {
+  readonly expired: number;
+  readonly compacted: number;
+  /** Keys were left to merge: run again. */
+  readonly more: boolean;
+}
+
+/**
  * One step of one stream set and label tuple (the buckets in it summed): the aggregate's
  * figures, and its buckets' sketches as bytes (sketch.ts), merged by the reader.
  */

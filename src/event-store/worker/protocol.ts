@@ -48,6 +48,8 @@ export type StoreRequest =
   | { id: number; op: 'setMetricRules'; rules: readonly MetricRule[] }
   | { id: number; op: 'metricBuckets'; read: MetricBucketsRead }
   | { id: number; op: 'metricCounts'; metric: number; generation: number }
+  | { id: number; op: 'metricTotals'; metric: number; generation: number }
+  | { id: number; op: 'maintainMetrics'; nowMs: number }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }
   | { id: number; op: 'setPatternIds'; range: TimeWindow; ids: ReadonlyArray<readonly [string, string]> }

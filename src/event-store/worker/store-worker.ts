@@ -123,6 +123,10 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.metricBuckets(req.read);
     case 'metricCounts':
       return store.metricCounts(req.metric, req.generation);
+    case 'metricTotals':
+      return store.metricTotals(req.metric, req.generation);
+    case 'maintainMetrics':
+      return store.maintainMetrics(req.nowMs);
     case 'getById':
       return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':

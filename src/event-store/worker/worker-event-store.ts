@@ -21,7 +21,12 @@ import { HourHistogram } from '../hour-histogram.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
-import type { MetricBucketRow, MetricBucketsRead } from '../rollups/metric-store.js';
+import type {
+  MetricBucketRow,
+  MetricBucketsRead,
+  MetricTotalRow,
+  MetricUpkeep,
+} from '../rollups/metric-store.js';
 import type { SqlValue } from '../sql/sql-params.js';
 import {
   eventValues,
@@ -245,6 +250,14 @@ export class WorkerEventStore implements EventStore {
 
   metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }> {
     return this.call({ op: 'metricCounts', metric, generation });
+  }
+
+  metricTotals(metric: number, generation: number): Promise<MetricTotalRow[] | null> {
+    return this.call({ op: 'metricTotals', metric, generation });
+  }
+
+  maintainMetrics(nowMs: number): Promise<MetricUpkeep> {
+    return this.call({ op: 'maintainMetrics', nowMs });
   }
 
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {

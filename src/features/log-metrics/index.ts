@@ -14,6 +14,9 @@ import { logMetricRoutes } from './log-metrics-routes.js';
 import { LogMetricsService } from './log-metrics-service.js';
 import { logMetricsMigration } from './log-metrics-table.js';
 
+/** How often the buckets' upkeep runs at most (retention and merging an append's rows). */
+const UPKEEP_MS = 60_000;
+
 declare module '../component.js' {
   interface Services {
     logMetrics: LogMetricsService;
@@ -41,7 +44,11 @@ export const logMetrics = component({
       metrics: [exposition],
       // The store counts from the start: before any intake takes events. A store that
       // refuses is logged (LogMetricCounting) and tried again at the next change.
-      start: () => counting.update().catch(() => undefined),
+      start: async () => {
+        await counting.update().catch(() => undefined);
+        counting.startUpkeep(Math.min(config.retentionIntervalSeconds * 1000, UPKEEP_MS));
+      },
+      stop: () => counting.stopUpkeep(),
       routes: async (app) => void (await app.register(logMetricRoutes, { metrics, series, exposition })),
     };
   },

@@ -17,6 +17,7 @@ export function ruleOf(row: LogMetricRow): MetricRule {
     field: row.field,
     labels: JSON.parse(row.labels) as string[],
     resolutionMs: row.resolution_seconds * 1000,
+    retentionMs: row.retention_days * 86_400_000,
     maxSeries: row.max_series,
     filter: parseQuery(row.query, { path: 'query' }),
   };
@@ -31,12 +32,39 @@ export function ruleOf(row: LogMetricRow): MetricRule {
  */
 export class LogMetricCounting {
   private queue: Promise<void> = Promise.resolve();
+  private upkeepTimer: NodeJS.Timeout | undefined;
+  private upkeepRun: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly repo: LogMetricsRepository,
     private readonly events: EventStore,
     private readonly log: Log,
   ) {}
+
+  /**
+   * The buckets' upkeep every `everyMs` (ADR 0035): retention, and each bucket's rows merged
+   * into one (reads sum fewer rows); run again at once while keys are left to merge.
+   */
+  startUpkeep(everyMs: number): void {
+    const tick = () => {
+      this.upkeepRun = (async () => {
+        try {
+          for (let runs = 0; runs < 20; runs++)
+            if (!(await this.events.maintainMetrics(Date.now())).more) break;
+        } catch (err) {
+          this.log.warn({ err }, 'the log metrics’ upkeep failed; it runs again later');
+        }
+        if (this.upkeepTimer) this.upkeepTimer = setTimeout(tick, everyMs).unref();
+      })();
+    };
+    this.upkeepTimer = setTimeout(tick, everyMs).unref();
+  }
+
+  async stopUpkeep(): Promise<void> {
+    clearTimeout(this.upkeepTimer);
+    this.upkeepTimer = undefined;
+    await this.upkeepRun;
+  }
 
   update(): Promise<void> {
     const run = this.queue.then(async () => {

@@ -2,15 +2,12 @@ import type { Identity } from '../../core/identity.js';
 import { counter, type MetricDecl, type MetricsSource } from '../../core/metrics.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import { type Aggregate, emptyAggregate } from '../../event-store/rollups/metric-rollups.js';
-import type { MetricBucketRow } from '../../event-store/rollups/metric-store.js';
+import type { MetricBucketRow, MetricTotalRow } from '../../event-store/rollups/metric-store.js';
 import { decodeSketch, mergeSketch, sketchQuantile } from '../../event-store/rollups/sketch.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import { generationOf } from './log-metric-counting.js';
 import type { LogMetric } from './log-metric-schema.js';
 import { MAX_FIGURES } from './log-metric-series.js';
-
-/** The whole of a metric's time: every bucket since its `counting_since` is in one step. */
-const ALL_TIME = { fromMs: Date.UTC(-271820, 0, 1), toMs: Date.UTC(275759, 0, 1), stepMs: 2 ** 52 };
 
 /** One scrape's text, and how many metrics and series it holds. */
 export interface Scrape {
@@ -60,17 +57,8 @@ export class LogMetricExposition implements MetricsSource {
     let series = 0;
     for (const m of metrics) {
       const generation = generationOf(m.counting_since);
-      const totals = await this.events.metricBuckets({
-        metric: m.id,
-        generation,
-        ...ALL_TIME,
-        maxRows: MAX_FIGURES,
-      });
+      const totals = await this.events.metricTotals(m.id, generation);
       if (totals === null) continue; // not counted on this store (ClickHouse, for now)
-      if (totals.length > MAX_FIGURES) {
-        out.push(`# ${m.name}: more than ${MAX_FIGURES} series and stream sets, left out`);
-        continue;
-      }
       const resolution = m.resolution_seconds * 1000;
       const ended = Math.floor(now / resolution) * resolution - resolution;
       const last =
@@ -104,7 +92,7 @@ export class LogMetricExposition implements MetricsSource {
 /** The rows' figures summed by label tuple over the stream sets that count for the reader. */
 function sumByTuple(
   m: LogMetric,
-  rows: readonly MetricBucketRow[],
+  rows: ReadonlyArray<MetricBucketRow | MetricTotalRow>,
   counts: (set: string) => boolean,
 ): Map<string, { labels: readonly string[]; agg: Aggregate }> {
   const by = new Map<string, { labels: readonly string[]; agg: Aggregate }>();
@@ -120,6 +108,7 @@ function sumByTuple(
     a.events += r.events;
     a.count += r.count;
     a.sum += r.sum;
+    if (!('sketches' in r)) continue; // a total: events, count and sum
     if (r.min !== null) a.min = a.min === null ? r.min : Math.min(a.min, r.min);
     if (r.max !== null) a.max = a.max === null ? r.max : Math.max(a.max, r.max);
     if (a.sketch) for (const bytes of r.sketches) mergeSketch(a.sketch, decodeSketch(bytes));

@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { eventually } from '../../helpers/eventually.js';
 
 type Who = { id: number; token: string };
 
@@ -52,7 +53,8 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the log metrics' Prometheus exposition
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The buckets' upkeep every second (retention, merging rows).
+    t = await createTestApp({ LOGSCOPE_RETENTION_INTERVAL_SECONDS: '1' });
     ada = await t.user('ada');
     ben = await t.user('ben');
     const made = await call(t.adminToken, 'POST', '/api/streams', {
@@ -131,6 +133,23 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the log metrics' Prometheus exposition
     expect(later.get('errors_total{app="payments"}')).toBe(1);
     expect(later.get('errors_total{app="payments",http_method="POST"}')).toBe(2);
     expect([...later.keys()].some((k) => k.startsWith('latency_ms'))).toBe(false);
+  });
+
+  it('buckets past retention_days leave the series, not the counters', async () => {
+    const m = await metric({ name: 'short_lived', query: 'app:brief', retention_days: 1 });
+    const old = Date.now() - 3 * 86_400_000;
+    await ingest([
+      { ts: iso(old), app: 'brief', message: 'three days ago' },
+      { ts: iso(Date.now() - 60_000), app: 'brief', message: 'a minute ago' },
+    ]);
+    const range = `from=${Math.floor(old / 1000) - 60}&to=${Math.floor(old / 1000) + 60}&step=60`;
+    const oldSeries = async () =>
+      (await call(ada.token, 'GET', `/api/log-metrics/${m.id}/series?${range}`)).json().series as unknown[];
+    await eventually('the upkeep to take the old bucket', async () => (await oldSeries()).length === 0, {
+      withinMs: 15_000,
+      everyMs: 200,
+    });
+    expect(samples(await scrape(ada.token, '?name=short_lived')).get('short_lived_total')).toBe(2);
   });
 
   it('gzips when asked; an INGEST token is a 403, none or an unknown one a 401, and each is counted', async () => {

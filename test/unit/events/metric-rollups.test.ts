@@ -96,6 +96,7 @@ const rule = (over: Partial<MetricRule> & { query?: string } = {}): CountingRule
     field: null,
     labels: [],
     resolutionMs: 60_000,
+    retentionMs: 86_400_000 * 3650,
     maxSeries: 10_000,
     filter: parseQuery(query),
     ...rest,
