@@ -4,6 +4,9 @@ import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '.
 import type { ReadScope, StreamRules } from './read-scope.js';
 import type { MetricRule } from './rollups/metric-rollups.js';
 import type {
+  CoveredRange,
+  MetricBackfill,
+  MetricBackfillResult,
   MetricBucketRow,
   MetricBucketsRead,
   MetricTotalRow,
@@ -206,6 +209,13 @@ export interface EventStore {
    * (their counts kept for the totals), and a bucket's rows (an append's each) merge into one.
    */
   maintainMetrics(nowMs: number): Promise<MetricUpkeep>;
+  /**
+   * Counts one backfill window into the metric's buckets with the range it covers, in one
+   * transaction (an event counts once, across a crash too); null: this store does not count.
+   */
+  backfillMetric(req: MetricBackfill): Promise<MetricBackfillResult | null>;
+  /** The ranges backfills covered for a metric's generation, merged and in order. */
+  metricBackfilled(metric: number, generation: number): Promise<CoveredRange[]>;
   /** A metric's label tuples with a series of their own, and those folded into `__other__`. */
   metricCounts(metric: number, generation: number): Promise<{ series: number; dropped: number }>;
   /** One event by id, or null, as well when it lies outside `scope`. */

@@ -198,6 +198,63 @@ describe('log metrics in the DuckDB store', () => {
     }
   });
 
+  it('backfills a window from the stored events, once, under the stream sets now; an overlapping window or a changed rule writes nothing', async () => {
+    const store = await open(':memory:');
+    try {
+      await store.setStreamRules(rulesWithKey([{ id: 7, filter: parseQuery('app:pay') }]));
+      const before = batch(0, 120);
+      await store.append(before);
+      const countingSince = Date.now() + 1;
+      await new Promise((r) => setTimeout(r, 5));
+      const r = rule({ maxSeries: 10 });
+      await store.setMetricRules([r]);
+      const after = batch(200, 10); // in the window too, but counted at ingest
+      await store.append(after);
+      const read = {
+        metric: 1,
+        generation: 100,
+        fromMs: T,
+        toMs: T + 3_600_000,
+        stepMs: 3_600_000,
+        maxRows: 1_000,
+      };
+      const sum = async () => {
+        const out: Record<string, number> = {};
+        for (const row of (await store.metricBuckets(read)) ?? [])
+          out[`${row.streams}|${row.labels.join('/')}`] =
+            (out[`${row.streams}|${row.labels.join('/')}`] ?? 0) + row.events;
+        return out;
+      };
+      const truth = (events: typeof before) => {
+        const out: Record<string, number> = {};
+        for (const e of events)
+          if (e.severity === 'error') {
+            const key = `${e.app === 'pay' ? '7' : ''}|${e.host}`;
+            out[key] = (out[key] ?? 0) + 1;
+          }
+        return out;
+      };
+      expect(await sum()).toEqual(truth(after));
+      const req = { rule: r, fromMs: T, toMs: T + 3_600_000, storedBefore: countingSince };
+      const errorsBefore = before.filter((e) => e.severity === 'error').length;
+      expect(await store.backfillMetric(req)).toEqual({ events: errorsBefore });
+      expect(await sum()).toEqual(truth([...before, ...after]));
+      expect(await store.metricBackfilled(1, 100)).toEqual([{ fromMs: T, toMs: T + 3_600_000 }]);
+      // Again, or a window overlapping it: nothing written.
+      expect(await store.backfillMetric(req)).toEqual({ overlaps: true });
+      expect(await store.backfillMetric({ ...req, fromMs: T - 60_000, toMs: T + 60_000 })).toEqual({
+        overlaps: true,
+      });
+      expect(await sum()).toEqual(truth([...before, ...after]));
+      // A reset while a window was read: the old generation's window is not written.
+      await store.setMetricRules([{ ...r, generation: 200 }]);
+      expect(await store.backfillMetric({ ...req, fromMs: T - 3_600_000, toMs: T })).toEqual({ stale: true });
+      expect(await store.metricBackfilled(1, 100)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('an append that fails counts nothing and admits no series', async () => {
     const store = await open(':memory:');
     try {

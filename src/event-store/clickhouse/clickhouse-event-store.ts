@@ -21,6 +21,9 @@ import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '.
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
 import type {
+  CoveredRange,
+  MetricBackfill,
+  MetricBackfillResult,
   MetricBucketRow,
   MetricBucketsRead,
   MetricTotalRow,
@@ -254,6 +257,14 @@ export class ClickHouseEventStore implements EngineEventStore {
 
   async maintainMetrics(_nowMs: number): Promise<MetricUpkeep> {
     return { expired: 0, compacted: 0, more: false };
+  }
+
+  async backfillMetric(_req: MetricBackfill): Promise<MetricBackfillResult | null> {
+    return null;
+  }
+
+  async metricBackfilled(_metric: number, _generation: number): Promise<CoveredRange[]> {
+    return [];
   }
 
   /**

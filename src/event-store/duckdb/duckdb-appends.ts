@@ -1,8 +1,8 @@
 import type { DuckDBAppender, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent } from '../../core/event.js';
 import type { StreamRules } from '../read-scope.js';
-import type { MetricRule } from '../rollups/metric-rollups.js';
-import type { MetricUpkeep } from '../rollups/metric-store.js';
+import type { MetricRule, RollupRow } from '../rollups/metric-rollups.js';
+import type { MetricBackfill, MetricBackfillResult, MetricUpkeep } from '../rollups/metric-store.js';
 import type { StoreRuntime } from '../store-runtime.js';
 import { DuckDBDataChunk } from './duckdb-api.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
@@ -102,6 +102,21 @@ export class DuckDbAppends {
   maintainMetrics(nowMs: number): Promise<MetricUpkeep> {
     const run = this.queue.then(() =>
       this.db.gate.write(() => this.db.metrics.maintain(this.db.writer, nowMs)),
+    );
+    this.queue = run.catch(() => undefined);
+    return run.catch((err) => {
+      throw this.maintenance.writeError(err);
+    });
+  }
+
+  /** A backfill window's rows and covered range (metric-buckets.ts), between two appends. */
+  writeBackfill(
+    req: MetricBackfill,
+    rows: readonly RollupRow[],
+    events: number,
+  ): Promise<MetricBackfillResult> {
+    const run = this.queue.then(() =>
+      this.db.gate.write(() => this.db.metrics.writeBackfill(this.db.writer, req, rows, events)),
     );
     this.queue = run.catch(() => undefined);
     return run.catch((err) => {

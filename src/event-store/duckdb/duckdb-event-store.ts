@@ -16,9 +16,12 @@ import type {
   ReadReach,
 } from '../event-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '../query-plan.js';
-import { type ReadScope, type StreamRules, scopedFilter } from '../read-scope.js';
+import { type ReadScope, type StreamRules, SYSTEM_SCOPE, scopedFilter } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
 import type {
+  CoveredRange,
+  MetricBackfill,
+  MetricBackfillResult,
   MetricBucketRow,
   MetricBucketsRead,
   MetricTotalRow,
@@ -219,6 +222,36 @@ export class DuckDbEventStore implements EngineEventStore {
 
   maintainMetrics(nowMs: number): Promise<MetricUpkeep> {
     return this.appends.maintainMetrics(nowMs);
+  }
+
+  /**
+   * Reads the window's events (both tiers, as a query reads them) outside the append
+   * queue, pre-aggregated by their raw label tuples; the queue's turn then admits the
+   * tuples and writes the rows with the covered range (metric-buckets.ts).
+   */
+  async backfillMetric(req: MetricBackfill): Promise<MetricBackfillResult> {
+    const counted = this.db.metrics.backfillBatch(req.rule);
+    const events = this.stream({
+      kind: 'search',
+      scope: SYSTEM_SCOPE,
+      filter: req.rule.filter,
+      range: { fromMs: req.fromMs, toMs: req.toMs },
+      sort: [],
+      limit: Number.MAX_SAFE_INTEGER,
+      offset: 0,
+      count: false,
+    });
+    let n = 0;
+    for await (const e of events) {
+      if (e.stored_at >= req.storedBefore) continue; // counted at ingest
+      counted.add(e);
+      n++;
+    }
+    return this.appends.writeBackfill(req, counted.take(), n);
+  }
+
+  metricBackfilled(metric: number, generation: number): Promise<CoveredRange[]> {
+    return this.db.metrics.backfilled((sql, params) => this.runSql(sql, params), metric, generation);
   }
 
   /** Runs a plan (store-runtime.ts): each statement on its own connection, interrupted by the signal. */

@@ -5,17 +5,23 @@
  * rows by step, stream set and label tuple; sketches merge in the process.
  */
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import type { NormalisedEvent } from '../../core/event.js';
+import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
 import type { StreamRules } from '../read-scope.js';
 import {
+  ADMIT_ALL,
   type CountingRule,
   countingRule,
   type MetricRule,
+  mergeAggregate,
+  OTHER,
   RollupBatch,
   type RollupRow,
 } from '../rollups/metric-rollups.js';
 import {
+  type CoveredRange,
+  type MetricBackfill,
+  type MetricBackfillResult,
   type MetricBucketRow,
   type MetricBucketsRead,
   type MetricTotalRow,
@@ -37,6 +43,9 @@ const CREATE = [
   `CREATE TABLE IF NOT EXISTS metric_past (
     metric INTEGER NOT NULL, generation BIGINT NOT NULL, streams VARCHAR NOT NULL, labels VARCHAR NOT NULL,
     events BIGINT NOT NULL, count BIGINT NOT NULL, sum DOUBLE NOT NULL)`,
+  // The ranges backfills covered (docs/api/log-metrics.md "Backfill"), written with their rows.
+  `CREATE TABLE IF NOT EXISTS metric_backfilled (
+    metric INTEGER NOT NULL, generation BIGINT NOT NULL, from_ms BIGINT NOT NULL, to_ms BIGINT NOT NULL)`,
   // The upkeep's merged rows on their way back (empty between runs).
   `CREATE TABLE IF NOT EXISTS metric_buckets_merged AS SELECT * FROM metric_buckets LIMIT 0`,
   `CREATE TABLE IF NOT EXISTS metric_series (
@@ -90,12 +99,94 @@ export class MetricBuckets {
     const batch = new RollupBatch(this.rules, this.book);
     for (const e of events) {
       // The event as stored: a query or a stream's rule may read `stored_at`.
-      const event: EventLike = { ...e, stored_at: storedAt };
-      const ids: number[] = [];
-      for (const s of this.streams) if (s.test(event)) ids.push(s.id);
-      batch.add(event as EventLike & NormalisedEvent, streamSetOf(ids));
+      const event = { ...e, stored_at: storedAt };
+      batch.add(event, this.setOf(event));
     }
     return batch.take();
+  }
+
+  /** The stream set an event belongs to under the streams' rules now. */
+  private setOf(event: EventLike): string {
+    const ids: number[] = [];
+    for (const s of this.streams) if (s.test(event)) ids.push(s.id);
+    return streamSetOf(ids);
+  }
+
+  /**
+   * A backfill window's counting: stored events added as read, by their own label tuples
+   * (the book admits them in `writeBackfill`, in the append queue's turn).
+   */
+  backfillBatch(rule: MetricRule): { add(e: StoredEvent): void; take(): RollupRow[] } {
+    const batch = new RollupBatch([countingRule(rule)], ADMIT_ALL);
+    return { add: (e) => batch.add(e, this.setOf(e)), take: () => batch.take() };
+  }
+
+  /**
+   * Writes a backfill window's rows, their tuples admitted by the book now, and the range it
+   * covers, in one transaction: a window that overlaps one covered before, or a metric no
+   * longer counted as the window was read (reset, deleted), writes nothing.
+   */
+  async writeBackfill(
+    conn: DuckDBConnection,
+    req: MetricBackfill,
+    rows: readonly RollupRow[],
+    events: number,
+  ): Promise<MetricBackfillResult> {
+    const { rule } = req;
+    const id = Math.trunc(rule.id);
+    const generation = Math.trunc(rule.generation);
+    if (!this.rules.some((r) => r.id === id && r.generation === generation)) return { stale: true };
+    const [{ n }] = (
+      await conn.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n FROM metric_backfilled WHERE metric = ${id} AND generation = ${generation}
+         AND from_ms < ${Math.trunc(req.toMs)} AND to_ms > ${Math.trunc(req.fromMs)}`,
+      )
+    ).getRowObjects() as [{ n: number }];
+    if (n > 0) return { overlaps: true };
+    const keyed = new Map<string, RollupRow>();
+    for (const r of rows) {
+      const own = r.labels.length === 0 || this.book.admit(rule, r.labels);
+      const labels = own ? r.labels : rule.labels.map(() => OTHER);
+      const key = JSON.stringify([r.bucketMs, r.streams, labels]);
+      const at = keyed.get(key);
+      if (at) mergeAggregate(at.agg, r.agg);
+      else keyed.set(key, { ...r, labels });
+    }
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      await this.write(conn, [...keyed.values()]);
+      await conn.run(
+        `INSERT INTO metric_backfilled VALUES (${id}, ${generation}, ${Math.trunc(req.fromMs)}, ${Math.trunc(req.toMs)})`,
+      );
+      await conn.run('COMMIT');
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      this.book.abort();
+      throw err;
+    }
+    this.book.commit();
+    return { events };
+  }
+
+  /** The ranges backfills covered for a metric's generation, adjacent ones merged. */
+  async backfilled(
+    query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
+    metric: number,
+    generation: number,
+  ): Promise<CoveredRange[]> {
+    const rows = await query(
+      'SELECT from_ms, to_ms FROM metric_backfilled WHERE metric = $1 AND generation = $2 ORDER BY from_ms',
+      [metric, BigInt(generation)],
+    );
+    const out: Array<{ fromMs: number; toMs: number }> = [];
+    for (const r of rows) {
+      const fromMs = Number(r.from_ms);
+      const toMs = Number(r.to_ms);
+      const last = out[out.length - 1];
+      if (last && fromMs <= last.toMs) last.toMs = Math.max(last.toMs, toMs);
+      else out.push({ fromMs, toMs });
+    }
+    return out;
   }
 
   /** Writes a batch's rows and the series it admitted, in the caller's transaction. */
@@ -319,6 +410,7 @@ export class MetricBuckets {
     const where = live.length ? `${key} NOT IN (${live.join(', ')})` : 'true';
     await conn.run(`DELETE FROM metric_buckets WHERE ${where}`);
     await conn.run(`DELETE FROM metric_past WHERE ${where}`);
+    await conn.run(`DELETE FROM metric_backfilled WHERE ${where}`);
     await conn.run(`DELETE FROM metric_series WHERE ${where}`);
     this.book.retain(keep);
   }

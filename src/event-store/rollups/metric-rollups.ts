@@ -9,7 +9,7 @@ import { EVENT_SCHEMA, type NormalisedEvent } from '../../core/event.js';
 import { decodeShape, typedValue } from '../../core/record-shape.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
-import { newSketch, type Sketch } from './sketch.js';
+import { mergeSketch, newSketch, type Sketch } from './sketch.js';
 
 export type MetricKind = 'count' | 'sum' | 'avg' | 'min' | 'max' | 'quantiles';
 
@@ -133,6 +133,20 @@ export interface RollupRow {
 /** Whether a label tuple gets a series of its own (`SeriesBook`); false: it folds into `OTHER`. */
 export interface SeriesGate {
   admit(rule: MetricRule, tuple: readonly string[]): boolean;
+}
+
+/** Admits every tuple: a backfill's rows before the store's book decides (`MetricBuckets.writeBackfill`). */
+export const ADMIT_ALL: SeriesGate = { admit: () => true };
+
+/** `into` with `from`'s figures added (`into` changes; sketches merged). */
+export function mergeAggregate(into: Aggregate, from: Aggregate): Aggregate {
+  into.events += from.events;
+  into.count += from.count;
+  into.sum += from.sum;
+  if (from.min !== null) into.min = into.min === null ? from.min : Math.min(into.min, from.min);
+  if (from.max !== null) into.max = into.max === null ? from.max : Math.max(into.max, from.max);
+  if (into.sketch && from.sketch) mergeSketch(into.sketch, from.sketch);
+  return into;
 }
 
 /**

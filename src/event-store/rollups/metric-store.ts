@@ -3,7 +3,7 @@
  * feature speak of it: the rules it counts by, the rows a read gets, and whether a stream
  * set counts for a reader.
  */
-import type { Aggregate } from './metric-rollups.js';
+import type { Aggregate, MetricRule } from './metric-rollups.js';
 
 /** The stream set of an event no stream's rule claims: the built-in stream. */
 export const BUILT_IN_SET = '';
@@ -35,6 +35,31 @@ export interface MetricTotalRow {
   readonly events: number;
   readonly count: number;
   readonly sum: number;
+}
+
+/**
+ * One window of a backfill (docs/api/log-metrics.md "Backfill"): the events of `[fromMs,
+ * toMs)` (bucket-aligned) matching the rule and stored before `storedBefore` (the metric's
+ * `counting_since`), counted under the stream sets they belong to now.
+ */
+export interface MetricBackfill {
+  readonly rule: MetricRule;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly storedBefore: number;
+}
+
+/** A window counted (`events`), or refused: a backfill covered part of it already, or the rule changed. */
+export type MetricBackfillResult =
+  | { readonly events: number }
+  | { readonly overlaps: true }
+  /** The metric was reset or deleted while the window was read. */
+  | { readonly stale: true };
+
+/** A time range a backfill covered, Unix ms `[fromMs, toMs)`. */
+export interface CoveredRange {
+  readonly fromMs: number;
+  readonly toMs: number;
 }
 
 /** What a run of the buckets' upkeep did: buckets that passed retention, keys merged. */

@@ -7,7 +7,7 @@ import type { ColdImport, ColdMove, ColdVerify } from '../event-store.js';
 import type { TimeWindow } from '../query-plan.js';
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
-import type { MetricBucketsRead } from '../rollups/metric-store.js';
+import type { MetricBackfill, MetricBucketsRead } from '../rollups/metric-store.js';
 import type { SqlValue } from '../sql/sql-params.js';
 
 /**
@@ -50,6 +50,8 @@ export type StoreRequest =
   | { id: number; op: 'metricCounts'; metric: number; generation: number }
   | { id: number; op: 'metricTotals'; metric: number; generation: number }
   | { id: number; op: 'maintainMetrics'; nowMs: number }
+  | { id: number; op: 'backfillMetric'; req: MetricBackfill }
+  | { id: number; op: 'metricBackfilled'; metric: number; generation: number }
   | { id: number; op: 'getById'; evId: string; scope: ReadScope }
   | { id: number; op: 'deleteOlderThan'; tsMs: number; keep: FilterNode | undefined }
   | { id: number; op: 'setPatternIds'; range: TimeWindow; ids: ReadonlyArray<readonly [string, string]> }

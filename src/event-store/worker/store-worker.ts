@@ -127,6 +127,10 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.metricTotals(req.metric, req.generation);
     case 'maintainMetrics':
       return store.maintainMetrics(req.nowMs);
+    case 'backfillMetric':
+      return store.backfillMetric(req.req);
+    case 'metricBackfilled':
+      return store.metricBackfilled(req.metric, req.generation);
     case 'getById':
       return store.getById(req.evId, req.scope);
     case 'deleteOlderThan':

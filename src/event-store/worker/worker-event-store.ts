@@ -22,6 +22,9 @@ import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from '.
 import type { ReadScope, StreamRules } from '../read-scope.js';
 import type { MetricRule } from '../rollups/metric-rollups.js';
 import type {
+  CoveredRange,
+  MetricBackfill,
+  MetricBackfillResult,
   MetricBucketRow,
   MetricBucketsRead,
   MetricTotalRow,
@@ -258,6 +261,14 @@ export class WorkerEventStore implements EventStore {
 
   maintainMetrics(nowMs: number): Promise<MetricUpkeep> {
     return this.call({ op: 'maintainMetrics', nowMs });
+  }
+
+  backfillMetric(req: MetricBackfill): Promise<MetricBackfillResult | null> {
+    return this.call({ op: 'backfillMetric', req });
+  }
+
+  metricBackfilled(metric: number, generation: number): Promise<CoveredRange[]> {
+    return this.call({ op: 'metricBackfilled', metric, generation });
   }
 
   getById(evId: string, scope: ReadScope): Promise<StoredEvent | null> {
