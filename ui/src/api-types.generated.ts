@@ -2437,6 +2437,152 @@ export interface paths {
       };
     };
   };
+  "/api/log-metrics/{id}/backfill": {
+    /** Count the events stored before the metric existed (or was reset) into its buckets, in the background (its owner, admins) */
+    post: {
+      parameters: {
+        path: {
+          id: number;
+        };
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description Unix seconds or ISO 8601. */
+            from?: number | string;
+            /** @description Unix seconds or ISO 8601. */
+            to?: number | string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": {
+              id: number;
+              /** @enum {string} */
+              kind: "backfill";
+              metric_id: number;
+              /** @description Unix seconds, rounded down to the metric’s buckets. */
+              from: number;
+              /** @description Unix seconds, rounded up to the metric’s buckets. */
+              to: number;
+              status: "RUNNING" | "DONE" | "ERROR";
+              /** @description 0..1 of the range not covered before. */
+              progress: number;
+              /** @description Events counted so far. */
+              events: number;
+              started_at: string;
+              finished_at: string | null;
+              error: string | null;
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/log-metrics/jobs/{job_id}": {
+    /** A backfill job: its progress and end (whoever may backfill its metric) */
+    get: {
+      parameters: {
+        path: {
+          job_id: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              id: number;
+              /** @enum {string} */
+              kind: "backfill";
+              metric_id: number;
+              /** @description Unix seconds, rounded down to the metric’s buckets. */
+              from: number;
+              /** @description Unix seconds, rounded up to the metric’s buckets. */
+              to: number;
+              status: "RUNNING" | "DONE" | "ERROR";
+              /** @description 0..1 of the range not covered before. */
+              progress: number;
+              /** @description Events counted so far. */
+              events: number;
+              started_at: string;
+              finished_at: string | null;
+              error: string | null;
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
   "/api/log-metrics/{id}": {
     /** Read a log metric you may see */
     get: {

@@ -86,6 +86,11 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
         : a,
     ]),
   ),
+  'POST /api/log-metrics/:id/backfill': {
+    action: 'log_metric.backfill',
+    target: { kind: 'log_metric', param: 'id' },
+    detail: ({ answer }) => ({ job_id: answer.id ?? null, from: answer.from ?? null, to: answer.to ?? null }),
+  },
   // A dashboard's body may create and change widgets (which define reads).
   ...Object.fromEntries(
     Object.entries(named('dashboard', 'dashboards')).map(([route, a]) => [

@@ -54,7 +54,7 @@ const DEFAULT_POINTS = 1_000;
 export const MAX_FIGURES = 2_000_000;
 
 /** Unix seconds or ISO 8601, as ms; a 400 on `field` otherwise. */
-function timeParam(field: string, text: string | undefined, dflt: number): number {
+export function timeParam(field: string, text: string | undefined, dflt: number): number {
   if (text === undefined || text === '') return dflt;
   const ms = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) * 1000 : parseIsoMs(text);
   if (ms === null || !Number.isFinite(ms)) throw fieldError(field, 'A time: Unix seconds or ISO 8601.');

@@ -12,6 +12,7 @@ import {
   QueryBoolean,
   ShowAllQuery,
 } from '../../http/schemas/common.js';
+import type { LogMetricBackfills } from './log-metric-backfills.js';
 import type { LogMetricExposition } from './log-metric-exposition.js';
 import { KindSchema, LogMetricCreateSchema, LogMetricPatchSchema } from './log-metric-schema.js';
 import type { LogMetricSeries } from './log-metric-series.js';
@@ -20,12 +21,33 @@ import type { LogMetricsService } from './log-metrics-service.js';
 const ORDERABLE = ['id', 'name', 'created_at', 'updated_at'] as const;
 const IdParam = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
 const tags = ['log metrics'];
+const Time = Type.Union([Type.Number(), Type.String({ maxLength: 40 })], {
+  description: 'Unix seconds or ISO 8601.',
+});
+const BackfillJob = Type.Object({
+  id: Type.Integer(),
+  kind: Type.Literal('backfill'),
+  metric_id: Type.Integer(),
+  from: Type.Number({ description: 'Unix seconds, rounded down to the metric’s buckets.' }),
+  to: Type.Number({ description: 'Unix seconds, rounded up to the metric’s buckets.' }),
+  status: Type.Union([Type.Literal('RUNNING'), Type.Literal('DONE'), Type.Literal('ERROR')]),
+  progress: Type.Number({ description: '0..1 of the range not covered before.' }),
+  events: Type.Integer({ description: 'Events counted so far.' }),
+  started_at: Type.String(),
+  finished_at: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
 
 export async function logMetricRoutes(
   fastify: FastifyInstance,
-  opts: { metrics: LogMetricsService; series: LogMetricSeries; exposition: LogMetricExposition },
+  opts: {
+    metrics: LogMetricsService;
+    series: LogMetricSeries;
+    exposition: LogMetricExposition;
+    backfills: LogMetricBackfills;
+  },
 ) {
-  const { metrics, series, exposition } = opts;
+  const { metrics, series, exposition, backfills } = opts;
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const one = { 200: Type.Ref('LogMetric'), ...errorResponses(400, 401, 403, 404, 409, 413, 415) };
 
@@ -120,6 +142,35 @@ export async function logMetricRoutes(
       }
       return reply.send(text);
     },
+  );
+
+  app.post(
+    '/api/log-metrics/:id/backfill',
+    {
+      schema: {
+        tags,
+        summary:
+          'Count the events stored before the metric existed (or was reset) into its buckets, in the background (its owner, admins)',
+        params: IdParam,
+        body: Type.Object({ from: Type.Optional(Time), to: Type.Optional(Time) }),
+        response: { 202: BackfillJob, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await backfills.begin(caller(request), request.params.id, request.body)),
+  );
+
+  app.get(
+    '/api/log-metrics/jobs/:job_id',
+    {
+      schema: {
+        tags,
+        summary: 'A backfill job: its progress and end (whoever may backfill its metric)',
+        params: Type.Object({ job_id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) }),
+        response: { 200: BackfillJob, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => backfills.get(caller(request), request.params.job_id),
   );
 
   app.get(

@@ -95,10 +95,20 @@ export class LogMetricsService {
     private readonly events: EventStore,
   ) {}
 
-  /** A metric with its series and folded tuples, as the event store counts them. */
+  /**
+   * A metric with its series, folded tuples and backfilled ranges, as the event store keeps
+   * them (a backfill records its range with its counts there, in one transaction).
+   */
   private async counted(m: LogMetric): Promise<LogMetric> {
-    const { series, dropped } = await this.events.metricCounts(m.id, generationOf(m.counting_since));
-    return { ...m, series_count: series, dropped_series: dropped };
+    const generation = generationOf(m.counting_since);
+    const { series, dropped } = await this.events.metricCounts(m.id, generation);
+    const covered = await this.events.metricBackfilled(m.id, generation);
+    return {
+      ...m,
+      series_count: series,
+      dropped_series: dropped,
+      backfilled: covered.map((r) => ({ from: r.fromMs / 1000, to: r.toMs / 1000 })),
+    };
   }
 
   /** What a metric is when its definition leaves a field out (`max_series` within the setting). */
@@ -232,6 +242,14 @@ export class LogMetricsService {
       throw permissionDenied('Only its owner (or an admin) deletes a log metric.');
     if (!(await this.repo.delete(id))) throw notFound('No such log metric.');
     await this.counting.update();
+  }
+
+  /** A metric the caller may change (and backfill): its owner's or an admin's; 403 for others who see it. */
+  async owned(who: Identity, id: number): Promise<LogMetric> {
+    const { row, teams } = await this.visible(who, id);
+    if (row.owner !== who.userId && !who.isAdmin)
+      throw permissionDenied('Only its owner (or an admin) backfills a log metric.');
+    return present(row, teams);
   }
 
   /** The metric and the teams it is shared with, if the caller may see it; else 404. */

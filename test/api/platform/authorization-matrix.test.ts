@@ -77,6 +77,7 @@ const triggers = { reach: ['manage_triggers'] as Permission[] };
 const WIDGET = { title: 'put', query: { type: 'TopN', params: { field: 'host' } } };
 const STREAM = { title: 'Matrix', rule: 'app:matrix-none' };
 const PIPELINE = { name: 'matrix', when: 'app:matrix-none', steps: [] };
+const LAST_HOUR_BACKFILL = { from: Math.floor(Date.now() / 1000) - 3600, to: Math.floor(Date.now() / 1000) };
 const SCHEDULE = { name: 'put', source: { dashboard_id: 1 }, format: 'csv', cron: '0 0 1 1 *' };
 
 // biome-ignore format: a table reads best one operation a line
@@ -133,6 +134,8 @@ const RULES: Record<string, Rule> = {
   'PATCH /api/log-metrics/{id}':                  R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
   'PUT /api/log-metrics/{id}':                    R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric', { body: { name: 'matrix_put' } })),
   'DELETE /api/log-metrics/{id}':                 R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric')),
+  'POST /api/log-metrics/{id}/backfill':          R('user', 'docs/api/log-metrics.md: owner and admins', own('logMetric', { body: LAST_HOUR_BACKFILL })),
+  'GET /api/log-metrics/jobs/{job_id}':           R('user', 'docs/api/log-metrics.md: whoever may backfill its metric'),
   'GET /api/log-metrics/{id}/series':             R('user', 'docs/api/log-metrics.md: one you may see, over the streams you may read', own('logMetric')),
   'GET /api/tasks':                               R('user', 'docs/api/tasks.md: every user sees every task'),
   'POST /api/tasks':                              R('user', 'docs/api/tasks.md'),
