@@ -96,6 +96,30 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' backfills on ${BACKEND}`,
     ]);
   });
 
+  it('counts the cold tier’s events as the hot ones’', async () => {
+    const DAY = 86_400_000;
+    const streams = (await call(t.adminToken, 'GET', '/api/streams')).json().results as Array<{
+      id: number;
+      builtin: boolean;
+    }>;
+    const builtin = streams.find((s) => s.builtin)?.id;
+    const kept = await call(t.adminToken, 'PATCH', `/api/streams/${builtin}`, { hot_days: 2 });
+    expect(kept.statusCode, kept.body).toBe(200);
+    const sent = Array.from({ length: 40 }, (_, i) => ({
+      ts: iso(now - (i % 2 ? 3 : 1) * DAY - i * 60_000),
+      app: 'tiered',
+      message: `event ${i}`,
+    }));
+    await ingest(sent);
+    const round = await t.rt.services.coldMoves.run(Date.now());
+    expect(round.errors).toEqual([]);
+    expect(round.events).toBe(20); // the three-day-old half
+    const m = await metric({ name: 'tiered_lines', query: 'app:tiered', labels: ['app'] });
+    const job = await backfill(m.id, now - 4 * DAY, now);
+    expect(await finished(job.json().id)).toMatchObject({ status: 'DONE', events: 40 });
+    expect(await totals(m.id, now - 4 * DAY, now)).toEqual({ tiered: 40 });
+  });
+
   it('refuses bad ranges, a second run, and who may not backfill; a reset ends a running one, a delete removes it', async () => {
     const m = await metric({ name: 'long_backfill', retention_days: 3650 });
     const bad = async (body: object, field: string) => {
