@@ -93,6 +93,9 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' series on ${BACKEND}`, ()
     expect(one.series.map((s) => [s.labels, s.total.events])).toEqual([[{}, 5]]);
     expect(byLabel((await series(ada.token, errors.id, '&label.app=web')).series, 'app')).toEqual({ web: 2 });
     expect((await call(ada.token, 'GET', `/api/log-metrics/${errors.id}`)).json().series_count).toBe(2);
+    // The events deleted (a short retention): the metric answers as before.
+    await t.rt.events.deleteOlderThan(Date.now() + 60_000);
+    expect(byLabel((await series(ada.token, errors.id)).series, 'app')).toEqual({ payments: 3, web: 2 });
   });
 
   it('aggregates a field’s numbers (JSON numbers only): sum, avg, min, max and quantiles within 1 %', async () => {
