@@ -43,6 +43,7 @@ const NAMES = [
   '0026-report-link-records',
   '0027-channel-kinds-unchecked',
   '0028-log-metrics',
+  '0029-log-metric-jobs',
 ];
 
 /** Each declaration of a migration: its name, what it runs, and who declares it. */
