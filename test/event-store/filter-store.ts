@@ -41,6 +41,41 @@ export async function sqlSelects(store: DuckDbEventStore, ast: FilterNode, prefi
   return rows.map((r) => String(r.ev_id));
 }
 
+/**
+ * The ev_ids each compiled filter selects (among those starting with `prefix`), sorted, in
+ * one statement: each filter the WHERE of its own branch of a UNION ALL (a statement per
+ * filter was most of the property tests' time).
+ */
+export async function sqlSelectsEach(
+  store: DuckDbEventStore,
+  asts: readonly FilterNode[],
+  prefix: string,
+): Promise<string[][]> {
+  if (asts.length === 0) return [];
+  const params = new SqlParams(undefined, store.extras.columnOf);
+  const scope = params.add(prefix);
+  const branches = asts.map(
+    (ast, i) =>
+      `SELECT ${i} AS q, ev_id FROM events WHERE starts_with(ev_id, ${scope}) AND ${compileFilter(ast, params)}`,
+  );
+  const rows = await store.runSql(
+    `SELECT q, ev_id FROM (${branches.join(' UNION ALL ')}) ORDER BY q, ev_id`,
+    params.values,
+  );
+  return byBranch(asts.length, rows);
+}
+
+/** Rows `{ q, ev_id }` of a UNION ALL of `n` branches, as each branch's ev_ids in order. */
+export function byBranch(n: number, rows: readonly Record<string, unknown>[]): string[][] {
+  const each = Array.from({ length: n }, (): string[] => []);
+  for (const r of rows) {
+    const ids = each[Number(r.q)];
+    if (!ids) throw new Error(`a row of no branch: ${JSON.stringify(r)}`);
+    ids.push(String(r.ev_id));
+  }
+  return each;
+}
+
 /** The ev_ids the JavaScript evaluator accepts, sorted as DuckDB sorts them (bytewise). */
 export function jsSelects(events: readonly EventLike[], ast: FilterNode): string[] {
   const p = compilePredicate(ast);

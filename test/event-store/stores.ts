@@ -7,7 +7,7 @@ import type { EventStore } from '../../src/event-store/event-store.js';
 import { SqlParams } from '../../src/event-store/sql/sql-params.js';
 import type { FilterNode } from '../../src/filter/ast.js';
 import { clickHouseTest, clickHouseTestDatabase, dropClickHouseDatabase } from '../helpers/clickhouse.js';
-import { openFilterStore, sqlSelects } from './filter-store.js';
+import { byBranch, openFilterStore, sqlSelectsEach } from './filter-store.js';
 
 /**
  * The event stores the store contract runs on (`describe.each(STORES)`): DuckDB always,
@@ -15,8 +15,11 @@ import { openFilterStore, sqlSelects } from './filter-store.js';
  */
 export interface StoreUnderTest {
   readonly store: EventStore;
-  /** The ev_ids the store's compiled filter selects among those starting with `prefix`, sorted bytewise. */
-  selects(ast: FilterNode, prefix: string): Promise<string[]>;
+  /**
+   * For each filter, the ev_ids the store's compiled filter selects among those starting
+   * with `prefix`, sorted bytewise: one statement for them all.
+   */
+  selectsEach(asts: readonly FilterNode[], prefix: string): Promise<string[][]>;
   close(): Promise<void>;
 }
 
@@ -34,7 +37,11 @@ const duckdb: StoreKind = {
   knownDifference: (ast) => unicodeTables(ast),
   async open() {
     const store = await openFilterStore();
-    return { store, selects: (ast, prefix) => sqlSelects(store, ast, prefix), close: () => store.close() };
+    return {
+      store,
+      selectsEach: (asts, prefix) => sqlSelectsEach(store, asts, prefix),
+      close: () => store.close(),
+    };
   },
 };
 
@@ -84,14 +91,18 @@ const clickhouse: StoreKind = {
     const store = await ClickHouseEventStore.open({ url });
     return {
       store,
-      async selects(ast, prefix) {
+      async selectsEach(asts, prefix) {
+        if (asts.length === 0) return [];
         const params = new SqlParams(clickHouseBind);
         const scope = params.add(prefix);
-        const where = compileClickHouse(ast, params);
-        const rows = await store.runSql(
-          `SELECT ev_id FROM ${database}.events WHERE startsWith(ev_id, ${scope}) AND ${where} ORDER BY ev_id`,
+        const branches = asts.map(
+          (ast, i) =>
+            `SELECT toUInt32(${i}) AS q, ev_id FROM ${database}.events WHERE startsWith(ev_id, ${scope}) AND ${compileClickHouse(ast, params)}`,
         );
-        return rows.map((r) => String(r.ev_id));
+        const rows = await store.runSql(
+          `SELECT q, ev_id FROM (${branches.join(' UNION ALL ')}) ORDER BY q, ev_id`,
+        );
+        return byBranch(asts.length, rows);
       },
       async close() {
         await store.close();
