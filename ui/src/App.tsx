@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from '
 import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken } from './api';
 import { DashboardsPage } from './pages/dashboards/DashboardsList';
 import { DashboardRoute } from './pages/dashboards/DashboardView';
+import { LogMetricsPage } from './pages/log-metrics/LogMetricsPage';
 import { LoginPage } from './pages/login/Login';
 import { ReportsPage } from './pages/reports/ReportsPage';
 import { SchedulesPage } from './pages/schedules/SchedulesPage';
@@ -16,6 +17,8 @@ import { useMe } from './useMe';
 const PAGES = [
   { path: '/search', label: 'Search' },
   { path: '/dashboards', label: 'Dashboards' },
+  // Not `/metrics`: that is Prometheus' path for the server's own metrics.
+  { path: '/log-metrics', label: 'Metrics' },
   { path: '/tasks', label: 'Tasks' },
   { path: '/triggers', label: 'Triggers' },
   { path: '/alerting', label: 'Alerting' },
@@ -161,6 +164,8 @@ function Page({ path }: { path: string }) {
       return <SchedulesPage />;
     case '/settings':
       return <SettingsPage />;
+    case '/log-metrics':
+      return <LogMetricsPage />;
     default:
       if (path.startsWith('/dashboards/')) return <DashboardRoute path={path} />;
       return (
