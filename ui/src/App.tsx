@@ -3,6 +3,7 @@ import { api, getToken, setToken, setUnauthorizedHandler, subscribeToken } from 
 import { DashboardsPage } from './pages/dashboards/DashboardsList';
 import { DashboardRoute } from './pages/dashboards/DashboardView';
 import { LogMetricsPage } from './pages/log-metrics/LogMetricsPage';
+import { MetricRoute } from './pages/log-metrics/MetricPage';
 import { LoginPage } from './pages/login/Login';
 import { ReportsPage } from './pages/reports/ReportsPage';
 import { SchedulesPage } from './pages/schedules/SchedulesPage';
@@ -168,6 +169,7 @@ function Page({ path }: { path: string }) {
       return <LogMetricsPage />;
     default:
       if (path.startsWith('/dashboards/')) return <DashboardRoute path={path} />;
+      if (path.startsWith('/log-metrics/')) return <MetricRoute path={path} />;
       return (
         <div className="page">
           <h1>Page not found</h1>
