@@ -30,6 +30,7 @@ const PASSWORD = 'operator-password-1';
 const NAV = [
   'Search',
   'Dashboards',
+  'Metrics',
   'Tasks',
   'Triggers',
   'Alerting',
@@ -46,11 +47,15 @@ const SEED = {
     query: 'action:login_failure user:root',
     severity: 'critical',
   },
+  '/api/log-metrics': { name: 'web_requests', query: 'app:web' },
 };
+/** A page's address when it is not its name in lower case (`/metrics` is Prometheus'). */
+const PATHS: Partial<Record<(typeof NAV)[number], string>> = { Metrics: '/log-metrics' };
 const SHOWN: Partial<Record<(typeof NAV)[number], string>> = {
   Dashboards: 'Web traffic',
   Tasks: 'Investigate the 500s on web-3',
   Triggers: 'Failed root logins',
+  Metrics: 'web_requests',
 };
 
 describeBrowser('test/browser/ui.test.ts', 'the web UI in Chromium', () => {
@@ -247,7 +252,7 @@ describeBrowser('test/browser/ui.test.ts', 'the web UI in Chromium', () => {
   for (const name of NAV.filter((n) => n !== 'Search')) {
     it(`opens ${name} from the navigation`, async () => {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name }).click();
-      await page.waitForURL((u) => u.pathname === `/${name.toLowerCase()}`);
+      await page.waitForURL((u) => u.pathname === (PATHS[name] ?? `/${name.toLowerCase()}`));
       await page.getByRole('heading', { level: 1, name }).waitFor();
       // Loaded: no "Loading…" left.
       await expect.poll(() => page.getByText('Loading…').count(), { timeout: 10_000 }).toBe(0);

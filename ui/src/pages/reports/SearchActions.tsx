@@ -8,8 +8,11 @@ import { useAction } from '../../components/useAction';
 import { useForm } from '../../components/useForm';
 import { Link } from '../../router';
 import { useMe } from '../../useMe';
+import { MetricDialog } from '../log-metrics/MetricForm';
+import { withStream } from '../search/StreamPicker';
 import type { TableChart } from '../search/TableView';
 import { CreateTriggerDialog } from '../triggers/CreateTriggerDialog';
+import { searchPart } from '../triggers/trigger-preview';
 import { browserTimeZone, downloadFile, FORMATS } from './download';
 import { type DashboardItem, FormatField, type Report, useDashboards } from './ReportsPage';
 import '../tasks/work.css';
@@ -63,10 +66,11 @@ const describe = (query: string) => (query.trim() ? query.trim().slice(0, 150) :
 /**
  * The search page's actions on its results: Export (a menu: a file of the Search now, or a
  * report generated in the background), Add to dashboard (a Search table widget) and, for
- * admins and holders of manage_triggers, Create trigger (a threshold on the search's query).
+ * admins and holders of manage_triggers, Create trigger (a threshold on the search's query);
+ * Create metric (a log metric counting the search's matches).
  */
 export function SearchActions(props: ShownSearch) {
-  const [dialog, setDialog] = useState<'report' | 'dashboard' | 'trigger' | null>(null);
+  const [dialog, setDialog] = useState<'report' | 'dashboard' | 'trigger' | 'metric' | null>(null);
   const act = useAction();
   const { qid } = props;
   const me = useMe();
@@ -103,9 +107,16 @@ export function SearchActions(props: ShownSearch) {
           Create trigger…
         </button>
       )}
+      <button type="button" className="secondary small" onClick={() => setDialog('metric')}>
+        Create metric
+      </button>
       {dialog === 'report' && <ReportDialog {...props} onClose={() => setDialog(null)} />}
       {dialog === 'dashboard' && <DashboardDialog {...props} onClose={() => setDialog(null)} />}
       {dialog === 'trigger' && <CreateTriggerDialog query={props.query} onClose={() => setDialog(null)} />}
+      {dialog === 'metric' && (
+        // A metric counts matching events: the search's pipes and `stream:` terms are left out.
+        <MetricDialog query={withStream(searchPart(props.query), null)} onClose={() => setDialog(null)} />
+      )}
     </div>
   );
 }

@@ -1,0 +1,239 @@
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  axe,
+  type Browsing,
+  closeAll,
+  createUser,
+  describeBrowser,
+  ingest,
+  type LiveApp,
+  openBrowser,
+  shot,
+  signIn,
+  startApp,
+} from './browser.js';
+
+// The Metrics page (/log-metrics) in a real browser against a real server: a metric made
+// through the form (its 400 shown at the field and as an alert naming it), listed, its page
+// charting the events ingested after it (a line per label value, a legend), the labels to
+// keep, the Prometheus names and scrape configuration; a backfill from the page counting
+// the events stored before it, DONE; "Create metric" from the search page with the query
+// filled in and the offered backfill of the last 24 hours; deleted. Screenshots:
+// test-artifacts/ui/log-metrics-*.png and /tmp/log-metrics-*.png.
+
+const USER = { username: 'metrician', password: 'metrician-password-1' };
+
+interface MetricJson {
+  id: number;
+  name: string;
+  query: string;
+  kind: string;
+  labels: string[];
+  backfilled: { from: number; to: number }[];
+}
+
+describeBrowser('test/browser/log-metrics.test.ts', 'the Metrics page in Chromium', () => {
+  let server: LiveApp;
+  let b: Browsing;
+  let page: Page;
+  let token = '';
+  const consoleErrors: string[] = [];
+
+  const metrics = async () => {
+    const res = await server.app.inject({
+      method: 'GET',
+      url: '/api/log-metrics',
+      headers: { authorization: `token ${token}` },
+    });
+    expect(res.statusCode).toBe(200);
+    return res.json().results as MetricJson[];
+  };
+  const event = (host: string, minutesAgo: number, message = 'GET / 200') => ({
+    ts: new Date(Date.now() - minutesAgo * 60_000).toISOString(),
+    host,
+    app: 'web',
+    message,
+  });
+  /** A screenshot in test-artifacts/ui and /tmp, `height` tall (the page scrolls inside its main). */
+  const both = async (name: string, height = 800) => {
+    await page.setViewportSize({ width: 1280, height });
+    await shot(page, name);
+    await page.screenshot({ path: `/tmp/${name}.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  };
+  const boxShot = (l: Locator, name: string) => l.screenshot({ path: `/tmp/${name}.png` });
+
+  beforeAll(async () => {
+    server = await startApp();
+    token = await createUser(server.t, { ...USER, admin: true });
+    // Stored before any metric: only a backfill counts these.
+    await ingest(server, [event('web-1', 120), event('web-2', 110), event('db-1', 100)]);
+    b = await openBrowser({ consoleErrors });
+    page = b.page;
+    await signIn(page, server.base, USER);
+    await page.waitForURL((u) => u.pathname === '/search');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Metrics' }).click();
+    await page.waitForURL((u) => u.pathname === '/log-metrics');
+    await page.getByRole('heading', { level: 1, name: 'Metrics' }).waitFor();
+  }, 120_000);
+
+  afterAll(async () => {
+    await closeAll(b, server);
+    expect(consoleErrors.filter((e) => !e.includes('400'))).toEqual([]);
+  }, 30_000);
+
+  const dialog = (name: string) => page.getByRole('dialog', { name });
+  const row = (name: string) => page.getByRole('row').filter({ hasText: name });
+
+  it('refuses an invalid name at its field, then creates a metric through the form and lists it', async () => {
+    await page.getByText('No metrics yet.').waitFor();
+    await page.getByRole('button', { name: 'New metric' }).click();
+    const form = dialog('New metric');
+    await form.waitFor();
+    // A count takes no field; another kind does, quantiles take their list.
+    expect(await form.getByLabel('Field').count()).toBe(0);
+    await form.getByLabel('Kind').selectOption('quantiles');
+    expect(await form.getByLabel('Quantiles').inputValue()).toBe('0.5, 0.9, 0.99');
+    await form.getByLabel('Kind').selectOption('count');
+    expect(await form.getByLabel('Field').count()).toBe(0);
+
+    await form.getByLabel('Name').fill('9_web_requests');
+    await form.getByLabel('Query').fill('app:web');
+    await form.getByLabel('Labels').fill('host');
+    await form.getByRole('button', { name: 'Create metric' }).click();
+    const alert = form.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toContain('Name: ');
+    expect(await alert.textContent()).toContain('not starting with a digit');
+    expect(await form.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+    expect(await metrics()).toEqual([]);
+    await boxShot(form, 'log-metrics-form-error');
+    await axe(page, 'Metrics: the form with an error');
+
+    await form.getByLabel('Name').fill('web_requests');
+    await form.getByLabel('Description').fill('Requests to the web app, per host');
+    await form.getByLabel('Resolution').fill('300');
+    await boxShot(form, 'log-metrics-form');
+    await form.getByRole('button', { name: 'Create metric' }).click();
+    await form.getByRole('status').filter({ hasText: 'Created the metric web_requests' }).waitFor();
+    expect(await form.getByLabel('Name').getAttribute('aria-invalid')).toBeNull();
+    await form.getByRole('button', { name: 'Close' }).click();
+    await form.waitFor({ state: 'detached' });
+
+    const [made] = await metrics();
+    expect(made).toMatchObject({ name: 'web_requests', query: 'app:web', kind: 'count', labels: ['host'] });
+    const listed = row('web_requests');
+    await listed.waitFor();
+    const cells = await listed.getByRole('cell').allTextContents();
+    expect(cells.slice(0, 7)).toEqual([
+      'web_requestsRequests to the web app, per host',
+      'count',
+      'app:web',
+      'host',
+      '0',
+      '0',
+      'you',
+    ]);
+    await both('log-metrics-list');
+    await axe(page, 'Metrics: the list');
+  });
+
+  it('charts the events ingested after it on its page, a line per host, and the labels to keep', async () => {
+    await ingest(server, [
+      event('web-1', 3),
+      event('web-1', 2),
+      event('web-1', 1),
+      event('web-2', 2),
+      event('db-1', 1),
+      { ...event('web-9', 1), app: 'api' },
+    ]);
+    await page.getByRole('link', { name: 'web_requests' }).click();
+    await page.waitForURL((u) => /^\/log-metrics\/\d+$/.test(u.pathname));
+    await page.getByRole('heading', { level: 1, name: 'Metric web_requests' }).waitFor();
+    const series = page.getByRole('region', { name: 'Last 24 hours' });
+    await series.getByRole('status').filter({ hasText: '3 series, 5 events' }).waitFor();
+    const legend = series.locator('.dash-legend li');
+    expect((await legend.allTextContents()).sort()).toEqual(['host=db-1', 'host=web-1', 'host=web-2']);
+    expect(await series.getByRole('img').getAttribute('aria-label')).toContain('5 events');
+
+    const prometheus = page.getByRole('region', { name: 'Prometheus' });
+    expect(await prometheus.locator('code').allTextContents()).toEqual(['web_requests_total']);
+    const config = await prometheus.locator('pre').textContent();
+    expect(config).toContain('metrics_path: /api/log-metrics/prometheus');
+    expect(config).toContain(`targets: ["127.0.0.1:${server.port}"]`);
+    await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+    await prometheus.getByRole('button', { name: 'Copy' }).click();
+    await prometheus.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(config);
+    await both('log-metrics-page', 1300);
+    await axe(page, 'Metrics: a metric’s page');
+
+    // No label kept: one series of every event.
+    await series.getByRole('group', { name: 'Labels' }).getByRole('checkbox', { name: 'host' }).uncheck();
+    await series.getByRole('status').filter({ hasText: '1 series, 5 events' }).waitFor();
+    expect(await legend.allTextContents()).toEqual(['all']);
+  });
+
+  it('backfills from the page: the job reaches DONE and counts the events stored before', async () => {
+    await page.getByRole('button', { name: 'Backfill', exact: true }).click();
+    const form = dialog('Backfill web_requests');
+    // The last 24 hours by default.
+    const from = new Date(await form.getByLabel('From').inputValue()).getTime();
+    expect(Math.abs(Date.now() - 86_400_000 - from)).toBeLessThan(5 * 60_000);
+    await form.getByRole('button', { name: 'Start backfill' }).click();
+    await expect
+      .poll(() => form.getByRole('status').textContent(), { timeout: 20_000 })
+      .toContain('Backfill DONE: 3 events counted.');
+    await boxShot(form, 'log-metrics-backfill');
+    await form.getByRole('button', { name: 'Close' }).click();
+    const [m] = await metrics();
+    expect(m?.backfilled.length).toBe(1);
+    // The page reads the metric again: its backfilled range is listed.
+    await expect.poll(() => page.locator('.metric-ranges li').count()).toBe(1);
+    const series = page.getByRole('region', { name: 'Last 24 hours' });
+    await series.getByRole('button', { name: 'Refresh' }).click();
+    await series.getByRole('status').filter({ hasText: '1 series, 8 events' }).waitFor();
+  });
+
+  it('“Create metric” on the search page opens the form with the query; the 24-hour backfill it offers ends DONE', async () => {
+    await page.goto(
+      `${server.base}/search?q=${encodeURIComponent('host:web-1 | stats count() by app')}&range=last_24_hours`,
+    );
+    await page.getByRole('button', { name: 'Create metric' }).click();
+    const form = dialog('New metric');
+    // A metric counts events: the pipes are left out.
+    expect(await form.getByLabel('Query').inputValue()).toBe('host:web-1');
+    await page.goto(`${server.base}/search?q=${encodeURIComponent('host:web-1')}&range=last_24_hours`);
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^4 events$/ })
+      .waitFor();
+    await both('log-metrics-search-toolbar');
+    await page.getByRole('button', { name: 'Create metric' }).click();
+    expect(await form.getByLabel('Query').inputValue()).toBe('host:web-1');
+    await form.getByLabel('Name').fill('web_1_events');
+    await form.getByRole('button', { name: 'Create metric' }).click();
+    await form.getByRole('status').filter({ hasText: 'Created the metric web_1_events' }).waitFor();
+    await form.getByRole('button', { name: 'Backfill the last 24 hours' }).click();
+    await expect
+      .poll(() => form.getByRole('status').filter({ hasText: 'Backfill' }).textContent(), { timeout: 20_000 })
+      .toContain('Backfill DONE: 4 events counted.');
+    await boxShot(form, 'log-metrics-created');
+    await axe(page, 'Search: a metric created');
+    await form.getByRole('button', { name: 'Close' }).click();
+    expect((await metrics()).map((m) => m.name).sort()).toEqual(['web_1_events', 'web_requests']);
+  });
+
+  it('deletes a metric after a confirmation', async () => {
+    await page.goto(`${server.base}/log-metrics`);
+    await row('web_1_events').waitFor();
+    page.once('dialog', (d) => void d.dismiss());
+    await row('web_1_events').getByRole('button', { name: 'Delete “web_1_events”' }).click();
+    expect((await metrics()).length).toBe(2);
+    page.once('dialog', (d) => void d.accept());
+    await row('web_1_events').getByRole('button', { name: 'Delete “web_1_events”' }).click();
+    await page.getByRole('status').filter({ hasText: 'Deleted “web_1_events”.' }).waitFor();
+    await row('web_1_events').waitFor({ state: 'detached' });
+    expect((await metrics()).map((m) => m.name)).toEqual(['web_requests']);
+  });
+});
