@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- log-metrics [--events 1000000] [--clients 4] [--batch 1000] [--runs 9]`:
+ * `npm run bench -- log-metrics [--events 1000000] [--clients 4] [--batch 1000] [--runs 9] [--many 50]`:
  * what counting log metrics at ingest costs, and what reading them saves (issue 76).
  *
  * The shipper bench's events (bench/shipper-events.ts: NDJSON, 4 clients × 1,000, 2 % late)
@@ -70,16 +70,32 @@ async function timed(runs: number, f: () => Promise<unknown>): Promise<number[]>
   return out.sort((a, b) => a - b);
 }
 
-async function load(file: ShipperFile, clients: number, withMetrics: boolean) {
+/**
+ * `--many N`: N metrics of 5 labels each (§26's ingest goal: 50 of them at least 0.8× the
+ * events a second of none), kinds and queries in turn.
+ */
+function many(n: number): Array<Record<string, unknown>> {
+  const labels = ['host', 'app', 'severity', 'user', 'status'];
+  const queries = ['', 'severity:error', 'app:api OR app:web', 'NOT severity:debug', 'status>=400'];
+  const kinds = [{ kind: 'count' }, { kind: 'sum', field: 'bytes' }, { kind: 'quantiles', field: 'bytes' }];
+  return Array.from({ length: n }, (_, i) => ({
+    name: `many_${i}`,
+    query: queries[i % queries.length],
+    labels: [...labels.slice(i % 5), ...labels.slice(0, i % 5)],
+    ...kinds[i % kinds.length],
+  }));
+}
+
+async function load(file: ShipperFile, clients: number, metrics: ReadonlyArray<Record<string, unknown>>) {
+  const withMetrics = metrics.length > 0;
   const server = await startServer({
     ...API_QUERY_ENV,
     LOGSCOPE_DUCKDB_MEMORY_LIMIT: MEMORY_LIMIT,
     LOGSCOPE_RETENTION_INTERVAL_SECONDS: String(UPKEEP_SECONDS),
   });
   const ids: Record<string, number> = {};
-  if (withMetrics)
-    for (const m of METRICS)
-      ids[m.name] = ((await api(server, 'POST', '/api/log-metrics', m)) as { id: number }).id;
+  for (const m of metrics)
+    ids[m.name as string] = ((await api(server, 'POST', '/api/log-metrics', m)) as { id: number }).id;
   const reader = requestReader(file);
   try {
     const ingest = await ingestThroughApi(
@@ -113,10 +129,27 @@ export async function main(argv: string[]) {
     console.log(
       `log-metrics bench at ${commit}: ${fmt(total)} shipper events, ${clients} clients × ${fmt(batch)}`,
     );
-    const plain = await load(file, clients, false);
+    const plain = await load(file, clients, []);
     await plain.server.stop();
     rmSync(plain.server.dataDir, { recursive: true, force: true });
-    const counted = await load(file, clients, true);
+    const manyMetrics = flag(argv, 'many', 0);
+    if (manyMetrics > 0) {
+      const counted = await load(file, clients, many(manyMetrics));
+      await counted.server.stop();
+      rmSync(counted.server.dataDir, { recursive: true, force: true });
+      const a = plain.ingest.accepted / plain.ingest.seconds;
+      const b = counted.ingest.accepted / counted.ingest.seconds;
+      console.log(
+        `\n| measure (${fmt(total)} events, ${commit}) | ${manyMetrics} metrics of 5 labels | none | ratio |`,
+      );
+      console.log('|---|---|---|---|');
+      console.log(`| ingest (events/s) | ${fmt(b)} | ${fmt(a)} | ${fmt(b / a, 2)}× (goal ≥ 0.8×) |`);
+      console.log(
+        `| ack p99 (ms) | ${fmt(percentile(counted.ingest.latencies, 99))} | ${fmt(percentile(plain.ingest.latencies, 99))} | |`,
+      );
+      return;
+    }
+    const counted = await load(file, clients, METRICS);
     const { ts_from, ts_to } = rangeOf(windowEnd);
     const from = Math.floor(ts_from / 60) * 60;
     const to = Math.ceil(ts_to / 60) * 60;
