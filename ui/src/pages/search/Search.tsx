@@ -364,7 +364,7 @@ export function SearchPage() {
           {statusText}
           {!live && state.cold && <span className="cold-status"> · {coldStatus(state.cold, running)}</span>}
         </div>
-        {indexNote && <span className="index-status muted" title={indexNote}>{indexNote}</span>}
+        {indexNote && <span className="index-status muted">{indexNote}</span>}
         {live ? (
           <>
             <LiveControls
