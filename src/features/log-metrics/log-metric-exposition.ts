@@ -3,11 +3,11 @@ import { counter, type MetricDecl, type MetricsSource } from '../../core/metrics
 import type { EventStore } from '../../event-store/event-store.js';
 import { type Aggregate, emptyAggregate } from '../../event-store/rollups/metric-rollups.js';
 import type { MetricBucketRow, MetricTotalRow } from '../../event-store/rollups/metric-store.js';
-import { decodeSketch, mergeSketch, sketchQuantile } from '../../event-store/rollups/sketch.js';
+import { sketchQuantile } from '../../event-store/rollups/sketch.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import { generationOf } from './log-metric-counting.js';
 import type { LogMetric } from './log-metric-schema.js';
-import { MAX_FIGURES } from './log-metric-series.js';
+import { add, MAX_FIGURES } from './log-metric-series.js';
 
 /** One scrape's text, and how many metrics and series it holds. */
 export interface Scrape {
@@ -104,14 +104,8 @@ function sumByTuple(
       s = { labels: r.labels, agg: emptyAggregate(m.kind) };
       by.set(key, s);
     }
-    const a = s.agg;
-    a.events += r.events;
-    a.count += r.count;
-    a.sum += r.sum;
-    if (!('sketches' in r)) continue; // a total: events, count and sum
-    if (r.min !== null) a.min = a.min === null ? r.min : Math.min(a.min, r.min);
-    if (r.max !== null) a.max = a.max === null ? r.max : Math.max(a.max, r.max);
-    if (a.sketch) for (const bytes of r.sketches) mergeSketch(a.sketch, decodeSketch(bytes));
+    // A total holds events, count and sum alone.
+    add(s.agg, 'sketches' in r ? r : { ...r, stepMs: 0, min: null, max: null, sketches: [] });
   }
   return by;
 }

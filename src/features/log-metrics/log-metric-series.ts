@@ -193,7 +193,7 @@ export class LogMetricSeries {
 const empty = (metric: LogMetric): Aggregate => emptyAggregate(metric.kind);
 
 /** `into` plus a row's or another sum's figures, sketches merged as they come. */
-function add(into: Aggregate, r: Aggregate | MetricBucketRow): Aggregate {
+export function add(into: Aggregate, r: Aggregate | MetricBucketRow): Aggregate {
   into.events += r.events;
   into.count += r.count;
   into.sum += r.sum;
