@@ -116,6 +116,9 @@ export class LogMetricBackfills implements MetricsSource {
     const from = Math.floor(timeParam('from', text(body.from), Number.NaN) / resolution) * resolution;
     const to = Math.ceil(timeParam('to', text(body.to), Number.NaN) / resolution) * resolution;
     if (from >= to) throw fieldError('to', '`to` must be after `from`.');
+    // Bounded work: a window a week at least over empty time still walks to `to`.
+    if (to > Date.now() + 86_400_000)
+      throw fieldError('to', 'More than a day from now: no stored event is that late.');
     if (from < Date.now() - metric.retention_days * 86_400_000)
       throw fieldError('from', `Older than the metric's retention (${metric.retention_days} days).`);
     const row = await this.jobs.start({

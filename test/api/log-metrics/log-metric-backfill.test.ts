@@ -130,6 +130,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' backfills on ${BACKEND}`,
     await bad({ to: now / 1000 }, 'from');
     await bad({ from: now / 1000, to: 'tomorrow' }, 'to');
     await bad({ from: now / 1000, to: now / 1000 - 60 }, 'to');
+    await bad({ from: now / 1000, to: '9999-12-31T00:00:00Z' }, 'to');
     const short = await metric({ name: 'short_retention', retention_days: 1 });
     const old = await call(ada.token, 'POST', `/api/log-metrics/${short.id}/backfill`, {
       from: (now - 2 * 86_400_000) / 1000,
