@@ -19,8 +19,10 @@ import {
 // charting the events ingested after it (a line per label value, a legend), the labels to
 // keep, the Prometheus names and scrape configuration; a backfill from the page counting
 // the events stored before it, DONE; "Create metric" from the search page with the query
-// filled in and the offered backfill of the last 24 hours; deleted. Screenshots:
-// test-artifacts/ui/log-metrics-*.png and /tmp/log-metrics-*.png.
+// filled in and the offered backfill of the last 24 hours; the form's preview of what a
+// metric would count (events per step, label values, a field's sum) and of a bad query;
+// deleted. Screenshots: test-artifacts/ui/log-metrics-*.png (the preview at 1440 and 1024
+// px, light and dark) and /tmp/log-metrics-*.png.
 
 const USER = { username: 'metrician', password: 'metrician-password-1' };
 
@@ -193,6 +195,108 @@ describeBrowser('test/browser/log-metrics.test.ts', 'the Metrics page in Chromiu
     const series = page.getByRole('region', { name: 'Last 24 hours' });
     await series.getByRole('button', { name: 'Refresh' }).click();
     await series.getByRole('status').filter({ hasText: '1 series, 8 events' }).waitFor();
+  });
+
+  it('previews in the form what the metric would count: the events per step and per host, a field’s sum, over the last hour and 24 hours', async () => {
+    // Events of another app with a number `ms` (one without it: an event, no number); one
+    // 200 minutes old, inside the last 24 hours only.
+    const worker = (host: string, minutesAgo: number, ms?: number) => ({
+      ...event(host, minutesAgo),
+      app: 'worker',
+      ...(ms === undefined ? {} : { ms }),
+    });
+    await ingest(server, [worker('w-1', 5, 10), worker('w-1', 4, 20), worker('w-2', 3, 5), worker('w-2', 2)]);
+    await ingest(server, [worker('w-1', 200, 100)]);
+    await page.goto(`${server.base}/log-metrics`);
+    await row('web_requests').waitFor();
+    await page.getByRole('button', { name: 'New metric' }).click();
+    const form = dialog('New metric');
+    await form.waitFor();
+    const preview = form.getByRole('region', { name: 'Preview' });
+    expect(await preview.textContent()).toContain('computed now from the stored events');
+    expect(await preview.textContent()).toContain('Nothing is counted until the metric is saved.');
+    const status = preview.getByRole('status');
+    /** The table's rows as text, sorted (equal counts come in any order). */
+    const rows = async () =>
+      (await preview.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent ?? ''))).sort();
+
+    // The events of app:web as ingested by this file: 5 in the last hour (web-1 three, web-2
+    // and db-1 one each), 3 more 100 to 120 minutes ago.
+    await form.getByLabel('Name').fill('web_preview');
+    await form.getByLabel('Query').fill('app:web');
+    await form.getByLabel('Labels').fill('host');
+    await preview.getByRole('button', { name: 'Preview' }).click();
+    await status.filter({ hasText: '5 events in the last hour, 3 series.' }).waitFor();
+    expect(await preview.getByRole('table').getAttribute('class')).toContain('metric-preview-table');
+    expect(await preview.locator('thead th').allTextContents()).toEqual(['host', 'Events']);
+    expect(await rows()).toEqual(['db-11', 'web-13', 'web-21']);
+    const chart = preview.getByRole('img');
+    expect(await chart.getAttribute('aria-label')).toMatch(
+      /^Matching events per 1 min: bar chart of 5 events in 60 buckets/,
+    );
+    await axe(page, 'Metrics: the form’s preview');
+
+    await preview.getByLabel('Preview range').selectOption({ label: 'Last 24 hours' });
+    await status.filter({ hasText: '8 events in the last 24 hours, 3 series.' }).waitFor();
+    expect(await rows()).toEqual(['db-12', 'web-14', 'web-22']);
+    expect(await chart.getAttribute('aria-label')).toMatch(
+      /^Matching events per 12 min: bar chart of 8 events in 120 buckets/,
+    );
+    for (const width of [1440, 1024])
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.setViewportSize({ width, height: 1000 });
+        await page.emulateMedia({ colorScheme: scheme });
+        await shot(page, `log-metrics-preview-${width}-${scheme}`);
+      }
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await axe(page, 'Metrics: the form’s preview, dark theme');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // A sum: the preview follows the form once shown. w-1: 10 + 20 (+ 100 a day ago), w-2: 5
+    // and an event without ms.
+    await form.getByLabel('Query').fill('app:worker');
+    await form.getByLabel('Kind').selectOption('sum');
+    await form.getByLabel('Field').fill('ms');
+    await status.filter({ hasText: '5 events in the last 24 hours, 2 series; sum of ms: 135.' }).waitFor();
+    expect(await preview.locator('thead th').allTextContents()).toEqual(['host', 'Events', 'sum of ms']);
+    expect(await rows()).toEqual(['w-13130', 'w-225']);
+    await preview.getByLabel('Preview range').selectOption({ label: 'Last hour' });
+    await status.filter({ hasText: '4 events in the last hour, 2 series; sum of ms: 35.' }).waitFor();
+    expect(await rows()).toEqual(['w-1230', 'w-225']);
+    await form.getByLabel('Kind').selectOption('max');
+    await status.filter({ hasText: '4 events in the last hour, 2 series; max of ms: 20.' }).waitFor();
+    await form.getByLabel('Labels').fill('');
+    await status.filter({ hasText: /^4 events in the last hour; max of ms: 20\.$/ }).waitFor();
+    expect(await preview.getByRole('table').count()).toBe(0);
+    await boxShot(form, 'log-metrics-preview-sum');
+  });
+
+  it('a preview of a query with a syntax error: the error at the Query field, no preview, nothing saved', async () => {
+    const form = dialog('New metric');
+    const preview = form.getByRole('region', { name: 'Preview' });
+    await form.getByLabel('Query').fill('app:(worker');
+    await preview.getByRole('button', { name: 'Preview' }).click();
+    const query = form.getByLabel('Query');
+    await expect.poll(() => query.getAttribute('aria-invalid')).toBe('true');
+    const described = (await query.getAttribute('aria-describedby')) ?? '';
+    const errorId = described.split(' ').find((id) => id.endsWith('-error')) ?? '';
+    const message = await form.locator(`[id="${errorId}"]`).textContent();
+    expect(message).toContain('Syntax error at position 11');
+    expect(await preview.getByRole('alert').textContent()).toBe(`No preview: Query: ${message}`);
+    expect(await preview.getByRole('status').textContent()).toBe('No preview.');
+    expect(await preview.getByRole('img').count()).toBe(0);
+    expect(await preview.getByRole('table').count()).toBe(0);
+    await both('log-metrics-preview-error', 1000);
+    await axe(page, 'Metrics: the form’s preview of a bad query');
+
+    // Mended, the preview follows; the form is cancelled and nothing was saved.
+    await query.fill('app:worker');
+    await preview.getByRole('status').filter({ hasText: '4 events in the last hour' }).waitFor();
+    expect(await query.getAttribute('aria-invalid')).toBeNull();
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    expect((await metrics()).map((m) => m.name)).toEqual(['web_requests']);
   });
 
   it('“Create metric” on the search page opens the form with the query; the 24-hour backfill it offers ends DONE', async () => {

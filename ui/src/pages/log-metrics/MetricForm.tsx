@@ -8,6 +8,7 @@ import { useForm } from '../../components/useForm';
 import { Link } from '../../router';
 import { BackfillProgress, useBackfill } from './Backfill';
 import { KINDS, type LogMetric, type MetricKind, metricHref } from './log-metric';
+import { MetricPreview, useMetricPreview } from './MetricPreview';
 import './log-metrics.css';
 
 /** The form's fields as the API names them, with their labels (for the alert naming them). */
@@ -83,6 +84,19 @@ export function MetricDialog(props: {
   const act = useAction();
   const [made, setMade] = useState<LogMetric | null>(null);
   const withField = v.kind !== 'count';
+  const preview = useMetricPreview({
+    query: v.query,
+    kind: v.kind as MetricKind,
+    field: withField ? v.field : '',
+    quantiles: v.kind === 'quantiles' ? list(v.quantiles).map(Number) : [],
+    labels: list(v.labels),
+    resolution: numberOf(v.resolution),
+  });
+  /** A field's error: the save's 400, else the preview's (its query's 400 naming the field). */
+  const fieldError = (name: FieldName) =>
+    errorOf(act, name) ??
+    (name === 'query' || name === 'field' || name === 'labels' ? preview.fields[name] : null) ??
+    null;
 
   const submit = () =>
     act.run(async () => {
@@ -114,87 +128,96 @@ export function MetricDialog(props: {
     <Dialog label={title} onClose={props.onClose}>
       <Form className="metric-form" onSubmit={submit}>
         <h2>{title}</h2>
-        <Field
-          label="Name"
-          error={errorOf(act, 'name')}
-          hint="Its name in Prometheus: letters, digits and _."
-        >
-          <input required maxLength={100} spellCheck={false} disabled={off} {...form.text('name')} />
-        </Field>
-        <Field label="Description" error={errorOf(act, 'description')}>
-          <input maxLength={1000} placeholder="Optional" disabled={off} {...form.text('description')} />
-        </Field>
-        <Field
-          label="Query"
-          error={errorOf(act, 'query')}
-          hint="The events it counts, without pipes or stream: (empty: every event)."
-        >
-          <input
-            className="mono"
-            spellCheck={false}
-            autoComplete="off"
-            disabled={off}
-            {...form.text('query')}
-          />
-        </Field>
-        <div className="metric-row">
-          <Field label="Kind" error={errorOf(act, 'kind')}>
-            <Select options={KINDS} disabled={off} {...form.text('kind')} />
+        <div className="metric-fields">
+          <Field
+            label="Name"
+            error={errorOf(act, 'name')}
+            hint="Its name in Prometheus: letters, digits and _."
+          >
+            <input required maxLength={100} spellCheck={false} disabled={off} {...form.text('name')} />
           </Field>
-          {withField && (
-            <Field label="Field" error={errorOf(act, 'field')} hint="A numeric field.">
-              <input required spellCheck={false} disabled={off} {...form.text('field')} />
+          <Field label="Description" error={errorOf(act, 'description')}>
+            <input maxLength={1000} placeholder="Optional" disabled={off} {...form.text('description')} />
+          </Field>
+          <Field
+            label="Query"
+            error={fieldError('query')}
+            hint="The events it counts, without pipes or stream: (empty: every event)."
+          >
+            <input
+              className="mono"
+              spellCheck={false}
+              autoComplete="off"
+              disabled={off}
+              {...form.text('query')}
+            />
+          </Field>
+          <div className="metric-row">
+            <Field label="Kind" error={errorOf(act, 'kind')}>
+              <Select options={KINDS} disabled={off} {...form.text('kind')} />
             </Field>
-          )}
-          {v.kind === 'quantiles' && (
+            {withField && (
+              <Field label="Field" error={fieldError('field')} hint="A numeric field.">
+                <input required spellCheck={false} disabled={off} {...form.text('field')} />
+              </Field>
+            )}
+            {v.kind === 'quantiles' && (
+              <Field
+                label="Quantiles"
+                error={errorOf(act, 'quantiles')}
+                hint="Comma-separated, between 0 and 1."
+              >
+                <input spellCheck={false} disabled={off} {...form.text('quantiles')} />
+              </Field>
+            )}
+          </div>
+          <Field
+            label="Labels"
+            error={fieldError('labels')}
+            hint="Up to 5 fields, comma-separated: a series per their values."
+          >
+            <input spellCheck={false} autoComplete="off" disabled={off} {...form.text('labels')} />
+          </Field>
+          <div className="metric-row">
             <Field
-              label="Quantiles"
-              error={errorOf(act, 'quantiles')}
-              hint="Comma-separated, between 0 and 1."
+              label="Resolution"
+              error={errorOf(act, 'resolution_seconds')}
+              hint="Seconds, dividing 3600."
             >
-              <input spellCheck={false} disabled={off} {...form.text('quantiles')} />
+              <input type="number" min={10} max={3600} disabled={off} {...form.text('resolution')} />
             </Field>
+            <Field label="Retention (days)" error={errorOf(act, 'retention_days')}>
+              <input type="number" min={1} max={3650} disabled={off} {...form.text('retention')} />
+            </Field>
+            <Field label="Max series" error={errorOf(act, 'max_series')}>
+              <input type="number" min={1} disabled={off} {...form.text('maxSeries')} />
+            </Field>
+          </div>
+          <Check label="Shared with everyone" disabled={off} {...form.check('everyone')} />
+          {editing && (
+            <p className="muted small-text">
+              A new query, kind, field, quantiles, labels or resolution starts the metric again from now.
+            </p>
           )}
         </div>
-        <Field
-          label="Labels"
-          error={errorOf(act, 'labels')}
-          hint="Up to 5 fields, comma-separated: a series per their values."
-        >
-          <input spellCheck={false} autoComplete="off" disabled={off} {...form.text('labels')} />
-        </Field>
-        <div className="metric-row">
-          <Field label="Resolution" error={errorOf(act, 'resolution_seconds')} hint="Seconds, dividing 3600.">
-            <input type="number" min={10} max={3600} disabled={off} {...form.text('resolution')} />
-          </Field>
-          <Field label="Retention (days)" error={errorOf(act, 'retention_days')}>
-            <input type="number" min={1} max={3650} disabled={off} {...form.text('retention')} />
-          </Field>
-          <Field label="Max series" error={errorOf(act, 'max_series')}>
-            <input type="number" min={1} disabled={off} {...form.text('maxSeries')} />
-          </Field>
+        <MetricPreview preview={preview} disabled={off} />
+        <div className="metric-form-foot">
+          <ErrorBanner
+            error={
+              marked.length > 0
+                ? `The metric was not saved: ${marked.map(([name, label]) => `${label}: ${errorOf(act, name)}`).join(' ')}`
+                : act.error
+            }
+          />
+          {made && <Created metric={made} />}
+          <FormActions
+            submit={made ? undefined : editing ? 'Save changes' : 'Create metric'}
+            busy={act.busy}
+            disabled={!v.name.trim()}
+            onCancel={props.onClose}
+            cancel={made ? 'Close' : 'Cancel'}
+          />
         </div>
-        <Check label="Shared with everyone" disabled={off} {...form.check('everyone')} />
-        {editing && (
-          <p className="muted small-text">
-            A new query, kind, field, quantiles, labels or resolution starts the metric again from now.
-          </p>
-        )}
-        <ErrorBanner
-          error={
-            marked.length > 0
-              ? `The metric was not saved: ${marked.map(([name, label]) => `${label}: ${errorOf(act, name)}`).join(' ')}`
-              : act.error
-          }
-        />
-        {made && <Created metric={made} />}
-        <FormActions
-          submit={made ? undefined : editing ? 'Save changes' : 'Create metric'}
-          busy={act.busy}
-          disabled={!v.name.trim()}
-          onCancel={props.onClose}
-          cancel={made ? 'Close' : 'Cancel'}
-        />
       </Form>
     </Dialog>
   );
