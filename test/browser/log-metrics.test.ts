@@ -264,6 +264,12 @@ describeBrowser('test/browser/log-metrics.test.ts', 'the Metrics page in Chromiu
     await preview.getByLabel('Preview range').selectOption({ label: 'Last hour' });
     await status.filter({ hasText: '4 events in the last hour, 2 series; sum of ms: 35.' }).waitFor();
     expect(await rows()).toEqual(['w-1230', 'w-225']);
+    // Two tuples past a Max series of 1: the preview says the rest would fold.
+    await form.getByLabel('Max series').fill('1');
+    await status
+      .filter({ hasText: '2 series (past Max series, 1, the others would count as __other__)' })
+      .waitFor();
+    await form.getByLabel('Max series').fill('10000');
     await form.getByLabel('Kind').selectOption('max');
     await status.filter({ hasText: '4 events in the last hour, 2 series; max of ms: 20.' }).waitFor();
     await form.getByLabel('Labels').fill('');
@@ -284,7 +290,7 @@ describeBrowser('test/browser/log-metrics.test.ts', 'the Metrics page in Chromiu
     const message = await form.locator(`[id="${errorId}"]`).textContent();
     expect(message).toContain('Syntax error at position 11');
     expect(await preview.getByRole('alert').textContent()).toBe(`No preview: Query: ${message}`);
-    expect(await preview.getByRole('status').textContent()).toBe('No preview.');
+    expect(await preview.getByRole('status').textContent()).toBe('');
     expect(await preview.getByRole('img').count()).toBe(0);
     expect(await preview.getByRole('table').count()).toBe(0);
     await both('log-metrics-preview-error', 1000);

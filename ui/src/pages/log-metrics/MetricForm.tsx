@@ -200,7 +200,7 @@ export function MetricDialog(props: {
             </p>
           )}
         </div>
-        <MetricPreview preview={preview} disabled={off} />
+        <MetricPreview preview={preview} maxSeries={numberOf(v.maxSeries)} disabled={off} />
         <div className="metric-form-foot">
           <ErrorBanner
             error={

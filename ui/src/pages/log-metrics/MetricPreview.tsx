@@ -190,7 +190,16 @@ const stepText = (s: number) =>
  * The form's region "Preview": the range, the button, what it is computed from, then the
  * matching events per step as a chart and the top label tuples with the kind's figure.
  */
-export function MetricPreview({ preview, disabled }: { preview: MetricPreviewState; disabled?: boolean }) {
+export function MetricPreview({
+  preview,
+  maxSeries,
+  disabled,
+}: {
+  preview: MetricPreviewState;
+  /** The form's "Max series": past it, the preview says the rest would count as `__other__`. */
+  maxSeries: number | string;
+  disabled?: boolean;
+}) {
   const p = preview.preview;
   const named = Object.entries(preview.fields) as [PreviewField, string][];
   return (
@@ -223,9 +232,9 @@ export function MetricPreview({ preview, disabled }: { preview: MetricPreviewSta
           : !preview.asked
             ? ''
             : named.length || preview.error
-              ? 'No preview.'
+              ? ''
               : p
-                ? summaryLine(p)
+                ? summaryLine(p, maxSeries)
                 : 'Give the field to preview the metric.'}
       </Notice>
       <ErrorBanner
@@ -241,13 +250,17 @@ export function MetricPreview({ preview, disabled }: { preview: MetricPreviewSta
 }
 
 /** "5 events in the last hour, 3 series; sum of ms: 35." */
-function summaryLine(p: Preview): string {
+function summaryLine(p: Preview, maxSeries: number | string): string {
   const events = p.summary.totals.count ?? 0;
   const tuples = p.summary.details.length;
+  const folded =
+    typeof maxSeries === 'number' && tuples > maxSeries
+      ? ` (past Max series, ${formatCount(maxSeries)}, the others would count as __other__)`
+      : '';
   const series =
     p.input.labels.length === 0
       ? ''
-      : `, ${tuples >= TUPLES_READ ? `${formatCount(TUPLES_READ)} or more` : formatCount(tuples)} series`;
+      : `, ${tuples >= TUPLES_READ ? `${formatCount(TUPLES_READ)} or more` : formatCount(tuples)} series${folded}`;
   const figures = figuresOf(p.input)
     .map((f) => `${f.heading}: ${figureText(p.summary.totals[f.key])}`)
     .join(', ');
