@@ -131,12 +131,13 @@ export function useMetricPreview(input: PreviewInput) {
   const [asked, setAsked] = useState(0);
   const [state, setState] = useState<State>({ busy: false, preview: null, fields: {}, error: null });
   const sig = JSON.stringify(input);
-  const lastAsked = useRef(0);
+  // A press or another range computes at once; a change of the form after a pause.
+  const last = useRef({ asked: 0, span });
 
   useEffect(() => {
     if (!asked) return;
-    const now = asked !== lastAsked.current;
-    lastAsked.current = asked;
+    const now = asked !== last.current.asked || span !== last.current.span;
+    last.current = { asked, span };
     const ctl = new AbortController();
     const timer = setTimeout(
       () => {
