@@ -202,8 +202,8 @@ export interface EventStore {
   setMetricRules(rules: readonly MetricRule[]): Promise<void>;
   /** A metric's buckets summed by step, stream set and label tuple; null: this store does not count. */
   metricBuckets(read: MetricBucketsRead): Promise<MetricBucketRow[] | null>;
-  /** A metric's figures since counting began, by stream set and label tuple; null: this store does not count. */
-  metricTotals(metric: number, generation: number): Promise<MetricTotalRow[] | null>;
+  /** A metric's figures since counting began, by stream set and label tuple, of the sets `scope` reads; null: this store does not count. */
+  metricTotals(metric: number, generation: number, scope: ReadScope): Promise<MetricTotalRow[] | null>;
   /**
    * The buckets' upkeep (ADR 0035): those past their metric's retention leave the series
    * (their counts kept for the totals), and a bucket's rows (an append's each) merge into one.

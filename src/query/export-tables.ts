@@ -204,6 +204,41 @@ export function exportTable(
         rows: fromArray((r.rows ?? []).map((row) => Object.fromEntries(row.map((v, i) => [`c${i}`, v])))),
       };
     }
+    case 'Metric': {
+      // One row a series' point: its time, a column a label, then the figures its kind has.
+      const r = results as {
+        metric: { kind: string };
+        labels: string[];
+        series: Array<{ labels: Record<string, string>; points: Array<Record<string, unknown>> }>;
+      };
+      const quantiles = Object.keys(r.series?.[0]?.points?.[0]?.quantiles ?? {});
+      const figures = r.metric?.kind === 'count' ? [] : ['count', 'sum', 'min', 'max', 'avg'];
+      return {
+        title,
+        columns: [
+          { key: 'ts', title: 'time', kind: 'time' },
+          ...(r.labels ?? []).map((l) => ({ key: `label.${l}`, title: l, kind: 'string' as const })),
+          { key: 'events', title: 'events', kind: 'number' },
+          ...figures.map((f) => ({ key: f, title: f, kind: 'number' as const })),
+          ...quantiles.map((q) => ({ key: `q.${q}`, title: `quantile ${q}`, kind: 'number' as const })),
+          { key: 'value', title: 'value', kind: 'number' },
+        ],
+        rows: fromArray(
+          (r.series ?? []).flatMap((s) =>
+            s.points.map((pt) => ({
+              ...pt,
+              ...Object.fromEntries((r.labels ?? []).map((l) => [`label.${l}`, s.labels[l] ?? ''])),
+              ...Object.fromEntries(
+                quantiles.map((q) => [
+                  `q.${q}`,
+                  (pt.quantiles as Record<string, unknown> | undefined)?.[q] ?? null,
+                ]),
+              ),
+            })),
+          ),
+        ),
+      };
+    }
     default:
       return job.type satisfies never;
   }

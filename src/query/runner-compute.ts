@@ -1,9 +1,11 @@
+import { AppError } from '../errors/errors.js';
 import type { EventStore } from '../event-store/event-store.js';
 import type { QueryPlan, SearchResult, TimeWindow } from '../event-store/query-plan.js';
 import { publicMessage, type QueryJob } from './job.js';
 import type { SharedJobs } from './shared-jobs.js';
 import { pagedSearch, slicesOf } from './slicing.js';
 import { resolveTimeRange } from './time-range.js';
+import type { MetricAnswers, MetricParams } from './types/metric.js';
 
 /**
  * What one computation of a query uses of its runner (QueryRunner): the store it reads,
@@ -17,6 +19,8 @@ export interface Computation {
     readonly sliceEvents: number;
     readonly maxSlices: number;
     readonly onError?: (error: unknown, queryId: string) => void;
+    /** What answers the queries whose type reads a log metric's buckets (Metric). */
+    readonly metrics?: MetricAnswers | undefined;
   };
   /** A computation started (it holds the lease where there is one). */
   started(): void;
@@ -60,30 +64,36 @@ export async function computeJob(
   const { scope, filter } = job;
   const current = () => job.scope === scope && job.filter === filter;
   try {
-    const slices = slicesOf(c.store, job, window, c.opts);
-    for (let i = 0; i < slices.length; i++) {
-      let plan = {
-        ...job.def.plan(job.params, filter, slices[i] as TimeWindow, window),
-        scope,
-      } as QueryPlan;
-      if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
-      const part = await c.store.execute(plan, {
-        tag: job.id,
-        signal: controller.signal,
-        onProgress: (f) => {
-          if (!reevaluation) job.progress = (i + f) / slices.length;
-        },
-      });
-      acc = paged
-        ? paged.merge(acc as SearchResult | null, part as SearchResult)
-        : acc === null
-          ? part
-          : job.def.merge(acc, part, job.params);
-      if (!reevaluation && i < slices.length - 1 && current()) {
-        c.hold(job, acc);
-        job.progress = (i + 1) / slices.length;
-        job.updatedAt = new Date().toISOString();
-        c.shared.emit(job);
+    if (job.def.answeredFrom === 'rollups') {
+      // A log metric's buckets (Metric): one read, in the job's scope, not a store plan.
+      if (!c.opts.metrics) throw new AppError(501, 'not_served', 'Log metrics are not served by this node.');
+      acc = await c.opts.metrics.answer(job.ownerId, scope, job.params as MetricParams, window);
+    } else {
+      const slices = slicesOf(c.store, job, window, c.opts);
+      for (let i = 0; i < slices.length; i++) {
+        let plan = {
+          ...job.def.plan(job.params, filter, slices[i] as TimeWindow, window),
+          scope,
+        } as QueryPlan;
+        if (paged && plan.kind === 'search') plan = { ...plan, ...paged.slice(acc as SearchResult | null) };
+        const part = await c.store.execute(plan, {
+          tag: job.id,
+          signal: controller.signal,
+          onProgress: (f) => {
+            if (!reevaluation) job.progress = (i + f) / slices.length;
+          },
+        });
+        acc = paged
+          ? paged.merge(acc as SearchResult | null, part as SearchResult)
+          : acc === null
+            ? part
+            : job.def.merge(acc, part, job.params);
+        if (!reevaluation && i < slices.length - 1 && current()) {
+          c.hold(job, acc);
+          job.progress = (i + 1) / slices.length;
+          job.updatedAt = new Date().toISOString();
+          c.shared.emit(job);
+        }
       }
     }
     if (!current()) return;

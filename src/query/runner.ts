@@ -18,6 +18,7 @@ import { ResultsBudget } from './results-budget.js';
 import { type Computation, computeJob } from './runner-compute.js';
 import { readsAs, SharedJobs } from './shared-jobs.js';
 import { isRelative } from './time-range.js';
+import type { MetricAnswers } from './types/metric.js';
 import type { PresentOptions } from './types/query-type.js';
 
 export interface RunnerOptions {
@@ -39,6 +40,8 @@ export interface RunnerOptions {
   leaseMs?: number;
   /** How long a stop waits for the node computing the query before recording it itself (ms). */
   remoteStopMs?: number;
+  /** What answers Metric queries (the log-metrics feature); without it they end ERROR. */
+  metrics?: MetricAnswers;
 }
 
 /**

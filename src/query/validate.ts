@@ -140,6 +140,20 @@ function checkSpecific(type: QueryTypeName, p: CommonParamValues): void {
     case 'Explain':
       checkExplain(p as ExplainParams, Date.now());
       return;
+    case 'Metric':
+      // The metric's own query decides what is counted; the rest is checked against the
+      // metric when the query begins (MetricAnswers.check).
+      if (p.query.trim() !== '')
+        throw fieldError(
+          'params.query',
+          'A Metric query takes no query: its log metric’s query decides what is counted.',
+        );
+      if (p.filter.length > 0)
+        throw fieldError(
+          'params.filter',
+          'A Metric query takes no filter: its log metric’s query decides what is counted.',
+        );
+      return;
     case 'Patterns': {
       const { compare_to } = p as PatternsParams;
       if (compare_to === undefined) return;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbEventStore } from '../../src/event-store/duckdb/duckdb-event-store.js';
+import { EVERY_EVENT, NO_EVENT } from '../../src/event-store/read-scope.js';
 import type { MetricRule } from '../../src/event-store/rollups/metric-rollups.js';
 import {
   decodeSketch,
@@ -64,6 +65,7 @@ describe('log metrics in the DuckDB store', () => {
     await store.append(events.slice(0, 100));
     await store.append(events.slice(100));
     const read = {
+      scope: EVERY_EVENT,
       metric: 1,
       generation: 100,
       fromMs: T,
@@ -87,6 +89,37 @@ describe('log metrics in the DuckDB store', () => {
       truth[key] = (truth[key] ?? 0) + 1;
     }
     expect(sum(await store.metricBuckets(read))).toEqual(truth);
+    // A read sums only the sets its scope reads (rollups/metric-store.ts setTest): stream 7's
+    // readers set "7", the built-in stream's readers "", a reader of none nothing.
+    const part = (set: string) =>
+      Object.fromEntries(Object.entries(truth).filter(([k]) => k.startsWith(`${set}|`)));
+    const pay = {
+      key: 'pay',
+      filter: parseQuery('app:pay'),
+      streams: { rules: 'r', ids: [7], unclaimed: false },
+    };
+    const rest = {
+      key: 'rest',
+      filter: parseQuery('-app:pay'),
+      streams: { rules: 'r', ids: [], unclaimed: true },
+    };
+    expect(sum(await store.metricBuckets({ ...read, scope: pay }))).toEqual(part('7'));
+    expect(sum(await store.metricBuckets({ ...read, scope: rest }))).toEqual(part(''));
+    expect(await store.metricBuckets({ ...read, scope: NO_EVENT })).toEqual([]);
+    expect(await store.metricBuckets({ ...read, scope: pay, only: { ids: [], unclaimed: true } })).toEqual(
+      [],
+    );
+    expect(sum(await store.metricBuckets({ ...read, only: { ids: [7], unclaimed: false } }))).toEqual(
+      part('7'),
+    );
+    expect(new Set((await store.metricTotals(1, 100, pay))?.map((r) => r.streams))).toEqual(new Set(['7']));
+    expect(new Set((await store.metricTotals(1, 100, rest))?.map((r) => r.streams))).toEqual(new Set(['']));
+    // Stream 7 deleted (no rule names it): its set reads as the built-in stream's.
+    await store.setStreamRules(rulesWithKey([]));
+    expect(sum(await store.metricBuckets({ ...read, scope: rest }))).toEqual(
+      sum(await store.metricBuckets(read)),
+    );
+    expect(await store.metricBuckets({ ...read, scope: pay })).toEqual([]);
     expect(await store.metricCounts(1, 100)).toEqual({ series: 2, dropped: 1 });
     // By the minute: 180 events a second apart over three minutes.
     const minutes = await store.metricBuckets({ ...read, stepMs: 60_000 });
@@ -143,6 +176,7 @@ describe('log metrics in the DuckDB store', () => {
         await store.append(withBytes(i * 9, 9, 2 * DAY));
       }
       const read = (metric: number, fromMs: number) => ({
+        scope: EVERY_EVENT,
         metric,
         generation: 100,
         fromMs,
@@ -162,7 +196,10 @@ describe('log metrics in the DuckDB store', () => {
         'SELECT count(DISTINCT (metric, generation, bucket, streams, labels))::INTEGER AS n FROM metric_buckets';
       const rowCount = 'SELECT count(*)::INTEGER AS n FROM metric_buckets';
       const before = [await figures(1, T + 2 * DAY), await figures(2, T + 2 * DAY)];
-      const totals = [await store.metricTotals(1, 100), await store.metricTotals(2, 100)];
+      const totals = [
+        await store.metricTotals(1, 100, EVERY_EVENT),
+        await store.metricTotals(2, 100, EVERY_EVENT),
+      ];
       const old = await figures(2, T);
       expect(old?.length).toBeGreaterThan(0);
       const [{ n: rowsBefore }] = (await store.runSql(rowCount, [])) as [{ n: number }];
@@ -182,9 +219,10 @@ describe('log metrics in the DuckDB store', () => {
       expect(await figures(2, T)).toEqual([]);
       const sorted = (rows: Awaited<ReturnType<DuckDbEventStore['metricTotals']>>) =>
         rows?.map((r) => JSON.stringify(r)).sort();
-      expect([sorted(await store.metricTotals(1, 100)), sorted(await store.metricTotals(2, 100))]).toEqual(
-        totals.map(sorted),
-      );
+      expect([
+        sorted(await store.metricTotals(1, 100, EVERY_EVENT)),
+        sorted(await store.metricTotals(2, 100, EVERY_EVENT)),
+      ]).toEqual(totals.map(sorted));
       // Again: nothing to do. A deleted metric's past goes with its buckets.
       expect(await store.maintainMetrics(T + 2 * DAY + 3_600_000)).toEqual({
         expired: 0,
@@ -211,6 +249,7 @@ describe('log metrics in the DuckDB store', () => {
       const after = batch(200, 10); // in the window too, but counted at ingest
       await store.append(after);
       const read = {
+        scope: EVERY_EVENT,
         metric: 1,
         generation: 100,
         fromMs: T,

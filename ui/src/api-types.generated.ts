@@ -8214,6 +8214,8 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description What answered: the events, counts kept at ingest (a log metric’s buckets), or both (docs/api/queries.md). */
+      answered_from: "events" | "rollups" | "both";
       /** @description The cold tier’s files the query reads; null when its range meets none. */
       cold: {
         /** @description Cold files whose time range meets the query’s. */

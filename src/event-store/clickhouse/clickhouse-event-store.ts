@@ -251,7 +251,11 @@ export class ClickHouseEventStore implements EngineEventStore {
     return { series: 0, dropped: 0 };
   }
 
-  async metricTotals(_metric: number, _generation: number): Promise<MetricTotalRow[] | null> {
+  async metricTotals(
+    _metric: number,
+    _generation: number,
+    _scope: ReadScope,
+  ): Promise<MetricTotalRow[] | null> {
     return null;
   }
 

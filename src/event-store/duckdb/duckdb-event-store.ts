@@ -216,8 +216,8 @@ export class DuckDbEventStore implements EngineEventStore {
     return this.db.metrics.counts(metric, generation);
   }
 
-  async metricTotals(metric: number, generation: number): Promise<MetricTotalRow[]> {
-    return this.db.metrics.totals((sql, params) => this.runSql(sql, params), metric, generation);
+  async metricTotals(metric: number, generation: number, scope: ReadScope): Promise<MetricTotalRow[]> {
+    return this.db.metrics.totals((sql, params) => this.runSql(sql, params), metric, generation, scope);
   }
 
   maintainMetrics(nowMs: number): Promise<MetricUpkeep> {

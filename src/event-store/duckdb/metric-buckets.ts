@@ -7,7 +7,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { compilePredicate, type EventLike } from '../../filter/evaluate.js';
-import type { StreamRules } from '../read-scope.js';
+import type { ReadScope, StreamRules } from '../read-scope.js';
 import {
   ADMIT_ALL,
   type CountingRule,
@@ -26,10 +26,12 @@ import {
   type MetricBucketsRead,
   type MetricTotalRow,
   type MetricUpkeep,
+  setTest,
   streamSetOf,
 } from '../rollups/metric-store.js';
 import { SeriesBook, type SeriesChange } from '../rollups/series-book.js';
 import { decodeSketch, encodeSketch, mergeSketch, newSketch } from '../rollups/sketch.js';
+import { listValue } from './duckdb-api.js';
 import { tsValue } from './duckdb-schema.js';
 import type { Bound } from './statement-gate.js';
 
@@ -248,26 +250,35 @@ export class MetricBuckets {
     return this.book.counts(metric, generation);
   }
 
-  /** A metric's rows in the read's range, summed by step, stream set and label tuple. */
+  /** The streams with a rule now: a set's other ids name deleted streams (`setTest`). */
+  private claimed(): Set<number> {
+    return new Set(this.streams.map((s) => s.id));
+  }
+
+  /**
+   * A metric's rows in the read's range, summed by step, stream set and label tuple, of the
+   * stream sets the read's scope reads (`setTest`): those are chosen first, so rows the
+   * reader may not read neither answer nor count toward `maxRows`.
+   */
   async read(
     query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
     q: MetricBucketsRead,
   ): Promise<MetricBucketRow[]> {
+    const range: Bound[] = [q.metric, BigInt(q.generation), tsValue(q.fromMs), tsValue(q.toMs)];
+    const where = 'metric = $1 AND generation = $2 AND bucket >= $3 AND bucket < $4';
+    const reads = setTest(q.scope, this.claimed(), q.only);
+    const sets = (await query(`SELECT DISTINCT streams FROM metric_buckets WHERE ${where}`, range))
+      .map((r) => String(r.streams))
+      .filter(reads);
+    if (sets.length === 0) return [];
     const rows = await query(
-      `SELECT (epoch_ms(bucket) // $1) * $1 AS step, streams, labels, sum(events) AS events, sum(count) AS count,
+      `SELECT (epoch_ms(bucket) // $5) * $5 AS step, streams, labels, sum(events) AS events, sum(count) AS count,
          sum(sum) AS sum, min(min) AS min, max(max) AS max,
          list(sketch) FILTER (WHERE sketch IS NOT NULL) AS sketches
        FROM metric_buckets
-       WHERE metric = $2 AND generation = $3 AND bucket >= $4 AND bucket < $5
-       GROUP BY ALL ORDER BY step LIMIT $6`,
-      [
-        BigInt(Math.round(q.stepMs)),
-        q.metric,
-        BigInt(q.generation),
-        tsValue(q.fromMs),
-        tsValue(q.toMs),
-        BigInt(q.maxRows + 1),
-      ],
+       WHERE ${where} AND list_contains($6::VARCHAR[], streams)
+       GROUP BY ALL ORDER BY step LIMIT $7`,
+      [...range, BigInt(Math.round(q.stepMs)), listValue(sets), BigInt(q.maxRows + 1)],
     );
     return rows.map((r) => ({
       stepMs: Number(r.step),
@@ -282,12 +293,17 @@ export class MetricBuckets {
     }));
   }
 
-  /** A metric's figures since counting began (its buckets and what retention took), by stream set and labels. */
+  /**
+   * A metric's figures since counting began (its buckets and what retention took), by
+   * stream set and labels, of the stream sets `scope` reads (`setTest`).
+   */
   async totals(
     query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
     metric: number,
     generation: number,
+    scope: ReadScope,
   ): Promise<MetricTotalRow[]> {
+    const reads = setTest(scope, this.claimed());
     // One statement: one snapshot, so a key's events, count and sum count the same events.
     const rows = await query(
       `SELECT streams, labels, sum(events) AS events, sum(count) AS count, sum(sum) AS sum FROM (
@@ -297,13 +313,15 @@ export class MetricBuckets {
        GROUP BY ALL`,
       [metric, BigInt(generation)],
     );
-    return rows.map((r) => ({
-      streams: String(r.streams),
-      labels: JSON.parse(String(r.labels)) as string[],
-      events: Number(r.events),
-      count: Number(r.count),
-      sum: Number(r.sum),
-    }));
+    return rows
+      .filter((r) => reads(String(r.streams)))
+      .map((r) => ({
+        streams: String(r.streams),
+        labels: JSON.parse(String(r.labels)) as string[],
+        events: Number(r.events),
+        count: Number(r.count),
+        sum: Number(r.sum),
+      }));
   }
 
   /**

@@ -3,6 +3,7 @@
  * feature speak of it: the rules it counts by, the rows a read gets, and whether a stream
  * set counts for a reader.
  */
+import type { ReadScope } from '../read-scope.js';
 import type { Aggregate, MetricRule } from './metric-rollups.js';
 
 /** The stream set of an event no stream's rule claims: the built-in stream. */
@@ -14,8 +15,50 @@ export const streamSetOf = (ids: readonly number[]): string => ids.join(',');
 /** The ids of a stream set's streams (none: the built-in set). */
 export const setIds = (set: string): number[] => (set === BUILT_IN_SET ? [] : set.split(',').map(Number));
 
-/** A read of one metric's buckets: its generation's, in `[fromMs, toMs)`, summed by `stepMs`. */
+/**
+ * The streams a metric read is narrowed to (a series' `streams`, a Metric query's
+ * `params.streams`), each checked readable by the streams feature: their ids but the
+ * built-in stream's, and whether the built-in stream is one of them.
+ */
+export interface StreamChoice {
+  readonly ids: readonly number[];
+  readonly unclaimed: boolean;
+}
+
+/**
+ * Whether a stream set counts for a read in `scope` (ADR 0035), the test every metric read
+ * goes through in the store, as every event read goes through its scope's filter: a set
+ * counts when the scope reads one of its streams (an administrator's and the system's
+ * read every set), or the built-in stream for a set whose streams no rule names now
+ * (`claimed`: the streams with a rule, as the store keeps them; a set naming only deleted
+ * streams reads as the built-in one); with `only`, a set holding one of those. A scope
+ * not made of streams reads no set.
+ */
+export function setTest(
+  scope: ReadScope,
+  claimed: ReadonlySet<number>,
+  only?: StreamChoice,
+): (set: string) => boolean {
+  const every = scope.filter === null;
+  const streams = scope.streams;
+  if (!every && !streams) return () => false;
+  const readable = streams && !every ? new Set(streams.ids) : null;
+  const unclaimed = (every || streams?.unclaimed === true) && (only ? only.unclaimed : true);
+  const chosen = only ? new Set(only.ids) : null;
+  return (set) => {
+    const ids = setIds(set).filter((id) => claimed.has(id));
+    if (ids.length === 0) return unclaimed;
+    return ids.some((id) => (readable === null || readable.has(id)) && (chosen === null || chosen.has(id)));
+  };
+}
+
+/**
+ * A read of one metric's buckets: its generation's, in `[fromMs, toMs)`, summed by
+ * `stepMs`, of the stream sets `scope` reads (`setTest`), narrowed to `only`.
+ */
 export interface MetricBucketsRead {
+  readonly scope: ReadScope;
+  readonly only?: StreamChoice | undefined;
   readonly metric: number;
   readonly generation: number;
   readonly fromMs: number;

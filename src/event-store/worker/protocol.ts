@@ -48,7 +48,7 @@ export type StoreRequest =
   | { id: number; op: 'setMetricRules'; rules: readonly MetricRule[] }
   | { id: number; op: 'metricBuckets'; read: MetricBucketsRead }
   | { id: number; op: 'metricCounts'; metric: number; generation: number }
-  | { id: number; op: 'metricTotals'; metric: number; generation: number }
+  | { id: number; op: 'metricTotals'; metric: number; generation: number; scope: ReadScope }
   | { id: number; op: 'maintainMetrics'; nowMs: number }
   | { id: number; op: 'backfillMetric'; req: MetricBackfill }
   | { id: number; op: 'metricBackfilled'; metric: number; generation: number }

@@ -124,7 +124,7 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
     case 'metricCounts':
       return store.metricCounts(req.metric, req.generation);
     case 'metricTotals':
-      return store.metricTotals(req.metric, req.generation);
+      return store.metricTotals(req.metric, req.generation, req.scope);
     case 'maintainMetrics':
       return store.maintainMetrics(req.nowMs);
     case 'backfillMetric':

@@ -255,8 +255,8 @@ export class WorkerEventStore implements EventStore {
     return this.call({ op: 'metricCounts', metric, generation });
   }
 
-  metricTotals(metric: number, generation: number): Promise<MetricTotalRow[] | null> {
-    return this.call({ op: 'metricTotals', metric, generation });
+  metricTotals(metric: number, generation: number, scope: ReadScope): Promise<MetricTotalRow[] | null> {
+    return this.call({ op: 'metricTotals', metric, generation, scope });
   }
 
   maintainMetrics(nowMs: number): Promise<MetricUpkeep> {

@@ -57,6 +57,7 @@ export class ResultEnricher {
       case 'Patterns':
       case 'Table':
       case 'Explain':
+      case 'Metric':
         return results;
       default:
         return type satisfies never;

@@ -4,12 +4,14 @@
  * their series, backfills and their Prometheus exposition. The built-in rollups come next
  * (issue 76).
  */
+import type { MetricAnswers } from '../../query/types/metric.js';
 import { component } from '../component.js';
 import { LogMetricBackfills } from './log-metric-backfills.js';
 import { LogMetricCounting } from './log-metric-counting.js';
 import { LogMetricExposition } from './log-metric-exposition.js';
 import { LogMetricJobsRepository } from './log-metric-jobs-repository.js';
 import { logMetricJobsMigration } from './log-metric-jobs-table.js';
+import { LogMetricQueries } from './log-metric-queries.js';
 import { LogMetricSchema } from './log-metric-schema.js';
 import { LogMetricSeries } from './log-metric-series.js';
 import { LogMetricsRepository } from './log-metrics-repository.js';
@@ -23,6 +25,8 @@ const UPKEEP_MS = 60_000;
 declare module '../component.js' {
   interface Services {
     logMetrics: LogMetricsService;
+    /** The query type Metric's answers (the queries feature runs them). */
+    metricAnswers: MetricAnswers;
   }
 }
 
@@ -49,7 +53,7 @@ export const logMetrics = component({
       log,
     );
     return {
-      provides: { logMetrics: metrics },
+      provides: { logMetrics: metrics, metricAnswers: new LogMetricQueries(metrics, series, readScopes) },
       schemas: [LogMetricSchema],
       metrics: [exposition, backfills],
       // The store counts from the start: before any intake takes events. A store that

@@ -21,8 +21,8 @@ export interface Scrape {
  * docs/api/log-metrics.md "Prometheus"): per metric the series' cumulative `_total` (and
  * `_sum`, `_count`) since `counting_since`, read in one store read so they count the same
  * events, and the last ended bucket's quantiles, min or max; each summed over the stream
- * sets the caller may read now (the streams feature's rule, `ReadScopes.setTest`), as a
- * series answer sums them.
+ * sets the caller's scope reads now (the store's set test, rollups/metric-store.ts
+ * `setTest`), as a series answer sums them.
  */
 export class LogMetricExposition implements MetricsSource {
   private readonly scrapes = { ok: 0, unauthorized: 0, forbidden: 0 };
@@ -51,13 +51,13 @@ export class LogMetricExposition implements MetricsSource {
   }
 
   async scrape(who: Identity, metrics: readonly LogMetric[], now = Date.now()): Promise<Scrape> {
-    const counts = await this.scopes.setTest(who, undefined, 'streams');
+    const scope = await this.scopes.of(who);
     const out: string[] = [];
     const dropped: string[] = [];
     let series = 0;
     for (const m of metrics) {
       const generation = generationOf(m.counting_since);
-      const totals = await this.events.metricTotals(m.id, generation);
+      const totals = await this.events.metricTotals(m.id, generation, scope);
       if (totals === null) continue; // not counted on this store (ClickHouse, for now)
       const resolution = m.resolution_seconds * 1000;
       const ended = Math.floor(now / resolution) * resolution - resolution;
@@ -65,6 +65,7 @@ export class LogMetricExposition implements MetricsSource {
         m.kind === 'count' || m.kind === 'sum' || m.kind === 'avg'
           ? []
           : ((await this.events.metricBuckets({
+              scope,
               metric: m.id,
               generation,
               fromMs: ended,
@@ -72,8 +73,8 @@ export class LogMetricExposition implements MetricsSource {
               stepMs: resolution,
               maxRows: MAX_FIGURES,
             })) ?? []);
-      const total = sumByTuple(m, totals, counts);
-      const lastBucket = sumByTuple(m, last, counts);
+      const total = sumByTuple(m, totals);
+      const lastBucket = sumByTuple(m, last);
       series += total.size;
       out.push(...metricLines(m, total, lastBucket));
       const { dropped: n } = await this.events.metricCounts(m.id, generation);
@@ -89,15 +90,13 @@ export class LogMetricExposition implements MetricsSource {
   }
 }
 
-/** The rows' figures summed by label tuple over the stream sets that count for the reader. */
+/** The rows' figures (of the stream sets the reader reads: the store chose them) summed by label tuple. */
 function sumByTuple(
   m: LogMetric,
   rows: ReadonlyArray<MetricBucketRow | MetricTotalRow>,
-  counts: (set: string) => boolean,
 ): Map<string, { labels: readonly string[]; agg: Aggregate }> {
   const by = new Map<string, { labels: readonly string[]; agg: Aggregate }>();
   for (const r of rows) {
-    if (!counts(r.streams)) continue;
     const key = JSON.stringify(r.labels);
     let s = by.get(key);
     if (!s) {

@@ -2,8 +2,9 @@ import type { Identity } from '../../core/identity.js';
 import { INTERVAL_UNITS, parseIsoMs } from '../../core/time.js';
 import { AppError, fieldError } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
+import type { ReadScope } from '../../event-store/read-scope.js';
 import { type Aggregate, emptyAggregate } from '../../event-store/rollups/metric-rollups.js';
-import type { MetricBucketRow } from '../../event-store/rollups/metric-store.js';
+import type { MetricBucketRow, StreamChoice } from '../../event-store/rollups/metric-store.js';
 import { decodeSketch, mergeSketch, sketchQuantile } from '../../event-store/rollups/sketch.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import { generationOf } from './log-metric-counting.js';
@@ -61,17 +62,88 @@ export function timeParam(field: string, text: string | undefined, dflt: number)
   return ms;
 }
 
-/** Seconds (`300`) or a duration (`5m`, `1h`, `1d`), as ms; a 400 on `step` otherwise. */
-function stepParam(text: string): number {
+/** Seconds (`300`) or a duration (`5m`, `1h`, `1d`), as ms; a 400 on `field` otherwise. */
+export function stepParam(text: string, field = 'step'): number {
   const m = /^(\d{1,9})([smhd]?)$/.exec(text);
-  if (!m) throw fieldError('step', 'Seconds (300) or a duration (5m, 1h, 1d).');
+  if (!m) throw fieldError(field, 'Seconds (300) or a duration (5m, 1h, 1d).');
   return Number(m[1]) * (m[2] ? (INTERVAL_UNITS[m[2]] as number) : 1000);
+}
+
+/** A series read, checked against its metric: Unix ms, aligned on `stepMs`. */
+export interface SeriesRead {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly stepMs: number;
+  /** The labels kept, in the metric's order of asking. */
+  readonly kept: readonly string[];
+  /** Tuples whose label holds one of these values (`label.<field>`, `label_filter`). */
+  readonly labelFilter: ReadonlyMap<string, readonly string[]>;
+  readonly limit: number;
+}
+
+/** What a read asks, as numbers and lists (the route's query string or a Metric query's params). */
+export interface SeriesAsk {
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Ms; undefined: the default. */
+  readonly stepMs?: number | undefined;
+  readonly labels?: readonly string[] | undefined;
+  readonly labelFilter: ReadonlyMap<string, readonly string[]>;
+  readonly limit?: number | undefined;
+}
+
+/** The names errors give the parameters: the route's (`step`) or a Metric query's (`params.step`). */
+export interface ParamNames {
+  readonly from: string;
+  readonly step: string;
+  readonly labels: string;
+  readonly label: (field: string) => string;
+  readonly limit: string;
+}
+
+const ROUTE_NAMES: ParamNames = {
+  from: 'from',
+  step: 'step',
+  labels: 'labels',
+  label: (f) => `label.${f}`,
+  limit: 'limit',
+};
+
+/** A read checked against its metric (docs/api/log-metrics.md "Reading"): a 400 naming the parameter otherwise. */
+export function seriesRead(metric: LogMetric, ask: SeriesAsk, names: ParamNames = ROUTE_NAMES): SeriesRead {
+  const resolution = metric.resolution_seconds * 1000;
+  const { fromMs: from0, toMs: to0 } = ask;
+  if (from0 >= to0) throw fieldError(names.from, '`from` must be before `to`.');
+  let step: number;
+  if (ask.stepMs !== undefined) {
+    step = ask.stepMs;
+    if (step <= 0 || step % resolution !== 0)
+      throw fieldError(names.step, `A multiple of the metric's resolution (${metric.resolution_seconds} s).`);
+  } else step = resolution * Math.max(1, Math.ceil((to0 - from0) / resolution / DEFAULT_POINTS));
+  const fromMs = Math.floor(from0 / step) * step;
+  const toMs = Math.ceil(to0 / step) * step;
+  const points = (toMs - fromMs) / step;
+  if (points > MAX_POINTS)
+    throw fieldError(
+      names.step,
+      `${points} points a series; at most ${MAX_POINTS}: a longer step or a shorter range.`,
+    );
+  const kept = ask.labels ?? metric.labels;
+  for (const l of kept)
+    if (!metric.labels.includes(l)) throw fieldError(names.labels, `\`${l}\` is no label of this metric.`);
+  for (const l of ask.labelFilter.keys())
+    if (!metric.labels.includes(l)) throw fieldError(names.label(l), `\`${l}\` is no label of this metric.`);
+  const limit = ask.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw fieldError(names.limit, 'From 1 to 10,000.');
+  return { fromMs, toMs, stepMs: step, kept, labelFilter: ask.labelFilter, limit };
 }
 
 /**
  * A log metric's series (docs/api/log-metrics.md, "Reading"): its buckets in the range,
- * summed by step, over the stream sets the caller may read (the streams feature decides
- * which, `ReadScopes.setTest`), by the label tuples asked for.
+ * summed by step, over the stream sets the reader's scope reads (the event store decides
+ * which, rollups/metric-store.ts `setTest`), by the label tuples asked for. The series
+ * route and the query type Metric answer with it.
  */
 export class LogMetricSeries {
   constructor(
@@ -79,34 +151,18 @@ export class LogMetricSeries {
     private readonly scopes: ReadScopes,
   ) {}
 
+  /** `GET /api/log-metrics/{id}/series`: the query string's parameters, for `who`. */
   async series(who: Identity, metric: LogMetric, p: SeriesParams): Promise<SeriesAnswer> {
-    const resolution = metric.resolution_seconds * 1000;
-    const now = Date.now();
-    const to0 = timeParam('to', p.to, now);
-    const from0 = timeParam('from', p.from, to0 - 3_600_000);
-    if (from0 >= to0) throw fieldError('from', '`from` must be before `to`.');
-    let step: number;
-    if (p.step !== undefined && p.step !== '') {
-      step = stepParam(p.step);
-      if (step <= 0 || step % resolution !== 0)
-        throw fieldError('step', `A multiple of the metric's resolution (${metric.resolution_seconds} s).`);
-    } else step = resolution * Math.max(1, Math.ceil((to0 - from0) / resolution / DEFAULT_POINTS));
-    const from = Math.floor(from0 / step) * step;
-    const to = Math.ceil(to0 / step) * step;
-    const points = (to - from) / step;
-    if (points > MAX_POINTS)
-      throw fieldError(
-        'step',
-        `${points} points a series; at most ${MAX_POINTS}: a longer step or a shorter range.`,
-      );
-    const kept = p.labels === undefined ? metric.labels : p.labels === '' ? [] : p.labels.split(',');
-    for (const l of kept)
-      if (!metric.labels.includes(l)) throw fieldError('labels', `\`${l}\` is no label of this metric.`);
-    for (const l of p.labelFilter.keys())
-      if (!metric.labels.includes(l)) throw fieldError(`label.${l}`, `\`${l}\` is no label of this metric.`);
-    const limit = p.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-      throw fieldError('limit', 'From 1 to 10,000.');
+    const toMs = timeParam('to', p.to, Date.now());
+    const fromMs = timeParam('from', p.from, toMs - 3_600_000);
+    const read = seriesRead(metric, {
+      fromMs,
+      toMs,
+      stepMs: p.step !== undefined && p.step !== '' ? stepParam(p.step) : undefined,
+      labels: p.labels === undefined ? undefined : p.labels === '' ? [] : p.labels.split(','),
+      labelFilter: p.labelFilter,
+      limit: p.limit,
+    });
     const streams =
       p.streams === undefined || p.streams === ''
         ? undefined
@@ -114,9 +170,24 @@ export class LogMetricSeries {
             if (!/^\d{1,10}$/.test(s.trim())) throw fieldError('streams', 'Stream ids, comma-separated.');
             return Number(s);
           });
-    const counts = await this.scopes.setTest(who, streams, 'streams');
+    const only = await this.scopes.streamChoice(who.userId, streams, 'streams');
+    return this.answer(metric, read, await this.scopes.of(who), only);
+  }
+
+  /** The series of `read` in `scope` (a reader's, a query owner's), narrowed to `only`. */
+  async answer(
+    metric: LogMetric,
+    read: SeriesRead,
+    scope: ReadScope,
+    only: StreamChoice | undefined,
+    names: ParamNames = ROUTE_NAMES,
+  ): Promise<SeriesAnswer> {
+    const { fromMs: from, toMs: to, stepMs: step, kept, limit } = read;
+    const points = (to - from) / step;
     const generation = generationOf(metric.counting_since);
     const rows = await this.events.metricBuckets({
+      scope,
+      only,
       metric: metric.id,
       generation,
       fromMs: from,
@@ -132,17 +203,16 @@ export class LogMetricSeries {
       );
     if (rows.length > MAX_FIGURES)
       throw fieldError(
-        'step',
+        names.step,
         `More than ${MAX_FIGURES.toLocaleString('en-US')} figures in this range: a longer step, fewer labels or a shorter range.`,
       );
     const positions = kept.map((l) => metric.labels.indexOf(l));
-    const filters = [...p.labelFilter].map(([l, values]) => ({
+    const filters = [...read.labelFilter].map(([l, values]) => ({
       at: metric.labels.indexOf(l),
       values: new Set(values),
     }));
     const bySeries = new Map<string, { labels: string[]; steps: Map<number, Aggregate> }>();
     for (const r of rows) {
-      if (!counts(r.streams)) continue;
       if (!filters.every((f) => f.values.has(r.labels[f.at] ?? ''))) continue;
       const labels = positions.map((i) => r.labels[i] ?? '');
       const key = JSON.stringify(labels);
@@ -165,7 +235,7 @@ export class LogMetricSeries {
     const listed = all.filter((s) => s.total.events > 0).slice(0, limit);
     if (listed.length * points > MAX_FIGURES)
       throw fieldError(
-        'limit',
+        names.limit,
         `${listed.length} series of ${points} points is more than ${MAX_FIGURES.toLocaleString('en-US')}: a lower limit, a longer step or a shorter range.`,
       );
     const { dropped } = await this.events.metricCounts(metric.id, generation);
@@ -174,7 +244,7 @@ export class LogMetricSeries {
       from: from / 1000,
       to: to / 1000,
       step: step / 1000,
-      labels: kept,
+      labels: [...kept],
       series: listed.map((s) => ({
         labels: Object.fromEntries(kept.map((l, i) => [l, s.labels[i] ?? ''])),
         total: figures(metric, s.total),

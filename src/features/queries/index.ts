@@ -35,6 +35,7 @@ export const queries = component({
       resultsBudgetBytes: config.queryResultsMemoryMb * 1048576,
       maxLivePerUser: config.queryLivePerUser,
       leaseMs,
+      metrics: s.metricAnswers,
     });
     const queries = new QueriesService(
       new QueriesRepository(meta.db),
@@ -48,6 +49,7 @@ export const queries = component({
       s.enricher,
       s.readScopes,
       s.audit,
+      s.metricAnswers,
     );
     // Who may read what changed (here or on another node): held queries read anew.
     // (One token's change, a sign-out say, changes nobody's read scope.)

@@ -26,6 +26,13 @@ export const GenericQuerySchema = Type.Object(
     progress: Type.Number({ minimum: 0, maximum: 1 }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
+    answered_from: Type.Union(
+      ['events', 'rollups', 'both'].map((p) => Type.Literal(p)),
+      {
+        description:
+          'What answered: the events, counts kept at ingest (a log metric’s buckets), or both (docs/api/queries.md).',
+      },
+    ),
     cold: Type.Union(
       [
         Type.Object({

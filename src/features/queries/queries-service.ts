@@ -13,8 +13,15 @@ import type { JobDefinition, QueryJob } from '../../query/job.js';
 import { type ReadAudit, type ReadOrigin, type ReadRecord, recorded } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
+import { resolveTimeRange } from '../../query/time-range.js';
 import { QUERY_TYPE_DEFS } from '../../query/types/index.js';
-import { type CommonParamValues, type PresentOptions, QUERY_TYPES } from '../../query/types/query-type.js';
+import type { MetricAnswers, MetricParams } from '../../query/types/metric.js';
+import {
+  type AnsweredFrom,
+  type CommonParamValues,
+  type PresentOptions,
+  QUERY_TYPES,
+} from '../../query/types/query-type.js';
 import { type ValidQuery, validateQuery } from '../../query/validate.js';
 import type { ResultEnricher } from '../events/index.js';
 import type { QueriesRepository } from './queries-repository.js';
@@ -35,6 +42,8 @@ export interface GenericQuery {
   updated_at: string;
   /** The cold files its range meets (docs/operations/cold-tier.md); null when none. */
   cold: ColdReach | null;
+  /** What answered (docs/api/queries.md "answered_from"): the events, a log metric's buckets (`rollups`), or both. */
+  answered_from: AnsweredFrom;
 }
 
 export interface QueryExport {
@@ -69,6 +78,8 @@ export class QueriesService {
     private readonly scopes: ReadScopes,
     /** Every query begun is recorded here (`query.create`), whatever its door (docs/api/audit.md). */
     private readonly audit: ReadAudit,
+    /** What checks and answers Metric queries (the log-metrics feature). */
+    private readonly metrics?: MetricAnswers,
   ) {}
 
   validate(body: { type: unknown; params: unknown }): ValidQuery {
@@ -134,6 +145,13 @@ export class QueriesService {
     };
     // Narrowed to `streams` before anything is stored: an unreadable stream is a 400.
     const def = await this.definition(row, valid.filter);
+    // A Metric query's metric must be one its owner may see, its params fit for it.
+    if (valid.type === 'Metric' && this.metrics)
+      await this.metrics.check(
+        who,
+        valid.params as MetricParams,
+        resolveTimeRange(valid.params.time_range, Date.now()),
+      );
     await this.repo.insert(row);
     try {
       return this.runner.start(def.row, def.filter, def.scope, opts);
@@ -439,7 +457,11 @@ export class QueriesService {
   async represent(job: QueryJob, present: PresentOptions, who?: Identity): Promise<GenericQuery> {
     // The cold files' reach is the store worker's to say: asked first, it is answered
     // while this thread presents the results (a round trip of ~0.6 ms otherwise added).
-    const reach = this.store.readReach(job.filter, job.scope, job.window);
+    // A Metric query reads its metric's buckets: no cold file, no word index.
+    const reach =
+      job.def.answeredFrom === 'rollups'
+        ? Promise.resolve({ cold: null, index: null })
+        : this.store.readReach(job.filter, job.scope, job.window);
     reach.catch(() => undefined); // not unhandled when presenting throws first
     const results = await this.enricher.enrich(
       job.type,
@@ -459,6 +481,7 @@ export class QueriesService {
       progress: job.progress,
       created_at: job.createdAt,
       updated_at: job.updatedAt,
+      answered_from: job.def.answeredFrom ?? 'events',
       ...(await reach),
     };
   }

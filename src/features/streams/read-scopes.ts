@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Identity } from '../../core/identity.js';
 import { fieldError } from '../../errors/errors.js';
 import { EVERY_EVENT, NO_EVENT, type ReadScope } from '../../event-store/read-scope.js';
-import { setIds } from '../../event-store/rollups/metric-store.js';
+import type { StreamChoice } from '../../event-store/rollups/metric-store.js';
 import type { FilterNode } from '../../filter/ast.js';
 import { and, not, or } from '../../filter/builders.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
@@ -48,23 +48,21 @@ export class StreamReadScopes implements ReadScopes {
     return (await this.readable(userId)).scope;
   }
 
-  async setTest(
-    who: Identity,
+  async streamChoice(
+    userId: number,
     streams: readonly number[] | undefined,
     field: string,
-  ): Promise<(set: string) => boolean> {
-    if (who.isAdmin && streams === undefined) return () => true;
+  ): Promise<StreamChoice | undefined> {
+    if (streams === undefined) return undefined;
     const rows = await this.streams.all();
-    const existing = new Set(rows.map((r) => r.id));
-    const builtin = rows.find((r) => r.builtin)?.id;
-    const readable = who.isAdmin ? existing : new Set((await this.readable(who.userId)).streams.keys());
-    for (const id of streams ?? [])
+    // An administrator's readable streams are every stream (compute).
+    const readable = new Set((await this.readable(userId)).streams.keys());
+    for (const id of streams)
       if (!readable.has(id)) throw fieldError(field, `No stream you may read has the id ${id}.`);
-    const chosen = streams === undefined ? readable : new Set(streams);
-    return (set) => {
-      const ids = setIds(set).filter((id) => existing.has(id));
-      if (ids.length === 0) return builtin !== undefined && chosen.has(builtin);
-      return ids.some((id) => chosen.has(id));
+    const builtin = rows.find((r) => r.builtin)?.id;
+    return {
+      ids: streams.filter((id) => id !== builtin),
+      unclaimed: builtin !== undefined && streams.includes(builtin),
     };
   }
 

@@ -92,7 +92,7 @@ export async function existingTeams(db: Kysely<Database>, ids: readonly number[]
  * `teams`; `teamsOfUser` is asked only when that is what decides.
  */
 export async function maySee(
-  who: Identity,
+  who: Pick<Identity, 'userId' | 'isAdmin'>,
   row: { owner: number; share_everyone: number },
   teams: readonly number[],
   teamsOfUser: (userId: number) => Promise<number[]>,

@@ -1,4 +1,5 @@
 import { Explain } from './explain.js';
+import { Metric } from './metric.js';
 import { Patterns } from './patterns.js';
 import type { QueryTypeDef, QueryTypeName } from './query-type.js';
 import { Search } from './search.js';
@@ -21,4 +22,5 @@ export const QUERY_TYPE_DEFS: Record<QueryTypeName, QueryTypeDef> = {
   Patterns: Patterns as unknown as QueryTypeDef,
   Table: Table as unknown as QueryTypeDef,
   Explain: Explain as unknown as QueryTypeDef,
+  Metric: Metric as unknown as QueryTypeDef,
 };

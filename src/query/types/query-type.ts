@@ -13,6 +13,7 @@ export const QUERY_TYPES = [
   'Patterns',
   'Table',
   'Explain',
+  'Metric',
 ] as const;
 export type QueryTypeName = (typeof QUERY_TYPES)[number];
 
@@ -32,6 +33,12 @@ export const CommonParams = {
         'Only the events of these streams (ids); default: every stream the caller may read. An unknown or unreadable stream is a 400.',
     }),
   ),
+  use_rollups: Type.Optional(
+    Type.Boolean({
+      description:
+        'Whether a qualifying query may answer from the built-in rollups (default true; false: from the events, for comparison). `answered_from` says what answered.',
+    }),
+  ),
 };
 
 export interface CommonParamValues {
@@ -39,6 +46,7 @@ export interface CommonParamValues {
   filter: unknown[];
   query: string;
   streams?: number[];
+  use_rollups?: boolean;
 }
 
 /** Field names in params: letters, digits, `_ . - @` (as in filters). */
@@ -60,8 +68,13 @@ export interface PresentOptions {
  * store plan, whether it can be computed in disjoint time slices (and how slices merge
  * exactly), and how its results are presented.
  */
+/** What answers a query (docs/api/queries.md "answered_from"): the events, counts kept at ingest, or both. */
+export type AnsweredFrom = 'events' | 'rollups' | 'both';
+
 export interface QueryTypeDef<P extends CommonParamValues = CommonParamValues, R = unknown> {
   readonly name: QueryTypeName;
+  /** What answers this type's queries; `events` when absent (no built-in rollups yet, ADR 0035). */
+  readonly answeredFrom?: AnsweredFrom;
   readonly description: string;
   readonly params: TObject;
   readonly results: TSchema;

@@ -237,6 +237,7 @@ describe(`queries on ${BACKEND}`, () => {
       'Patterns',
       'Table',
       'Explain',
+      'Metric',
     ]);
     expect(types[0].params.properties.page_size.maximum).toBe(10_000);
     const table = types.find((x: { type: string }) => x.type === 'Table');

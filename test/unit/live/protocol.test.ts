@@ -15,6 +15,7 @@ const query = (results: unknown): GenericQuery => ({
   created_at: '2026-11-20T12:00:00.000Z',
   updated_at: '2026-11-20T12:00:00.000Z',
   cold: null,
+  answered_from: 'events' as const,
 });
 
 describe('live update frames', () => {
