@@ -236,6 +236,42 @@ describe('log metrics in the DuckDB store', () => {
     }
   });
 
+  it('upkeep: a series whose last bucket passed retention gives its place back (a new tuple gets its own series); its totals stay', async () => {
+    const store = await open(':memory:');
+    const DAY = 86_400_000;
+    try {
+      // One series at most: h1 takes it, two days ago.
+      await store.setMetricRules([rule({ maxSeries: 1, retentionMs: DAY })]);
+      const at = (i: number, host: string, shift: number) =>
+        batch(i, 1, () => host).map((e) => ({ ...e, ts: T + shift + i }));
+      await store.append([...at(1, 'h1', 0), ...at(2, 'h1', 0)]);
+      await store.append(at(3, 'h2', 0));
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 1, dropped: 1 });
+      // A day later h1 has a recent bucket too: it keeps its place past the upkeep.
+      await store.append(at(5, 'h1', 2 * DAY));
+      await store.maintainMetrics(T + 2 * DAY + 60_000);
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 1, dropped: 1 });
+      // Once its last bucket passes retention too, its place is free: h3 gets a series of its own.
+      await store.maintainMetrics(T + 4 * DAY);
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 0, dropped: 1 });
+      expect(await store.runSql('SELECT count(*)::INTEGER AS n FROM metric_series WHERE own', [])).toEqual([
+        { n: 0 },
+      ]);
+      await store.append(at(6, 'h3', 4 * DAY));
+      const read = { scope: EVERY_EVENT, metric: 1, generation: 100, stepMs: DAY, maxRows: 100 };
+      const recent = await store.metricBuckets({ ...read, fromMs: T + 4 * DAY - DAY, toMs: T + 5 * DAY });
+      expect(recent?.map((r) => [r.labels, r.events])).toEqual([[['h3'], 1]]);
+      expect(await store.metricCounts(1, 100)).toEqual({ series: 1, dropped: 1 });
+      // The Prometheus totals still count h1's three events and the fold's one.
+      const totals = Object.fromEntries(
+        ((await store.metricTotals(1, 100, EVERY_EVENT)) ?? []).map((r) => [r.labels.join(), r.events]),
+      );
+      expect(totals).toEqual({ h1: 3, __other__: 1, h3: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('backfills a window from the stored events, once, under the stream sets now; an overlapping window or a changed rule writes nothing', async () => {
     const store = await open(':memory:');
     try {

@@ -334,9 +334,10 @@ export class MetricBuckets {
   async maintain(conn: DuckDBConnection, nowMs: number): Promise<MetricUpkeep> {
     await conn.run('BEGIN TRANSACTION');
     try {
-      const expired = await this.expire(conn, nowMs);
+      const { expired, freed } = await this.expire(conn, nowMs);
       const compacted = await this.compact(conn);
       await conn.run('COMMIT');
+      for (const f of freed) this.book.release(f.metric, f.generation, f.tuple);
       return { expired, compacted, more: compacted >= COMPACT_KEYS };
     } catch (err) {
       await conn.run('ROLLBACK').catch(() => undefined);
@@ -344,8 +345,17 @@ export class MetricBuckets {
     }
   }
 
-  private async expire(conn: DuckDBConnection, nowMs: number): Promise<number> {
-    if (this.rules.length === 0) return 0;
+  /**
+   * Moves the buckets past retention to `metric_past`; the series whose last bucket went
+   * give their place back (`freed`: their `metric_series` rows deleted here, the book told
+   * once the transaction commits), so a new tuple may take it.
+   */
+  private async expire(
+    conn: DuckDBConnection,
+    nowMs: number,
+  ): Promise<{ expired: number; freed: Array<{ metric: number; generation: number; tuple: string[] }> }> {
+    const none = { expired: 0, freed: [] };
+    if (this.rules.length === 0) return none;
     // Integers only, so written into the statement.
     const cuts = this.rules
       .map((r) => `(${Math.trunc(r.id)}, ${Math.trunc(r.generation)}, ${Math.trunc(nowMs - r.retentionMs)})`)
@@ -355,10 +365,13 @@ export class MetricBuckets {
     const n = Number(
       (await conn.runAndReadAll(`SELECT count(*) AS n FROM ${from}`)).getRowObjects()[0]?.n ?? 0,
     );
-    if (n === 0) return 0;
+    if (n === 0) return none;
     await conn.run(
       `INSERT INTO metric_past SELECT b.metric, b.generation, b.streams, b.labels,
          sum(b.events), sum(b.count), sum(b.sum) FROM ${from} GROUP BY ALL`,
+    );
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE expired_tuples AS SELECT DISTINCT b.metric, b.generation, b.labels FROM ${from}`,
     );
     await conn.run(
       `DELETE FROM metric_buckets b USING (VALUES ${cuts}) c(metric, generation, cutoff)
@@ -374,7 +387,25 @@ export class MetricBuckets {
     await conn.run(`DELETE FROM metric_past p USING past_merged m WHERE ${sameKey('p', 'm', pastKey)}`);
     await conn.run('INSERT INTO metric_past SELECT * FROM past_merged');
     await conn.run('DROP TABLE past_merged');
-    return n;
+    // The series of their own that kept no bucket: their place is given back.
+    const tuple = ['metric', 'generation', 'labels'];
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE freed_series AS SELECT s.metric, s.generation, s.labels
+       FROM metric_series s JOIN expired_tuples e ON ${sameKey('s', 'e', tuple)}
+       WHERE s.own AND NOT EXISTS (SELECT 1 FROM metric_buckets b WHERE ${sameKey('b', 'e', tuple)})`,
+    );
+    const freed = (await conn.runAndReadAll('SELECT * FROM freed_series')).getRowObjects().map((r) => ({
+      metric: Number(r.metric),
+      generation: Number(r.generation),
+      tuple: JSON.parse(String(r.labels)) as string[],
+    }));
+    if (freed.length > 0)
+      await conn.run(
+        `DELETE FROM metric_series s USING freed_series f WHERE s.own AND ${sameKey('s', 'f', tuple)}`,
+      );
+    await conn.run('DROP TABLE freed_series');
+    await conn.run('DROP TABLE expired_tuples');
+    return { expired: n, freed };
   }
 
   private async compact(conn: DuckDBConnection): Promise<number> {

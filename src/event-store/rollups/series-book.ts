@@ -92,6 +92,15 @@ export class SeriesBook implements SeriesGate {
     this.pendingChanges = [];
   }
 
+  /**
+   * A tuple's series gives its place back (its last bucket passed retention; the store has
+   * deleted what it kept of it): it may be admitted again, as a new tuple is.
+   */
+  release(metric: number, generation: number, tuple: readonly string[]): void {
+    const b = this.books.get(keyOf(metric, generation));
+    if (b?.own.delete(JSON.stringify(tuple))) this.total--;
+  }
+
   /** A metric's series of its own, and the tuples folded (exact up to `DROPPED_EXACT`). */
   counts(metric: number, generation: number): { series: number; dropped: number } {
     const b = this.books.get(keyOf(metric, generation));
