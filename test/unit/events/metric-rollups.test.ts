@@ -206,6 +206,99 @@ function withinBounds(sorted: readonly number[], q: number, v: number): boolean 
   return v >= Math.min(low, lo) && v <= Math.max(high, hi);
 }
 
+describe('a batch of many metrics (one query test, one key an event for rules alike)', () => {
+  /** The batch as one rule at a time would count it: each its own test, labels, key and gate. */
+  function reference(
+    rules: readonly CountingRule[],
+    maxSeries: number,
+    events: readonly [NormalisedEvent, string][],
+  ) {
+    const book = new SeriesBook(1_000_000);
+    const out = new Map<
+      string,
+      { events: number; count: number; sum: number; min: number | null; max: number | null }
+    >();
+    for (const [e, streams] of events)
+      for (const r of rules) {
+        if (!r.matches(e)) continue;
+        let labels = r.labels.map((f) => labelText(e, f));
+        if (labels.length > 0 && !book.admit({ ...r, maxSeries }, labels)) labels = r.labels.map(() => OTHER);
+        const key = JSON.stringify([r.id, bucketOf(e.ts, r.resolutionMs), streams, labels]);
+        const a = out.get(key) ?? { events: 0, count: 0, sum: 0, min: null, max: null };
+        a.events++;
+        const v = r.field === null ? null : metricNumber(e, r.field);
+        if (v !== null) {
+          a.count++;
+          a.sum += v;
+          a.min = a.min === null ? v : Math.min(a.min, v);
+          a.max = a.max === null ? v : Math.max(a.max, v);
+        }
+        out.set(key, a);
+      }
+    return out;
+  }
+
+  it('counts what one rule at a time counts, whatever the rules share (queries, labels, order, resolution, a NUL in a value)', () => {
+    const FIELDS = ['host', 'app', 'user', 'v'];
+    const QUERIES = ['', 'app:a', 'NOT host:h1', 'v>2'];
+    const ruleArb = fc.record({
+      labels: fc.uniqueArray(fc.constantFrom(...FIELDS), { maxLength: 3 }),
+      query: fc.constantFrom(...QUERIES),
+      resolutionMs: fc.constantFrom(60_000, 120_000),
+      kind: fc.constantFrom('count', 'sum') as fc.Arbitrary<'count' | 'sum'>,
+    });
+    const eventArb = fc.record({
+      host: fc.constantFrom('h1', 'h2', 'h\u00002', ''),
+      app: fc.constantFrom('a', 'b'),
+      user: fc.constantFrom('u1', 'u2', 'u3', 'u\u0000'),
+      v: fc.integer({ min: 0, max: 5 }),
+      at: fc.integer({ min: 0, max: 400 }),
+      streams: fc.constantFrom('', '1', '1,2'),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(ruleArb, { minLength: 1, maxLength: 8 }),
+        fc.array(eventArb, { maxLength: 60 }),
+        fc.integer({ min: 1, max: 4 }),
+        (specs, sent, maxSeries) => {
+          const rules = specs.map((r, i) =>
+            rule({ ...r, id: i + 1, field: r.kind === 'sum' ? 'v' : null, maxSeries }),
+          );
+          const events = sent.map(
+            (x) =>
+              [
+                ev(
+                  {
+                    host: x.host,
+                    app: x.app,
+                    ts: T0 + x.at * 1000,
+                    fields: { user: x.user, v: String(x.v) },
+                  },
+                  { v: 'n' },
+                ),
+                x.streams,
+              ] as [NormalisedEvent, string],
+          );
+          const batch = new RollupBatch(rules, new SeriesBook(1_000_000));
+          for (const [e, streams] of events) batch.add(e, streams);
+          const got = new Map<
+            string,
+            { events: number; count: number; sum: number; min: number | null; max: number | null }
+          >();
+          for (const r of batch.take()) {
+            const key = JSON.stringify([r.metric, r.bucketMs, r.streams, r.labels]);
+            expect(got.has(key), key).toBe(false);
+            const { events: n, count, sum, min, max } = r.agg;
+            got.set(key, { events: n, count, sum, min, max });
+          }
+          expect(got).toEqual(reference(rules, maxSeries, events));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('the quantile sketch', () => {
   const value = fc.oneof(
     fc.double({ min: 1e-8, max: 1e9, noNaN: true }),
