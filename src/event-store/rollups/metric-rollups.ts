@@ -132,7 +132,8 @@ export interface RollupRow {
 
 /** Whether a label tuple gets a series of its own (`SeriesBook`); false: it folds into `OTHER`. */
 export interface SeriesGate {
-  admit(rule: MetricRule, tuple: readonly string[]): boolean;
+  /** `key`: the tuple's `tupleKey`, when the caller has it. */
+  admit(rule: MetricRule, tuple: readonly string[], key?: string): boolean;
 }
 
 /** Admits every tuple: a backfill's rows before the store's book decides (`MetricBuckets.writeBackfill`). */
@@ -152,7 +153,7 @@ export function mergeAggregate(into: Aggregate, from: Aggregate): Aggregate {
 type BatchRow = RollupRow & { error: number };
 
 /** A label tuple as one string: `\u0002` and its texts joined by NUL, or `\u0001` and JSON when a text holds a NUL. */
-function tupleKey(texts: readonly string[]): string {
+export function tupleKey(texts: readonly string[]): string {
   for (const t of texts) if (t.includes('\u0000')) return `\u0001${JSON.stringify(texts)}`;
   return `\u0002${texts.join('\u0000')}`;
 }
@@ -167,6 +168,7 @@ interface Signature {
   readonly resolutionMs: number;
   readonly slots: Map<string, number>;
   readonly labels: string[][];
+  readonly keys: string[];
   readonly buckets: number[];
 }
 
@@ -229,6 +231,7 @@ export class RollupBatch {
             resolutionMs: r.resolutionMs,
             slots: new Map(),
             labels: [],
+            keys: [],
             buckets: [],
           }) - 1;
         bySignature.set(key, n);
@@ -260,10 +263,12 @@ export class RollupBatch {
             labels[k] = text;
           }
           const bucketMs = bucketOf(event.ts, sig.resolutionMs);
-          const key = `${bucketMs}\u0000${streams}\u0000${tupleKey(labels)}`;
+          const tuple = tupleKey(labels);
+          const key = `${bucketMs}\u0000${streams}\u0000${tuple}`;
           slot = sig.slots.get(key);
           if (slot === undefined) {
             slot = sig.labels.push(labels) - 1;
+            sig.keys.push(tuple);
             sig.buckets.push(bucketMs);
             sig.slots.set(key, slot);
           }
@@ -272,7 +277,13 @@ export class RollupBatch {
         const rows = this.rows[i] as Array<BatchRow | undefined>;
         let row = rows[slot];
         if (!row) {
-          row = this.rowOf(i, sig.labels[slot] as string[], sig.buckets[slot] as number, streams);
+          row = this.rowOf(
+            i,
+            sig.labels[slot] as string[],
+            sig.keys[slot] as string,
+            sig.buckets[slot] as number,
+            streams,
+          );
           rows[slot] = row;
         }
         const agg = row.agg;
@@ -297,7 +308,7 @@ export class RollupBatch {
   }
 
   /** The row of a tuple new to rule `i` in this batch: its own, or the fold's when the gate folds it. */
-  private rowOf(i: number, labels: string[], bucketMs: number, streams: string): BatchRow {
+  private rowOf(i: number, labels: string[], tuple: string, bucketMs: number, streams: string): BatchRow {
     const rule = this.rules[i] as CountingRule;
     const row = (kept: readonly string[]): BatchRow => ({
       metric: rule.id,
@@ -308,7 +319,7 @@ export class RollupBatch {
       agg: emptyAggregate(rule.kind),
       error: 0,
     });
-    if (labels.length === 0 || this.gate.admit(rule, labels)) return row(labels);
+    if (labels.length === 0 || this.gate.admit(rule, labels, tuple)) return row(labels);
     const folds = this.folds[i] as Map<string, BatchRow>;
     const key = `${bucketMs}\u0000${streams}`;
     let fold = folds.get(key);
@@ -337,6 +348,7 @@ export class RollupBatch {
     for (const sig of this.signatures) {
       sig.slots.clear();
       sig.labels.length = 0;
+      sig.keys.length = 0;
       sig.buckets.length = 0;
     }
     return out;
