@@ -63,6 +63,15 @@ export class UsersService {
     return rows.map((r) => presentUser(r, teams.get(r.id) ?? []));
   }
 
+  /**
+   * A user as a computation on their behalf knows them (a query's, report's owner): whether
+   * they are an active administrator; none for a deleted or disabled user.
+   */
+  async owner(userId: number): Promise<{ userId: number; isAdmin: boolean } | undefined> {
+    const row = await this.users.byId(userId);
+    return row && row.disabled !== 1 ? { userId, isAdmin: row.is_admin === 1 } : undefined;
+  }
+
   private requireAdmin(who: Identity) {
     if (!who.isAdmin) throw permissionDenied('Only administrators manage users.');
   }

@@ -33,7 +33,7 @@ declare module '../component.js' {
 export const logMetrics = component({
   name: 'log-metrics',
   migrations: { '0028-log-metrics': logMetricsMigration, '0029-log-metric-jobs': logMetricJobsMigration },
-  build({ meta, config, events, log }, { teams, readScopes }) {
+  build({ meta, config, events, log }, { teams, readScopes, users }) {
     const repo = new LogMetricsRepository(meta.db);
     const counting = new LogMetricCounting(repo, events, log);
     const metrics = new LogMetricsService(
@@ -53,7 +53,10 @@ export const logMetrics = component({
       log,
     );
     return {
-      provides: { logMetrics: metrics, metricAnswers: new LogMetricQueries(metrics, series, readScopes) },
+      provides: {
+        logMetrics: metrics,
+        metricAnswers: new LogMetricQueries(metrics, series, readScopes, users),
+      },
       schemas: [LogMetricSchema],
       metrics: [exposition, backfills],
       // The store counts from the start: before any intake takes events. A store that

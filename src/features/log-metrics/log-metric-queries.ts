@@ -33,6 +33,10 @@ export class LogMetricQueries implements MetricAnswers {
     private readonly metrics: LogMetricsService,
     private readonly series: LogMetricSeries,
     private readonly scopes: ReadScopes,
+    /** Who a query's owner is now (an active admin sees every metric). */
+    private readonly owners: {
+      owner(userId: number): Promise<Pick<Identity, 'userId' | 'isAdmin'> | undefined>;
+    },
   ) {}
 
   async check(
@@ -45,13 +49,18 @@ export class LogMetricQueries implements MetricAnswers {
     readOf(metric, params, window);
   }
 
+  /**
+   * Every computation of a Metric query comes here, whatever began it (the query resource, a
+   * widget, a report, an MCP tool): the metric must be one its owner may see now.
+   */
   async answer(userId: number, scope: ReadScope, params: MetricParams, window: TimeWindow): Promise<unknown> {
-    const metric = await this.metrics.definition(params.metric_id);
+    const owner = await this.owners.owner(userId);
+    const metric = owner && (await this.metrics.visibleTo(owner, params.metric_id));
     if (!metric)
       throw new AppError(
         404,
         'not_found',
-        `The log metric ${params.metric_id} this query reads was deleted.`,
+        `The log metric ${params.metric_id} this query reads was deleted, or its owner may no longer see it.`,
       );
     const only = await this.scopes.streamChoice(userId, params.streams, 'params.streams');
     return this.series.answer(metric, readOf(metric, params, window), scope, only, NAMES);

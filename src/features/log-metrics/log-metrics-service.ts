@@ -260,12 +260,6 @@ export class LogMetricsService {
     return undefined;
   }
 
-  /** A metric as defined now, whoever asks: for a computation whose owner was checked as it began (a Metric query). */
-  async definition(id: number): Promise<LogMetric | undefined> {
-    const row = await this.repo.byId(id);
-    return row ? present(row, (await this.repo.teamsOf([id])).get(id) ?? []) : undefined;
-  }
-
   /** The metric and the teams it is shared with, if the caller may see it; else 404. */
   private async visible(who: Identity, id: number): Promise<{ row: LogMetricRow; teams: number[] }> {
     const row = await this.repo.byId(id);

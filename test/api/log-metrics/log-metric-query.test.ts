@@ -178,7 +178,38 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the query type Metric on ${BACKEND}`, 
     expect(again.statusCode, again.body).toBeLessThan(300);
     await expect
       .poll(async () => (await call(ada.token, 'GET', `/api/query/${id}`)).json(), { timeout: 5_000 })
-      .toMatchObject({ status: 'ERROR', error: `The log metric ${gone} this query reads was deleted.` });
+      .toMatchObject({
+        status: 'ERROR',
+        error: `The log metric ${gone} this query reads was deleted, or its owner may no longer see it.`,
+      });
+  });
+
+  it('a metric no longer shared with a query’s owner ends their query ERROR when it is computed again', async () => {
+    const made = await call(ada.token, 'POST', '/api/log-metrics', {
+      name: 'shared_then_not',
+      query: 'severity:error',
+      shared_with: { everyone: true },
+    });
+    const id = made.json().id as number;
+    const res = await query(ben.token, { metric_id: id });
+    expect(res.json().status, res.body).toBe('SUCCESS');
+    const qid = res.json().query_id as string;
+    const unshared = await t.as(ada.token, {
+      method: 'PATCH',
+      url: `/api/log-metrics/${id}`,
+      payload: { shared_with: { everyone: false, teams: [] } },
+    });
+    expect(unshared.statusCode, unshared.body).toBe(200);
+    await call(ben.token, 'GET', `/api/query/${qid}/recalculate`);
+    await expect
+      .poll(async () => (await call(ben.token, 'GET', `/api/query/${qid}`)).json(), { timeout: 5_000 })
+      .toMatchObject({
+        status: 'ERROR',
+        error: `The log metric ${id} this query reads was deleted, or its owner may no longer see it.`,
+        results: {},
+      });
+    // Its owner still reads it.
+    expect((await query(ada.token, { metric_id: id })).json().status).toBe('SUCCESS');
   });
 
   it('takes use_rollups on every type; what answered is said in answered_from', async () => {
