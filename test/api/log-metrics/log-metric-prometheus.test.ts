@@ -1,9 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { BACKEND, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 import { eventually } from '../../helpers/eventually.js';
-
-type Who = { id: number; token: string };
+import { twoReaders, type Who } from './two-readers.js';
 
 /** The samples of an exposition: `name{labels}` → value (comments left out). */
 function samples(text: string): Map<string, number> {
@@ -26,6 +25,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the log metrics' Prometheus exposition
   let t: TestApp;
   let ada: Who;
   let ben: Who;
+  let ingest: (events: object[]) => Promise<void>;
   const HOUR = 3_600_000;
   // Hourly buckets: the events go in the last three, so whichever hour has just ended when
   // the scrape is made holds the same values.
@@ -33,10 +33,6 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the log metrics' Prometheus exposition
   const iso = (ms: number) => new Date(ms).toISOString();
   const call = (token: string, method: 'GET' | 'POST', url: string, payload?: object) =>
     t.as(token, { method, url, ...(payload ? { payload } : {}) });
-  const ingest = async (events: object[]) => {
-    const res = await call(t.adminToken, 'POST', '/api/ingest', events);
-    expect(res.json(), res.body).toMatchObject({ accepted: events.length, rejected: 0 });
-  };
   const metric = async (body: object) => {
     const res = await call(ada.token, 'POST', '/api/log-metrics', {
       shared_with: { everyone: true },
@@ -54,15 +50,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the log metrics' Prometheus exposition
 
   beforeAll(async () => {
     // The buckets' upkeep every second (retention, merging rows).
-    t = await createTestApp({ LOGSCOPE_RETENTION_INTERVAL_SECONDS: '1' });
-    ada = await t.user('ada');
-    ben = await t.user('ben');
-    const made = await call(t.adminToken, 'POST', '/api/streams', {
-      title: 'Payments',
-      rule: 'app:payments',
-      readers: { users: [ada.id] },
-    });
-    expect(made.statusCode, made.body).toBe(201);
+    ({ t, ada, ben, ingest } = await twoReaders({ LOGSCOPE_RETENTION_INTERVAL_SECONDS: '1' }));
   });
   afterAll(() => t?.close());
 

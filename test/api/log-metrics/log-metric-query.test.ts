@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { BACKEND, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { errorsSent, twoReaders, type Who } from './two-readers.js';
 
-type Who = { id: number; token: string };
 type Point = { ts: number; events: number; value: number | null } & Record<string, unknown>;
 type Series = { labels: Record<string, string>; total: Point; points: Point[] };
 type Answer = { series: Series[]; step: number; from: number; to: number; labels: string[] };
@@ -19,6 +19,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the query type Metric on ${BACKEND}`, 
   let ada: Who;
   let ben: Who;
   let payments: number;
+  let ingest: (events: object[]) => Promise<void>;
   let errors: { id: number };
   // A whole minute, an hour ago: buckets of 60 s from T.
   const T = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
@@ -49,16 +50,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the query type Metric on ${BACKEND}`, 
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
-    ada = await t.user('ada');
-    ben = await t.user('ben');
-    const made = await call(t.adminToken, 'POST', '/api/streams', {
-      title: 'Payments',
-      rule: 'app:payments',
-      readers: { users: [ada.id] },
-    });
-    expect(made.statusCode, made.body).toBe(201);
-    payments = made.json().id;
+    ({ t, ada, ben, payments, ingest } = await twoReaders());
     const res = await call(ada.token, 'POST', '/api/log-metrics', {
       name: 'errors_by_app',
       query: 'severity:error',
@@ -67,16 +59,8 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the query type Metric on ${BACKEND}`, 
     });
     expect(res.statusCode, res.body).toBe(201);
     errors = res.json();
-    const sent = [
-      { ts: iso(2), app: 'payments', severity: 'error', message: 'card declined' },
-      { ts: iso(3), app: 'payments', severity: 'error', message: 'card declined' },
-      { ts: iso(62), app: 'payments', severity: 'error', message: 'card declined' },
-      { ts: iso(4), app: 'web', severity: 'error', message: 'upstream timed out' },
-      { ts: iso(65), app: 'web', severity: 'error', message: 'upstream timed out' },
-      { ts: iso(5), app: 'web', severity: 'info', message: 'ok' },
-    ];
-    const ingested = await call(t.adminToken, 'POST', '/api/ingest', sent);
-    expect(ingested.json(), ingested.body).toMatchObject({ accepted: sent.length, rejected: 0 });
+    const sent = errorsSent(iso);
+    await ingest(sent);
   });
   afterAll(() => t?.close());
 
@@ -157,8 +141,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`the query type Metric on ${BACKEND}`, 
       { ts: iso(66), app: 'payments', severity: 'error', message: 'card declined' },
       { ts: iso(8), app: 'web', severity: 'error', message: 'upstream timed out' },
     ];
-    const ingested = await call(t.adminToken, 'POST', '/api/ingest', sent);
-    expect(ingested.json(), ingested.body).toMatchObject({ accepted: sent.length, rejected: 0 });
+    await ingest(sent);
     const res = await query(ada.token, { metric_id: gone, step: 60 });
     expect(res.json().status, res.body).toBe('SUCCESS');
     const id = res.json().query_id as string;

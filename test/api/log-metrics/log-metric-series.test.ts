@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { BACKEND, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { errorsSent, twoReaders, type Who } from './two-readers.js';
 
-type Who = { id: number; token: string };
 type Point = { ts: number; events: number; value: number | null } & Record<string, unknown>;
 type Series = { labels: Record<string, string>; total: Point; points: Point[] };
 
@@ -16,15 +16,12 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' series on ${BACKEND}`, ()
   let ada: Who;
   let ben: Who;
   let payments: number;
+  let ingest: (events: object[]) => Promise<void>;
   // A whole minute, an hour ago: buckets of 60 s from T.
   const T = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000;
   const iso = (s: number) => new Date(T + s * 1000).toISOString();
   const call = (token: string, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
     t.as(token, { method, url, ...(payload ? { payload } : {}) });
-  const ingest = async (events: object[]) => {
-    const res = await call(t.adminToken, 'POST', '/api/ingest', events);
-    expect(res.json(), res.body).toMatchObject({ accepted: events.length, rejected: 0 });
-  };
   const metric = async (body: object) => {
     const res = await call(ada.token, 'POST', '/api/log-metrics', {
       shared_with: { everyone: true },
@@ -46,30 +43,14 @@ describe.runIf(EVENT_STORE === 'duckdb')(`log metrics' series on ${BACKEND}`, ()
     Object.fromEntries(s.map((x) => [x.labels[label], x.total.events]));
 
   beforeAll(async () => {
-    t = await createTestApp();
-    ada = await t.user('ada');
-    ben = await t.user('ben');
-    const made = await call(t.adminToken, 'POST', '/api/streams', {
-      title: 'Payments',
-      rule: 'app:payments',
-      readers: { users: [ada.id] },
-    });
-    expect(made.statusCode, made.body).toBe(201);
-    payments = made.json().id;
+    ({ t, ada, ben, payments, ingest } = await twoReaders());
   });
   afterAll(() => t?.close());
 
   it('counts the events sent after it exists, by bucket and label; each reader sums only the streams they may read', async () => {
     await ingest([{ ts: iso(1), app: 'web', severity: 'error', message: 'before the metric' }]);
     const errors = await metric({ name: 'errors_by_app', query: 'severity:error', labels: ['app'] });
-    await ingest([
-      { ts: iso(2), app: 'payments', severity: 'error', message: 'card declined' },
-      { ts: iso(3), app: 'payments', severity: 'error', message: 'card declined' },
-      { ts: iso(62), app: 'payments', severity: 'error', message: 'card declined' },
-      { ts: iso(4), app: 'web', severity: 'error', message: 'upstream timed out' },
-      { ts: iso(65), app: 'web', severity: 'error', message: 'upstream timed out' },
-      { ts: iso(5), app: 'web', severity: 'info', message: 'ok' },
-    ]);
+    await ingest(errorsSent(iso));
     const mine = await series(ada.token, errors.id);
     expect(mine).toMatchObject({ step: 60, from: T / 1000, to: T / 1000 + 180, labels: ['app'] });
     // The event stored before the metric is not counted (only a backfill would).
