@@ -9,6 +9,7 @@ import { validateQuery } from '../../query/validate.js';
 import type { VISUALIZATION_KINDS } from './dashboard-schema.js';
 import type { DashboardRepositories } from './dashboards-repository.js';
 import type { DashboardRow, WidgetRow } from './dashboards-table.js';
+import { checkVisualization } from './metric-widgets.js';
 
 export type VisualizationKind = (typeof VISUALIZATION_KINDS)[number];
 
@@ -199,6 +200,27 @@ function prefixed(error: unknown, prefix: string): unknown {
   return new AppError(400, error.code, `${prefix}: ${error.message}`, errors);
 }
 
+/**
+ * What checks a widget's query against the user who saves it beyond its params (a Metric
+ * query's metric must be one they may see: a 400 on `params.metric_id`); wired to
+ * QueriesService.checkMetric where the app is put together.
+ */
+export type WidgetQueryCheck = (who: Identity, query: WidgetQuery) => Promise<void>;
+
+/** `check` on a widget's query, its errors under `path` (`widgets.2.query.params.metric_id`). */
+export async function checkWidgetAccess(
+  check: WidgetQueryCheck | undefined,
+  who: Identity,
+  query: WidgetQuery,
+  path: string,
+): Promise<void> {
+  try {
+    await check?.(who, query);
+  } catch (error) {
+    throw prefixed(error, path);
+  }
+}
+
 /** Validates a widget query and returns it with the defaults of its type filled in. */
 export function checkWidgetQuery(query: NonNullable<WidgetInput['query']>, path: string): WidgetQuery {
   try {
@@ -219,11 +241,14 @@ export function completeWidget(input: WidgetInput, path: string, bottom: number)
   if (input.title === undefined) missing[at('title')] = ['This field is required.'];
   if (input.query === undefined) missing[at('query')] = ['This field is required.'];
   if (Object.keys(missing).length) throw validationError(missing);
+  const query = checkWidgetQuery(input.query!, at('query'));
+  const visualization = input.visualization ? visualizationOf(input.visualization) : DEFAULT_VISUALIZATION;
+  checkVisualization(query, visualization, path);
   return {
     title: input.title!,
     description: input.description ?? '',
-    query: checkWidgetQuery(input.query!, at('query')),
-    visualization: input.visualization ? visualizationOf(input.visualization) : DEFAULT_VISUALIZATION,
+    query,
+    visualization,
     position: input.position ?? { x: 0, y: bottom, ...DEFAULT_SIZE },
     refresh_interval: input.refresh_interval ?? null,
   };

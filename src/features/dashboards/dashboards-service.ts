@@ -13,6 +13,7 @@ import {
   bottomOf,
   canSeeDashboard,
   canSeeWidget,
+  checkWidgetAccess,
   completeWidget,
   type Dashboard,
   type DashboardDefinition,
@@ -27,6 +28,7 @@ import {
   type WidgetDefinition,
   type WidgetInput,
   type WidgetQuery,
+  type WidgetQueryCheck,
   widgetColumns,
   widgetDefinition,
   widgetRowsOf,
@@ -64,6 +66,8 @@ export class DashboardsService {
   constructor(
     private readonly repos: DashboardRepositories,
     private readonly now: () => Date = () => new Date(),
+    /** A new widget's query checked against its owner (a Metric query's metric). */
+    private readonly queryCheck?: WidgetQueryCheck,
   ) {}
 
   async list(who: Identity, opts: DashboardListOptions, page: PageRequest): Promise<Page<Dashboard>> {
@@ -214,6 +218,7 @@ export class DashboardsService {
     const current = (await widgetRowsOf([row.id], this.repos)).get(row.id) ?? [];
     if (current.length >= MAX_WIDGETS) throw conflict(`A dashboard holds at most ${MAX_WIDGETS} widgets.`);
     const def = completeWidget(input, '', bottomOf(current.map((w) => widgetDefinition(w).position)));
+    await checkWidgetAccess(this.queryCheck, who, def.query, 'query');
     const widget = await this.repos.transaction(async (tx) => {
       const nowIso = this.now().toISOString();
       const created = await tx.widgets.insert({
@@ -385,6 +390,7 @@ export class DashboardsService {
         positions.push(widgetDefinition(rows.get(item)!).position);
       } else {
         const def = completeWidget(item, `${path}.${i}`, bottomOf(positions));
+        await checkWidgetAccess(this.queryCheck, who, def.query, `${path}.${i}.query`);
         slots.push({ def });
         positions.push(def.position);
       }

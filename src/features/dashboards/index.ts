@@ -1,6 +1,7 @@
 /** Dashboards and their widgets, with the built-in templates. */
 
 import { component } from '../component.js';
+import type { WidgetQueryCheck } from './dashboard-model.js';
 import {
   DashboardExportSchema,
   DashboardSchema,
@@ -24,10 +25,13 @@ declare module '../component.js' {
 export const dashboards = component({
   name: 'dashboards',
   migrations: { '0004-dashboards': dashboardsMigration },
-  build({ meta }) {
+  build({ meta }, { queries }) {
     const repos = new DashboardRepositories(meta.db);
-    const dashboards = new DashboardsService(repos);
-    const widgets = new WidgetsService(repos);
+    // A widget's query is saved only on what its owner may read (a Metric query's metric).
+    const queryCheck: WidgetQueryCheck = (who, query) =>
+      queries.checkMetric(who, queries.validate(query), false);
+    const dashboards = new DashboardsService(repos, undefined, queryCheck);
+    const widgets = new WidgetsService(repos, undefined, queryCheck);
     return {
       provides: { dashboards, widgets },
       schemas: [WidgetSchema, WidgetExportSchema, DashboardSchema, DashboardExportSchema],

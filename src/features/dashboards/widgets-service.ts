@@ -3,6 +3,7 @@ import type { Page, PageRequest } from '../../core/list.js';
 import { type FieldErrors, notFound, permissionDenied, validationError } from '../../errors/errors.js';
 import {
   canSeeWidget,
+  checkWidgetAccess,
   checkWidgetQuery,
   isReadOnly,
   presentWidgets,
@@ -11,17 +12,21 @@ import {
   type Widget,
   type WidgetDefinition,
   type WidgetInput,
+  type WidgetQueryCheck,
   widgetColumns,
   widgetDefinition,
 } from './dashboard-model.js';
 import type { DashboardRepositories } from './dashboards-repository.js';
 import type { WidgetRow } from './dashboards-table.js';
+import { checkVisualization } from './metric-widgets.js';
 
 /** Widgets: they are created on a dashboard (DashboardsService.addWidget). */
 export class WidgetsService {
   constructor(
     private readonly repos: DashboardRepositories,
     private readonly now: () => Date = () => new Date(),
+    /** A changed query checked against the widget's owner (a Metric query's metric). */
+    private readonly queryCheck?: WidgetQueryCheck,
   ) {}
 
   /** The caller's widgets; everyone's with `showAll` for holders of manage_widgets. */
@@ -82,6 +87,8 @@ export class WidgetsService {
       refresh_interval:
         input.refresh_interval !== undefined ? input.refresh_interval : current.refresh_interval,
     };
+    checkVisualization(next.query, next.visualization, '');
+    if (input.query) await checkWidgetAccess(this.queryCheck, who, next.query, 'query');
     const updated = await this.repos.widgets.update(id, {
       ...widgetColumns(next),
       updated_at: this.now().toISOString(),

@@ -42,8 +42,12 @@ export class WidgetQueries implements WidgetSource {
         const hash = createHash('sha1').update(JSON.stringify(w.query)).digest('hex');
         const key = `${scopeKey}:${w.widgetId}:${hash}`;
         const detail = { widget_id: w.widgetId };
+        const valid = this.queries.validate(w.query);
+        // Each viewer's own rights on what the query reads beyond its scope (a Metric
+        // query's metric), also when the query is shared, begun by another viewer.
+        await this.queries.checkMetric(who, valid, true);
         const { queryId, started } = await this.queryFor(key, scopeKey, () =>
-          this.queries.start(who, this.queries.validate(w.query), { scopeFixed: true, origin, detail }),
+          this.queries.start(who, valid, { scopeFixed: true, origin, detail }),
         );
         if (!started)
           this.audit.read({

@@ -129,6 +129,22 @@ export class QueriesService {
     };
   }
 
+  /**
+   * A Metric query's metric must be one `who` may see, its params fit for it (a 400 on
+   * `params.<name>`); other types pass. Widget queries (`widget`) are checked for each
+   * viewer, also those who share a query another began; on a deleted metric they begin
+   * and end ERROR naming it.
+   */
+  async checkMetric(who: Identity, valid: ValidQuery, widget: boolean): Promise<void> {
+    if (valid.type !== 'Metric' || !this.metrics) return;
+    await this.metrics.check(
+      who,
+      valid.params as MetricParams,
+      resolveTimeRange(valid.params.time_range, Date.now()),
+      widget,
+    );
+  }
+
   /** Where every query begins; only `start` and `create` call it, and both record it. */
   private async begin(who: Identity, valid: ValidQuery, opts: { scopeFixed?: boolean }): Promise<QueryJob> {
     // Refused before anything is stored (429 past `queryLivePerUser`, 503 when results
@@ -145,13 +161,7 @@ export class QueriesService {
     };
     // Narrowed to `streams` before anything is stored: an unreadable stream is a 400.
     const def = await this.definition(row, valid.filter);
-    // A Metric query's metric must be one its owner may see, its params fit for it.
-    if (valid.type === 'Metric' && this.metrics)
-      await this.metrics.check(
-        who,
-        valid.params as MetricParams,
-        resolveTimeRange(valid.params.time_range, Date.now()),
-      );
+    await this.checkMetric(who, valid, opts.scopeFixed ?? false);
     await this.repo.insert(row);
     try {
       return this.runner.start(def.row, def.filter, def.scope, opts);

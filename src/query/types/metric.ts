@@ -22,12 +22,15 @@ export interface MetricAnswers {
   /**
    * A Metric query's params checked for the user who begins it, before anything is
    * stored: a metric they may not see is a 400 on `params.metric_id`, the other refusals
-   * 400s on `params.<name>`.
+   * 400s on `params.<name>`. `widget`: a dashboard widget's query, which on a deleted
+   * metric is let begin so that it ends ERROR naming the metric (its dashboard's other
+   * widgets still show); one that exists but the user may not see is still refused.
    */
   check(
     who: { readonly userId: number; readonly isAdmin: boolean },
     params: MetricParams,
     window: TimeWindow,
+    widget?: boolean,
   ): Promise<void>;
   /**
    * The series answer over `window` in `scope` (the query's). A metric deleted since the

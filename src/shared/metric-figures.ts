@@ -1,0 +1,93 @@
+/**
+ * The figures of a Metric query's series answer (docs/api/log-metrics.md "The query type Metric") and
+ * how a widget picks one (`visualization.options.y`): shared by the dashboards API that
+ * checks the choice, the reports that draw it and the web UI.
+ */
+
+/** The figures a point and a total carry; a quantile is picked by its key ("0.99"). */
+export const METRIC_FIGURES = ['value', 'events', 'count', 'sum', 'min', 'max', 'avg'] as const;
+
+/** The figures whose totals over several series add up (a number widget sums them). */
+export const ADDITIVE_FIGURES: ReadonlySet<string> = new Set(['events', 'count', 'sum']);
+
+/** A quantile's key as JSON writes the number: "0.5", "0.99", "0.999". */
+const QUANTILE_KEY = /^0\.\d*[1-9]$/;
+
+export const isMetricFigure = (y: unknown): y is string =>
+  typeof y === 'string' &&
+  ((METRIC_FIGURES as readonly string[]).includes(y) || (QUANTILE_KEY.test(y) && String(Number(y)) === y));
+
+/** A point's or a total's figures, as the series answer holds them. */
+export interface MetricFigures {
+  events: number;
+  count?: number;
+  sum?: number;
+  min?: number | null;
+  max?: number | null;
+  avg?: number | null;
+  quantiles?: Record<string, number | null>;
+  value: number | null;
+}
+
+export interface MetricPoint extends MetricFigures {
+  ts: number;
+}
+
+export interface MetricSeries {
+  labels: Record<string, string>;
+  total: MetricFigures;
+  points: MetricPoint[];
+}
+
+/** The series answer of a Metric query. */
+export interface MetricAnswer {
+  metric: { id: number; name: string; kind: string; field: string | null };
+  from: number;
+  to: number;
+  step: number;
+  labels: string[];
+  series: MetricSeries[];
+  dropped_series: number;
+  truncated: boolean;
+  rebuilding: boolean;
+}
+
+/** The series answer, or null for results of another shape. */
+export const answerOf = (results: unknown): MetricAnswer | null => {
+  const a = results as Partial<MetricAnswer> | null;
+  return a && Array.isArray(a.series) && a.metric ? (a as MetricAnswer) : null;
+};
+
+/** The figure `y` of a point or total (default `value`); null where it has none. */
+export function figureOf(f: MetricFigures, y = 'value'): number | null {
+  if (y in f && y !== 'quantiles') {
+    const v = (f as unknown as Record<string, unknown>)[y];
+    return typeof v === 'number' ? v : null;
+  }
+  const q = f.quantiles?.[y];
+  return typeof q === 'number' ? q : null;
+}
+
+/** A series' name: its label values ("web-1 / 500"), or the metric's name for the one series of no labels. */
+export function seriesName(s: MetricSeries, metricName: string): string {
+  const values = Object.values(s.labels);
+  return values.length ? values.join(' / ') : metricName;
+}
+
+/** The figure's words: "value (avg)", "events", "p0.99". */
+export function figureTitle(y: string, kind: string): string {
+  if (y === 'value') return `value (${kind})`;
+  return (METRIC_FIGURES as readonly string[]).includes(y) ? y : `p${y}`;
+}
+
+/**
+ * A number widget's one figure: the sum over the series of an additive figure (`events`,
+ * `count`, `sum`, or `value` of a count or sum metric), else the single series' total
+ * figure (null with several series: an average of averages would mislead).
+ */
+export function metricNumber(a: MetricAnswer, y = 'value'): number | null {
+  const additive =
+    ADDITIVE_FIGURES.has(y) || (y === 'value' && (a.metric.kind === 'count' || a.metric.kind === 'sum'));
+  if (additive) return a.series.reduce((n, s) => n + (figureOf(s.total, y) ?? 0), 0);
+  return a.series.length === 1 ? figureOf(a.series[0]!.total, y) : null;
+}

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
+import { Client, type Msg } from '../../helpers/ws-client.js';
+
+type Who = { id: number; token: string };
+type Series = { labels: Record<string, string>; total: { events: number; value: number | null } };
+type Update = { status: string; error?: string; results?: { series: Series[] } };
+
+/**
+ * Widgets of the query type Metric (docs/api/log-metrics.md "The query type Metric"): drawn as line,
+ * area, bar, number or table with `visualization.options.y` a figure of the series answer;
+ * their results through the dashboard's live subscription equal the ingested counts; a
+ * viewer who may not see the metric is refused as the Metric query refuses them; a
+ * deleted metric's widget ends ERROR naming it. On the embedded store (ClickHouse does
+ * not count yet).
+ */
+describe.runIf(EVENT_STORE === 'duckdb')(`Metric widgets on ${BACKEND}`, () => {
+  let t: TestApp;
+  let ada: Who;
+  let ben: Who;
+  let url: string;
+  let metric: { id: number; name: string };
+  let board: { id: number; widgets: Array<{ id: number }> };
+  const call = (token: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: object) =>
+    t.as(token, { method, url: path, ...(payload ? { payload } : {}) });
+  const metricQuery = (id: number) => ({
+    type: 'Metric',
+    params: { metric_id: id, time_range: { preset: 'last_24_hours' } },
+  });
+  const ended = (m: Msg) =>
+    m[0] === 'widget-update' && ['SUCCESS', 'ERROR'].includes((m[1].data as Update).status);
+  /** The first settled update of each widget of `board` for `who`, or the refusal. */
+  const watch = async (who: Who, target: object) => {
+    const c = await Client.open(`${url}?token=${who.token}`);
+    c.send(['subscribe', target]);
+    const first = await c.next((m) => m[0] === 'subscribed' || m[0] === 'error');
+    if (first[0] === 'error') {
+      c.ws.close();
+      return { error: String(first[1].detail), updates: new Map<number, Update>() };
+    }
+    const updates = new Map<number, Update>();
+    const count = 'dashboard_id' in target ? board.widgets.length : 1;
+    while (updates.size < count) {
+      const m = await c.next(ended);
+      updates.set(m[1].widget_id as number, m[1].data as Update);
+    }
+    c.ws.close();
+    return { error: null, updates };
+  };
+  const totals = (u: Update | undefined) =>
+    Object.fromEntries((u?.results?.series ?? []).map((s) => [s.labels.app, s.total.events]));
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ada = await t.user('ada');
+    ben = await t.user('ben', { permissions: ['manage_dashboards'] });
+    const made = await call(ada.token, 'POST', '/api/log-metrics', {
+      name: 'errors_by_app',
+      query: 'severity:error',
+      labels: ['app'],
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    metric = made.json();
+    // Stored after the metric exists: counted (events stored before it are not).
+    const now = Date.now();
+    const at = (s: number) => new Date(now - 600_000 + s * 1000).toISOString();
+    const sent = [
+      ...[1, 2, 3].map((s) => ({ ts: at(s), app: 'payments', severity: 'error', message: 'declined' })),
+      ...[4, 65].map((s) => ({ ts: at(s), app: 'web', severity: 'error', message: 'timed out' })),
+      { ts: at(5), app: 'web', severity: 'info', message: 'ok' },
+    ];
+    const ingested = await call(t.adminToken, 'POST', '/api/ingest', sent);
+    expect(ingested.json(), ingested.body).toMatchObject({ accepted: sent.length, rejected: 0 });
+    const res = await call(ada.token, 'POST', '/api/dashboards', {
+      title: 'Errors',
+      widgets: [
+        { title: 'Errors by app', query: metricQuery(metric.id), visualization: { kind: 'line' } },
+        {
+          title: 'Error events',
+          query: metricQuery(metric.id),
+          visualization: { kind: 'number', options: { y: 'events' } },
+        },
+      ],
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    board = res.json();
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = `${address.replace('http', 'ws')}/ws/live-updates`;
+  });
+  afterAll(() => t?.close());
+
+  it('runs a Metric widget: its series equal the events ingested after the metric was made', async () => {
+    const { error, updates } = await watch(ada, { dashboard_id: board.id });
+    expect(error).toBeNull();
+    for (const w of board.widgets) {
+      expect(updates.get(w.id)?.status, updates.get(w.id)?.error).toBe('SUCCESS');
+      expect(totals(updates.get(w.id))).toEqual({ payments: 3, web: 2 });
+    }
+    const stored = (await call(ada.token, 'GET', `/api/widgets/${board.widgets[1]!.id}`)).json();
+    expect(stored.visualization).toEqual({ kind: 'number', options: { y: 'events' } });
+    expect(stored.query.params).toMatchObject({
+      metric_id: metric.id,
+      time_range: { preset: 'last_24_hours' },
+    });
+  });
+
+  it('takes line, area, bar, number and table; other kinds and figures are a 400 naming the field', async () => {
+    const widget = board.widgets[0]!.id;
+    for (const kind of ['area', 'bar', 'table', 'number', 'line']) {
+      const res = await call(ada.token, 'PATCH', `/api/widgets/${widget}`, { visualization: { kind } });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    for (const kind of ['pie', 'map', 'list']) {
+      const res = await call(ada.token, 'PATCH', `/api/widgets/${widget}`, { visualization: { kind } });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(Object.keys(res.json().errors)).toEqual(['visualization.kind']);
+    }
+    for (const y of ['value', 'events', 'count', 'sum', 'min', 'max', 'avg', '0.99', '0.5']) {
+      const body = { visualization: { kind: 'line', options: { y } } };
+      expect((await call(ada.token, 'PATCH', `/api/widgets/${widget}`, body)).statusCode).toBe(200);
+    }
+    for (const y of ['median', '99', '0.990', 1, '']) {
+      const body = { visualization: { kind: 'line', options: { y } } };
+      const res = await call(ada.token, 'PATCH', `/api/widgets/${widget}`, body);
+      expect(res.statusCode, res.body).toBe(400);
+      expect(Object.keys(res.json().errors)).toEqual(['visualization.options.y']);
+    }
+    // In a dashboard's body, the error names the widget's place.
+    const res = await call(ada.token, 'POST', `/api/dashboards`, {
+      title: 'Pie',
+      widgets: [{ title: 'Pie', query: metricQuery(metric.id), visualization: { kind: 'pie' } }],
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().errors).toHaveProperty(['widgets.0.visualization.kind']);
+    // Another type keeps its kinds.
+    const pie = await call(ada.token, 'POST', `/api/dashboards/${board.id}/widgets`, {
+      title: 'Apps',
+      query: { type: 'TopN', params: { field: 'app' } },
+      visualization: { kind: 'pie', options: { y: 'anything' } },
+    });
+    expect(pie.statusCode, pie.body).toBe(200);
+    await call(ada.token, 'DELETE', `/api/widgets/${pie.json().id}`);
+  });
+
+  it('refuses a Metric widget to a user who may not see its metric, as the Metric query is', async () => {
+    // Ben sees Ada's dashboard (manage_dashboards), not her metric.
+    expect((await call(ben.token, 'GET', `/api/dashboards/${board.id}`)).statusCode).toBe(200);
+    const direct = await call(ben.token, 'POST', '/api/query', metricQuery(metric.id));
+    expect(Object.keys(direct.json().errors ?? {})).toEqual(['params.metric_id']);
+    const refused = await watch(ben, { widget_id: board.widgets[0]!.id });
+    expect(refused.error).toMatch(/params\.metric_id/);
+    expect((await watch(ben, { dashboard_id: board.id })).error).toMatch(/params\.metric_id/);
+    // Nor may he save one on it.
+    const mine = await call(ben.token, 'POST', '/api/dashboards', {
+      title: 'Mine',
+      widgets: [{ title: 'Theirs', query: metricQuery(metric.id), visualization: { kind: 'line' } }],
+    });
+    expect(mine.statusCode).toBe(400);
+    expect(Object.keys(mine.json().errors)).toEqual(['widgets.0.query.params.metric_id']);
+    // Ada still reads it (the refusal is his only).
+    expect((await watch(ada, { widget_id: board.widgets[0]!.id })).error).toBeNull();
+  });
+
+  it('ends a widget whose metric was deleted ERROR naming the metric; the other widgets still show', async () => {
+    const made = await call(ada.token, 'POST', '/api/log-metrics', { name: 'soon_gone', query: 'x' });
+    expect(made.statusCode, made.body).toBe(201);
+    const gone = made.json().id as number;
+    const res = await call(ada.token, 'POST', '/api/dashboards', {
+      title: 'Soon gone',
+      widgets: [
+        { title: 'Gone', query: metricQuery(gone), visualization: { kind: 'bar' } },
+        { title: 'Apps', query: { type: 'TopN', params: { field: 'app' } } },
+      ],
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    board = res.json();
+    expect((await call(ada.token, 'DELETE', `/api/log-metrics/${gone}`)).statusCode).toBe(204);
+    const { error, updates } = await watch(ada, { dashboard_id: board.id });
+    expect(error).toBeNull();
+    expect(updates.get(board.widgets[0]!.id)).toMatchObject({
+      status: 'ERROR',
+      error: `The log metric ${gone} this query reads was deleted.`,
+    });
+    expect(updates.get(board.widgets[1]!.id)?.status).toBe('SUCCESS');
+    // A new widget on it is refused, as a Metric query on it is.
+    const again = await call(ada.token, 'POST', `/api/dashboards/${board.id}/widgets`, {
+      title: 'Gone',
+      query: metricQuery(gone),
+    });
+    expect(again.statusCode).toBe(400);
+    expect(Object.keys(again.json().errors)).toEqual(['query.params.metric_id']);
+  });
+});
