@@ -57,6 +57,7 @@ export const reports = component({
       log,
       enricher: s.enricher,
       scopes: s.readScopes,
+      metrics: s.metricAnswers,
       audit: s.audit,
     });
     const reportLinks = new ReportLinks(meta.db, {

@@ -7,10 +7,13 @@ import {
   countryMapNotes,
   layoutCountryMap,
 } from '../../shared/country-map.js';
+import { answerOf, figureOf, figureTitle, seriesName } from '../../shared/metric-figures.js';
 
 type Kind = ChartData['kind'];
 const CHART_KINDS = new Set<string>(['bar', 'line', 'area', 'pie']);
 
+/** Most series a Metric chart draws (the largest first); the table holds them all. */
+export const MAX_CHART_SERIES = 10;
 /** Most bars a category chart draws; the table under it holds every row. */
 export const MAX_CHART_CATEGORIES = 25;
 /** Most buckets a time chart draws: finer buckets are added up into coarser ones. */
@@ -21,6 +24,8 @@ const CHART_STEPS = [60, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200
 /** What a report knows when it draws a widget: the zone it shows times in, the widget's window. */
 export interface ChartContext {
   timezone: string;
+  /** A Metric widget's figure (`visualization.options.y`, default `value`). */
+  y?: string;
   /** the resolved time range, [fromMs, toMs) */
   window?: { fromMs: number; toMs: number };
 }
@@ -240,7 +245,47 @@ export function chartFor(
           : [];
       return { chart: { kind, title, temporal: false, yTitle: 'events', points }, notes };
     }
+    case 'Metric':
+      return metricChart(r, title, (visualization as Kind) ?? 'line', ctx.y ?? 'value', ctx.timezone);
     default:
       return null;
   }
+}
+
+/** A line (or area, bar) per series over its points, of the figure `y` (default `value`). */
+export function metricChart(
+  results: unknown,
+  title: string,
+  kind: ChartData['kind'],
+  y: string,
+  timezone: string,
+): { chart: ChartData; notes: string[] } | null {
+  const a = answerOf(results);
+  if (!a || a.series.length === 0) return null;
+  const drawn = a.series.slice(0, MAX_CHART_SERIES);
+  const several = a.series.length > 1;
+  const points: ChartPoint[] = drawn.flatMap((s) =>
+    s.points.flatMap((p) => {
+      const v = figureOf(p, y);
+      return v === null
+        ? []
+        : [{ x: p.ts, y: v, ...(several ? { series: seriesName(s, a.metric.name) } : {}) }];
+    }),
+  );
+  const notes =
+    drawn.length < a.series.length
+      ? [`The chart shows the ${drawn.length} largest of ${a.series.length} series.`]
+      : [];
+  return {
+    chart: {
+      kind: kind === 'pie' || kind === 'map' ? 'line' : kind,
+      title,
+      temporal: true,
+      timezone,
+      step: a.step,
+      yTitle: `${figureTitle(y, a.metric.kind)} per ${stepText(a.step)}`,
+      points,
+    },
+    notes,
+  };
 }

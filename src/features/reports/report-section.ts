@@ -7,6 +7,8 @@ import { exportTable } from '../../query/export-tables.js';
 import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
+import { resolveTimeRange } from '../../query/time-range.js';
+import type { MetricAnswers, MetricParams } from '../../query/types/metric.js';
 import { validateQuery } from '../../query/validate.js';
 import type { ResultEnricher } from '../events/index.js';
 import { chartFor, noMapNotes } from './report-charts.js';
@@ -26,6 +28,8 @@ export interface SectionDeps {
   maxRows: number;
   /** Adds GeoIP data to a map widget's values. */
   enricher?: ResultEnricher | undefined;
+  /** What checks Metric queries (the log-metrics feature): the owner must see the metric. */
+  metrics?: MetricAnswers | undefined;
   /** Each section's query is recorded here as its owner's read (`via: report`, docs/api/audit.md). */
   audit: ReadAudit;
 }
@@ -43,11 +47,20 @@ export async function reportSection(
   who: Identity,
   report: ReportRow,
   query: { type: string; params?: unknown },
-  visualization: string | undefined,
+  shown: { kind?: string | undefined; options?: Record<string, unknown> | undefined } | undefined,
   title: string,
   widget: boolean,
 ): Promise<ExportSection> {
   const valid = validateQuery({ type: query.type, params: query.params ?? {} });
+  const visualization = shown?.kind;
+  // A Metric query's metric must be one the owner may see (a deleted one ends ERROR naming it).
+  if (valid.type === 'Metric' && deps.metrics)
+    await deps.metrics.check(
+      who,
+      valid.params as MetricParams,
+      resolveTimeRange(valid.params.time_range, Date.now()),
+      true,
+    );
   const id = `report-${report.id}-${Math.random().toString(36).slice(2)}`;
   const now = new Date().toISOString();
   // As its owner: their read scope, and `streams` among the streams they may read.
@@ -131,7 +144,12 @@ export async function reportSection(
     table.title = title;
     table.notes = notes;
     table.period = period;
-    const chart = chartFor(job.type, results, title, visualization, { timezone: tz, window: job.window });
+    const y = typeof shown?.options?.y === 'string' ? shown.options.y : undefined;
+    const chart = chartFor(job.type, results, title, visualization, {
+      timezone: tz,
+      window: job.window,
+      ...(y ? { y } : {}),
+    });
     // A map is drawn even when it places no country: its notes say why.
     if (chart && (chart.chart.points.length || chart.chart.kind === 'map')) {
       // Loaded on the first chart: vega and resvg take a while to load, and most runs draw none.

@@ -11,6 +11,7 @@ import type { ExportColumn } from '../../export/renderer.js';
 import { zonedTime } from '../../export/time-format.js';
 import { presetNamed } from '../../shared/time-presets.js';
 import { intervalSeconds, stepText } from './report-charts.js';
+import { metricShows, metricTable } from './report-metric.js';
 
 /** A time range as a query's params hold it. */
 type TimeRange = { ts_from: number; ts_to: number } | { preset: string };
@@ -134,6 +135,8 @@ export function showsText(type: string, p: ReportParams, results?: unknown): str
       const auto = p.interval === 'auto' ? ' (interval auto)' : '';
       return `Events per ${per}${auto}${p.split_by ? `, split by ${p.split_by}` : ''}`;
     }
+    case 'Metric':
+      return metricShows(results);
     default:
       return type;
   }
@@ -148,7 +151,8 @@ export function widgetNotes(
   results?: unknown,
 ): string[] {
   return [
-    `Query: ${queryText(p)}`,
+    // A Metric query counts what its log metric's own query matches.
+    `Query: ${type === 'Metric' ? "the log metric's query" : queryText(p)}`,
     `Time range: ${timeRangeText(p.time_range, w, tz)}`,
     `Shows: ${showsText(type, p, results)}`,
   ];
@@ -370,6 +374,8 @@ export function widgetTable(type: string, results: unknown, p: ReportParams): Wi
       return tableTable(r);
     case 'Explain':
       return explainTable(r);
+    case 'Metric':
+      return metricTable(r);
     default:
       return null;
   }

@@ -14,6 +14,7 @@ import type { ReadAudit } from '../../query/read-audit.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
 import type { QueryRunner } from '../../query/runner.js';
 import type { TimeRangeParam } from '../../query/time-range.js';
+import type { MetricAnswers } from '../../query/types/metric.js';
 import { validateQuery } from '../../query/validate.js';
 import type { ResultEnricher } from '../events/index.js';
 import type { ReportFiles, ReportSink } from './report-files.js';
@@ -72,7 +73,7 @@ export interface DashboardReader {
     widgets: Array<{
       title: string;
       query: { type: string; params: unknown };
-      visualization?: { kind?: string };
+      visualization?: { kind?: string; options?: Record<string, unknown> };
     }>;
   }>;
 }
@@ -95,6 +96,8 @@ const present = (r: ReportRow): ShortReport => ({
 export interface ReportsOptions {
   /** Reports read what their owner may read. */
   scopes: ReadScopes;
+  /** Checks a Metric widget's metric against the report's owner. */
+  metrics?: MetricAnswers | undefined;
   /** Where the files go (the data dir, or the shared store of a cluster). */
   files: ReportFiles;
   /**
@@ -162,8 +165,8 @@ export class ReportsService {
   private readonly renewer: NodeJS.Timeout | null;
 
   private get sectionDeps(): SectionDeps {
-    const { maxRows, enricher, scopes, audit } = this.opts;
-    return { runner: this.runner, store: this.store, scopes, maxRows, enricher, audit };
+    const { maxRows, enricher, scopes, audit, metrics } = this.opts;
+    return { runner: this.runner, store: this.store, scopes, maxRows, enricher, audit, metrics };
   }
 
   /** Stops renewing this node's leases (closing: what it had not finished goes to the others). */
@@ -332,7 +335,7 @@ export class ReportsService {
             ? { ...w.query, params: { ...(w.query.params as object), time_range: range } }
             : w.query;
           sections.push(
-            await reportSection(this.sectionDeps, who, row, query, w.visualization?.kind, w.title, true),
+            await reportSection(this.sectionDeps, who, row, query, w.visualization, w.title, true),
           );
         }
       }

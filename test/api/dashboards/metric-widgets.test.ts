@@ -1,6 +1,8 @@
+import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 import { Client, type Msg } from '../../helpers/ws-client.js';
+import { docxParagraphs, docxTableRows } from '../../unit/export/export-fixtures.js';
 
 type Who = { id: number; token: string };
 type Series = { labels: Record<string, string>; total: { events: number; value: number | null } };
@@ -159,6 +161,46 @@ describe.runIf(EVENT_STORE === 'duckdb')(`Metric widgets on ${BACKEND}`, () => {
     expect(Object.keys(mine.json().errors)).toEqual(['widgets.0.query.params.metric_id']);
     // Ada still reads it (the refusal is his only).
     expect((await watch(ada, { widget_id: board.widgets[0]!.id })).error).toBeNull();
+  });
+
+  it('reports a Metric widget: a line chart of the figure and a row per series with its totals', async () => {
+    await call(ada.token, 'PATCH', `/api/widgets/${board.widgets[0]!.id}`, {
+      visualization: { kind: 'line', options: { y: 'events' } },
+    });
+    const made = await call(ada.token, 'POST', '/api/reports', {
+      ftype: 'docx',
+      source: { kind: 'dashboard', dashboard_id: board.id },
+    });
+    expect(made.statusCode, made.body).toBe(202);
+    await t.rt.services.reports.idle();
+    const r = (await call(ada.token, 'GET', `/api/reports/${made.json().id}`)).json();
+    expect(r.status, r.error).toBe('READY');
+    const file = (await call(ada.token, 'GET', `/api/reports/${r.id}/file`)).rawPayload;
+    const zip = await JSZip.loadAsync(file);
+    const xml = await zip.file('word/document.xml')!.async('string');
+    const tables = (xml.match(/<w:tbl>[\s\S]*?<\/w:tbl>/g) ?? []).map(docxTableRows);
+    // Each widget: a row per series, its label then its total figures, largest first.
+    expect(tables).toEqual([
+      [
+        ['app', 'events'],
+        ['payments', '3'],
+        ['web', '2'],
+      ],
+      [
+        ['app', 'events'],
+        ['payments', '3'],
+        ['web', '2'],
+      ],
+    ]);
+    const notes = docxParagraphs(xml).filter((p) => p.startsWith('Query:'));
+    expect(notes[0]).toMatch(/^Query: the log metric's query\nTime range: last 24 hours: /);
+    expect(notes[0]).toMatch(/\nShows: The log metric errors_by_app \(count\) per \d+ min, by app\n?$/);
+    // The line chart (of the first widget; a number widget has none) names its figure.
+    const svgs = Object.keys(zip.files).filter((f) => f.startsWith('word/media/') && f.endsWith('.svg'));
+    expect(svgs).toHaveLength(1);
+    const svg = await zip.file(svgs[0]!)!.async('string');
+    expect(svg).toMatch(/<text[^>]*>events per \d+ min</);
+    for (const app of ['payments', 'web']) expect(svg).toContain(`>${app}</text>`);
   });
 
   it('ends a widget whose metric was deleted ERROR naming the metric; the other widgets still show', async () => {
