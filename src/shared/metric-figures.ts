@@ -80,14 +80,16 @@ export function figureTitle(y: string, kind: string): string {
   return (METRIC_FIGURES as readonly string[]).includes(y) ? y : `p${y}`;
 }
 
+/** Whether the figure `y` of several series adds up to one (`value` of a count or sum metric does). */
+export const addsUp = (y: string, kind: string) =>
+  ADDITIVE_FIGURES.has(y) || (y === 'value' && (kind === 'count' || kind === 'sum'));
+
 /**
- * A number widget's one figure: the sum over the series of an additive figure (`events`,
- * `count`, `sum`, or `value` of a count or sum metric), else the single series' total
- * figure (null with several series: an average of averages would mislead).
+ * A number widget's one figure: the sum over the series of a figure that adds up, else
+ * the single series' total figure (null with several series: an average of averages
+ * would mislead).
  */
 export function metricNumber(a: MetricAnswer, y = 'value'): number | null {
-  const additive =
-    ADDITIVE_FIGURES.has(y) || (y === 'value' && (a.metric.kind === 'count' || a.metric.kind === 'sum'));
-  if (additive) return a.series.reduce((n, s) => n + (figureOf(s.total, y) ?? 0), 0);
+  if (addsUp(y, a.metric.kind)) return a.series.reduce((n, s) => n + (figureOf(s.total, y) ?? 0), 0);
   return a.series.length === 1 ? figureOf(a.series[0]!.total, y) : null;
 }

@@ -11,6 +11,7 @@ import { DashboardRangeForm, DashboardRangeSelect, useDashboardRange } from './D
 import { dashboardPath, drillOf, rangeOfAddress } from './dashboard-address';
 import { ConfirmDialog, RenameDialog, type WidgetChanges, WidgetDialog } from './dialogs';
 import type { Widget } from './grid';
+import { MetricWidgetDialog } from './MetricWidgetDialog';
 import { SaveTemplate } from './SaveTemplate';
 import { useGridLayout } from './useGridLayout';
 import { useWidgetResults } from './useWidgetResults';
@@ -280,7 +281,14 @@ function DashboardView({ id }: { id: number }) {
           />
         ))}
       </div>
-      {open?.kind === 'edit' && (
+      {open?.kind === 'edit' && open.widget.query.type === 'Metric' && (
+        <MetricWidgetDialog
+          widget={open.widget}
+          onSave={(changes) => saveWidget(open.widget, changes)}
+          onClose={() => setOpen(null)}
+        />
+      )}
+      {open?.kind === 'edit' && open.widget.query.type !== 'Metric' && (
         <WidgetDialog
           widget={open.widget}
           onSave={(changes) => saveWidget(open.widget, changes)}

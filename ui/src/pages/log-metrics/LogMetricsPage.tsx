@@ -5,17 +5,19 @@ import { useListPage } from '../../components/useListPage';
 import { formatCount } from '../../format';
 import { Link } from '../../router';
 import { useMe, useUserNames } from '../../useMe';
+import { AddToDashboardDialog } from './AddToDashboard';
 import { BackfillDialog } from './Backfill';
 import { type LogMetric, metricHref } from './log-metric';
 import { MetricDialog } from './MetricForm';
 import '../tasks/work.css';
 import './log-metrics.css';
 
-type Open = { kind: 'new' } | { kind: 'edit' | 'backfill'; metric: LogMetric } | null;
+type Open = { kind: 'new' } | { kind: 'edit' | 'backfill' | 'dashboard'; metric: LogMetric } | null;
 
 /**
  * `/log-metrics`: the log metrics you may see (yours and those shared with you), a new
- * one, and per metric Edit, Backfill and Delete; its name leads to its page.
+ * one, and per metric Edit, Backfill, Add to dashboard (anyone who sees it) and Delete;
+ * its name leads to its page.
  */
 export function LogMetricsPage() {
   const { list, act, remove, created } = useListPage<LogMetric>(
@@ -77,21 +79,31 @@ export function LogMetricsPage() {
         noun={['metric', 'metrics']}
         empty="No metrics yet."
         className="work-table metrics-table"
-        actions={(m) =>
-          mayChange(m) && (
-            <>
-              <SmallButton
-                aria-label={`Edit “${m.name}”`}
-                onClick={() => setOpen({ kind: 'edit', metric: m })}
-              >
-                Edit
-              </SmallButton>
-              <SmallButton
-                aria-label={`Backfill “${m.name}”`}
-                onClick={() => setOpen({ kind: 'backfill', metric: m })}
-              >
-                Backfill
-              </SmallButton>
+        actions={(m) => (
+          <>
+            {mayChange(m) && (
+              <>
+                <SmallButton
+                  aria-label={`Edit “${m.name}”`}
+                  onClick={() => setOpen({ kind: 'edit', metric: m })}
+                >
+                  Edit
+                </SmallButton>
+                <SmallButton
+                  aria-label={`Backfill “${m.name}”`}
+                  onClick={() => setOpen({ kind: 'backfill', metric: m })}
+                >
+                  Backfill
+                </SmallButton>
+              </>
+            )}
+            <SmallButton
+              aria-label={`Add “${m.name}” to dashboard`}
+              onClick={() => setOpen({ kind: 'dashboard', metric: m })}
+            >
+              Add to dashboard
+            </SmallButton>
+            {mayChange(m) && (
               <SmallButton
                 aria-label={`Delete “${m.name}”`}
                 onClick={() =>
@@ -104,9 +116,9 @@ export function LogMetricsPage() {
               >
                 Delete
               </SmallButton>
-            </>
-          )
-        }
+            )}
+          </>
+        )}
       />
       {open?.kind === 'new' && (
         <MetricDialog onClose={close} onSaved={created((m: LogMetric) => `Created metric “${m.name}”.`)} />
@@ -119,6 +131,7 @@ export function LogMetricsPage() {
           onSaved={created((m: LogMetric) => `Saved metric “${m.name}”.`)}
         />
       )}
+      {open?.kind === 'dashboard' && <AddToDashboardDialog metric={open.metric} onClose={close} />}
       {open?.kind === 'backfill' && (
         <BackfillDialog metric={open.metric} onClose={close} onFinished={list.reload} />
       )}

@@ -4,6 +4,7 @@ import { formatCount, formatIso, formatTs } from '../../format';
 import { Link } from '../../router';
 import { useApi } from '../../useApi';
 import { useMe, useUserNames } from '../../useMe';
+import { AddToDashboardDialog } from './AddToDashboard';
 import { BackfillDialog } from './Backfill';
 import {
   chartStep,
@@ -44,6 +45,7 @@ function MetricPage({ id }: { id: number }) {
   const me = useMe();
   const names = useUserNames(me);
   const [backfilling, setBackfilling] = useState(false);
+  const [adding, setAdding] = useState(false);
   const close = useCallback(() => setBackfilling(false), []);
 
   if (!m)
@@ -112,17 +114,21 @@ function MetricPage({ id }: { id: number }) {
             )}
           </dd>
         </dl>
-        {mayChange && (
-          <div className="work-toolbar">
+        <div className="work-toolbar">
+          {mayChange && (
             <button type="button" onClick={() => setBackfilling(true)}>
               Backfill
             </button>
-          </div>
-        )}
+          )}
+          <button type="button" className="secondary" onClick={() => setAdding(true)}>
+            Add to dashboard
+          </button>
+        </div>
       </section>
       <SeriesSection metric={m} />
       <ScrapeSection metric={m} />
       {backfilling && <BackfillDialog metric={m} onClose={close} onFinished={metric.reload} />}
+      {adding && <AddToDashboardDialog metric={m} onClose={() => setAdding(false)} />}
     </Page>
   );
 }

@@ -1,9 +1,10 @@
 /**
  * Widget visualizations drawn without a chart library: a widget's query result
- * (GenericQuery of Search, TopN, LastN, Timeline, Summary, Patterns or Table) shown as its
+ * (GenericQuery of Search, TopN, LastN, Timeline, Summary, Patterns, Table or Metric) shown as its
  * kind says, each kind drawn by a file of this folder.
  */
 
+import { answerOf } from '@shared/metric-figures';
 import type { ReactNode } from 'react';
 import { isPatternsResults, PatternsTable } from '../../../components/Patterns';
 import type { Drill } from '../dashboard-address';
@@ -12,6 +13,7 @@ import { Bars } from './bar';
 import { fromTable, points, type QueryData, table } from './data';
 import { List } from './list';
 import { MapChart } from './map';
+import { MetricVisualization } from './metric';
 import { BigNumber } from './number';
 import { Pie } from './pie';
 import { DataTable } from './table';
@@ -82,6 +84,8 @@ export function Visualization(
   props: Omit<ChartProps, 'options'> & { kind: VisualizationKind | string; options: Record<string, unknown> },
 ): ReactNode {
   const { kind, options, title, fields, drill } = props;
+  const metric = answerOf(props.data.results);
+  if (metric) return <MetricVisualization kind={kind} answer={metric} y={options.y} title={title} />;
   const piped = isTableResults(props.data.results);
   const data = fromTable(props.data, kind, options.value);
   const chart = isKind(kind) ? CHARTS[kind] : tableChart;

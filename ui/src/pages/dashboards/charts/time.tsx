@@ -48,12 +48,15 @@ export function TimeChart({
   stacked,
   title,
   drill,
+  what = 'events',
 }: {
   data: QueryData;
   kind: string;
   stacked: boolean;
   title: string;
   drill?: Drill | undefined;
+  /** What the values count, for the chart's summary ("events", "avg"). */
+  what?: string;
 }) {
   const buckets = coarsen((data.results?.buckets as Bucket[] | undefined) ?? []);
   if (!buckets.length) return <p className="muted">No data.</p>;
@@ -82,7 +85,7 @@ export function TimeChart({
   const first = buckets[0] as Bucket;
   const last = buckets[n - 1] as Bucket;
   const withDate = last.ts - first.ts >= 20 * 3600;
-  const summary = `${title}: ${kind} chart of ${formatCount(total)} events in ${n} buckets from ${formatTs(first.ts).slice(0, 16)} to ${formatTs(last.ts).slice(0, 16)}, peak ${formatCount(max)}`;
+  const summary = `${title}: ${kind} chart of ${formatCount(total)} ${what} in ${n} buckets from ${formatTs(first.ts).slice(0, 16)} to ${formatTs(last.ts).slice(0, 16)}, peak ${formatCount(max)}`;
   const labels = ticks.map(compact);
   const axisWidth = `${Math.max(...labels.map((l) => l.length)) + 1}ch`;
   return (
