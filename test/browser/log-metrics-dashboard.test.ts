@@ -98,8 +98,9 @@ describeBrowser(
 
     it('adds a metric to a new dashboard and opens it: a line per series, with its legend', async () => {
       await page.getByRole('row').filter({ hasText: 'web_errors' }).waitFor();
+      await axe(page, 'Metrics: the list');
       await widths('log-metrics-dashboard-list');
-      await page.getByRole('button', { name: 'Add “web_errors” to dashboard' }).click();
+      await page.getByRole('button', { name: 'Add to dashboard “web_errors”' }).click();
       const add = dialog('Add “web_errors” to a dashboard');
       await add.waitFor();
       // No dashboard yet: a new one, named here.

@@ -98,7 +98,7 @@ export function LogMetricsPage() {
               </>
             )}
             <SmallButton
-              aria-label={`Add “${m.name}” to dashboard`}
+              aria-label={`Add to dashboard “${m.name}”`}
               onClick={() => setOpen({ kind: 'dashboard', metric: m })}
             >
               Add to dashboard
