@@ -12,7 +12,18 @@ import {
   type MetricPoint,
   seriesName,
 } from '@shared/metric-figures';
-import type { Bucket, Table } from './charts/data';
+
+// The shapes of charts/data.ts's Bucket and Table, spelled here so that this module
+// imports nothing of the UI's (its tests compile it with the server's settings).
+interface Bucket {
+  ts: number;
+  count: number;
+  series?: Record<string, number>;
+}
+interface Table {
+  columns: string[];
+  rows: unknown[][];
+}
 
 /** Most points a chart draws: finer steps are merged (a day of 2-minute steps: 12-minute ones). */
 export const MAX_METRIC_POINTS = 120;
