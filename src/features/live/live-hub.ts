@@ -216,6 +216,8 @@ export class LiveHub {
       geo: boolean;
       scopeKey: string | null;
     }>;
+    // A dashboard's widgets the caller may not run: each told so once, the others watched.
+    let refused: Array<{ widgetId: number; refused: string }> = [];
     if ('query_id' in target) {
       // Read with the caller's rights now (QueriesService.job). A widget's query shared by
       // a read scope is watched under it, as by its widget's subscription: the watch ends
@@ -226,10 +228,13 @@ export class LiveHub {
     } else {
       if (!this.widgets) throw badRequest('Widget subscriptions are not available.');
       const origin = { via: 'websocket', address: client.address } as const;
-      resolved = (await this.widgets.resolve(client.who, target, origin)).map((r) => {
+      const widgets = await this.widgets.resolve(client.who, target, origin);
+      refused = widgets.filter((r) => 'refused' in r);
+      resolved = widgets.flatMap((r) => {
+        if ('refused' in r) return [];
         const job = this.runner.peek(r.queryId);
         if (!job) throw notFound("A widget's query ended while subscribing; subscribe again.");
-        return { ...r, job };
+        return [{ ...r, job }];
       });
     }
     // Gone while its queries were looked up: a watch now would never end (nor its pin).
@@ -261,6 +266,12 @@ export class LiveHub {
     }));
     this.registry.watch(client, watches);
     this.out.reply(client, 'subscribed', { target, subscriptions: this.registry.targets(client) });
+    for (const r of refused)
+      this.out.reply(client, 'widget-update', {
+        widget_id: r.widgetId,
+        dashboard_id: 'dashboard_id' in target ? target.dashboard_id : null,
+        data: { query_id: null, status: 'ERROR', error: r.refused },
+      });
     // The current state of each watched query, then whatever changes. One that cannot be
     // made ends that watch only, with an `error` naming its target.
     for (const w of watches) {

@@ -2,18 +2,33 @@ import type { Identity } from '../../core/identity.js';
 import type { ReadOrigin } from '../../query/read-audit.js';
 
 /** The widgets behind a widget or dashboard subscription (from the dashboards service). */
+/** A widget's running query, as a subscription watches it. */
+export interface ResolvedWidget {
+  widgetId: number;
+  queryId: string;
+  refreshMs: number | null;
+  geo: boolean;
+  scopeKey: string;
+}
+
+/** A dashboard's widget whose query the caller may not run, and why. */
+export interface RefusedWidget {
+  widgetId: number;
+  refused: string;
+}
+
 export interface WidgetSource {
   /**
    * The caller's visible widgets of the target with their query ids, started if needed;
-   * each widget's read is recorded as coming from `origin`.
+   * each widget's read is recorded as coming from `origin`. A dashboard's widget whose
+   * query the caller may not run (a Metric query's metric they may not see) comes as
+   * `refused` with the reason, so the others still show; a widget target is refused whole.
    */
   resolve(
     who: Identity,
     target: { widget_id: number } | { dashboard_id: number },
     origin: ReadOrigin,
-  ): Promise<
-    Array<{ widgetId: number; queryId: string; refreshMs: number | null; geo: boolean; scopeKey: string }>
-  >;
+  ): Promise<Array<ResolvedWidget | RefusedWidget>>;
   /**
    * The key of what the caller may read now (ADR 0013): a widget's query is shared by the
    * viewers with the same key, and a viewer whose key changed no longer gets its updates.

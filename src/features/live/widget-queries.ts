@@ -7,6 +7,7 @@ import type { QueryRunner } from '../../query/runner.js';
 import type { DashboardsService } from '../dashboards/dashboards-service.js';
 import type { QueriesService } from '../queries/queries-service.js';
 import type { WidgetSource } from './live-hub.js';
+import type { RefusedWidget, ResolvedWidget } from './sources.js';
 
 /**
  * Widget and dashboard subscriptions run their widgets' queries. One query per (read
@@ -34,7 +35,18 @@ export class WidgetQueries implements WidgetSource {
     return (await this.scopes.of(who)).key;
   }
 
-  async resolve(who: Identity, target: { widget_id: number } | { dashboard_id: number }, origin: ReadOrigin) {
+  /** A widget target's one widget is never `refused`: its refusal is thrown. */
+  resolve(who: Identity, target: { widget_id: number }, origin: ReadOrigin): Promise<ResolvedWidget[]>;
+  resolve(
+    who: Identity,
+    target: { widget_id: number } | { dashboard_id: number },
+    origin: ReadOrigin,
+  ): Promise<Array<ResolvedWidget | RefusedWidget>>;
+  async resolve(
+    who: Identity,
+    target: { widget_id: number } | { dashboard_id: number },
+    origin: ReadOrigin,
+  ): Promise<Array<ResolvedWidget | RefusedWidget>> {
     const widgets = await this.dashboards.liveWidgets(who, target);
     const scopeKey = await this.scopeKey(who);
     return Promise.all(
@@ -44,8 +56,15 @@ export class WidgetQueries implements WidgetSource {
         const detail = { widget_id: w.widgetId };
         const valid = this.queries.validate(w.query);
         // Each viewer's own rights on what the query reads beyond its scope (a Metric
-        // query's metric), also when the query is shared, begun by another viewer.
-        await this.queries.checkMetric(who, valid, true);
+        // query's metric), also when the query is shared, begun by another viewer. On a
+        // dashboard the refusal is that widget's only.
+        try {
+          await this.queries.checkMetric(who, valid, true);
+        } catch (err) {
+          if ('dashboard_id' in target && err instanceof AppError && err.status === 400)
+            return { widgetId: w.widgetId, refused: err.message };
+          throw err;
+        }
         const { queryId, started } = await this.queryFor(key, scopeKey, () =>
           this.queries.start(who, valid, { scopeFixed: true, origin, detail }),
         );
