@@ -178,6 +178,33 @@ describe.runIf(EVENT_STORE === 'duckdb')(`Metric widgets on ${BACKEND}`, () => {
     expect((await watch(ada, { widget_id: board.widgets[0]!.id })).error).toBeNull();
   });
 
+  it('exports, imports and templates a dashboard of Metric widgets as equal ones', async () => {
+    const exported = (await call(ada.token, 'GET', `/api/dashboards/${board.id}?export=true`)).json();
+    expect(exported.widgets.map((w: { query: { type: string } }) => w.query.type)).toEqual([
+      'Metric',
+      'Metric',
+    ]);
+    const copy = await call(ada.token, 'POST', '/api/dashboards', { ...exported, title: 'Copy' });
+    expect(copy.statusCode, copy.body).toBe(201);
+    const again = (await call(ada.token, 'GET', `/api/dashboards/${copy.json().id}?export=true`)).json();
+    expect(again).toEqual({ ...exported, title: 'Copy' });
+    const saved = await call(ada.token, 'POST', `/api/dashboards/${board.id}/templates`, {
+      path: 'ada/errors',
+    });
+    expect(saved.statusCode, saved.body).toBe(200);
+    const made = await call(ada.token, 'POST', '/api/dashboards', { template: 'ada/errors' });
+    expect(made.statusCode, made.body).toBe(201);
+    const fromTemplate = (
+      await call(ada.token, 'GET', `/api/dashboards/${made.json().id}?export=true`)
+    ).json();
+    expect(fromTemplate.widgets).toEqual(exported.widgets);
+    // Ben may not see the metric: its import is refused as his widget would be.
+    const his = await call(ben.token, 'POST', '/api/dashboards', { ...exported, title: 'His' });
+    expect(his.statusCode).toBe(400);
+    // The first widget he may not run names it.
+    expect(Object.keys(his.json().errors)).toEqual(['widgets.0.query.params.metric_id']);
+  });
+
   it('reports a Metric widget: a line chart of the figure and a row per series with its totals', async () => {
     await call(ada.token, 'PATCH', `/api/widgets/${board.widgets[0]!.id}`, {
       visualization: { kind: 'line', options: { y: 'events' } },
