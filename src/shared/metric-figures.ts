@@ -68,15 +68,36 @@ export function figureOf(f: MetricFigures, y = 'value'): number | null {
   return typeof q === 'number' ? q : null;
 }
 
+const present = (vs: Array<number | null>) => vs.filter((v): v is number => v !== null);
+const sum = (vs: number[]) => vs.reduce((a, b) => a + b, 0);
+
+/**
+ * The figure `y` of consecutive points merged as the metric merges them: counts and sums
+ * added, the least min and the greatest max, an average from the summed sums and counts.
+ * A quantile cannot be merged from quantiles: the greatest of the merged steps is drawn.
+ */
+export function mergedFigure(points: readonly MetricPoint[], y: string, kind: string): number | null {
+  if (points.length === 1) return figureOf(points[0] as MetricFigures, y);
+  const figure = y === 'value' ? (kind === 'count' ? 'events' : kind) : y;
+  const values = present(points.map((p) => figureOf(p, figure)));
+  if (figure === 'events' || figure === 'count' || figure === 'sum') return sum(values);
+  if (figure === 'avg') {
+    const count = sum(points.map((p) => p.count ?? 0));
+    return count > 0 ? sum(points.map((p) => p.sum ?? 0)) / count : null;
+  }
+  if (!values.length) return null;
+  return figure === 'min' ? Math.min(...values) : Math.max(...values);
+}
+
 /** A series' name: its label values ("web-1 / 500"), or the metric's name for the one series of no labels. */
 export function seriesName(s: MetricSeries, metricName: string): string {
   const values = Object.values(s.labels);
   return values.length ? values.join(' / ') : metricName;
 }
 
-/** The figure's words: "value (avg)", "events", "p0.99". */
+/** The figure's words: "value (avg)", "events" (also a count metric's value), "p0.99". */
 export function figureTitle(y: string, kind: string): string {
-  if (y === 'value') return `value (${kind})`;
+  if (y === 'value') return kind === 'count' ? 'events' : `value (${kind})`;
   return (METRIC_FIGURES as readonly string[]).includes(y) ? y : `p${y}`;
 }
 

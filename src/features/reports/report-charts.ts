@@ -7,7 +7,7 @@ import {
   countryMapNotes,
   layoutCountryMap,
 } from '../../shared/country-map.js';
-import { answerOf, figureOf, figureTitle, seriesName } from '../../shared/metric-figures.js';
+import { answerOf, figureTitle, mergedFigure, seriesName } from '../../shared/metric-figures.js';
 
 type Kind = ChartData['kind'];
 const CHART_KINDS = new Set<string>(['bar', 'line', 'area', 'pie']);
@@ -252,38 +252,64 @@ export function chartFor(
   }
 }
 
-/** A line (or area, bar) per series over its points, of the figure `y` (default `value`). */
+/**
+ * A line (or area, bar) per series over its points, of the figure `y` (default `value`):
+ * the 10 largest series; steps merged (as the metric merges them) into clock-round ones,
+ * at most MAX_CHART_BUCKETS (chartStep).
+ */
 export function metricChart(
   results: unknown,
   title: string,
   kind: ChartData['kind'],
   y: string,
   timezone: string,
-): { chart: ChartData; notes: string[] } | null {
+): WidgetChart | null {
   const a = answerOf(results);
   if (!a || a.series.length === 0) return null;
   const drawn = a.series.slice(0, MAX_CHART_SERIES);
   const several = a.series.length > 1;
-  const points: ChartPoint[] = drawn.flatMap((s) =>
-    s.points.flatMap((p) => {
-      const v = figureOf(p, y);
-      return v === null
-        ? []
-        : [{ x: p.ts, y: v, ...(several ? { series: seriesName(s, a.metric.name) } : {}) }];
-    }),
-  );
-  const notes =
-    drawn.length < a.series.length
-      ? [`The chart shows the ${drawn.length} largest of ${a.series.length} series.`]
-      : [];
+  const n = Math.max(...drawn.map((s) => s.points.length));
+  // A clock-round multiple of the answer's step (chartStep), the points merged on its edges.
+  const step = chartStep(a.step, n * a.step);
+  const k = step / a.step;
+  let cut = false;
+  const points: ChartPoint[] = drawn.flatMap((s) => {
+    const name = several ? { series: seriesName(s, a.metric.name) } : {};
+    const groups = new Map<number, typeof s.points>();
+    for (const p of s.points) {
+      const at = Math.floor(p.ts / step) * step;
+      const group = groups.get(at);
+      if (group) group.push(p);
+      else groups.set(at, [p]);
+    }
+    const whole = [...groups];
+    // Steps the range covers only in part at either end would draw a drop that is not there.
+    while (whole.length > 2 && whole[0]![1].length < k) whole.shift();
+    while (whole.length > 2 && whole[whole.length - 1]![1].length < k) whole.pop();
+    if (whole.length < groups.size) cut = true;
+    return whole.flatMap(([x, group]) => {
+      const v = mergedFigure(group, y, a.metric.kind);
+      return v === null ? [] : [{ x, y: v, ...name }];
+    });
+  });
+  const notes: string[] = [];
+  if (drawn.length < a.series.length)
+    notes.push(`The chart shows the ${drawn.length} largest of ${a.series.length} series.`);
+  if (k > 1) notes.push(`The chart merges the ${stepText(a.step)} steps into ${stepText(step)} steps.`);
+  if (cut)
+    notes.push(
+      'The chart leaves out the merged steps at the ends of the time range that it covers only in part.',
+    );
+  if (k > 1 && (/^0\./.test(y) || (y === 'value' && a.metric.kind === 'quantiles')))
+    notes.push("A quantile of merged steps is drawn as the greatest of the steps' quantiles.");
   return {
     chart: {
       kind: kind === 'pie' || kind === 'map' ? 'line' : kind,
       title,
       temporal: true,
       timezone,
-      step: a.step,
-      yTitle: `${figureTitle(y, a.metric.kind)} per ${stepText(a.step)}`,
+      step,
+      yTitle: `${figureTitle(y, a.metric.kind)} per ${stepText(step)}`,
       points,
     },
     notes,

@@ -236,12 +236,14 @@ describe.runIf(EVENT_STORE === 'duckdb')(`Metric widgets on ${BACKEND}`, () => {
     ]);
     const notes = docxParagraphs(xml).filter((p) => p.startsWith('Query:'));
     expect(notes[0]).toMatch(/^Query: the log metric's query\nTime range: last 24 hours: /);
-    expect(notes[0]).toMatch(/\nShows: The log metric errors_by_app \(count\) per \d+ min, by app\n?$/);
+    expect(notes[0]).toMatch(/\nShows: The log metric errors_by_app \(count\) per 2 min, by app\n/);
+    // A day of 2-minute steps drawn as half hours, and said so.
+    expect(notes[0]).toContain('\nThe chart merges the 2 min steps into 30 min steps.');
     // The line chart (of the first widget; a number widget has none) names its figure.
     const svgs = Object.keys(zip.files).filter((f) => f.startsWith('word/media/') && f.endsWith('.svg'));
     expect(svgs).toHaveLength(1);
     const svg = await zip.file(svgs[0]!)!.async('string');
-    expect(svg).toMatch(/<text[^>]*>events per \d+ min</);
+    expect(svg).toMatch(/<text[^>]*>events per 30 min</);
     for (const app of ['payments', 'web']) expect(svg).toContain(`>${app}</text>`);
   });
 

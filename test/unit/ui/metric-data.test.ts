@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isMetricFigure, type MetricAnswer, metricNumber } from '../../../src/shared/metric-figures.js';
+import {
+  isMetricFigure,
+  type MetricAnswer,
+  mergedFigure,
+  metricNumber,
+} from '../../../src/shared/metric-figures.js';
 import {
   MAX_METRIC_POINTS,
-  mergedFigure,
   metricBuckets,
   metricTable,
 } from '../../../ui/src/pages/dashboards/metric-data.js';

@@ -5,13 +5,7 @@
  * `visualization.options.y`, default `value`). Pure, for tests.
  */
 
-import {
-  figureOf,
-  type MetricAnswer,
-  type MetricFigures,
-  type MetricPoint,
-  seriesName,
-} from '@shared/metric-figures';
+import { type MetricAnswer, type MetricPoint, mergedFigure, seriesName } from '@shared/metric-figures';
 
 // The shapes of charts/data.ts's Bucket and Table, spelled here so that this module
 // imports nothing of the UI's (its tests compile it with the server's settings).
@@ -28,26 +22,7 @@ interface Table {
 /** Most points a chart draws: finer steps are merged (a day of 2-minute steps: 12-minute ones). */
 export const MAX_METRIC_POINTS = 120;
 
-const present = (vs: Array<number | null>) => vs.filter((v): v is number => v !== null);
 const sum = (vs: number[]) => vs.reduce((a, b) => a + b, 0);
-
-/**
- * The figure `y` of consecutive points merged as the metric merges them: counts and sums
- * added, the least min and the greatest max, an average from the summed sums and counts.
- * A quantile cannot be merged from quantiles: the greatest of the merged steps is drawn.
- */
-export function mergedFigure(points: readonly MetricPoint[], y: string, kind: string): number | null {
-  if (points.length === 1) return figureOf(points[0] as MetricFigures, y);
-  const figure = y === 'value' ? (kind === 'count' ? 'events' : kind) : y;
-  const values = present(points.map((p) => figureOf(p, figure)));
-  if (figure === 'events' || figure === 'count' || figure === 'sum') return sum(values);
-  if (figure === 'avg') {
-    const count = sum(points.map((p) => p.count ?? 0));
-    return count > 0 ? sum(points.map((p) => p.sum ?? 0)) / count : null;
-  }
-  if (!values.length) return null;
-  return figure === 'min' ? Math.min(...values) : Math.max(...values);
-}
 
 /**
  * The answer as a time chart's buckets: a series per label tuple (named by its values, or

@@ -34,7 +34,7 @@ export function MetricVisualization(props: {
         kind={kind}
         stacked={false}
         title={title}
-        what={y === 'value' && answer.metric.kind === 'count' ? 'events' : figureTitle(y, answer.metric.kind)}
+        what={figureTitle(y, answer.metric.kind)}
       />
     );
   return <DataTable t={metricTable(answer)} caption={title} />;
