@@ -49,20 +49,29 @@ export function AddToDashboardDialog(props: { metric: LogMetric; onClose: () => 
     <Dialog label={label} onClose={props.onClose}>
       <Form title={label} className="" onSubmit={submit}>
         <p className="muted">A line chart of the metric's series over the last 24 hours.</p>
-        <Field label="Dashboard">
-          <Select
-            value={target}
-            options={[...options, { value: NEW, label: 'New dashboard…' }]}
-            onChange={(e) => form.set('picked', e.target.value)}
-          />
-        </Field>
+        {list.data ? (
+          <Field label="Dashboard">
+            <Select
+              value={target}
+              options={[...options, { value: NEW, label: 'New dashboard…' }]}
+              onChange={(e) => form.set('picked', e.target.value)}
+            />
+          </Field>
+        ) : (
+          !list.error && <p className="muted">Loading your dashboards…</p>
+        )}
         {target === NEW && (
           <Field label="Name of the new dashboard" error={act.fieldError('title')}>
             <input required maxLength={200} {...form.text('name')} />
           </Field>
         )}
         <ErrorBanner error={act.error ?? list.error} />
-        <FormActions submit="Add widget" busy={act.busy} disabled={!target} onCancel={props.onClose} />
+        <FormActions
+          submit="Add widget"
+          busy={act.busy}
+          disabled={!list.data || !target}
+          onCancel={props.onClose}
+        />
       </Form>
     </Dialog>
   );
