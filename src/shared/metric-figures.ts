@@ -78,7 +78,8 @@ const sum = (vs: number[]) => vs.reduce((a, b) => a + b, 0);
  */
 export function mergedFigure(points: readonly MetricPoint[], y: string, kind: string): number | null {
   if (points.length === 1) return figureOf(points[0] as MetricFigures, y);
-  const figure = y === 'value' ? (kind === 'count' ? 'events' : kind) : y;
+  // A value is its kind's figure (a quantiles metric's: its first quantile, kept as `value`).
+  const figure = y === 'value' && kind !== 'quantiles' ? (kind === 'count' ? 'events' : kind) : y;
   const values = present(points.map((p) => figureOf(p, figure)));
   if (figure === 'events' || figure === 'count' || figure === 'sum') return sum(values);
   if (figure === 'avg') {
