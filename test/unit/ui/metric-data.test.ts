@@ -88,7 +88,7 @@ describe('Metric widget data', () => {
     expect(mergedFigure(pts.slice(2), 'min', 'avg')).toBeNull();
     // A quantile (a quantiles metric's value too) merges as the greatest of its steps.
     expect(mergedFigure(pts, '0.99', 'avg')).toBe(30);
-    const q = pts.map((p) => ({ ...p, value: p.quantiles['0.99'] }));
+    const q = pts.map((p) => ({ ...p, value: p.quantiles?.['0.99'] ?? null }));
     expect(mergedFigure(q, 'value', 'quantiles')).toBe(30);
     // A day of minutes is drawn in at most MAX_METRIC_POINTS steps, none lost.
     const day = Array.from({ length: 1440 }, (_, i) => ({ ts: i * 60, events: 1, value: 1 }));
