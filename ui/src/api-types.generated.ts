@@ -5878,9 +5878,9 @@ export interface paths {
                   };
                 };
                 visualization?: {
-                  /** @description How the results are drawn. */
+                  /** @description How the results are drawn (a Metric query: line, area, bar, number or table). */
                   kind: "table" | "bar" | "line" | "area" | "pie" | "number" | "map" | "list";
-                  /** @description Options of the visualization, kept as given. */
+                  /** @description Options of the visualization, kept as given. A Metric query's `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile's key ("0.99"). */
                   options?: {
                     [key: string]: unknown;
                   };
@@ -6076,9 +6076,9 @@ export interface paths {
                   };
                 };
                 visualization?: {
-                  /** @description How the results are drawn. */
+                  /** @description How the results are drawn (a Metric query: line, area, bar, number or table). */
                   kind: "table" | "bar" | "line" | "area" | "pie" | "number" | "map" | "list";
-                  /** @description Options of the visualization, kept as given. */
+                  /** @description Options of the visualization, kept as given. A Metric query's `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile's key ("0.99"). */
                   options?: {
                     [key: string]: unknown;
                   };
@@ -6208,9 +6208,9 @@ export interface paths {
                   };
                 };
                 visualization?: {
-                  /** @description How the results are drawn. */
+                  /** @description How the results are drawn (a Metric query: line, area, bar, number or table). */
                   kind: "table" | "bar" | "line" | "area" | "pie" | "number" | "map" | "list";
-                  /** @description Options of the visualization, kept as given. */
+                  /** @description Options of the visualization, kept as given. A Metric query's `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile's key ("0.99"). */
                   options?: {
                     [key: string]: unknown;
                   };
@@ -6370,9 +6370,9 @@ export interface paths {
               };
             };
             visualization?: {
-              /** @description How the results are drawn. */
+              /** @description How the results are drawn (a Metric query: line, area, bar, number or table). */
               kind: "table" | "bar" | "line" | "area" | "pie" | "number" | "map" | "list";
-              /** @description Options of the visualization, kept as given. */
+              /** @description Options of the visualization, kept as given. A Metric query's `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile's key ("0.99"). */
               options?: {
                 [key: string]: unknown;
               };
@@ -6652,9 +6652,9 @@ export interface paths {
               };
             };
             visualization?: {
-              /** @description How the results are drawn. */
+              /** @description How the results are drawn (a Metric query: line, area, bar, number or table). */
               kind: "table" | "bar" | "line" | "area" | "pie" | "number" | "map" | "list";
-              /** @description Options of the visualization, kept as given. */
+              /** @description Options of the visualization, kept as given. A Metric query's `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile's key ("0.99"). */
               options?: {
                 [key: string]: unknown;
               };
@@ -6773,9 +6773,9 @@ export interface paths {
               };
             };
             visualization?: {
-              /** @description How the results are drawn. */
+              /** @description How the results are drawn (a Metric query: line, area, bar, number or table). */
               kind: "table" | "bar" | "line" | "area" | "pie" | "number" | "map" | "list";
-              /** @description Options of the visualization, kept as given. */
+              /** @description Options of the visualization, kept as given. A Metric query's `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile's key ("0.99"). */
               options?: {
                 [key: string]: unknown;
               };

@@ -30,8 +30,14 @@ export const WidgetQuerySchema = Type.Object(
 
 export const VisualizationSchema = Type.Object(
   {
-    kind: OneOf(VISUALIZATION_KINDS, { description: 'How the results are drawn.' }),
-    options: Type.Optional(FreeObject('Options of the visualization, kept as given.')),
+    kind: OneOf(VISUALIZATION_KINDS, {
+      description: 'How the results are drawn (a Metric query: line, area, bar, number or table).',
+    }),
+    options: Type.Optional(
+      FreeObject(
+        'Options of the visualization, kept as given. A Metric query\'s `y` picks the figure: value (default), events, count, sum, min, max, avg or a quantile\'s key ("0.99").',
+      ),
+    ),
   },
   { additionalProperties: false },
 );
