@@ -47,7 +47,7 @@ export class LogMetricQueries implements MetricAnswers {
   ): Promise<void> {
     const metric = await this.metrics.visibleTo(who, params.metric_id);
     // A deleted metric's widget begins, and its answer ends ERROR naming the metric.
-    if (!metric && widget && !(await this.metrics.definition(params.metric_id))) return;
+    if (!metric && widget && !(await this.metrics.exists(params.metric_id))) return;
     if (!metric) throw fieldError('params.metric_id', 'No log metric you may see has this id.');
     readOf(metric, params, window);
   }

@@ -260,6 +260,11 @@ export class LogMetricsService {
     return undefined;
   }
 
+  /** Whether a metric of this id exists, whoever may see it (a widget of a deleted metric begins, to end ERROR). */
+  async exists(id: number): Promise<boolean> {
+    return (await this.repo.byId(id)) !== undefined;
+  }
+
   /** The metric and the teams it is shared with, if the caller may see it; else 404. */
   private async visible(who: Identity, id: number): Promise<{ row: LogMetricRow; teams: number[] }> {
     const row = await this.repo.byId(id);

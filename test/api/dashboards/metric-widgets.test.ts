@@ -265,7 +265,7 @@ describe.runIf(EVENT_STORE === 'duckdb')(`Metric widgets on ${BACKEND}`, () => {
     expect(error).toBeNull();
     expect(updates.get(board.widgets[0]!.id)).toMatchObject({
       status: 'ERROR',
-      error: `The log metric ${gone} this query reads was deleted.`,
+      error: `The log metric ${gone} this query reads was deleted, or its owner may no longer see it.`,
     });
     expect(updates.get(board.widgets[1]!.id)?.status).toBe('SUCCESS');
     // A new widget on it is refused, as a Metric query on it is.
