@@ -7,6 +7,7 @@ import { type Aggregate, emptyAggregate } from '../../event-store/rollups/metric
 import type { MetricBucketRow, StreamChoice } from '../../event-store/rollups/metric-store.js';
 import { decodeSketch, mergeSketch, sketchQuantile } from '../../event-store/rollups/sketch.js';
 import type { ReadScopes } from '../../query/read-scopes.js';
+import type { MetricAnswer, MetricFigures } from '../../shared/metric-figures.js';
 import { generationOf } from './log-metric-counting.js';
 import type { LogMetric } from './log-metric-schema.js';
 
@@ -20,29 +21,6 @@ export interface SeriesParams {
   limit?: number | undefined;
   /** `label.<field>`: the values a label must hold. */
   labelFilter: ReadonlyMap<string, readonly string[]>;
-}
-
-export interface Figures {
-  events: number;
-  count?: number;
-  sum?: number;
-  min?: number | null;
-  max?: number | null;
-  avg?: number | null;
-  quantiles?: Record<string, number | null>;
-  value: number | null;
-}
-
-export interface SeriesAnswer {
-  metric: { id: number; name: string; kind: string; field: string | null };
-  from: number;
-  to: number;
-  step: number;
-  labels: string[];
-  series: Array<{ labels: Record<string, string>; total: Figures; points: Array<{ ts: number } & Figures> }>;
-  dropped_series: number;
-  truncated: boolean;
-  rebuilding: boolean;
 }
 
 const MAX_POINTS = 11_000;
@@ -152,7 +130,7 @@ export class LogMetricSeries {
   ) {}
 
   /** `GET /api/log-metrics/{id}/series`: the query string's parameters, for `who`. */
-  async series(who: Identity, metric: LogMetric, p: SeriesParams): Promise<SeriesAnswer> {
+  async series(who: Identity, metric: LogMetric, p: SeriesParams): Promise<MetricAnswer> {
     const toMs = timeParam('to', p.to, Date.now());
     const fromMs = timeParam('from', p.from, toMs - 3_600_000);
     const read = seriesRead(metric, {
@@ -181,7 +159,7 @@ export class LogMetricSeries {
     scope: ReadScope,
     only: StreamChoice | undefined,
     names: ParamNames = ROUTE_NAMES,
-  ): Promise<SeriesAnswer> {
+  ): Promise<MetricAnswer> {
     const { fromMs: from, toMs: to, stepMs: step, kept, limit } = read;
     const points = (to - from) / step;
     const generation = generationOf(metric.counting_since);
@@ -277,10 +255,10 @@ export function add(into: Aggregate, r: Aggregate | MetricBucketRow): Aggregate 
 }
 
 /** A point's or total's figures as the contract writes them, by the metric's kind. */
-function figures(metric: LogMetric, a: Aggregate): Figures {
+function figures(metric: LogMetric, a: Aggregate): MetricFigures {
   if (metric.kind === 'count') return { events: a.events, value: a.events };
   const none = a.count === 0;
-  const out: Figures = {
+  const out: MetricFigures = {
     events: a.events,
     count: a.count,
     sum: none ? 0 : a.sum,
