@@ -1,7 +1,6 @@
 import type { Identity } from '../../core/identity.js';
 import type { ReadOrigin } from '../../query/read-audit.js';
 
-/** The widgets behind a widget or dashboard subscription (from the dashboards service). */
 /** A widget's running query, as a subscription watches it. */
 export interface ResolvedWidget {
   widgetId: number;
@@ -17,6 +16,7 @@ export interface RefusedWidget {
   refused: string;
 }
 
+/** The widgets behind a widget or dashboard subscription (from the dashboards service). */
 export interface WidgetSource {
   /**
    * The caller's visible widgets of the target with their query ids, started if needed;
