@@ -1,0 +1,95 @@
+/**
+ * The store format (docs/api/backups.md): an integer per release, raised by every release
+ * that changes what a store holds or how, recorded by a data dir in `store-format.json`
+ * beside its stores with the data dir's `instance_id` (which a backup's manifest names).
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
+import { VERSION } from '../../version.js';
+import { writeFileAtomic } from './manifest.js';
+
+/** This release's store format. */
+export const STORE_FORMAT = 1;
+export const STORE_FORMAT_FILE = 'store-format.json';
+
+export interface StoreFormatRecord {
+  store_format: number;
+  release: string;
+  commit: string;
+  instance_id: string;
+  created_at: string;
+  migrated_at: string;
+  upgrade_backup: string | null;
+  history: Array<{ from: number; to: number; release: string; at: string; backup: string | null }>;
+}
+
+/** The commit this release was built from (its git checkout's HEAD), or `unknown`. */
+export const COMMIT: string = readCommit();
+
+function readCommit(): string {
+  try {
+    const git = path.join(PACKAGE_ROOT, '.git');
+    const head = readFileSync(path.join(git, 'HEAD'), 'utf8').trim();
+    if (!head.startsWith('ref: ')) return head;
+    const ref = head.slice(5);
+    const loose = path.join(git, ref);
+    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
+    const packed = readFileSync(path.join(git, 'packed-refs'), 'utf8');
+    const line = packed.split('\n').find((l) => l.endsWith(` ${ref}`));
+    return line ? line.split(' ')[0] || 'unknown' : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** A data dir's record, or null when it has none (a release before the store format: 0). */
+export function readStoreFormat(dataDir: string): StoreFormatRecord | null {
+  const file = path.join(dataDir, STORE_FORMAT_FILE);
+  if (!existsSync(file)) return null;
+  return JSON.parse(readFileSync(file, 'utf8')) as StoreFormatRecord;
+}
+
+/** A new data dir's record, of this release's format. */
+export function newStoreFormat(nowIso = new Date().toISOString()): StoreFormatRecord {
+  return {
+    store_format: STORE_FORMAT,
+    release: VERSION,
+    commit: COMMIT,
+    instance_id: randomUUID(),
+    created_at: nowIso,
+    migrated_at: nowIso,
+    upgrade_backup: null,
+    history: [],
+  };
+}
+
+export function writeStoreFormat(dataDir: string, record: StoreFormatRecord): Promise<void> {
+  return writeFileAtomic(path.join(dataDir, STORE_FORMAT_FILE), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/**
+ * The data dir's record once its stores are open and migrated: kept when it is this
+ * release's, written when absent (a new data dir, or one written before the store format).
+ */
+export async function recordStoreFormat(dataDir: string): Promise<StoreFormatRecord> {
+  const found = readStoreFormat(dataDir);
+  if (found && found.store_format === STORE_FORMAT) return found;
+  const now = new Date().toISOString();
+  const record: StoreFormatRecord = found
+    ? {
+        ...found,
+        store_format: STORE_FORMAT,
+        release: VERSION,
+        commit: COMMIT,
+        migrated_at: now,
+        history: [
+          ...found.history,
+          { from: found.store_format, to: STORE_FORMAT, release: VERSION, at: now, backup: null },
+        ],
+      }
+    : newStoreFormat(now);
+  await writeStoreFormat(dataDir, record);
+  return record;
+}
