@@ -119,7 +119,8 @@ const BUNDLED = ['typebox', 'kysely', '@fastify/type-provider-typebox'];
 
 /**
  * The server: src/ bundled by esbuild into dist/cli (index.js, the CLI and server;
- * store-worker.js, the event store's worker thread; shared chunks beside them). dist/cli
+ * store-worker.js, the event store's worker thread; metadata-snapshot-worker.js, a backup's
+ * copy of the metadata store; shared chunks beside them). dist/cli
  * sits two levels below the package root as src/core does, which is how the server finds
  * its files (src/core/package-root.ts). Type checking is `npm run lint`'s (tsc).
  */
@@ -161,6 +162,13 @@ async function buildServer() {
       entryPoints: {
         index: path.join(root, 'src', 'cli', 'index.ts'),
         'store-worker': path.join(root, 'src', 'event-store', 'worker', 'store-worker.ts'),
+        'metadata-snapshot-worker': path.join(
+          root,
+          'src',
+          'features',
+          'backups',
+          'metadata-snapshot-worker.ts',
+        ),
       },
       outdir,
       entryNames: '[name]',

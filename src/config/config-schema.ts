@@ -131,6 +131,11 @@ export const ConfigSchema = Type.Object(
       description:
         'Where the cold tier keeps its Parquet files (empty: `cold` in the data dir); a local folder or a mounted NFS or object-store volume. Embedded event store only',
     }),
+    backupRoot: Type.String({
+      default: '',
+      description:
+        'When set, every online backup (`POST /api/admin/backups`, `logscope backup`) must be written inside this folder. Embedded stores only',
+    }),
     tierIntervalSeconds: Type.Integer({
       minimum: 1,
       maximum: 86_400,

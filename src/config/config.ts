@@ -153,6 +153,14 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         config.coldDir,
       )
     : path.join(config.dataDir, 'cold');
+  // Backups' root, absolute as the cold tier's folder is.
+  if (config.backupRoot)
+    config.backupRoot = path.resolve(
+      (origins.backupRoot ?? '').startsWith('config file') && file
+        ? path.dirname(path.resolve(file))
+        : process.cwd(),
+      config.backupRoot,
+    );
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError(
       `Invalid setting databaseUrl (${origins.databaseUrl}): only postgres:// URLs are supported (leave empty for SQLite)`,

@@ -17,6 +17,8 @@ export interface ErrorBody {
   code: string;
   errors?: FieldErrors;
   request_id?: string;
+  /** The object the error is about, where it names one (the backup running already). */
+  id?: string;
 }
 
 export interface AjvError {
@@ -238,6 +240,7 @@ export function describeError(
   if (error instanceof AppError) {
     const body: ErrorBody = { detail: error.message, code: error.code };
     if (error.errors) body.errors = error.errors;
+    if (typeof error.id === 'string') body.id = error.id;
     return [error.status, body, error.headers ?? {}];
   }
   const fe = error as FastifyError & { validation?: AjvErrorWithSchema[]; validationContext?: string };

@@ -7,6 +7,8 @@ export type FieldErrors = Record<string, string[]>;
 
 export class AppError extends Error {
   override name = 'AppError';
+  /** The object the error is about, where it names one (a running job's id in a 409). */
+  id?: string;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -41,6 +43,10 @@ export const permissionDenied = (message = 'You do not have permission to perfor
 export const notFound = (message = 'Not found.') => new AppError(404, 'not_found', message);
 
 export const conflict = (message: string) => new AppError(409, 'conflict', message);
+
+/** A 409 naming the object in the way (`id` in the error: a job running already). */
+export const conflictWith = (code: string, message: string, id: string) =>
+  Object.assign(new AppError(409, code, message), { id });
 
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Request was throttled.') =>
   new AppError(429, 'throttled', message, undefined, { 'Retry-After': String(retryAfterSeconds) });

@@ -1,5 +1,6 @@
 import type { NormalisedEvent, StoredEvent } from '../core/event.js';
 import type { FilterNode } from '../filter/ast.js';
+import type { BackupStore } from './backup-store.js';
 import type { ExecOptions, QueryPlan, ResultOf, SearchPlan, TimeWindow } from './query-plan.js';
 import type { ReadScope, StreamRules } from './read-scope.js';
 import type { MetricRule } from './rollups/metric-rollups.js';
@@ -163,7 +164,7 @@ export interface ColdFileRecord {
  * (`eventStoreUrl`), chosen by `openEventStore` (open-event-store.ts).
  * All times are Unix milliseconds.
  */
-export interface EventStore {
+export interface EventStore extends BackupStore {
   readonly kind: 'duckdb' | 'clickhouse';
   readonly capabilities: EventStoreCapabilities;
   /**

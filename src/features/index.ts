@@ -5,6 +5,7 @@
  */
 import { alerting } from './alerting/index.js';
 import { audit } from './audit/index.js';
+import { backups } from './backups/index.js';
 import { cold } from './cold/index.js';
 import type { Component } from './component.js';
 import { dashboards } from './dashboards/index.js';
@@ -46,4 +47,5 @@ export const COMPONENTS: readonly Component[] = [
   schedules,
   live,
   mcp,
+  backups,
 ];

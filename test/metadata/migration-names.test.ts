@@ -44,6 +44,7 @@ const NAMES = [
   '0027-channel-kinds-unchecked',
   '0028-log-metrics',
   '0029-log-metric-jobs',
+  '0030-backups',
 ];
 
 /** Each declaration of a migration: its name, what it runs, and who declares it. */

@@ -5,6 +5,7 @@ import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { storeUnavailable } from '../../errors/errors.js';
 import { StartupError } from '../../errors/startup.js';
 import type { FilterNode } from '../../filter/ast.js';
+import type { BackupOpen, BackupStep, BackupStepResult } from '../backup-store.js';
 import type {
   ColdFileRecord,
   ColdImport,
@@ -262,6 +263,19 @@ export class ClickHouseEventStore implements EngineEventStore {
   async maintainMetrics(_nowMs: number): Promise<MetricUpkeep> {
     return { expired: 0, compacted: 0, more: false };
   }
+
+  /** Backups of ClickHouse are the engine's own (docs/operations/backup.md). */
+  async openBackup(_req: BackupOpen): Promise<null> {
+    return null;
+  }
+
+  async releaseBackup(_id: string): Promise<void> {}
+
+  async backupStep(_id: string, _step: BackupStep): Promise<BackupStepResult> {
+    throw new Error('The ClickHouse store takes no backups of its own.');
+  }
+
+  async closeBackup(_id: string): Promise<void> {}
 
   async backfillMetric(_req: MetricBackfill): Promise<MetricBackfillResult | null> {
     return null;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
 import { isNoSpaceError, storageFull } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
+import type { BackupOpen, BackupSnapshot, BackupStep, BackupStepResult } from '../backup-store.js';
 import type {
   ColdFileRecord,
   ColdImport,
@@ -34,6 +35,7 @@ import { ColdMover } from './cold-mover.js';
 import { ColdOps } from './cold-ops.js';
 import { DuckDBInstance } from './duckdb-api.js';
 import { DuckDbAppends, openAppender, type TableAppender } from './duckdb-appends.js';
+import { DuckDbBackups } from './duckdb-backup.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { duckDbDialect } from './duckdb-dialect.js';
 import { compileFilter, registerFilterFunctions } from './duckdb-filter-compiler.js';
@@ -99,6 +101,8 @@ export class DuckDbEventStore implements EngineEventStore {
   private readonly mover: ColdMover | null;
   /** The cold tier's verify and import (cold-ops.ts); null without a cold directory. */
   private readonly coldOps: ColdOps | null;
+  /** Online backups' snapshots (duckdb-backup.ts, ADR 0036). */
+  private readonly backups: DuckDbBackups;
   /** The last cold tier write asked for (see `coldSerial`). */
   private coldTurn: Promise<unknown> = Promise.resolve();
 
@@ -116,6 +120,7 @@ export class DuckDbEventStore implements EngineEventStore {
     this.maintenance = new DuckDbMaintenance(db, this.reads, this.runtime);
     this.mover = db.cold ? new ColdMover(db, db.cold, this.reads) : null;
     this.coldOps = db.cold ? new ColdOps(db, db.cold, this.reads) : null;
+    this.backups = new DuckDbBackups(db);
     this.appends = new DuckDbAppends(
       db,
       table,
@@ -337,6 +342,28 @@ export class DuckDbEventStore implements EngineEventStore {
     const run = this.coldTurn.then(work, work);
     this.coldTurn = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Pinned in the cold tier's turn and then the write turn (ADR 0036): no move, retention
+   * rewrite, import, append or delete commits until `releaseBackup`.
+   */
+  openBackup(req: BackupOpen): Promise<BackupSnapshot> {
+    return new Promise((resolve, reject) => {
+      this.coldSerial(() => this.db.gate.write(() => this.backups.pin(req, resolve))).catch(reject);
+    });
+  }
+
+  async releaseBackup(id: string): Promise<void> {
+    this.backups.release(id);
+  }
+
+  backupStep(id: string, step: BackupStep): Promise<BackupStepResult> {
+    return this.backups.step(id, step);
+  }
+
+  closeBackup(id: string): Promise<void> {
+    return this.backups.close(id);
   }
 
   async countHot(filters: readonly FilterNode[]): Promise<number[]> {

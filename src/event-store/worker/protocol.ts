@@ -1,6 +1,7 @@
 import { AppError, type FieldErrors } from '../../errors/errors.js';
 import { StartupError } from '../../errors/startup.js';
 import type { FilterNode } from '../../filter/ast.js';
+import type { BackupOpen, BackupStep } from '../backup-store.js';
 import type { ClickHouseEventStoreOptions } from '../clickhouse/clickhouse-event-store.js';
 import type { DuckDbEventStoreOptions } from '../duckdb/duckdb-event-store.js';
 import type { ColdImport, ColdMove, ColdVerify } from '../event-store.js';
@@ -64,6 +65,10 @@ export type StoreRequest =
   | { id: number; op: 'verifyCold'; req: ColdVerify }
   | { id: number; op: 'importCold'; req: ColdImport }
   | { id: number; op: 'readReach'; filter: FilterNode; scope: ReadScope; range: TimeWindow }
+  | { id: number; op: 'openBackup'; req: BackupOpen }
+  | { id: number; op: 'releaseBackup'; backup: string }
+  | { id: number; op: 'backupStep'; backup: string; step: BackupStep }
+  | { id: number; op: 'closeBackup'; backup: string }
   | { id: number; op: 'ping' }
   | { id: number; op: 'runSql'; sql: string; params: readonly SqlValue[] }
   | { id: number; op: 'checkpoint' }

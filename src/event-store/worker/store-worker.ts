@@ -155,6 +155,14 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.importCold(req.req);
     case 'readReach':
       return store.readReach(req.filter, req.scope, req.range);
+    case 'openBackup':
+      return store.openBackup(req.req);
+    case 'releaseBackup':
+      return store.releaseBackup(req.backup);
+    case 'backupStep':
+      return store.backupStep(req.backup, req.step);
+    case 'closeBackup':
+      return store.closeBackup(req.backup);
     case 'ping':
       return store.ping();
     case 'abandon':

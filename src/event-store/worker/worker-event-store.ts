@@ -1,8 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { NormalisedEvent, StoredEvent } from '../../core/event.js';
+import { startModuleWorker } from '../../core/module-worker.js';
 import { unavailable } from '../../errors/errors.js';
 import type { FilterNode } from '../../filter/ast.js';
+import type { BackupOpen, BackupSnapshot, BackupStep, BackupStepResult } from '../backup-store.js';
 import {
   abortError,
   type ColdFileRecord,
@@ -319,6 +321,22 @@ export class WorkerEventStore implements EventStore {
     return this.call({ op: 'readReach', filter, scope, range });
   }
 
+  openBackup(req: BackupOpen): Promise<BackupSnapshot | null> {
+    return this.call({ op: 'openBackup', req });
+  }
+
+  releaseBackup(backup: string): Promise<void> {
+    return this.call({ op: 'releaseBackup', backup });
+  }
+
+  backupStep(backup: string, step: BackupStep): Promise<BackupStepResult> {
+    return this.call({ op: 'backupStep', backup, step });
+  }
+
+  closeBackup(backup: string): Promise<void> {
+    return this.call({ op: 'closeBackup', backup });
+  }
+
   ping(): Promise<void> {
     return this.call({ op: 'ping' });
   }
@@ -344,15 +362,7 @@ export class WorkerEventStore implements EventStore {
   }
 }
 
-/**
- * Starts store-worker: the compiled `.js` beside this file in a build, or, when this
- * module runs from TypeScript sources (tests, `npm run dev`), the `.ts` file through
- * tsx's loader, registered inside the worker.
- */
+/** Starts store-worker (core/module-worker.ts: the build's `.js`, or the `.ts` through tsx). */
 function startWorker(opts: WorkerStoreConfig): Worker {
-  const fromSources = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSources ? './store-worker.ts' : './store-worker.js', import.meta.url);
-  if (!fromSources) return new Worker(entry, { workerData: opts });
-  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
-  return new Worker(boot, { eval: true, workerData: opts });
+  return startModuleWorker(import.meta.url, './store-worker', opts);
 }

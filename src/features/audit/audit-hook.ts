@@ -175,6 +175,19 @@ export const AUDITED: Readonly<Record<string, Audited>> = {
       events: typeof answer.events === 'number' ? answer.events : null,
     }),
   },
+  // Backups (docs/api/backups.md): each request, whatever its outcome; the job's end is
+  // recorded by the service as `backup.finish`.
+  'POST /api/admin/backups': {
+    action: 'backup.create',
+    target: { kind: 'backup', answer: 'id' },
+    detail: ({ body, answer }) => ({
+      path: typeof body.path === 'string' ? body.path : null,
+      since: typeof body.since === 'string' ? body.since : null,
+      kind: typeof answer.kind === 'string' ? answer.kind : body.since ? 'incremental' : 'full',
+      ...(typeof answer.code === 'string' ? { code: answer.code } : {}),
+    }),
+  },
+  'DELETE /api/admin/backups/:id': { action: 'backup.cancel', target: { kind: 'backup', param: 'id' } },
   'GET /api/audit/export': {
     action: 'audit.export',
     detail: ({ query }) => ({ ftype: query.ftype ?? 'ndjson' }),

@@ -14,6 +14,11 @@ export const ErrorSchema = Type.Object(
     code: Type.String(),
     errors: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
     request_id: Type.Optional(Type.String()),
+    id: Type.Optional(
+      Type.String({
+        description: 'The object the error is about, where it names one (a backup running already).',
+      }),
+    ),
   },
   { $id: 'Error', description: 'Every error has this shape.' },
 );
