@@ -9,6 +9,7 @@ import type { MetaRuntime } from '../runtime.js';
 import { PERMISSIONS, type Permission } from '../shared/permissions.js';
 import { VERSION } from '../version.js';
 import { CliError, serverTarget } from './api-client.js';
+import { addBackupCommand } from './backup.js';
 import { demoGenerator } from './demo-generator.js';
 import { progress, sendBatch } from './ingest-client.js';
 import { MAX_LIMIT, printSearch, runSearch, timeRange } from './search.js';
@@ -24,7 +25,7 @@ const program = new Command('logscope')
   .addHelpText(
     'after',
     `
-search, tail, ingest, demo, patterns remine and cold talk to a running server over HTTP (--url, default
+search, tail, ingest, demo, patterns remine, cold and backup talk to a running server over HTTP (--url, default
 http://127.0.0.1:<port>; --token, default <data-dir>/admin-token). migrate, user and
 token open the metadata store of --data-dir themselves and refuse a data dir that holds
 none. A query starting with "-" goes after "--": logscope search -- '-host:web-1'.`,
@@ -267,6 +268,8 @@ Examples:
     const { remine } = await import('./patterns-remine.js');
     await remine(target, range);
   });
+
+addBackupCommand(program, (o) => serverTarget(config(), o), clientOptions);
 
 const coldCommands = program
   .command('cold')

@@ -7678,6 +7678,197 @@ export interface paths {
       };
     };
   };
+  "/api/admin/backups": {
+    /** Backup jobs, newest first (admins) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Page number, from 1. */
+          page?: number;
+          /** @description Results per page (default 50; values above 1000 are clamped). */
+          page_size?: number;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": {
+              count: number;
+              next: string | null;
+              previous: string | null;
+              results: components["schemas"]["BackupJob"][];
+            };
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Take a backup of the embedded stores as of now, written in the background (admins) */
+    post: {
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description The folder to write, on the server’s machine: absolute, new or empty, outside the data dir (string, up to 4,096 characters). */
+            path?: unknown;
+            /** @description An earlier complete backup of this data dir (incremental), or null. */
+            since?: unknown;
+            /** @description Caps the job’s writes (an integer ≥ 0; 0, the default: unthrottled). */
+            max_bytes_per_second?: unknown;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["BackupJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        413: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        415: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
+  "/api/admin/backups/{id}": {
+    /** A backup job: its status, progress and counts (admins) */
+    get: {
+      parameters: {
+        path: {
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: {
+            "application/json": components["schemas"]["BackupJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+    /** Cancel a running backup: it ends CANCELLED and its folder is removed (admins) */
+    delete: {
+      parameters: {
+        path: {
+          id: string;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        202: {
+          content: {
+            "application/json": components["schemas"]["BackupJob"];
+          };
+        };
+        /** @description Every error has this shape. */
+        400: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        401: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        403: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        404: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        409: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+      };
+    };
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -7692,6 +7883,8 @@ export interface components {
         [key: string]: string[];
       };
       request_id?: string;
+      /** @description The object the error is about, where it names one (a backup running already). */
+      id?: string;
     };
     AuditRecord: {
       id: number;
@@ -8382,6 +8575,51 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+    };
+    BackupJob: {
+      /** @description Time-ordered. */
+      id: string;
+      status: "RUNNING" | "DONE" | "ERROR" | "CANCELLED";
+      kind: "full" | "incremental" | "pre-upgrade";
+      path: string;
+      since: string | null;
+      requested_by: {
+        user_id: number | null;
+        username: string | null;
+      };
+      /** Format: date-time */
+      started_at: string;
+      snapshot_at: string | null;
+      finished_at: string | null;
+      progress: {
+        files_done: number;
+        files_total: number;
+        bytes_done: number;
+        bytes_total: number;
+        /** @description Never goes back; 1 only once DONE. */
+        fraction: number;
+      };
+      bytes: number | null;
+      counts: {
+        events: {
+          hot: number;
+          cold: number;
+        };
+        streams: {
+            id: number;
+            title: string;
+            hot: number;
+            cold: number;
+            cold_files: number;
+          }[];
+        metadata: {
+          [key: string]: number;
+        };
+      } | null;
+      error: {
+        code: string;
+        detail: string;
+      } | null;
     };
   };
   responses: never;
