@@ -38,12 +38,17 @@ describe.runIf(embedded)('online backup', () => {
 
   const post = (body: unknown, token = t.adminToken) =>
     t.as(token, { method: 'POST', url: '/api/admin/backups', payload: body as object });
-  const job = async (id: string) => (await t.as(t.adminToken, { method: 'GET', url: `/api/admin/backups/${id}` })).json() as Job;
+  const job = async (id: string) =>
+    (await t.as(t.adminToken, { method: 'GET', url: `/api/admin/backups/${id}` })).json() as Job;
   const finished = (id: string) =>
-    eventually(`backup ${id} to end`, async () => {
-      const j = await job(id);
-      return j.status !== 'RUNNING' && j;
-    }, { withinMs: 30_000 });
+    eventually(
+      `backup ${id} to end`,
+      async () => {
+        const j = await job(id);
+        return j.status !== 'RUNNING' && j;
+      },
+      { withinMs: 30_000 },
+    );
 
   it('writes a folder with a manifest listing every file, the events and the metadata of the instant', async () => {
     const dir = path.join(root, 'full-1');
