@@ -19,7 +19,7 @@ import { type HealthCheck, healthRoutes } from './http/routes/health.js';
 import { metricsRoutes } from './http/routes/metrics.js';
 import { uiRoutes } from './http/routes/ui.js';
 import { makeAjv } from './http/validator.js';
-import { VERSION } from './version.js';
+import { STORE_FORMAT, VERSION } from './version.js';
 
 export interface AppDeps {
   /** The built components: their schemas, routes and figures, over their platform. */
@@ -140,7 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authPlugin, { tokens: root.services.tokens });
   // Before the routes: its timing hook must see all of them.
   await app.register(metricsRoutes, { sources: root.metrics });
-  await app.register(healthRoutes, { version: VERSION, checks: deps.checks });
+  await app.register(healthRoutes, { version: VERSION, storeFormat: STORE_FORMAT, checks: deps.checks });
   await root.routes(app);
   await app.register(uiRoutes);
   return app;

@@ -136,6 +136,16 @@ export const ConfigSchema = Type.Object(
       description:
         'When set, every online backup (`POST /api/admin/backups`, `logscope backup`) must be written inside this folder. Embedded stores only',
     }),
+    upgradeBackupDir: Type.String({
+      default: '',
+      description:
+        'Where the automatic backup before an upgrade of the store format goes (empty: `backups` in the data dir). Embedded stores only',
+    }),
+    upgradeBackup: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+      default: 'on',
+      description:
+        'on: a backup of the stores before an upgrade of the store format; off: none (an operator who took their own copy)',
+    }),
     tierIntervalSeconds: Type.Integer({
       minimum: 1,
       maximum: 86_400,

@@ -161,6 +161,15 @@ export function loadConfig(sources: ConfigSources = {}): Config {
         : process.cwd(),
       config.backupRoot,
     );
+  // The pre-upgrade backups' folder: `backups` in the data dir, or relative as the data dir's is.
+  config.upgradeBackupDir = config.upgradeBackupDir
+    ? path.resolve(
+        (origins.upgradeBackupDir ?? '').startsWith('config file') && file
+          ? path.dirname(path.resolve(file))
+          : process.cwd(),
+        config.upgradeBackupDir,
+      )
+    : path.join(config.dataDir, 'backups');
   if (config.databaseUrl && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError(
       `Invalid setting databaseUrl (${origins.databaseUrl}): only postgres:// URLs are supported (leave empty for SQLite)`,

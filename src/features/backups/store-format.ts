@@ -6,12 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PACKAGE_ROOT } from '../../core/package-root.js';
-import { VERSION } from '../../version.js';
+import { COMMIT, STORE_FORMAT, VERSION } from '../../version.js';
 import { writeFileAtomic } from './manifest.js';
 
-/** This release's store format. */
-export const STORE_FORMAT = 1;
+export { COMMIT, STORE_FORMAT };
+
 export const STORE_FORMAT_FILE = 'store-format.json';
 
 export interface StoreFormatRecord {
@@ -23,25 +22,6 @@ export interface StoreFormatRecord {
   migrated_at: string;
   upgrade_backup: string | null;
   history: Array<{ from: number; to: number; release: string; at: string; backup: string | null }>;
-}
-
-/** The commit this release was built from (its git checkout's HEAD), or `unknown`. */
-export const COMMIT: string = readCommit();
-
-function readCommit(): string {
-  try {
-    const git = path.join(PACKAGE_ROOT, '.git');
-    const head = readFileSync(path.join(git, 'HEAD'), 'utf8').trim();
-    if (!head.startsWith('ref: ')) return head;
-    const ref = head.slice(5);
-    const loose = path.join(git, ref);
-    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
-    const packed = readFileSync(path.join(git, 'packed-refs'), 'utf8');
-    const line = packed.split('\n').find((l) => l.endsWith(` ${ref}`));
-    return line ? line.split(' ')[0] || 'unknown' : 'unknown';
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** A data dir's record, or null when it has none (a release before the store format: 0). */

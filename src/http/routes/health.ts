@@ -22,7 +22,10 @@ const Dependencies = Type.Object({
   cold: Type.Optional(Dependency),
 });
 
-export async function healthRoutes(app: FastifyInstance, opts: { version: string; checks: HealthCheck[] }) {
+export async function healthRoutes(
+  app: FastifyInstance,
+  opts: { version: string; storeFormat: number; checks: HealthCheck[] },
+) {
   app.get(
     '/api/health',
     {
@@ -35,12 +38,14 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
           200: Type.Object({
             status: Type.String(),
             version: Type.String(),
+            store_format: Type.Integer({ description: 'This release’s store format (docs/api/backups.md).' }),
             dependencies: Dependencies,
             warnings: Type.Optional(Type.Array(Type.String())),
           }),
           503: Type.Object({
             status: Type.String(),
             version: Type.String(),
+            store_format: Type.Integer({ description: 'This release’s store format (docs/api/backups.md).' }),
             dependencies: Dependencies,
             failing: Type.Array(Type.String()),
           }),
@@ -70,9 +75,22 @@ export async function healthRoutes(app: FastifyInstance, opts: { version: string
       if (failing.length)
         return reply
           .status(503)
-          .send({ status: 'unavailable', version: opts.version, dependencies, failing });
-      if (warnings.length) return { status: 'degraded', version: opts.version, dependencies, warnings };
-      return { status: 'ok', version: opts.version, dependencies };
+          .send({
+            status: 'unavailable',
+            version: opts.version,
+            store_format: opts.storeFormat,
+            dependencies,
+            failing,
+          });
+      if (warnings.length)
+        return {
+          status: 'degraded',
+          version: opts.version,
+          store_format: opts.storeFormat,
+          dependencies,
+          warnings,
+        };
+      return { status: 'ok', version: opts.version, store_format: opts.storeFormat, dependencies };
     },
   );
 }
