@@ -31,6 +31,11 @@ export interface OpenedSqlite {
 export interface OpenSqliteOptions {
   /** This library and no other (tests); by default the one this Node wants. */
   driver?: SqliteDriverName;
+  /**
+   * Opened read-only, changing nothing of the file (no journal mode set: a backup's copy,
+   * checked against its hash, stays as it was). The file must exist.
+   */
+  readOnly?: boolean;
 }
 
 /** The settings every connection gets, on both libraries. */
@@ -50,9 +55,9 @@ export async function openSqliteDatabase(
   file: string,
   options: OpenSqliteOptions = {},
 ): Promise<OpenedSqlite> {
-  const opened = await openWith(file, options.driver);
+  const opened = await openWith(file, options.driver, options.readOnly === true);
   try {
-    for (const pragma of PRAGMAS) opened.exec(pragma);
+    for (const pragma of options.readOnly ? PRAGMAS.slice(0, 1) : PRAGMAS) opened.exec(pragma);
   } catch (err) {
     opened.database.close();
     throw err;
@@ -70,12 +75,16 @@ export function nodeSqliteAvailable(): boolean {
   return nodeSqlite() !== undefined;
 }
 
-async function openWith(file: string, forced: SqliteDriverName | undefined): Promise<OpenedSqlite> {
+async function openWith(
+  file: string,
+  forced: SqliteDriverName | undefined,
+  readOnly: boolean,
+): Promise<OpenedSqlite> {
   const driver = forced ?? preferredSqliteDriver();
   if (driver === 'node:sqlite') {
     const sqlite = nodeSqlite();
     if (!sqlite) throw new Error(`node:sqlite is not usable on Node ${process.version}`);
-    return openNodeSqlite(sqlite, file);
+    return openNodeSqlite(sqlite, file, readOnly);
   }
   let Database: typeof import('libsql');
   try {
@@ -84,14 +93,20 @@ async function openWith(file: string, forced: SqliteDriverName | undefined): Pro
     // No libsql binary for this platform: the built-in library, where there is one.
     const sqlite = forced ? undefined : nodeSqlite();
     if (!sqlite) throw err;
-    return openNodeSqlite(sqlite, file);
+    return openNodeSqlite(sqlite, file, readOnly);
   }
-  const database = new AdaptedDatabase(translated(() => new Database(file)));
+  const database = new AdaptedDatabase(
+    translated(() => (readOnly ? new Database(file, { readonly: true }) : new Database(file))),
+  );
   return { database, driver: 'libsql', exec: (sql) => database.exec(sql) };
 }
 
-function openNodeSqlite(sqlite: NodeSqliteModule, file: string): OpenedSqlite {
-  const database = new AdaptedDatabase(translated(() => new sqlite.DatabaseSync(file)));
+function openNodeSqlite(sqlite: NodeSqliteModule, file: string, readOnly: boolean): OpenedSqlite {
+  const database = new AdaptedDatabase(
+    translated(() =>
+      readOnly ? new sqlite.DatabaseSync(file, { readOnly: true }) : new sqlite.DatabaseSync(file),
+    ),
+  );
   return { database, driver: 'node:sqlite', exec: (sql) => database.exec(sql) };
 }
 
@@ -117,7 +132,7 @@ interface LibraryDatabase {
 }
 
 interface NodeSqliteModule {
-  DatabaseSync: new (path: string) => LibraryDatabase;
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => LibraryDatabase;
   StatementSync: { prototype: Partial<LibraryStatement> };
 }
 
