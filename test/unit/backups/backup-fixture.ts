@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { ulid } from 'ulidx';
 import { DuckDbEventStore } from '../../../src/event-store/duckdb/duckdb-event-store.js';
 import {
   BACKUP_FORMAT,
@@ -28,7 +29,10 @@ const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
  * store made with every migration (journal mode DELETE), a cold file, a report, the admin
  * token, and its manifest. `src` is the data dir it was taken from (left as it is).
  */
-export async function makeBackup(root: string, hotEvents = 30): Promise<{ dir: string; manifest: Manifest }> {
+export async function makeBackup(
+  root: string,
+  hotEvents = 30,
+): Promise<{ dir: string; manifest: Manifest; ids: string[] }> {
   const src = path.join(root, 'src');
   const dir = path.join(root, 'backup');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -38,8 +42,10 @@ export async function makeBackup(root: string, hotEvents = 30): Promise<{ dir: s
     checkpointThreshold: '16MB',
   });
   const events = Array.from({ length: hotEvents }, (_, i) =>
-    event(`01HZBACKUP${String(i).padStart(16, '0')}`, {
+    // The id's time is when the event was received (the store finds it by that).
+    event(ulid(T0 + (i % 2) * DAY + i * 1000 + 500), {
       ts: T0 + (i % 2) * DAY + i * 1000,
+      received_at: T0 + (i % 2) * DAY + i * 1000 + 500,
       message: `event ${i} from web-${i % 3}`,
       host: `web-${i % 3}`,
     }),
@@ -159,7 +165,7 @@ export async function makeBackup(root: string, hotEvents = 30): Promise<{ dir: s
     inherited: [],
   };
   writeManifest(dir, manifest);
-  return { dir, manifest };
+  return { dir, manifest, ids: events.map((e) => e.ev_id) };
 }
 
 export function writeManifest(dir: string, manifest: Manifest): void {
