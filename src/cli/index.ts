@@ -10,6 +10,7 @@ import { PERMISSIONS, type Permission } from '../shared/permissions.js';
 import { VERSION } from '../version.js';
 import { CliError, serverTarget } from './api-client.js';
 import { addBackupCommand } from './backup.js';
+import { addOfflineBackupCommands } from './backup-offline.js';
 import { demoGenerator } from './demo-generator.js';
 import { progress, sendBatch } from './ingest-client.js';
 import { MAX_LIMIT, printSearch, runSearch, timeRange } from './search.js';
@@ -269,7 +270,11 @@ Examples:
     await remine(target, range);
   });
 
-addBackupCommand(program, (o) => serverTarget(config(), o), clientOptions);
+addOfflineBackupCommands(
+  program,
+  addBackupCommand(program, (o) => serverTarget(config(), o), clientOptions),
+  config,
+);
 
 const coldCommands = program
   .command('cold')
@@ -329,6 +334,7 @@ none is refused, 1 when any is, 2 when the server cannot be reached or refuses t
       { json: o.json },
     );
   });
+
 
 program
   .command('ingest <file>')

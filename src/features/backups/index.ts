@@ -11,6 +11,11 @@ import { BackupsService } from './backups-service.js';
 import { backupsMigration } from './backups-table.js';
 import { recordStoreFormat } from './store-format.js';
 
+// What leaves the feature besides the component: the offline side the command line runs on
+// a backup folder alone (verify, restore).
+export { RestoreError, type RestoreSummary, restoreBackup } from './restore.js';
+export { NotABackupFolder, type VerifyReport, verifyBackup } from './verify.js';
+
 declare module '../component.js' {
   interface Services {
     backups: BackupsService;
