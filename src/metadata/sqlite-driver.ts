@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { SQLITE_ERROR_CODES } from './sqlite-error-codes.js';
 
@@ -32,8 +33,9 @@ export interface OpenSqliteOptions {
   /** This library and no other (tests); by default the one this Node wants. */
   driver?: SqliteDriverName;
   /**
-   * Opened read-only, changing nothing of the file (no journal mode set: a backup's copy,
-   * checked against its hash, stays as it was). The file must exist.
+   * Opened read-only, changing nothing of the file or its folder (no journal mode set, no
+   * `-wal` or `-shm` made: a backup's copy, checked against its hash, stays as it was), for
+   * a file no process writes. The file must exist.
    */
   readOnly?: boolean;
 }
@@ -96,7 +98,8 @@ async function openWith(
     return openNodeSqlite(sqlite, file, readOnly);
   }
   const database = new AdaptedDatabase(
-    translated(() => (readOnly ? new Database(file, { readonly: true }) : new Database(file))),
+    // libsql ignores its `readonly` option; SQLite's own URI parameters hold.
+    translated(() => new Database(readOnly ? `${pathToFileURL(file).href}?mode=ro&immutable=1` : file)),
   );
   return { database, driver: 'libsql', exec: (sql) => database.exec(sql) };
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,6 +95,25 @@ describe.each(drivers)('$driver, as Kysely uses it', ({ driver, skip }) => {
     } finally {
       sqlite.database.close();
     }
+  });
+
+  it('opens a file read-only, changing nothing of it (a backup checked against its hash)', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const file = freshFile();
+    const made = await openSqliteDatabase(file, { driver });
+    made.exec('create table t (n integer); insert into t values (1); pragma journal_mode = delete');
+    made.database.close();
+    const before = readFileSync(file);
+    const sqlite = await openSqliteDatabase(file, { driver, readOnly: true });
+    try {
+      expect(rows(sqlite, 'select n from t')).toEqual([{ n: 1 }]);
+      expect(rows(sqlite, 'pragma journal_mode')).toEqual([{ journal_mode: 'delete' }]);
+      expect(() => sqlite.exec('insert into t values (2)')).toThrow();
+    } finally {
+      sqlite.database.close();
+    }
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.startsWith(path.basename(file)))).toEqual([path.basename(file)]);
   });
 
   it('tells readers from writers, runs, reads rows as plain objects and iterates', async (ctx) => {
