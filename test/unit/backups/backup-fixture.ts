@@ -171,3 +171,76 @@ export async function makeBackup(
 export function writeManifest(dir: string, manifest: Manifest): void {
   writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
 }
+
+/**
+ * An incremental on `full` (made by makeBackup), as the writer makes one: the metadata and
+ * the store's other tables whole; in `hot/` the event `changed` re-mined in place (its
+ * message rewritten) and the `added` events (copies of others under new ids); `hot/ids.parquet`
+ * every hot id but `dropped`'s (retention removed it); the cold file inherited.
+ */
+export async function makeIncremental(
+  full: { dir: string; manifest: Manifest },
+  dir: string,
+  change: { changed: string; dropped: string; added: Array<{ from: string; id: string }> },
+): Promise<Manifest> {
+  mkdirSync(path.join(dir, 'hot'), { recursive: true, mode: 0o700 });
+  const own = full.manifest.files.filter((f) =>
+    ['metadata', 'events_store', 'report', 'admin_token'].includes(f.kind),
+  );
+  for (const f of own) {
+    mkdirSync(path.dirname(path.join(dir, f.path)), { recursive: true, mode: 0o700 });
+    copyFileSync(path.join(full.dir, f.path), path.join(dir, f.path));
+  }
+  const parts = full.manifest.files
+    .filter((f) => f.kind === 'hot')
+    .map((f) => q(path.join(full.dir, f.path)));
+  const duck = await DuckDBInstance.create(':memory:');
+  const c = await duck.connect();
+  const listed: ManifestFile[] = [...own];
+  try {
+    await c.run(`CREATE TABLE hot AS SELECT * FROM read_parquet([${parts.join(', ')}])`);
+    const copies = change.added.map(
+      (a) => `SELECT * REPLACE (${q(a.id)} AS ev_id) FROM hot WHERE ev_id = ${q(a.from)}`,
+    );
+    const part = path.join(dir, 'hot/part-0.parquet');
+    await c.run(
+      `COPY (SELECT * FROM (SELECT * REPLACE ('changed in place' AS message) FROM hot WHERE ev_id = ${q(change.changed)} UNION ALL ${copies.join(' UNION ALL ')}) ORDER BY ts, ev_id) TO ${q(part)} (FORMAT parquet, COMPRESSION zstd)`,
+    );
+    const ids = path.join(dir, 'hot/ids.parquet');
+    await c.run(
+      `COPY (SELECT ev_id FROM hot WHERE ev_id <> ${q(change.dropped)} UNION ALL SELECT unnest([${change.added.map((a) => q(a.id)).join(', ')}]) ORDER BY ev_id) TO ${q(ids)} (FORMAT parquet)`,
+    );
+    for (const [rel, kind] of [
+      ['hot/part-0.parquet', 'hot'],
+      ['hot/ids.parquet', 'hot_ids'],
+    ] as const) {
+      const { sha256, bytes } = await hashFile(path.join(dir, rel));
+      const rows = Number(
+        (
+          await c.runAndReadAll(
+            `SELECT sum(num_rows) AS n FROM parquet_file_metadata(${q(path.join(dir, rel))})`,
+          )
+        ).getRowObjectsJS()[0]?.n,
+      );
+      listed.push({ path: rel, kind, bytes, sha256, rows });
+    }
+  } finally {
+    c.closeSync();
+    duck.closeSync();
+  }
+  const hotIds = listed.find((f) => f.kind === 'hot_ids')?.rows ?? 0;
+  const manifest: Manifest = {
+    ...full.manifest,
+    id: '01HZBACKUPINCR0000000000000',
+    kind: 'incremental',
+    base: { id: full.manifest.id, path: full.dir, snapshot_at: full.manifest.snapshot_at },
+    counts: { ...full.manifest.counts, events: { hot: hotIds, cold: full.manifest.counts.events.cold } },
+    files: listed,
+    bytes: listed.reduce((s, f) => s + f.bytes, 0),
+    inherited: full.manifest.files
+      .filter((f) => f.kind === 'cold')
+      .map((f) => ({ path: f.path, sha256: f.sha256, bytes: f.bytes, from: full.manifest.id })),
+  };
+  writeManifest(dir, manifest);
+  return manifest;
+}
