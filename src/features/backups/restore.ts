@@ -52,6 +52,9 @@ export async function restoreBackup(o: RestoreOptions): Promise<RestoreSummary> 
   const dir = path.resolve(o.dir);
   const target = path.resolve(o.dataDir);
   const coldTarget = o.coldDir ? path.resolve(o.coldDir) : path.join(target, 'cold');
+  // A cold dir inside the data dir is built with it; one elsewhere beside itself.
+  const coldInside = path.relative(target, coldTarget);
+  const apart = coldInside.startsWith('..') || path.isAbsolute(coldInside);
   const chain = await checkedChain(dir);
   const m = (chain[chain.length - 1] as CheckedFolder).manifest as Manifest;
   if (m.store_format > STORE_FORMAT)
@@ -59,7 +62,8 @@ export async function restoreBackup(o: RestoreOptions): Promise<RestoreSummary> 
       `backup ${dir} is store format ${m.store_format} (release ${m.release}); this release reads up to ${STORE_FORMAT}: restore it with ${m.release} or later`,
     );
   await mustBeFree(target, o.force, 'the data dir');
-  if (o.coldDir) await mustBeFree(coldTarget, o.force, 'the cold dir');
+  if (coldInside === '') throw new RestoreError('--cold-dir must not be the data dir itself');
+  if (apart) await mustBeFree(coldTarget, o.force, 'the cold dir');
   await mustNotBeServed(target);
   if (o.stores?.databaseUrl || o.stores?.eventStoreUrl)
     throw new RestoreError(
@@ -70,13 +74,13 @@ export async function restoreBackup(o: RestoreOptions): Promise<RestoreSummary> 
 
   const tag = randomBytes(6).toString('hex');
   const build = `${target}.restore-${tag}`;
-  const coldBuild = o.coldDir ? `${coldTarget}.restore-${tag}` : path.join(build, 'cold');
+  const coldBuild = apart ? `${coldTarget}.restore-${tag}` : path.join(build, coldInside);
   await mkdir(path.dirname(target), { recursive: true });
-  if (o.coldDir) await mkdir(path.dirname(coldTarget), { recursive: true });
+  if (apart) await mkdir(path.dirname(coldTarget), { recursive: true });
   let hot: number;
   try {
     await mkdir(build, { mode: 0o700 });
-    await mkdir(coldBuild, { mode: 0o700 });
+    await mkdir(coldBuild, { recursive: true, mode: 0o700 });
     hot =
       m.layout === 'logical'
         ? await buildLogical(chain, build, coldBuild)
@@ -91,15 +95,15 @@ export async function restoreBackup(o: RestoreOptions): Promise<RestoreSummary> 
       await writeStoreFormat(build, record);
     await auditRestore(path.join(build, 'meta.sqlite'), dir, m);
     await privateModes(build);
-    if (o.coldDir) await privateModes(coldBuild);
+    if (apart) await privateModes(coldBuild);
   } catch (err) {
     await rm(build, { recursive: true, force: true });
-    if (o.coldDir) await rm(coldBuild, { recursive: true, force: true });
+    if (apart) await rm(coldBuild, { recursive: true, force: true });
     if (err instanceof RestoreError) throw err;
     throw new RestoreError(`restore of ${dir} failed (${describe(err)}); ${target} is as it was`);
   }
   await moveIntoPlace(build, target, tag);
-  if (o.coldDir) await moveIntoPlace(coldBuild, coldTarget, tag);
+  if (apart) await moveIntoPlace(coldBuild, coldTarget, tag);
   const format = JSON.parse(
     await readFile(path.join(target, STORE_FORMAT_FILE), 'utf8').catch(() => '{}'),
   ) as {
@@ -111,7 +115,7 @@ export async function restoreBackup(o: RestoreOptions): Promise<RestoreSummary> 
     snapshot_at: m.snapshot_at,
     data_dir: target,
     cold_dir: coldTarget,
-    cold_dir_given: o.coldDir !== undefined,
+    cold_dir_given: coldTarget !== path.join(target, 'cold'),
     events: { hot, cold: Number(m.counts.events.cold) },
     users: Number(m.counts.metadata.users),
     files: m.files.length + m.inherited.length,

@@ -129,6 +129,19 @@ describe('restoreBackup', () => {
     expect(listing(path.join(target, 'cold'))).toBeNull();
   });
 
+  it('builds a --cold-dir inside the data dir with it', async () => {
+    const target = fresh();
+    const s = await restoreBackup({
+      dir: backup,
+      dataDir: target,
+      coldDir: path.join(target, 'tiers/cold'),
+      force: false,
+    });
+    expect(s).toMatchObject({ cold_dir: path.join(target, 'tiers/cold'), cold_dir_given: true });
+    expect(existsSync(path.join(target, 'tiers/cold/1/2024-04-30/part-0.parquet'))).toBe(true);
+    expect(statSync(path.join(target, 'tiers')).mode & 0o777).toBe(0o700);
+  });
+
   it('refuses a backup that does not verify, with verify lines first, and writes nothing', async () => {
     const damaged = path.join(root, 'damaged');
     cpSync(backup, damaged, { recursive: true });
