@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from './core/package-root.js';
 
@@ -19,13 +19,23 @@ export const COMMIT: string = readCommit();
 
 function readCommit(): string {
   try {
-    const git = path.join(PACKAGE_ROOT, '.git');
+    let git = path.join(PACKAGE_ROOT, '.git');
+    // A worktree's .git is a file naming its folder; its refs are the common folder's.
+    if (!statSync(git).isDirectory())
+      git = readFileSync(git, 'utf8')
+        .replace(/^gitdir:\s*/, '')
+        .trim();
+    const common = existsSync(path.join(git, 'commondir'))
+      ? path.resolve(git, readFileSync(path.join(git, 'commondir'), 'utf8').trim())
+      : git;
     const head = readFileSync(path.join(git, 'HEAD'), 'utf8').trim();
     if (!head.startsWith('ref: ')) return head;
     const ref = head.slice(5);
-    const loose = path.join(git, ref);
-    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
-    const packed = readFileSync(path.join(git, 'packed-refs'), 'utf8');
+    for (const dir of [git, common]) {
+      const loose = path.join(dir, ref);
+      if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
+    }
+    const packed = readFileSync(path.join(common, 'packed-refs'), 'utf8');
     const line = packed.split('\n').find((l) => l.endsWith(` ${ref}`));
     return line ? line.split(' ')[0] || 'unknown' : 'unknown';
   } catch {

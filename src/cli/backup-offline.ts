@@ -22,7 +22,9 @@ Prints one line per problem (path: problem: detail), the first bad file first, t
 summary. Exit code 0 when the backup is whole, 1 when it has any problem, 2 when <dir> is
 no folder.`,
     )
-    .action(async (dir: string, o: { json: boolean }) => {
+    .action(async (dir: string, given: { json: boolean }) => {
+      // `backup` has a --json of its own, which commander gives it wherever it is written.
+      const o = { json: given.json || backup.opts<{ json?: boolean }>().json === true };
       const { verifyBackup, NotABackupFolder } = await import('../features/backups/index.js');
       try {
         const r = await verifyBackup(dir);

@@ -335,7 +335,6 @@ none is refused, 1 when any is, 2 when the server cannot be reached or refuses t
     );
   });
 
-
 program
   .command('ingest <file>')
   .description('Send an NDJSON file (or - for stdin) to a running server, with progress')

@@ -73,15 +73,13 @@ export async function healthRoutes(
         }),
       );
       if (failing.length)
-        return reply
-          .status(503)
-          .send({
-            status: 'unavailable',
-            version: opts.version,
-            store_format: opts.storeFormat,
-            dependencies,
-            failing,
-          });
+        return reply.status(503).send({
+          status: 'unavailable',
+          version: opts.version,
+          store_format: opts.storeFormat,
+          dependencies,
+          failing,
+        });
       if (warnings.length)
         return {
           status: 'degraded',
