@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { Config } from '../config/config.js';
 import { COMMIT, STORE_FORMAT, VERSION } from '../version.js';
@@ -115,4 +117,51 @@ when restored, 1 when refused or failed.`,
           : `logscope ${v.release} (commit ${v.commit}, store format ${v.store_format})`,
       );
     });
+}
+
+/**
+ * Before `serve` and `migrate` open the embedded stores: a data dir of another store format
+ * is upgraded first, or refused (features/backups/upgrade.ts); a new one records this
+ * release's format. The look is a file read; the upgrader loads only when it has work.
+ */
+export async function upgradeAtStart(c: Config, opts: { backup: boolean }): Promise<void> {
+  if (c.databaseUrl || c.eventStoreUrl) return;
+  // The names upgrade.ts and store-format.ts give these files.
+  const cut = existsSync(path.join(c.dataDir, 'upgrade-in-progress.json'));
+  const stores =
+    existsSync(path.join(c.dataDir, 'meta.sqlite')) || existsSync(path.join(c.dataDir, 'events.duckdb'));
+  let format: unknown = null;
+  try {
+    format = (
+      JSON.parse(readFileSync(path.join(c.dataDir, 'store-format.json'), 'utf8')) as {
+        store_format?: unknown;
+      }
+    ).store_format;
+  } catch {
+    // none (format 0, or a new data dir), or unreadable: the upgrader says which
+  }
+  if (!cut && format === STORE_FORMAT) return;
+  const { recordStoreFormat, upgradeDataDir } = await import('../features/backups/index.js');
+  if (!cut && !stores) {
+    mkdirSync(c.dataDir, { recursive: true, mode: 0o700 });
+    await recordStoreFormat(c.dataDir);
+    return;
+  }
+  const failAfter = process.env.LOGSCOPE_UPGRADE_FAIL_AFTER;
+  if (failAfter !== undefined && !/^[1-9]\d*$/.test(failAfter))
+    throw new CliError(
+      `LOGSCOPE_UPGRADE_FAIL_AFTER must be a whole number of at least 1, got "${failAfter}"`,
+    );
+  const [{ COMPONENTS }, { migrationsOf }, { openEventStore }] = await Promise.all([
+    import('../features/index.js'),
+    import('../features/root.js'),
+    import('../event-store/open-event-store.js'),
+  ]);
+  await upgradeDataDir(c, {
+    migrations: migrationsOf(COMPONENTS),
+    openEvents: () => openEventStore(c),
+    backup: opts.backup,
+    say: (line) => console.error(`logscope: ${line}`),
+    ...(failAfter ? { failAfter: Number(failAfter) } : {}),
+  });
 }

@@ -10,7 +10,7 @@ import { PERMISSIONS, type Permission } from '../shared/permissions.js';
 import { VERSION } from '../version.js';
 import { CliError, serverTarget } from './api-client.js';
 import { addBackupCommand } from './backup.js';
-import { addOfflineBackupCommands } from './backup-offline.js';
+import { addOfflineBackupCommands, upgradeAtStart } from './backup-offline.js';
 import { demoGenerator } from './demo-generator.js';
 import { progress, sendBatch } from './ingest-client.js';
 import { MAX_LIMIT, printSearch, runSearch, timeRange } from './search.js';
@@ -81,6 +81,8 @@ program
     const c = config();
     // Whatever the engines create is private (serve says it again for itself).
     process.umask(0o077);
+    // A data dir of another store format is upgraded (or refused) before anything opens it.
+    await upgradeAtStart(c, { backup: true });
     // An embedded metadata store is always reachable, so the event store need not wait for
     // it: its worker starts now and opens its engine while the server's modules load (each
     // took about a second of a restart's three).
@@ -94,16 +96,21 @@ program
 
 program
   .command('migrate')
-  .description('Bring the metadata store schema up to date (refuses a data dir without a store)')
-  .action(() =>
-    withRuntime(async (rt) => {
+  .description(
+    'Bring the stores up to date (refuses a data dir without a store); an older store format gets a backup first',
+  )
+  .option('--no-backup', 'no automatic backup before an upgrade (you took your own copy)')
+  .action(async (o: { backup: boolean }) => {
+    requireStore(config());
+    await upgradeAtStart(config(), { backup: o.backup });
+    await withRuntime(async (rt) => {
       const { runMigrations } = await import('../metadata/migrator.js');
       const { COMPONENTS } = await import('../features/index.js');
       const { migrationsOf } = await import('../features/root.js');
       const applied = await runMigrations(rt.meta.db, rt.meta.dialect, migrationsOf(COMPONENTS));
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.');
-    }),
-  );
+    });
+  });
 
 const user = program.command('user').description('Manage users (in the metadata store of --data-dir)');
 user

@@ -14,6 +14,8 @@ import { recordStoreFormat } from './store-format.js';
 // What leaves the feature besides the component: the offline side the command line runs on
 // a backup folder alone (verify, restore).
 export { RestoreError, type RestoreSummary, restoreBackup } from './restore.js';
+export { recordStoreFormat } from './store-format.js';
+export { type UpgradeDone, upgradeDataDir } from './upgrade.js';
 export { NotABackupFolder, type VerifyReport, verifyBackup } from './verify.js';
 
 declare module '../component.js' {

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as DuckDB from '@duckdb/node-api';
 import { isDataDirLocked } from '../../errors/startup.js';
-import { openSqliteDatabase } from '../../metadata/sqlite-driver.js';
+import { recordLocally } from './local-audit.js';
 import type { Manifest, ManifestFile } from './manifest.js';
 import { newStoreFormat, STORE_FORMAT, STORE_FORMAT_FILE, writeStoreFormat } from './store-format.js';
 import { type CheckedFolder, NotABackupFolder, sqlString, verifyWithChain } from './verify.js';
@@ -242,30 +242,16 @@ async function copyInto(from: string, root: string, rel: string): Promise<void> 
 }
 
 /** The audit record of the restore, in the restored metadata store. */
-async function auditRestore(file: string, dir: string, m: Manifest): Promise<void> {
-  const opened = await openSqliteDatabase(file);
-  try {
-    opened.database
-      .prepare(
-        `INSERT INTO audit_events (at, user_id, username, token_key_id, address, action, target_kind, target_id, detail, outcome)
-         VALUES (?, NULL, NULL, NULL, 'local', 'backup.restore', 'backup', ?, ?, 'ok')`,
-      )
-      .run([
-        new Date().toISOString(),
-        m.id,
-        JSON.stringify({
-          backup_id: m.id,
-          path: dir,
-          kind: m.kind,
-          snapshot_at: m.snapshot_at,
-          release: m.release,
-        }),
-      ]);
-    // One file again (the store opens it in WAL mode itself).
-    opened.exec('PRAGMA journal_mode = DELETE');
-  } finally {
-    opened.database.close();
-  }
+function auditRestore(file: string, dir: string, m: Manifest): Promise<void> {
+  return recordLocally(
+    file,
+    {
+      action: 'backup.restore',
+      target: { kind: 'backup', id: m.id },
+      detail: { backup_id: m.id, path: dir, kind: m.kind, snapshot_at: m.snapshot_at, release: m.release },
+    },
+    true,
+  );
 }
 
 /** Folders 0700, files 0600: the data dir holds token hashes and channel secrets. */

@@ -195,7 +195,8 @@ async function checkFolder(dir: string, duck: DuckDB.DuckDBConnection): Promise<
   for (const rel of await filesUnder(dir))
     if (!listed.has(rel) && rel !== MANIFEST && rel !== INCOMPLETE_MARK)
       problems.push({ path: rel, problem: 'not_listed', detail: 'in the folder but not in the manifest' });
-  problems.push(...eventCounts(m));
+  const storeHot = m.layout === 'files' ? await storeEvents(duck, dir, m, problems) : null;
+  problems.push(...eventCounts(m, storeHot));
   return { dir, manifest: m, problems };
 }
 
@@ -311,16 +312,18 @@ async function checkMetadata(file: string, counts: Manifest['counts']['metadata'
  * rows of the cold files, its own and those it inherits (counted by the base that holds them,
  * which is checked with the chain).
  */
-function eventCounts(m: Manifest): VerifyProblem[] {
+function eventCounts(m: Manifest, storeHot: number | null): VerifyProblem[] {
   const rowsOf = (kind: ManifestFile['kind']) =>
     m.files.filter((f) => f.kind === kind).reduce((sum, f) => sum + Number(f.rows ?? 0), 0);
   const problems: VerifyProblem[] = [];
-  const hot = m.base === null ? rowsOf('hot') : rowsOf('hot_ids');
-  if (Number(m.counts.events.hot) !== hot)
+  // A `files` backup's hot events are in its copy of the event store (when that is whole).
+  const hot = m.layout === 'files' ? storeHot : m.base === null ? rowsOf('hot') : rowsOf('hot_ids');
+  const holder = m.layout === 'files' ? "event store's file" : m.base === null ? 'hot parts' : 'hot ids';
+  if (hot !== null && Number(m.counts.events.hot) !== hot)
     problems.push({
       path: MANIFEST,
       problem: 'counts',
-      detail: `counts.events.hot is ${m.counts.events.hot}, the ${m.base === null ? 'hot parts' : 'hot ids'} hold ${hot} rows`,
+      detail: `counts.events.hot is ${m.counts.events.hot}, the ${holder} holds ${hot} rows`,
     });
   if (m.base === null) {
     const cold = rowsOf('cold');
@@ -332,6 +335,39 @@ function eventCounts(m: Manifest): VerifyProblem[] {
       });
   }
   return problems;
+}
+
+/**
+ * The events in a `files` backup's copy of the event store, opened read-only; null when
+ * that file has a problem already (or there is none).
+ */
+async function storeEvents(
+  duck: DuckDB.DuckDBConnection,
+  dir: string,
+  m: Manifest,
+  problems: VerifyProblem[],
+): Promise<number | null> {
+  const rel = 'events/events.duckdb';
+  if (!m.files.some((f) => f.path === rel) || problems.some((p) => p.path.startsWith('events/'))) return null;
+  const file = path.join(dir, 'events', 'events.duckdb').replaceAll("'", "''");
+  try {
+    await duck.run(`ATTACH '${file}' AS pre_upgrade (READ_ONLY)`);
+    try {
+      const rows = (
+        await duck.runAndReadAll('SELECT count(*) AS n FROM pre_upgrade.events')
+      ).getRowObjectsJS();
+      return Number(rows[0]?.n ?? 0);
+    } finally {
+      await duck.run('DETACH pre_upgrade');
+    }
+  } catch {
+    problems.push({
+      path: rel,
+      problem: 'unreadable',
+      detail: 'not a readable DuckDB file with an events table',
+    });
+    return null;
+  }
 }
 
 /** Every file under a folder, relative and `/`-separated, sorted. */

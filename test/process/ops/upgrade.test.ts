@@ -1,0 +1,205 @@
+import { execFileSync, execSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyBackup } from '../../../src/features/backups/index.js';
+import { STORE_FORMAT } from '../../../src/version.js';
+import { eventually } from '../../helpers/eventually.js';
+import { freePort, ROOT, type Started, serveBuilt, start } from '../../helpers/served.js';
+
+/**
+ * Upgrading a data dir written by an older release (docs/operations/upgrade.md): the commit
+ * before store formats (4aea0cd, the last to land without them) is unpacked from this
+ * repository's history into a temporary folder and run from its sources. Its data dir opens
+ * with this release after a verifiable pre-upgrade backup, once; a rehearsed failure
+ * (`LOGSCOPE_UPGRADE_FAIL_AFTER`) puts the stores back and the older release serves them as
+ * before; a newer store format is refused.
+ */
+const OLD_COMMIT = '4aea0cd';
+const hasHistory = (() => {
+  try {
+    execFileSync('git', ['-C', ROOT, 'cat-file', '-e', `${OLD_COMMIT}^{commit}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const dirs: string[] = [];
+const running: Started[] = [];
+const temp = (name: string) => {
+  const d = mkdtempSync(path.join(tmpdir(), `logscope-upgrade-${name}-`));
+  dirs.push(d);
+  return d;
+};
+
+async function healthy(port: number, server: Started): Promise<Record<string, unknown>> {
+  return eventually(
+    () => `health on port ${port} (${server.out.stderr.trim().slice(-500) || 'no output'})`,
+    async () => {
+      if (server.child.exitCode !== null)
+        throw new Error(`exited ${server.child.exitCode}: ${server.out.stderr}`);
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`).catch(() => null);
+      return res?.status === 200 && ((await res.json()) as Record<string, unknown>);
+    },
+    { withinMs: 90_000, everyMs: 200 },
+  );
+}
+
+async function stop(server: Started): Promise<void> {
+  server.child.kill('SIGTERM');
+  const exit = await server.exited;
+  expect(exit.code, server.out.stderr).toBe(0);
+}
+
+const api = async (port: number, dataDir: string, urlPath: string, body?: unknown) => {
+  const token = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+  const res = await fetch(`http://127.0.0.1:${port}${urlPath}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `token ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  expect(res.status, urlPath).toBeLessThan(300);
+  return (await res.json()) as Record<string, unknown>;
+};
+
+const T = Date.now() - 3_600_000;
+const searchAll = (port: number, dataDir: string) =>
+  api(port, dataDir, '/api/query', {
+    type: 'Search',
+    params: {
+      query: 'app:upgrade',
+      time_range: { ts_from: Math.floor(T / 1000) - 60, ts_to: Math.floor(Date.now() / 1000) },
+      page_size: 10,
+    },
+  }).then((r) => (r.results as { total: number }).total);
+
+describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
+  let oldTree: string;
+  let dataDir: string;
+  let rehearsal: string;
+  const serveOld = (dir: string, port: number) =>
+    start(process.execPath, ['--import', 'tsx', path.join(oldTree, 'src', 'cli', 'index.ts'), 'serve'], {
+      LOGSCOPE_DATA_DIR: dir,
+      LOGSCOPE_PORT: String(port),
+      LOGSCOPE_LOG_LEVEL: 'warn',
+    });
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, stdio: 'pipe' });
+    oldTree = temp('release');
+    execSync(`git -C ${JSON.stringify(ROOT)} archive ${OLD_COMMIT} | tar -x -C ${JSON.stringify(oldTree)}`);
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(oldTree, 'node_modules'));
+    // The older release writes its data dir: events and a dashboard.
+    dataDir = temp('data');
+    const port = await freePort();
+    const old = serveOld(dataDir, port);
+    running.push(old);
+    await healthy(port, old);
+    const lines = Array.from({ length: 200 }, (_, i) =>
+      JSON.stringify({
+        ts: new Date(T + i * 1000).toISOString(),
+        app: 'upgrade',
+        message: `before the upgrade ${i}`,
+      }),
+    ).join('\n');
+    const token = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
+    const res = await fetch(`http://127.0.0.1:${port}/api/ingest`, {
+      method: 'POST',
+      headers: { authorization: `token ${token}`, 'content-type': 'application/x-ndjson' },
+      body: lines,
+    });
+    expect(res.status).toBe(200);
+    await api(port, dataDir, '/api/dashboards', { title: 'Kept across the upgrade' });
+    await eventually('the events searchable', async () => (await searchAll(port, dataDir)) === 200);
+    await stop(old);
+    expect(existsSync(path.join(dataDir, 'store-format.json'))).toBe(false);
+    rehearsal = temp('rehearsal');
+    cpSync(dataDir, rehearsal, { recursive: true });
+  }, 180_000);
+  afterAll(() => {
+    for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGKILL');
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('a rehearsed failure puts the stores back, and the older release serves them as before', async () => {
+    const port = await freePort();
+    const failing = serveBuilt(rehearsal, port, { LOGSCOPE_UPGRADE_FAIL_AFTER: '1' });
+    running.push(failing);
+    const exit = await failing.exited;
+    expect(exit.code, failing.out.stderr).not.toBe(0);
+    expect(failing.out.stderr).toMatch(
+      /upgrade from store format 0 to \d+ failed after step 1 \(metadata migration \d{4}-[a-z0-9-]+\)/,
+    );
+    expect(failing.out.stderr).toMatch(/The stores were put back from \S*pre-upgrade-0-to-/);
+    expect(existsSync(path.join(rehearsal, 'store-format.json'))).toBe(false);
+    expect(existsSync(path.join(rehearsal, 'upgrade-in-progress.json'))).toBe(false);
+    const again = serveOld(rehearsal, port);
+    running.push(again);
+    await healthy(port, again);
+    expect(await searchAll(port, rehearsal)).toBe(200);
+    await stop(again);
+  }, 120_000);
+
+  it('opens with this release after a verifiable pre-upgrade backup, once', async () => {
+    const port = await freePort();
+    const server = serveBuilt(dataDir, port);
+    running.push(server);
+    const health = await healthy(port, server);
+    expect(health.store_format).toBe(STORE_FORMAT);
+    const backups = readdirSync(path.join(dataDir, 'backups'));
+    expect(backups).toHaveLength(1);
+    expect(backups[0]).toMatch(new RegExp(`^pre-upgrade-0-to-${STORE_FORMAT}-\\d{8}T\\d{6}Z$`));
+    const backup = path.join(dataDir, 'backups', backups[0] as string);
+    const verified = await verifyBackup(backup);
+    expect(verified.problems).toEqual([]);
+    expect([verified.ok, verified.kind, verified.events]).toEqual([true, 'pre-upgrade', 200]);
+    expect(await searchAll(port, dataDir)).toBe(200);
+    const dashboards = (await api(port, dataDir, '/api/dashboards')).results as Array<{ title: string }>;
+    expect(dashboards.map((d) => d.title)).toContain('Kept across the upgrade');
+    const record = JSON.parse(readFileSync(path.join(dataDir, 'store-format.json'), 'utf8'));
+    expect(record).toMatchObject({ store_format: STORE_FORMAT, upgrade_backup: backup });
+    expect(record.history).toEqual([expect.objectContaining({ from: 0, to: STORE_FORMAT, backup })]);
+    const audit = (await api(port, dataDir, '/api/audit?action=store.upgrade')).results as Array<{
+      detail: { from: number; migrations: string[] };
+    }>;
+    expect(audit).toHaveLength(1);
+    expect(audit[0]?.detail.from).toBe(0);
+    await stop(server);
+    // Once: a second start takes no backup and migrates nothing.
+    const second = serveBuilt(dataDir, port);
+    running.push(second);
+    await healthy(port, second);
+    await stop(second);
+    expect(readdirSync(path.join(dataDir, 'backups'))).toHaveLength(1);
+    expect(second.out.stderr).not.toMatch(/upgrad/);
+  }, 120_000);
+
+  it('refuses a newer store format, changing nothing', async () => {
+    const record = JSON.parse(readFileSync(path.join(dataDir, 'store-format.json'), 'utf8'));
+    const newer = { ...record, store_format: STORE_FORMAT + 1, release: '99.0.0' };
+    writeFileSync(path.join(dataDir, 'store-format.json'), JSON.stringify(newer));
+    const before = readFileSync(path.join(dataDir, 'meta.sqlite'));
+    const server = serveBuilt(dataDir, await freePort());
+    running.push(server);
+    const exit = await server.exited;
+    expect(exit.code).not.toBe(0);
+    expect(server.out.stderr).toMatch(
+      new RegExp(
+        `store format ${STORE_FORMAT + 1} \\(release 99\\.0\\.0\\); this release .* reads up to store format ${STORE_FORMAT}: restore the pre-upgrade backup, or run 99\\.0\\.0 or later`,
+      ),
+    );
+    expect(readFileSync(path.join(dataDir, 'meta.sqlite')).equals(before)).toBe(true);
+    writeFileSync(path.join(dataDir, 'store-format.json'), JSON.stringify(record));
+  }, 60_000);
+});
