@@ -58,6 +58,11 @@ export interface RuntimeOptions {
    * intake component over a protocol of its own).
    */
   components?: readonly Component[];
+  /**
+   * The operator took a backup of the PostgreSQL metadata (`migrate --backed-up`): its
+   * pending migrations run even on a database holding data (docs/operations/upgrade.md).
+   */
+  backedUp?: boolean;
 }
 
 /** How long a node's lease on a query or report lasts without renewal (ms). */
@@ -110,6 +115,7 @@ async function connectMeta(config: Config, opts: RuntimeOptions): Promise<Metada
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       migrations: migrationsOf(COMPONENTS),
+      postgresUpgrade: opts.backedUp || config.upgradeBackup === 'off' ? 'allow' : 'refuse',
       ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}),
     });
   if (!config.databaseUrl) return open();

@@ -14,6 +14,13 @@ export const VERSION: string = (
  */
 export const STORE_FORMAT = 1;
 
+/**
+ * The newest metadata migration of this store format: a release that adds one raises
+ * STORE_FORMAT and names its newest here (test/unit/rules/store-format.test.ts holds them
+ * together), so a data dir of the earlier format is upgraded with a backup first.
+ */
+export const STORE_FORMAT_NEWEST_MIGRATION = '0030-backups';
+
 /** The commit this release was built from (its git checkout's HEAD), or `unknown`. */
 export const COMMIT: string = readCommit();
 

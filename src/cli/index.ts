@@ -62,11 +62,11 @@ function requireStore(c: Config): void {
   );
 }
 
-async function withRuntime<T>(fn: (rt: MetaRuntime) => Promise<T>): Promise<T> {
+async function withRuntime<T>(fn: (rt: MetaRuntime) => Promise<T>, backedUp = false): Promise<T> {
   const c = config();
   requireStore(c);
   const { openMetaRuntime } = await import('../runtime.js');
-  const rt = await openMetaRuntime(c);
+  const rt = await openMetaRuntime(c, { backedUp });
   try {
     return await fn(rt);
   } finally {
@@ -100,7 +100,8 @@ program
     'Bring the stores up to date (refuses a data dir without a store); an older store format gets a backup first',
   )
   .option('--no-backup', 'no automatic backup before an upgrade (you took your own copy)')
-  .action(async (o: { backup: boolean }) => {
+  .option('--backed-up', 'PostgreSQL metadata holding data: you took a pg_dump, migrate it', false)
+  .action(async (o: { backup: boolean; backedUp: boolean }) => {
     requireStore(config());
     await upgradeAtStart(config(), { backup: o.backup });
     await withRuntime(async (rt) => {
@@ -109,7 +110,7 @@ program
       const { migrationsOf } = await import('../features/root.js');
       const applied = await runMigrations(rt.meta.db, rt.meta.dialect, migrationsOf(COMPONENTS));
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date.');
-    });
+    }, o.backedUp);
   });
 
 const user = program.command('user').description('Manage users (in the metadata store of --data-dir)');

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, SqliteDialect } from 'kysely';
-import { type MigrationOf, runMigrations } from './migrator.js';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { StartupError } from '../errors/startup.js';
+import { type MigrationOf, pendingMigrations, runMigrations } from './migrator.js';
 import { OwnSchemaPostgresDialect } from './postgres-introspector.js';
 import type { Database } from './schema.js';
 import { openSqliteDatabase, type SqliteDriverName } from './sqlite-driver.js';
@@ -27,6 +28,13 @@ export interface MetadataDbOptions {
    * store's own: those alone make no usable schema (migrator.ts).
    */
   migrations: Readonly<Record<string, MigrationOf>>;
+  /**
+   * PostgreSQL holding data (any user) with migrations pending: `refuse` stops the start
+   * with one line (the server cannot back up another machine's database first,
+   * docs/operations/upgrade.md); `allow` migrates (an operator took a `pg_dump`). A new,
+   * empty database is set up either way.
+   */
+  postgresUpgrade?: 'refuse' | 'allow';
 }
 
 /** Opens the metadata store chosen by config and brings its schema up to date. */
@@ -35,12 +43,27 @@ export async function openMetadataDb(options: MetadataDbOptions): Promise<Metada
     ? await openPostgres(options.databaseUrl, options.pgSchema)
     : await openSqlite(options.dataDir);
   try {
+    if (meta.dialect === 'postgres' && options.postgresUpgrade === 'refuse')
+      await refuseUnbackedUpgrade(meta, options);
     await runMigrations(meta.db, meta.dialect, options.migrations);
   } catch (err) {
     await meta.close();
     throw err;
   }
   return meta;
+}
+
+/** A PostgreSQL store with data and pending migrations: the start refused (see `postgresUpgrade`). */
+async function refuseUnbackedUpgrade(meta: MetadataDb, options: MetadataDbOptions): Promise<void> {
+  const pending = await pendingMigrations(meta.db, meta.dialect, options.migrations);
+  if (!pending.length) return;
+  const users = await sql<{ t: string | null }>`select to_regclass('users')::text as t`.execute(meta.db);
+  if (!users.rows[0]?.t) return;
+  const held = await sql<{ n: number }>`select count(*)::int as n from users`.execute(meta.db);
+  if (!held.rows[0]?.n) return;
+  throw new StartupError(
+    `Cannot start: the PostgreSQL metadata store holds data and this release has ${pending.length} migration${pending.length === 1 ? '' : 's'} to run on it (${pending.join(', ')}): take a backup with pg_dump, then run "logscope migrate --backed-up" (or set upgradeBackup off), as docs/operations/upgrade.md says.`,
+  );
 }
 
 /**

@@ -19,11 +19,12 @@ export const STORE_MIGRATIONS: Readonly<Record<string, MigrationOf>> = {
   '0010-leases': leases,
 };
 
-export async function runMigrations(
+/** Kysely's migrator over the store's and the components' migrations, in our schema. */
+async function migratorOf(
   db: Kysely<Database>,
   dialect: MetadataDialect,
   more: Readonly<Record<string, MigrationOf>>,
-): Promise<string[]> {
+): Promise<Migrator> {
   const all = { ...STORE_MIGRATIONS };
   for (const [name, make] of Object.entries(more)) {
     if (all[name]) throw new Error(`migration ${name} is declared twice`);
@@ -36,7 +37,7 @@ export async function runMigrations(
     dialect === 'postgres'
       ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
       : undefined;
-  const migrator = new Migrator({
+  return new Migrator({
     db,
     ...(schema ? { migrationTableSchema: schema } : {}),
     provider: {
@@ -44,7 +45,25 @@ export async function runMigrations(
         Object.fromEntries(Object.entries(all).map(([name, make]) => [name, make(dialect)])),
     },
   });
+}
+
+export async function runMigrations(
+  db: Kysely<Database>,
+  dialect: MetadataDialect,
+  more: Readonly<Record<string, MigrationOf>>,
+): Promise<string[]> {
+  const migrator = await migratorOf(db, dialect, more);
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The migrations not run yet on this store, in name order. */
+export async function pendingMigrations(
+  db: Kysely<Database>,
+  dialect: MetadataDialect,
+  more: Readonly<Record<string, MigrationOf>>,
+): Promise<string[]> {
+  const migrator = await migratorOf(db, dialect, more);
+  return (await migrator.getMigrations()).filter((m) => !m.executedAt).map((m) => m.name);
 }
