@@ -53,9 +53,12 @@ export interface BackupPlan {
 }
 
 export type BackupStep =
-  | { kind: 'plan' }
-  /** The hot events of one UTC day into a Parquet file, sorted by `ts`, `ev_id`. */
-  | { kind: 'hot'; day: string; file: string; backupId: string }
+  /** `since` (ms): only the events stored, or changed in place, at or after it (an incremental). */
+  | { kind: 'plan'; since?: number }
+  /** The hot events of one UTC day into a Parquet file, sorted by `ts`, `ev_id` (`since`: as in plan). */
+  | { kind: 'hot'; day: string; file: string; backupId: string; since?: number }
+  /** Every hot event's id, one column `ev_id` (an incremental's `hot/ids.parquet`). */
+  | { kind: 'ids'; file: string }
   /** One of the store's other tables into a Parquet file. */
   | { kind: 'table'; table: string; file: string }
   /** The hot events in all, and those each filter matches (streams' rules). */

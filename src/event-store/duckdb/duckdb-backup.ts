@@ -29,11 +29,31 @@ const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
+ * Events stored, or changed in place (a re-mine's new pattern ids), at or after `since`
+ * (ms): what an incremental backup holds of the hot events.
+ */
+const changedSince = (since: number) =>
+  `(epoch_ms(stored_at) >= ${Math.floor(since)} OR EXISTS (SELECT 1 FROM backup_changes c
+    WHERE c.changed_at >= ${Math.floor(since)} AND events.ts >= c.ts_from AND events.ts < c.ts_to))`;
+
+/**
  * Backups of the DuckDB store (ADR 0036): a snapshot taken in the store's write turn, then
  * written file by file from that snapshot beside the store's own work.
  */
 export class DuckDbBackups {
   private readonly open = new Map<string, OpenBackup>();
+
+  /** The ranges whose events were changed in place, and when (read by incremental backups). */
+  static readonly TABLE =
+    'CREATE TABLE IF NOT EXISTS backup_changes (ts_from TIMESTAMP NOT NULL, ts_to TIMESTAMP NOT NULL, changed_at BIGINT NOT NULL)';
+
+  /** Records that the events of `[fromMs, toMs)` changed in place now (inside the write that changes them). */
+  static changed(writer: DuckDBConnection, fromMs: number, toMs: number): Promise<unknown> {
+    return writer.run(
+      'INSERT INTO backup_changes VALUES (epoch_ms($1::BIGINT), epoch_ms($2::BIGINT), $3::BIGINT)',
+      [Math.floor(fromMs), Math.floor(toMs), Date.now()],
+    );
+  }
 
   constructor(private readonly db: DuckDbDatabase) {
     // A server that stopped during a backup left its links: nothing reads them.
@@ -110,12 +130,20 @@ export class DuckDbBackups {
       (await this.db.gate.readAll(conn, sql)).getRowObjectsJS() as Record<string, unknown>[];
     switch (step.kind) {
       case 'plan':
-        return { kind: 'plan', plan: await this.plan(read) };
-      case 'hot': {
-        const from = `TIMESTAMP ${literal(`${step.day} 00:00:00`)}`;
+        return { kind: 'plan', plan: await this.plan(read, step.since) };
+      case 'ids':
         await this.db.gate.start(
           conn,
-          `COPY (SELECT * FROM events WHERE ts >= ${from} AND ts < ${from} + INTERVAL 1 DAY ORDER BY ts, ev_id)
+          `COPY (SELECT ev_id FROM events ORDER BY ev_id) TO ${literal(step.file)} (FORMAT parquet, COMPRESSION zstd)`,
+          [],
+        );
+        return { kind: 'rows', rows: await this.rowsOf(read, step.file) };
+      case 'hot': {
+        const from = `TIMESTAMP ${literal(`${step.day} 00:00:00`)}`;
+        const delta = step.since === undefined ? '' : ` AND ${changedSince(step.since)}`;
+        await this.db.gate.start(
+          conn,
+          `COPY (SELECT * FROM events WHERE ts >= ${from} AND ts < ${from} + INTERVAL 1 DAY${delta} ORDER BY ts, ev_id)
            TO ${literal(step.file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880,
            KV_METADATA {'logscope.backup_id': ${literal(step.backupId)}})`,
           [],
@@ -170,9 +198,12 @@ export class DuckDbBackups {
   }
 
   /** The hot events' days, the store's other tables and their schema, as of the snapshot. */
-  private async plan(read: (sql: string) => Promise<Record<string, unknown>[]>): Promise<BackupPlan> {
+  private async plan(
+    read: (sql: string) => Promise<Record<string, unknown>[]>,
+    since: number | undefined,
+  ): Promise<BackupPlan> {
     const days = await read(
-      "SELECT strftime(CAST(ts AS DATE), '%Y-%m-%d') AS day, count(*) AS n FROM events GROUP BY 1 ORDER BY 1",
+      `SELECT strftime(CAST(ts AS DATE), '%Y-%m-%d') AS day, count(*) AS n FROM events${since === undefined ? '' : ` WHERE ${changedSince(since)}`} GROUP BY 1 ORDER BY 1`,
     );
     const tables = await read(
       "SELECT table_name AS name, estimated_size AS n, sql FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name",

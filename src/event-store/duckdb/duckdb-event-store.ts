@@ -171,6 +171,7 @@ export class DuckDbEventStore implements EngineEventStore {
     await writer.run('SET GLOBAL parquet_metadata_cache = true');
     await writer.run(CREATE_EVENTS);
     await upgradeEventsTable(writer);
+    await writer.run(DuckDbBackups.TABLE);
     const reader = await instance.connect();
     registerFilterFunctions(reader);
     // The writer compiles stream rules too (stream-sets.ts).

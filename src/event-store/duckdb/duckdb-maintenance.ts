@@ -13,6 +13,7 @@ import type { TimeWindow } from '../query-plan.js';
 import { SqlParams, sqlTime } from '../sql/sql-params.js';
 import type { StoreRuntime } from '../store-runtime.js';
 import { listValue } from './duckdb-api.js';
+import { DuckDbBackups } from './duckdb-backup.js';
 import type { DuckDbDatabase } from './duckdb-database.js';
 import { compileFilter } from './duckdb-filter-compiler.js';
 import type { DuckDbReads } from './duckdb-reads.js';
@@ -183,6 +184,8 @@ export class DuckDbMaintenance {
         [evIds, listValue(ids.map(([, p]) => p)), tsValue(range.fromMs), tsValue(range.toMs)],
       );
       await sets.rewrite(writer, 'pattern_id', range, evIds);
+      // Changed in place: the next incremental backup holds them again.
+      await DuckDbBackups.changed(writer, range.fromMs, range.toMs);
     });
   }
 

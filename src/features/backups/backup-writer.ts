@@ -59,6 +59,8 @@ export interface BackupWrite {
   metadata: MetadataSnapshot;
   dataDir: string;
   instanceId: string;
+  /** An incremental's base: its folder and manifest (its own files and what it inherits). */
+  base: { dir: string; manifest: Manifest } | null;
   /** 0: unthrottled. */
   maxBytesPerSecond: number;
   /** Set when the job must stop (cancel, the server stopping). */
@@ -158,24 +160,42 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
   const reportIds = new Set((meta.reads.reports ?? []).map((r) => Number(r.id)));
 
   // 2. What the event store holds at the instant, and the sizes to expect.
-  const planned = await w.events.backupStep(w.id, { kind: 'plan' });
+  // An incremental: the hot events stored (or changed in place) since the base's instant.
+  const since = w.base ? Date.parse(w.base.manifest.snapshot_at) : undefined;
+  const delta = since === undefined ? {} : { since };
+  const planned = await w.events.backupStep(w.id, { kind: 'plan', ...delta });
   if (planned.kind !== 'plan') throw new Error('the event store answered a plan with something else');
   const { plan } = planned;
   const reportFiles = await reportFilesOf(path.join(w.dataDir, 'reports'), reportIds);
   const adminToken = path.join(w.dataDir, 'admin-token');
   const hasToken = existsSync(adminToken);
+  // The chain's cold files by hash, with the backup that holds each: not copied again.
+  const chain = new Map<string, { path: string; from: string }>();
+  if (w.base) {
+    const b = w.base.manifest;
+    for (const f of b.inherited) chain.set(f.sha256, { path: f.path, from: f.from });
+    for (const f of b.files) if (f.kind === 'cold') chain.set(f.sha256, { path: f.path, from: b.id });
+  }
+  const coldToCopy = w.snapshot.coldFiles.filter((f) => !chain.has(f.sha256));
+  const inherited: Manifest['inherited'] = w.snapshot.coldFiles
+    .filter((f) => chain.has(f.sha256))
+    .map((f) => {
+      const held = chain.get(f.sha256) as { path: string; from: string };
+      return { path: held.path, sha256: f.sha256, bytes: f.bytes, from: held.from };
+    });
   progress.files_total =
     1 +
     plan.days.length +
+    (w.base ? 1 : 0) +
     plan.tables.length +
     1 +
-    w.snapshot.coldFiles.length +
+    coldToCopy.length +
     reportFiles.length +
     (hasToken ? 1 : 0);
   progress.bytes_total =
     plan.days.reduce((n, d) => n + d.rows * HOT_BYTES_PER_EVENT, 0) +
     plan.tables.reduce((n, t) => n + t.rows * TABLE_BYTES_PER_ROW, 0) +
-    w.snapshot.coldFiles.reduce((n, f) => n + f.bytes, 0) +
+    coldToCopy.reduce((n, f) => n + f.bytes, 0) +
     reportFiles.reduce((n, f) => n + f.bytes, 0);
   await listed(METADATA_FILE, 'metadata', 0);
 
@@ -189,8 +209,18 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
       day: day.day,
       file: path.join(w.dir, 'hot', `part-${part}.parquet`),
       backupId: w.id,
+      ...delta,
     });
     await listed(rel, 'hot', day.rows * HOT_BYTES_PER_EVENT, wrote.kind === 'rows' ? wrote.rows : undefined);
+  }
+
+  if (w.base) {
+    // Every hot event's id at the instant: a restore drops what the chain holds and this lacks.
+    const wrote = await w.events.backupStep(w.id, {
+      kind: 'ids',
+      file: path.join(w.dir, 'hot', 'ids.parquet'),
+    });
+    await listed('hot/ids.parquet', 'hot_ids', 0, wrote.kind === 'rows' ? wrote.rows : undefined);
   }
 
   // 4. The event store's other tables, and the schema that makes them again.
@@ -212,8 +242,9 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
   await writeFile(path.join(w.dir, 'store', 'schema.sql'), `${plan.schema}\n`, { mode: 0o600 });
   await listed('store/schema.sql', 'events_store', 0);
 
-  // 5. The cold files recorded at the instant, from their held links.
-  for (const f of w.snapshot.coldFiles) {
+  // 5. The cold files recorded at the instant, from their held links (an incremental: those
+  // its chain lacks).
+  for (const f of coldToCopy) {
     const rel = `cold/${f.path}`;
     await copy(f.held, rel);
     await listed(rel, 'cold', f.bytes, f.rows);
@@ -242,13 +273,15 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
     format: BACKUP_FORMAT,
     format_version: BACKUP_FORMAT_VERSION,
     id: w.id,
-    kind: 'full',
+    kind: w.base ? 'incremental' : 'full',
     layout: 'logical',
     instance_id: w.instanceId,
     release: VERSION,
     commit: COMMIT,
     store_format: STORE_FORMAT,
-    base: null,
+    base: w.base
+      ? { id: w.base.manifest.id, path: w.base.dir, snapshot_at: w.base.manifest.snapshot_at }
+      : null,
     started_at: w.startedAt,
     snapshot_at: new Date(w.snapshot.snapshotAt).toISOString(),
     finished_at: new Date().toISOString(),
@@ -268,7 +301,7 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
     },
     bytes: files.reduce((n, f) => n + f.bytes, 0),
     files,
-    inherited: [],
+    inherited,
   };
   checkStop();
   for (const sub of ['metadata', 'hot', 'store', 'cold', 'reports'])

@@ -33,7 +33,7 @@ import {
 } from './backup-writer.js';
 import type { BackupsRepository } from './backups-repository.js';
 import type { BackupRow, BackupStatus } from './backups-table.js';
-import { type BackupCounts, INCOMPLETE_MARK, readManifest } from './manifest.js';
+import { type BackupCounts, INCOMPLETE_MARK, type Manifest, readManifest } from './manifest.js';
 import { MetadataSnapshot } from './metadata-snapshot.js';
 import { readStoreFormat } from './store-format.js';
 
@@ -65,6 +65,20 @@ export interface BackupsOptions {
   /** PostgreSQL or ClickHouse: what stores are configured instead of the embedded ones (null: embedded). */
   foreignStore: string | null;
   log: Log;
+}
+
+/** An incremental's base, checked. */
+type Base = { dir: string; manifest: Manifest };
+
+/** What a job's writing is given once its instant is taken. */
+interface JobWrite {
+  dir: string;
+  existed: boolean;
+  startedAt: string;
+  snapshot: NonNullable<Awaited<ReturnType<EventStore['openBackup']>>>;
+  metadata: MetadataSnapshot;
+  rate: number;
+  base: Base | null;
 }
 
 interface Running {
@@ -102,7 +116,7 @@ export class BackupsService implements MetricsSource {
     this.admin(who);
     const { dataDir, coldDir, backupRoot } = this.opts;
     const dir = await checkTarget(body.path, { dataDir, coldDir, backupRoot });
-    if (body.since !== undefined && body.since !== null) await this.checkSince(body.since);
+    const base = body.since !== undefined && body.since !== null ? await this.checkSince(body.since) : null;
     const rate = body.max_bytes_per_second ?? 0;
     if (typeof rate !== 'number' || !Number.isSafeInteger(rate) || rate < 0)
       throw fieldError('max_bytes_per_second', 'must be an integer of at least 0 (0: unthrottled)');
@@ -118,16 +132,10 @@ export class BackupsService implements MetricsSource {
         'backup_needs_embedded_stores',
         `Online backups cover the embedded stores; this server keeps ${this.opts.foreignStore}: back it up with the engine's own tools, as docs/operations/backup.md shows.`,
       );
-    if (body.since !== undefined && body.since !== null)
-      throw createError(
-        400,
-        'incremental_not_built',
-        'Incremental backups (since) are not built yet: take a full backup (docs/api/backups.md).',
-      );
-    return this.begin(who, dir, rate);
+    return this.begin(who, dir, rate, base);
   }
 
-  private async begin(who: Identity, dir: string, rate: number): Promise<BackupView> {
+  private async begin(who: Identity, dir: string, rate: number, base: Base | null): Promise<BackupView> {
     const id = newUlid();
     const existed = existsSync(dir);
     const startedAt = new Date().toISOString();
@@ -135,7 +143,7 @@ export class BackupsService implements MetricsSource {
     const running: Running = { id, stop: null, progress: { ...NO_PROGRESS }, done: Promise.resolve() };
     this.running = running;
     try {
-      await this.prepare(who, id, dir, startedAt);
+      await this.prepare(who, id, dir, startedAt, base);
       // The instant: the event store's snapshot pinned in its write turn, and the metadata's
       // before that turn is let go (ADR 0036).
       const snapshot = await this.events.openBackup({ id, holdMs: HOLD_MS });
@@ -152,7 +160,7 @@ export class BackupsService implements MetricsSource {
         await this.events.releaseBackup(id);
       }
       await this.repo.update(id, { snapshot_at: new Date(snapshot.snapshotAt).toISOString() });
-      running.done = this.write(running, dir, existed, startedAt, snapshot, metadata, rate);
+      running.done = this.write(running, { dir, existed, startedAt, snapshot, metadata, rate, base });
     } catch (err) {
       await this.events.closeBackup(id).catch(() => undefined);
       await this.ended(running, dir, existed, err);
@@ -164,7 +172,13 @@ export class BackupsService implements MetricsSource {
   }
 
   /** The folder (0700), marked incomplete, and the job's row. */
-  private async prepare(who: Identity, id: string, dir: string, startedAt: string): Promise<void> {
+  private async prepare(
+    who: Identity,
+    id: string,
+    dir: string,
+    startedAt: string,
+    base: Base | null,
+  ): Promise<void> {
     await mkdir(dir, { recursive: false, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
     });
@@ -175,9 +189,9 @@ export class BackupsService implements MetricsSource {
     await this.repo.insert({
       id,
       status: 'RUNNING',
-      kind: 'full',
+      kind: base ? 'incremental' : 'full',
       path: dir,
-      since: null,
+      since: base?.dir ?? null,
       requested_by_id: who.userId,
       requested_by_name: who.username,
       started_at: startedAt,
@@ -190,15 +204,8 @@ export class BackupsService implements MetricsSource {
     });
   }
 
-  private async write(
-    running: Running,
-    dir: string,
-    existed: boolean,
-    startedAt: string,
-    snapshot: NonNullable<Awaited<ReturnType<EventStore['openBackup']>>>,
-    metadata: MetadataSnapshot,
-    rate: number,
-  ): Promise<void> {
+  private async write(running: Running, job: JobWrite): Promise<void> {
+    const { dir, existed, startedAt, snapshot, metadata, rate, base } = job;
     let saved = 0;
     try {
       const manifest = await writeBackup({
@@ -209,6 +216,7 @@ export class BackupsService implements MetricsSource {
         snapshot,
         metadata,
         dataDir: this.opts.dataDir,
+        base,
         instanceId: readStoreFormat(this.opts.dataDir)?.instance_id ?? 'unknown',
         maxBytesPerSecond: rate,
         stopping: () => running.stop,
@@ -298,8 +306,8 @@ export class BackupsService implements MetricsSource {
     });
   }
 
-  /** `since`: a complete backup of this data dir (checked now; incremental backups come next). */
-  private async checkSince(value: unknown): Promise<void> {
+  /** `since`: a complete backup of this data dir, the base of an incremental. */
+  private async checkSince(value: unknown): Promise<Base> {
     const invalid = (why: string) => createError(400, 'since_invalid', `since: ${why}`, { since: [why] });
     let dir: string;
     try {
@@ -312,6 +320,9 @@ export class BackupsService implements MetricsSource {
     if ('problem' in read) throw invalid(`${value}: ${read.problem}`);
     const own = readStoreFormat(this.opts.dataDir)?.instance_id;
     if (read.manifest.instance_id !== own) throw invalid(`${value} is a backup of another data dir`);
+    if (read.manifest.layout !== 'logical')
+      throw invalid(`${value} is a ${read.manifest.kind} backup of the stores' files`);
+    return { dir, manifest: read.manifest };
   }
 
   async get(who: Identity, id: string): Promise<BackupView> {

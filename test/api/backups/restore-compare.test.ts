@@ -6,11 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { restoreBackup, verifyBackup } from '../../../src/features/backups/index.js';
+import { readManifest } from '../../../src/features/backups/manifest.js';
 import { healthChecks, openRuntime, type Runtime } from '../../../src/runtime.js';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 import { noonDaysBack } from '../../helpers/events.js';
 import { eventually } from '../../helpers/eventually.js';
-import { event, HOUR, seedWeb } from '../../helpers/seed.js';
+import { event, HOUR, seedWeb, T0 } from '../../helpers/seed.js';
 
 // A backup taken by a running server, verified and restored into a new data dir: the
 // restored server answers the same queries with the same ev_ids and holds every object
@@ -197,3 +198,106 @@ function strip(value: unknown): unknown {
   }
   return value;
 }
+
+describe.runIf(embedded)('an incremental backup', () => {
+  let t: TestApp;
+  let root: string;
+  let seeded: Awaited<ReturnType<typeof seedWeb>>;
+  const opened: Array<{ rt: Runtime; app: FastifyInstance }> = [];
+  beforeAll(async () => {
+    t = await createTestApp();
+    root = mkdtempSync(path.join(tmpdir(), 'logscope-incremental-'));
+    seeded = await seedWeb(t);
+    const old = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/streams',
+      payload: { title: 'Old', rule: 'app:old', hot_days: 2 },
+    });
+    expect(old.statusCode, old.body).toBe(201);
+    const now = Date.now();
+    await t.rt.events.append(
+      Array.from({ length: 30 }, (_, i) =>
+        event({ ts: noonDaysBack(5, now) + i * 1000, app: 'old', message: `old ${i}` }),
+      ),
+    );
+    expect((await t.rt.services.coldMoves.run(now)).errors).toEqual([]);
+  });
+  afterAll(async () => {
+    for (const o of opened) {
+      await o.app.close();
+      await o.rt.close();
+    }
+    await t.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const backup = async (body: object) => {
+    const res = await t.as(t.adminToken, { method: 'POST', url: '/api/admin/backups', payload: body });
+    expect(res.statusCode, res.body).toBe(202);
+    const job = await eventually('the backup', async () => {
+      const j = (
+        await t.as(t.adminToken, { method: 'GET', url: `/api/admin/backups/${res.json().id}` })
+      ).json();
+      return j.status !== 'RUNNING' && j;
+    });
+    expect(job.status, JSON.stringify(job.error)).toBe('DONE');
+    return job;
+  };
+  const search = (query: string) => ({
+    method: 'POST' as const,
+    url: '/api/query',
+    payload: { type: 'Search', params: { query, time_range: HOUR, page_size: 1000 } },
+  });
+  const evIdsOf = async (app: FastifyInstance, query: string) =>
+    (
+      (await app.inject({ ...search(query), headers: { authorization: `token ${t.adminToken}` } })).json()
+        .results.events as Array<{ ev_id: string; pattern_id: string }>
+    ).map((e) => `${e.ev_id} ${e.pattern_id}`);
+
+  it('holds only what changed since its base, and restores with its chain to the same answers', async () => {
+    const full = path.join(root, 'full');
+    await backup({ path: full });
+    // After the base: new events, events changed in place (new pattern ids), events deleted.
+    const added = Array.from({ length: 25 }, (_, i) =>
+      event({ ts: T0 + 3_000_000 + i * 1000, app: 'added', message: `added ${i}` }),
+    );
+    await t.rt.events.append(added);
+    // A re-mine of the first ten minutes (100 events): 10 of them get a new pattern id.
+    const some = seeded.filter((e) => e.ts >= T0 + 60_000 && e.ts < T0 + 600_000 && e.status === 404).slice(0, 10);
+    expect(some).toHaveLength(10);
+    await t.rt.events.setPatternIds(
+      { fromMs: T0, toMs: T0 + 600_000 },
+      some.map((e) => [e.ev_id, 'p-changed'] as const),
+    );
+    // Retention deletes the first minute's 10 events.
+    expect(await t.rt.events.deleteOlderThan(T0 + 60_000)).toBe(10);
+    const incremental = path.join(root, 'incremental');
+    const job = await backup({ path: incremental, since: full });
+    expect(job.kind).toBe('incremental');
+    expect(job.counts.events).toEqual({ hot: 615, cold: 30 });
+    const read = await readManifest(incremental);
+    if ('problem' in read) throw new Error(read.problem);
+    const m = read.manifest;
+    expect(m.base?.path).toBe(full);
+    // No cold file again; the hot parts hold the new events and those changed in place only
+    // (the changed range's others with them: a re-mine's range is held whole).
+    expect(m.files.filter((f) => f.kind === 'cold')).toEqual([]);
+    expect(m.inherited.map((f) => f.from)).toEqual([expect.any(String)]);
+    const hotRows = m.files.filter((f) => f.kind === 'hot').reduce((n, f) => n + (f.rows ?? 0), 0);
+    expect(hotRows).toBe(115);
+    expect(m.files.find((f) => f.kind === 'hot_ids')?.rows).toBe(615);
+    expect((await verifyBackup(incremental)).problems).toEqual([]);
+
+    const dataDir = path.join(root, 'restored');
+    const summary = await restoreBackup({ dir: incremental, dataDir, force: false });
+    expect(summary.events).toEqual({ hot: 615, cold: 30 });
+    const rt = await openRuntime(
+      loadConfig({ env: { LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_QUERY_SYNC_MS: '30000' } }),
+    );
+    const app = await buildApp({ root: rt.root, checks: healthChecks(rt) });
+    opened.push({ rt, app });
+    for (const q of ['*', 'status:404', 'app:added'])
+      expect((await evIdsOf(app, q)).sort(), q).toEqual((await evIdsOf(t.app, q)).sort());
+    expect((await evIdsOf(app, 'status:404')).filter((x) => x.endsWith('p-changed'))).toHaveLength(10);
+  }, 60_000);
+});
