@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_FORMAT } from '../../../src/features/backups/store-format.js';
 import { VERSION } from '../../../src/version.js';
-import { makeBackup } from '../../unit/backups/backup-fixture.js';
+import { makeBackup } from '../../event-store/backups/backup-fixture.js';
 import { buildCli, removeCli, runCli } from './run-cli.js';
 
 /** `backup verify`, `restore` and `version`: the commands that need no server. */

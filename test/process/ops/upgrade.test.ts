@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyBackup } from '../../../src/features/backups/index.js';
+import { restoreBackup, verifyBackup } from '../../../src/features/backups/index.js';
 import { STORE_FORMAT } from '../../../src/version.js';
 import { eventually } from '../../helpers/eventually.js';
 import { freePort, ROOT, type Started, serveBuilt, start } from '../../helpers/served.js';
@@ -164,6 +164,15 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
     const verified = await verifyBackup(backup);
     expect(verified.problems).toEqual([]);
     expect([verified.ok, verified.kind, verified.events]).toEqual([true, 'pre-upgrade', 200]);
+    // Restored, it is the data dir as it was, for the earlier release.
+    const back = temp('back');
+    await restoreBackup({ dir: backup, dataDir: back, force: false });
+    const oldPort = await freePort();
+    const earlier = serveOld(back, oldPort);
+    running.push(earlier);
+    await healthy(oldPort, earlier);
+    expect(await searchAll(oldPort, back)).toBe(200);
+    await stop(earlier);
     expect(await searchAll(port, dataDir)).toBe(200);
     const dashboards = (await api(port, dataDir, '/api/dashboards')).results as Array<{ title: string }>;
     expect(dashboards.map((d) => d.title)).toContain('Kept across the upgrade');
@@ -183,6 +192,27 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
     await stop(second);
     expect(readdirSync(path.join(dataDir, 'backups'))).toHaveLength(1);
     expect(second.out.stderr).not.toMatch(/upgrad/);
+  }, 120_000);
+
+  it('after a crash part-way, the next start puts the stores back first, then upgrades', async () => {
+    // The rehearsal's data dir, as a kill -9 during its upgrade would leave it: the marker
+    // naming the pre-upgrade backup, the metadata half migrated.
+    const [taken] = readdirSync(path.join(rehearsal, 'backups'));
+    const backup = path.join(rehearsal, 'backups', taken as string);
+    writeFileSync(
+      path.join(rehearsal, 'upgrade-in-progress.json'),
+      JSON.stringify({ from: 0, to: STORE_FORMAT, backup }),
+    );
+    writeFileSync(path.join(rehearsal, 'meta.sqlite'), 'half written');
+    const port = await freePort();
+    const server = serveBuilt(rehearsal, port);
+    running.push(server);
+    const health = await healthy(port, server);
+    expect(health.store_format).toBe(STORE_FORMAT);
+    expect(server.out.stderr).toContain(`an upgrade was cut short: putting the stores back from ${backup}`);
+    expect(await searchAll(port, rehearsal)).toBe(200);
+    await stop(server);
+    expect(existsSync(path.join(rehearsal, 'upgrade-in-progress.json'))).toBe(false);
   }, 120_000);
 
   it('refuses a newer store format, changing nothing', async () => {
