@@ -263,7 +263,9 @@ describe.runIf(embedded)('an incremental backup', () => {
     );
     await t.rt.events.append(added);
     // A re-mine of the first ten minutes (100 events): 10 of them get a new pattern id.
-    const some = seeded.filter((e) => e.ts >= T0 + 60_000 && e.ts < T0 + 600_000 && e.status === 404).slice(0, 10);
+    const some = seeded
+      .filter((e) => e.ts >= T0 + 60_000 && e.ts < T0 + 600_000 && e.status === 404)
+      .slice(0, 10);
     expect(some).toHaveLength(10);
     await t.rt.events.setPatternIds(
       { fromMs: T0, toMs: T0 + 600_000 },
