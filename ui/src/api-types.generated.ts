@@ -31,6 +31,8 @@ export interface paths {
             "application/json": {
               status: string;
               version: string;
+              /** @description This release’s store format (docs/api/backups.md). */
+              store_format: number;
               dependencies: {
                 metadata?: {
                   kind: string;
@@ -59,6 +61,8 @@ export interface paths {
             "application/json": {
               status: string;
               version: string;
+              /** @description This release’s store format (docs/api/backups.md). */
+              store_format: number;
               dependencies: {
                 metadata?: {
                   kind: string;

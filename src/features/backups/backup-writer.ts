@@ -309,8 +309,7 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
   await writeFileAtomic(path.join(w.dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
   await rm(path.join(w.dir, INCOMPLETE_MARK), { force: true });
   await syncFolder(w.dir);
-  progress.fraction = 1;
-  w.onProgress({ ...progress });
+  // `fraction` becomes 1 with the job's DONE (the service's), never before.
   return manifest;
 }
 

@@ -19,6 +19,7 @@ import {
   isNoSpaceError,
   notFound,
   permissionDenied,
+  storageFull,
 } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { AuditTrail } from '../audit/index.js';
@@ -88,6 +89,18 @@ interface Running {
   done: Promise<void>;
 }
 
+/** Why a backup could not begin, as the caller's error where it is theirs (a full disk, no permission). */
+function beginError(err: unknown, dir: string): Error {
+  if (err instanceof AppError) return err;
+  if (isNoSpaceError(err)) return storageFull(`The disk holding ${dir} is full: the backup could not begin.`);
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
+    return createError(400, 'path_not_writable', `The server may not write in ${dir} (${code}).`, {
+      path: ['not writable by the server'],
+    });
+  return new Error(`The backup could not begin: ${(err as Error).message}`);
+}
+
 const NO_PROGRESS: BackupProgress = {
   files_done: 0,
   files_total: 0,
@@ -144,29 +157,35 @@ export class BackupsService implements MetricsSource {
     this.running = running;
     try {
       await this.prepare(who, id, dir, startedAt, base);
-      // The instant: the event store's snapshot pinned in its write turn, and the metadata's
-      // before that turn is let go (ADR 0036).
-      const snapshot = await this.events.openBackup({ id, holdMs: HOLD_MS });
-      if (!snapshot) throw new Error('the event store keeps no files of its own here');
-      let metadata: MetadataSnapshot;
+      // The metadata's worker ready first, so the event store's write turn waits only for
+      // its pin (ADR 0036).
+      const metadata = await MetadataSnapshot.start({
+        source: path.join(this.opts.dataDir, 'meta.sqlite'),
+        target: path.join(dir, ...METADATA_FILE.split('/')),
+        withoutRows: WITHOUT_ROWS,
+        reads: METADATA_READS,
+      });
+      let snapshot: Awaited<ReturnType<EventStore['openBackup']>>;
       try {
-        metadata = await MetadataSnapshot.pin({
-          source: path.join(this.opts.dataDir, 'meta.sqlite'),
-          target: path.join(dir, ...METADATA_FILE.split('/')),
-          withoutRows: WITHOUT_ROWS,
-          reads: METADATA_READS,
-        });
-      } finally {
-        await this.events.releaseBackup(id);
+        // The instant: the event store's snapshot pinned in its write turn, and the
+        // metadata's before that turn is let go.
+        snapshot = await this.events.openBackup({ id, holdMs: HOLD_MS });
+        if (!snapshot) throw new Error('the event store keeps no files of its own here');
+        try {
+          await metadata.pin();
+        } finally {
+          await this.events.releaseBackup(id);
+        }
+      } catch (err) {
+        await metadata.stop().catch(() => undefined);
+        throw err;
       }
       await this.repo.update(id, { snapshot_at: new Date(snapshot.snapshotAt).toISOString() });
       running.done = this.write(running, { dir, existed, startedAt, snapshot, metadata, rate, base });
     } catch (err) {
       await this.events.closeBackup(id).catch(() => undefined);
       await this.ended(running, dir, existed, err);
-      throw err instanceof AppError
-        ? err
-        : new Error(`The backup could not begin: ${(err as Error).message}`);
+      throw beginError(err, dir);
     }
     return this.get(who, id);
   }
@@ -227,6 +246,7 @@ export class BackupsService implements MetricsSource {
           void this.repo.update(running.id, { progress: JSON.stringify(p) }).catch(() => undefined);
         },
       });
+      running.progress = { ...running.progress, fraction: 1 };
       await this.repo.update(running.id, {
         status: 'DONE',
         finished_at: manifest.finished_at,

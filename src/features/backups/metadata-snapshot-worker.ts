@@ -1,8 +1,9 @@
 /**
- * A backup's copy of the SQLite metadata store, in a worker thread (ADR 0036): attaches
- * the backup's new file, pins a read snapshot of `meta.sqlite` in a transaction (WAL: the
- * server's writes go on), says so, then copies every table as of that snapshot and ends.
- * Messages: `{pinned: true}`, then `{done: {counts, reads}}` or `{error}`.
+ * A backup's copy of the SQLite metadata store, in a worker thread (ADR 0036): opens
+ * `meta.sqlite`, attaches the backup's new file and says `{ready}`; told `{pin}`, pins a
+ * read snapshot in a transaction (WAL: the server's writes go on) and says `{pinned}`;
+ * then copies every table as of that snapshot and ends with `{done: {counts, reads}}`, or
+ * `{error}` at any point.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteDatabase } from '../../metadata/sqlite-driver.js';
@@ -23,6 +24,11 @@ async function main(): Promise<SnapshotCopied> {
     sqlite.exec('PRAGMA foreign_keys = OFF');
     sqlite.exec(`ATTACH DATABASE ${text(target)} AS bk`);
     sqlite.exec('PRAGMA bk.journal_mode = DELETE');
+    // Ready: the pin is one statement away (the server's event store waits meanwhile).
+    await new Promise<void>((resolve) => {
+      port?.once('message', () => resolve());
+      port?.postMessage({ ready: true });
+    });
     sqlite.exec('BEGIN');
     // The first read of `main` fixes the transaction's snapshot.
     const objects = all(

@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -96,6 +105,17 @@ describe.runIf(embedded)('online backup', () => {
   });
 
   it('refuses what the contract refuses, in its order, writing nothing', async () => {
+    // A backup of another installation (its instance_id), and one cut short.
+    const foreign = path.join(root, 'foreign');
+    cpSync(path.join(root, 'full-1'), foreign, { recursive: true });
+    const manifest = JSON.parse(readFileSync(path.join(foreign, 'manifest.json'), 'utf8'));
+    writeFileSync(
+      path.join(foreign, 'manifest.json'),
+      JSON.stringify({ ...manifest, instance_id: 'elsewhere' }),
+    );
+    const cut = path.join(root, 'cut');
+    cpSync(path.join(root, 'full-1'), cut, { recursive: true });
+    writeFileSync(path.join(cut, 'BACKUP_INCOMPLETE'), '');
     const cases: Array<[unknown, number, string]> = [
       [{}, 400, 'invalid'],
       [{ path: '' }, 400, 'invalid'],
@@ -105,6 +125,9 @@ describe.runIf(embedded)('online backup', () => {
       [{ path: path.join(root, 'no', 'such') }, 400, 'parent_missing'],
       [{ path: path.join(root, 'full-1') }, 409, 'backup_target_exists'],
       [{ path: path.join(root, 'x'), since: path.join(root, 'nothing') }, 400, 'since_invalid'],
+      [{ path: path.join(root, 'x'), since: foreign }, 400, 'since_invalid'],
+      [{ path: path.join(root, 'x'), since: cut }, 400, 'since_invalid'],
+      [{ path: path.join(root, 'x'), since: 'relative/base' }, 400, 'since_invalid'],
       [{ path: path.join(root, 'x'), max_bytes_per_second: -1 }, 400, 'invalid'],
     ];
     for (const [body, status, code] of cases) {

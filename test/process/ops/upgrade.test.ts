@@ -88,6 +88,8 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
   let oldTree: string;
   let dataDir: string;
   let rehearsal: string;
+  /** The older release's data dir, untouched, for the kill -9. */
+  let pristine: string;
   const serveOld = (dir: string, port: number) =>
     start(process.execPath, ['--import', 'tsx', path.join(oldTree, 'src', 'cli', 'index.ts'), 'serve'], {
       LOGSCOPE_DATA_DIR: dir,
@@ -126,6 +128,8 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
     expect(existsSync(path.join(dataDir, 'store-format.json'))).toBe(false);
     rehearsal = temp('rehearsal');
     cpSync(dataDir, rehearsal, { recursive: true });
+    pristine = temp('pristine');
+    cpSync(dataDir, pristine, { recursive: true });
   }, 180_000);
   afterAll(() => {
     for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGKILL');
@@ -214,6 +218,35 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
     await stop(server);
     expect(existsSync(path.join(rehearsal, 'upgrade-in-progress.json'))).toBe(false);
   }, 120_000);
+
+  it('after a kill -9 in the middle of an upgrade, the next start puts the stores back, then upgrades', async () => {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const dir = temp('killed');
+      cpSync(pristine, dir, { recursive: true });
+      const marker = path.join(dir, 'upgrade-in-progress.json');
+      const port = await freePort();
+      const killed = serveBuilt(dir, port);
+      running.push(killed);
+      // Killed once its migrations have begun (the marker is written after the backup).
+      await eventually('the upgrade to begin', () => existsSync(marker) || killed.child.exitCode !== null, {
+        everyMs: 2,
+        withinMs: 60_000,
+      });
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+      if (!existsSync(marker)) continue; // it finished before the kill landed: again
+      const again = serveBuilt(dir, port);
+      running.push(again);
+      const health = await healthy(port, again);
+      expect(health.store_format).toBe(STORE_FORMAT);
+      expect(again.out.stderr).toContain('an upgrade was cut short: putting the stores back from');
+      expect(await searchAll(port, dir)).toBe(200);
+      await stop(again);
+      expect(existsSync(marker)).toBe(false);
+      return;
+    }
+    throw new Error('in 3 tries the kill never landed while the upgrade ran');
+  }, 180_000);
 
   it('refuses a newer store format, changing nothing', async () => {
     const record = JSON.parse(readFileSync(path.join(dataDir, 'store-format.json'), 'utf8'));
