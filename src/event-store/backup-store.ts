@@ -14,6 +14,8 @@ export interface BackupStore {
   /** Lets the store's writers go on; the snapshot stays pinned until `closeBackup`. */
   releaseBackup(id: string): Promise<void>;
   backupStep(id: string, step: BackupStep): Promise<BackupStepResult>;
+  /** Stops the statement a step runs now (a cancel): that step fails; the snapshot stays open. */
+  interruptBackup(id: string): Promise<void>;
   /** Ends the snapshot and lets the held cold files go (a job that failed too). */
   closeBackup(id: string): Promise<void>;
 }

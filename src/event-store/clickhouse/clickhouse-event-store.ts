@@ -275,6 +275,8 @@ export class ClickHouseEventStore implements EngineEventStore {
     throw new Error('The ClickHouse store takes no backups of its own.');
   }
 
+  async interruptBackup(_id: string): Promise<void> {}
+
   async closeBackup(_id: string): Promise<void> {}
 
   async backfillMetric(_req: MetricBackfill): Promise<MetricBackfillResult | null> {

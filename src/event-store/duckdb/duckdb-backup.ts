@@ -116,16 +116,53 @@ export class DuckDbBackups {
     }
   }
 
+  /** Stops the statement a backup's step runs (a cancel, the server stopping): the step fails. */
+  interrupt(id: string): void {
+    this.open.get(id)?.conn.interrupt();
+  }
+
   /** Lets the store's writers go on (the snapshot stays pinned). */
   release(id: string): void {
     this.open.get(id)?.release();
+  }
+
+  /**
+   * A copy (sorting and compressing every row) on half of DuckDB's threads, the others left
+   * to ingest and queries: on a small machine the copy on all of them took the cores from
+   * the appends, and ingest's p99 past the contract's bound (bench/notes/2026-11-30-backup.md).
+   * The setting is the instance's: queries running meanwhile get the same share.
+   */
+  private async onFewerThreads<T>(work: () => Promise<T>): Promise<T> {
+    // On a connection of its own: the backup's is in a transaction a failed copy aborts.
+    const settings = await this.db.instance.connect();
+    try {
+      const [row] = (
+        await settings.runAndReadAll("SELECT current_setting('threads') AS n")
+      ).getRowObjectsJS();
+      const all = Number(row?.n ?? 1);
+      const share = Math.max(1, Math.floor(all / 2));
+      if (share === all) return await work();
+      await settings.run(`SET threads = ${share}`);
+      try {
+        return await work();
+      } finally {
+        await settings.run(`SET threads = ${all}`);
+      }
+    } finally {
+      settings.closeSync();
+    }
   }
 
   /** One step of writing the backup from its snapshot. */
   async step(id: string, step: BackupStep): Promise<BackupStepResult> {
     const backup = this.open.get(id);
     if (!backup) throw new AppError(404, 'not_found', `No backup ${id} is open in the event store.`);
-    const { conn } = backup;
+    return step.kind === 'plan' || step.kind === 'counts'
+      ? this.stepNow(backup.conn, step)
+      : this.onFewerThreads(() => this.stepNow(backup.conn, step));
+  }
+
+  private async stepNow(conn: DuckDBConnection, step: BackupStep): Promise<BackupStepResult> {
     const read = async (sql: string) =>
       (await this.db.gate.readAll(conn, sql)).getRowObjectsJS() as Record<string, unknown>[];
     switch (step.kind) {

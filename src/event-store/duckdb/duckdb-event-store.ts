@@ -363,6 +363,10 @@ export class DuckDbEventStore implements EngineEventStore {
     return this.backups.step(id, step);
   }
 
+  async interruptBackup(id: string): Promise<void> {
+    this.backups.interrupt(id);
+  }
+
   closeBackup(id: string): Promise<void> {
     return this.backups.close(id);
   }

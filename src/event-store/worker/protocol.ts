@@ -68,6 +68,7 @@ export type StoreRequest =
   | { id: number; op: 'openBackup'; req: BackupOpen }
   | { id: number; op: 'releaseBackup'; backup: string }
   | { id: number; op: 'backupStep'; backup: string; step: BackupStep }
+  | { id: number; op: 'interruptBackup'; backup: string }
   | { id: number; op: 'closeBackup'; backup: string }
   | { id: number; op: 'ping' }
   | { id: number; op: 'runSql'; sql: string; params: readonly SqlValue[] }

@@ -161,6 +161,8 @@ async function serve(store: Store, req: StoreRequest): Promise<unknown> {
       return store.releaseBackup(req.backup);
     case 'backupStep':
       return store.backupStep(req.backup, req.step);
+    case 'interruptBackup':
+      return store.interruptBackup(req.backup);
     case 'closeBackup':
       return store.closeBackup(req.backup);
     case 'ping':

@@ -333,6 +333,10 @@ export class WorkerEventStore implements EventStore {
     return this.call({ op: 'backupStep', backup, step });
   }
 
+  interruptBackup(backup: string): Promise<void> {
+    return this.call({ op: 'interruptBackup', backup });
+  }
+
   closeBackup(backup: string): Promise<void> {
     return this.call({ op: 'closeBackup', backup });
   }

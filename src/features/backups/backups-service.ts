@@ -275,7 +275,8 @@ export class BackupsService implements MetricsSource {
 
   /** A job that did not finish: its folder removed, its row ERROR or CANCELLED. */
   private async ended(running: Running, dir: string, existed: boolean, err: unknown): Promise<void> {
-    const stopped = err instanceof BackupStopped ? err : null;
+    // Asked to stop: whatever error the stop surfaced as (an interrupted copy), it is the stop.
+    const stopped = err instanceof BackupStopped ? err : running.stop;
     let written = 0;
     try {
       written = running.progress.bytes_done;
@@ -371,6 +372,8 @@ export class BackupsService implements MetricsSource {
         `Backup ${id} has ended (${row.status}); a finished backup is the operator's to keep or delete.`,
       );
     running.stop ??= new BackupStopped('CANCELLED', 'cancelled', 'Cancelled by request.');
+    // A copy under way stops now, not at its end (a day of events can take a while).
+    await this.events.interruptBackup(id).catch(() => undefined);
     return this.view(row);
   }
 
@@ -393,6 +396,7 @@ export class BackupsService implements MetricsSource {
     const running = this.running;
     if (!running) return;
     running.stop ??= new BackupStopped('ERROR', 'interrupted', 'The server stopped while the backup ran.');
+    await this.events.interruptBackup(running.id).catch(() => undefined);
     await running.done;
   }
 

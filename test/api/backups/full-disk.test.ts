@@ -76,7 +76,7 @@ describe.runIf(mounted && BACKEND === 'sqlite' && EVENT_STORE === 'duckdb')(
       // clear answer, never a 500.
       if (res.statusCode === 202) {
         const job = await finished(res.json().id);
-        expect([job.status, job.error?.code]).toEqual(['ERROR', 'storage_full']);
+        expect([job.status, job.error?.code], job.error?.detail).toEqual(['ERROR', 'storage_full']);
         expect(job.error.detail).toMatch(
           new RegExp(`The disk holding ${dir} is full; \\d+ bytes were written`),
         );
