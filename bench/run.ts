@@ -5,6 +5,7 @@
 const BENCHES: Record<string, () => Promise<{ main: (argv: string[]) => Promise<void> }>> = {
   abuse: () => import('./abuse.js'),
   alerting: () => import('./alerting.js'),
+  backup: () => import('./backup.js'),
   cluster: () => import('./cluster.js'),
   cold: () => import('./cold.js'),
   context: () => import('./context.js'),
