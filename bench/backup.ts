@@ -1,25 +1,20 @@
 /**
  * `npm run bench -- backup [--events 1000000] [--rate 5000] [--seconds 20] [--clients 4]
- * [--batch 1000] [--idle 3]`: what an online backup (docs/api/backups.md) costs ingest.
+ * [--batch 1000] [--idle 3]`: what online backups (docs/api/backups.md) cost ingest. One
+ * fresh server (temp data dir, embedded stores, settings as shipped) takes `--events`
+ * shipper events (bench/shipper-events.ts: NDJSON, in arrival order) as fast as it can, so
+ * a backup has real work, and its WAL settles. Then the same steady ingest twice, `--rate`
+ * events a second (request r sent when due, by the first free client), `--seconds` each:
+ * A without a backup; B with backups back to back (`POST /api/admin/backups` into a fresh
+ * folder outside the data dir, its job polled every 100 ms until it ends, then the next;
+ * the one running when the load stops is waited for). Every request's acknowledgement time
+ * is kept; an answer other than 2xx, or none, is a failure (not retried). The bound on
+ * ingest during backups: p99(B) ≤ max(2 × p99(A), p99(A) + 25 ms), no failed request.
  *
- * One fresh server (a temp data dir, the embedded stores, settings as shipped) is preloaded
- * with `--events` shipper events (bench/shipper-events.ts: NDJSON, 4 clients × 1,000, in
- * the shippers' arrival order) as fast as it takes them, so that a backup has real work; its
- * WAL is let settle. Then the same steady ingest twice, paced at `--rate` events a second
- * (request r sent when it is due, by the first free client) for `--seconds` each:
- *   A. no backup;
- *   B. backups back to back (`POST /api/admin/backups` into a fresh folder outside the data
- *      dir, `GET /api/admin/backups/{id}` every 100 ms until it ends, then the next; the one
- *      running when the load stops is waited for).
- * Every request's acknowledgement time (send to answer) is kept; a request answered with
- * anything but 2xx, or not answered, is a failure (none is retried). The contract (docs/api/
- * backups.md, "Everything keeps working during a backup"; the bound of the issue): p99(B) ≤
- * max(2 × p99(A), p99(A) + 25 ms), and no failed request.
- *
- * Beside the raw engine: `--idle` backups with no load, then the server stops and raw DuckDB
- * opens its `events.duckdb` and runs the hot events' copy itself, as many times: `COPY
- * (SELECT * FROM events ORDER BY ts, ev_id) TO … (FORMAT parquet, COMPRESSION zstd)`. A
- * backup's hot copy is timed from its files: the first hot part's birth to the last's mtime.
+ * Beside the raw engine: `--idle` backups with no load; then the server stops and raw
+ * DuckDB opens its `events.duckdb` and copies the hot events as many times: `COPY (SELECT *
+ * FROM events ORDER BY ts, ev_id) TO … (FORMAT parquet, COMPRESSION zstd)`. A backup's hot
+ * copy is timed from its files: the first hot part's birth to the last one's mtime.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -55,8 +50,7 @@ interface Ack {
 
 interface PacedLoad {
   acks: Ack[];
-  /** Sorted ack times (ms). */
-  latencies: number[];
+  latencies: number[]; // sorted, ms
   accepted: number;
   failures: Array<{ at: number; what: string }>;
   /** The most a request was sent after it was due (ms): the clients' lag behind the pace. */
@@ -65,6 +59,8 @@ interface PacedLoad {
   /** The server's CPU over the phase (ms: all threads, the main thread) and its event-loop lag p99/max (ms). */
   cpu: { all: number; main: number };
   lag: { p99: number; max: number };
+  /** The server's peak RSS so far (VmHWM), bytes. */
+  peakRss: number;
 }
 
 interface BackupRun {
@@ -100,7 +96,15 @@ async function pacedLoad(
   server: BenchServer,
   body: (r: number) => Buffer,
   first: number,
-  o: { rate: number; seconds: number; batch: number; clients: number; label: string },
+  o: {
+    rate: number;
+    seconds: number;
+    batch: number;
+    clients: number;
+    label: string;
+    /** Called with the phase's start (performance.now()) as the first request is due. */
+    onStart?: (t0: number) => void;
+  },
 ): Promise<PacedLoad> {
   const every = (o.batch / o.rate) * 1000;
   const requests = Math.floor((o.rate * o.seconds) / o.batch);
@@ -112,6 +116,7 @@ async function pacedLoad(
   await scrapeMetrics(server); // resets the event-loop delay histogram
   const cpu0 = cpuMs(server.pid);
   const t0 = performance.now();
+  o.onStart?.(t0);
   const client = async () => {
     for (;;) {
       const r = next++;
@@ -158,6 +163,7 @@ async function pacedLoad(
       p99: (metrics.get('logscope_nodejs_eventloop_lag_p99_seconds') ?? Number.NaN) * 1000,
       max: (metrics.get('logscope_nodejs_eventloop_lag_max_seconds') ?? Number.NaN) * 1000,
     },
+    peakRss: server.peakRss(),
   };
 }
 
@@ -240,6 +246,28 @@ async function backToBack(
   return runs;
 }
 
+/**
+ * B's acknowledgements by what ran meanwhile (the first that applies to the time from send to
+ * answer): a backup's `POST` (its instant: the event store's write turn held while both
+ * snapshots are pinned), its hot copy, the rest of its job (the metadata copy, the other
+ * tables, hashing and syncing), or no backup.
+ */
+function byOverlap(acks: Ack[], runs: BackupRun[]) {
+  const overlaps = (a: Ack, from: number, to: number) => a.at < to && a.at + a.ms / 1000 > from;
+  const classes: Array<[string, (a: Ack) => boolean]> = [
+    ['a backup’s POST (the instant)', (a) => runs.some((r) => overlaps(a, r.at, r.at + r.postMs / 1000))],
+    [
+      'a hot copy',
+      (a) => runs.some((r) => r.hot !== null && overlaps(a, r.hot.from, r.hot.from + r.hot.ms / 1000)),
+    ],
+    ['the rest of a backup', (a) => runs.some((r) => overlaps(a, r.at, r.at + r.seconds))],
+    ['no backup', () => true],
+  ];
+  const out = classes.map(([name]) => ({ name, ms: [] as number[] }));
+  for (const a of acks) out[classes.findIndex(([, test]) => test(a))]?.ms.push(a.ms);
+  return out.map((c) => ({ ...c, ms: c.ms.sort((x, y) => x - y) }));
+}
+
 /** Raw DuckDB on the stopped server's events: the hot events' copy, `runs` times (ms), and its bytes. */
 async function rawCopy(dataDir: string, work: string, runs: number) {
   const instance = await DuckDBInstance.create(path.join(dataDir, 'events.duckdb'), {
@@ -314,11 +342,16 @@ export async function main(argv: string[]) {
     await walSettled(s.dataDir);
     const root = mkdtempSync(path.join(work, 'b-'));
     let going = true;
-    const t0 = performance.now();
-    const backups = backToBack(s, root, t0, () => going);
-    const b = await pacedLoad(s, body, preloadRequests + perPhase, { ...o, label: 'B, backups' });
+    let backups: Promise<BackupRun[]> = Promise.resolve([]);
+    const b = await pacedLoad(s, body, preloadRequests + perPhase, {
+      ...o,
+      label: 'B, backups',
+      onStart: (t0) => {
+        backups = backToBack(s, root, t0, () => going);
+      },
+    });
     going = false;
-    const loadEnd = (performance.now() - t0) / 1000;
+    const loadEnd = b.seconds;
     const runs = await backups;
     rmSync(root, { recursive: true, force: true });
     // Idle backups: the same store, nothing else running (beside the raw engine's copy).
@@ -385,6 +418,7 @@ function report(o: {
   for (const q of [50, 95, 99])
     row([`ack p${q} (ms)`, fmt(p(a, q), 1), fmt(p(b, q), 1), `${fmt(p(b, q) / p(a, q), 2)}×`]);
   row(['ack max (ms)', fmt(a.latencies.at(-1) ?? 0, 1), fmt(b.latencies.at(-1) ?? 0, 1), '']);
+  row(['server peak RSS so far (MiB)', fmt(a.peakRss / 1048576), fmt(b.peakRss / 1048576), '']);
   row(['most behind the pace (ms)', fmt(a.behindMs, 1), fmt(b.behindMs, 1), '']);
   row([
     'event-loop lag p99 / max (ms)',
@@ -413,6 +447,12 @@ function report(o: {
         `${fmt(r.events)} events${r.hot ? `; hot copy ${fmt(r.hot.from, 1)}–${fmt(r.hot.from + r.hot.ms / 1000, 1)} s (${r.hot.parts} parts, ${fmt(mb(r.hot.bytes), 1)} MB)` : ''}` +
         `${r.error ? `; ${r.error}` : ''}`,
     );
+  console.log("B's acknowledgements by what overlapped them (n: p50 / p99 / max ms):");
+  for (const c of byOverlap(b.acks, runs))
+    if (c.ms.length)
+      console.log(
+        `  ${c.name}: ${c.ms.length}: ${fmt(percentile(c.ms, 50))} / ${fmt(percentile(c.ms, 99))} / ${fmt(c.ms.at(-1) ?? 0)}`,
+      );
   for (const f of b.failures.slice(0, 10)) console.log(`  failed ingest at ${fmt(f.at, 1)} s: ${f.what}`);
   const slow = (l: PacedLoad) =>
     [...l.acks]
