@@ -48,7 +48,7 @@ interface Ack {
   ms: number;
 }
 
-interface PacedLoad {
+export interface PacedLoad {
   acks: Ack[];
   latencies: number[]; // sorted, ms
   accepted: number;
@@ -59,11 +59,12 @@ interface PacedLoad {
   /** The server's CPU over the phase (ms: all threads, the main thread) and its event-loop lag p99/max (ms). */
   cpu: { all: number; main: number };
   lag: { p99: number; max: number };
-  /** The server's peak RSS so far (VmHWM), bytes. */
-  peakRss: number;
+  peakRss: number; // VmHWM so far, bytes
+  /** The ingest batcher's commits (the store's append, its write turn waited for included): mean ms. */
+  commitMs: number;
 }
 
-interface BackupRun {
+export interface BackupRun {
   /** Asked, s into the phase. */
   at: number;
   /** The `POST`'s answer time (the instant is taken before the `202`), ms. */
@@ -82,7 +83,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function call(server: BenchServer, method: string, url: string, body?: object) {
   const res = await fetch(`${server.url}${url}`, {
     method,
-    headers: { authorization: `token ${server.token}`, 'content-type': 'application/json' },
+    headers: {
+      authorization: `token ${server.token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
@@ -92,7 +96,7 @@ async function call(server: BenchServer, method: string, url: string, body?: obj
  * Requests `first`… of the file, one due every batch/rate seconds from now, each sent by the
  * first free client once due, for `seconds`.
  */
-async function pacedLoad(
+export async function pacedLoad(
   server: BenchServer,
   body: (r: number) => Buffer,
   first: number,
@@ -113,7 +117,7 @@ async function pacedLoad(
   let next = 0;
   let accepted = 0;
   let behindMs = 0;
-  await scrapeMetrics(server); // resets the event-loop delay histogram
+  const before = await scrapeMetrics(server); // resets the event-loop delay histogram
   const cpu0 = cpuMs(server.pid);
   const t0 = performance.now();
   o.onStart?.(t0);
@@ -151,6 +155,7 @@ async function pacedLoad(
   const cpu1 = cpuMs(server.pid);
   const metrics = await scrapeMetrics(server);
   process.stderr.write('\n');
+  const delta = (name: string) => (metrics.get(name) ?? Number.NaN) - (before.get(name) ?? Number.NaN);
   return {
     acks,
     latencies: acks.map((a) => a.ms).sort((a, b) => a - b),
@@ -164,6 +169,7 @@ async function pacedLoad(
       max: (metrics.get('logscope_nodejs_eventloop_lag_max_seconds') ?? Number.NaN) * 1000,
     },
     peakRss: server.peakRss(),
+    commitMs: (delta('logscope_ingest_commit_seconds_total') * 1000) / delta('logscope_ingest_commits_total'),
   };
 }
 
@@ -186,37 +192,31 @@ function hotCopy(dir: string): { from: number; to: number; bytes: number; parts:
   };
 }
 
-/** One backup into `dir`, polled until it ends. `t0`: the phase's start (performance.now()). */
-async function oneBackup(server: BenchServer, dir: string, t0: number): Promise<BackupRun> {
+/**
+ * One backup into `dir`, polled until it ends (`cancel`: cancelled as soon as it is
+ * accepted, which leaves its instant and its metadata copy). `t0`: the phase's start.
+ */
+export async function oneBackup(server: BenchServer, dir: string, t0: number, cancel = false) {
   const asked = performance.now();
   const wall = Date.now() - asked; // performance.now() + wall = Date.now()
   const started = await call(server, 'POST', '/api/admin/backups', { path: dir });
   const postMs = performance.now() - asked;
   const at = (asked - t0) / 1000;
-  const failed = (why: string): BackupRun => ({
-    at,
-    postMs,
-    seconds: (performance.now() - asked) / 1000,
-    status: 'REFUSED',
-    bytes: 0,
-    events: 0,
-    hot: null,
-    error: why,
+  const failed = (what: string, got: { status: number; json: unknown }) => ({
+    status: what,
+    error: `${got.status} ${JSON.stringify(got.json).slice(0, 300)}`,
   });
-  if (started.status !== 202)
-    return failed(`${started.status} ${JSON.stringify(started.json).slice(0, 300)}`);
-  const id = String(started.json.id);
-  let job = started.json;
+  let job: Record<string, unknown> = started.status === 202 ? started.json : failed('REFUSED', started);
+  if (cancel && started.status === 202) await call(server, 'DELETE', `/api/admin/backups/${job.id}`);
   while (job.status === 'RUNNING') {
     await sleep(POLL_MS);
-    const got = await call(server, 'GET', `/api/admin/backups/${id}`);
-    if (got.status !== 200) return failed(`GET ${got.status} ${JSON.stringify(got.json).slice(0, 300)}`);
-    job = got.json;
+    const got = await call(server, 'GET', `/api/admin/backups/${started.json.id}`);
+    job = got.status === 200 ? got.json : failed('UNKNOWN', got);
   }
   const seconds = (performance.now() - asked) / 1000;
   const counts = job.counts as { events: { hot: number; cold: number } } | null;
   const hot = hotCopy(dir);
-  return {
+  const run: BackupRun = {
     at,
     postMs,
     seconds,
@@ -226,8 +226,9 @@ async function oneBackup(server: BenchServer, dir: string, t0: number): Promise<
     hot: hot
       ? { from: (hot.from - wall - t0) / 1000, ms: hot.to - hot.from, bytes: hot.bytes, parts: hot.parts }
       : null,
-    error: job.error ? JSON.stringify(job.error) : null,
+    error: job.error ? (typeof job.error === 'string' ? job.error : JSON.stringify(job.error)) : null,
   };
+  return run;
 }
 
 /** Backups one after another into fresh folders under `root` while `going()`; the last one is waited for. */
@@ -241,7 +242,7 @@ async function backToBack(
   while (going()) {
     const run = await oneBackup(server, path.join(root, `backup-${runs.length + 1}`), t0);
     runs.push(run);
-    if (run.status === 'REFUSED') await sleep(500);
+    if (run.status !== 'DONE') await sleep(500);
   }
   return runs;
 }
@@ -252,7 +253,7 @@ async function backToBack(
  * snapshots are pinned), its hot copy, the rest of its job (the metadata copy, the other
  * tables, hashing and syncing), or no backup.
  */
-function byOverlap(acks: Ack[], runs: BackupRun[]) {
+export function byOverlap(acks: Ack[], runs: BackupRun[]) {
   const overlaps = (a: Ack, from: number, to: number) => a.at < to && a.at + a.ms / 1000 > from;
   const classes: Array<[string, (a: Ack) => boolean]> = [
     ['a backup’s POST (the instant)', (a) => runs.some((r) => overlaps(a, r.at, r.at + r.postMs / 1000))],
@@ -409,27 +410,23 @@ function report(o: {
     `\n| measure (${o.commit}, ${fmt(o.rate)} events/s, ${o.seconds} s each) | A: no backup | B: backups | B / A |`,
   );
   console.log('|---|---|---|---|');
-  row([
-    'requests acknowledged (failed)',
-    `${a.acks.length} (${a.failures.length})`,
-    `${b.acks.length} (${b.failures.length})`,
-    '',
-  ]);
+  const both = (f: (l: PacedLoad) => string) => [f(a), f(b)];
+  row(['requests acknowledged (failed)', ...both((l) => `${l.acks.length} (${l.failures.length})`), '']);
   for (const q of [50, 95, 99])
     row([`ack p${q} (ms)`, fmt(p(a, q), 1), fmt(p(b, q), 1), `${fmt(p(b, q) / p(a, q), 2)}×`]);
   row(['ack max (ms)', fmt(a.latencies.at(-1) ?? 0, 1), fmt(b.latencies.at(-1) ?? 0, 1), '']);
+  row([
+    "the store's commit, mean (ms)",
+    fmt(a.commitMs, 1),
+    fmt(b.commitMs, 1),
+    `${fmt(b.commitMs / a.commitMs, 2)}×`,
+  ]);
   row(['server peak RSS so far (MiB)', fmt(a.peakRss / 1048576), fmt(b.peakRss / 1048576), '']);
   row(['most behind the pace (ms)', fmt(a.behindMs, 1), fmt(b.behindMs, 1), '']);
-  row([
-    'event-loop lag p99 / max (ms)',
-    `${fmt(a.lag.p99, 1)} / ${fmt(a.lag.max, 1)}`,
-    `${fmt(b.lag.p99, 1)} / ${fmt(b.lag.max, 1)}`,
-    '',
-  ]);
+  row(['event-loop lag p99 / max (ms)', ...both((l) => `${fmt(l.lag.p99, 1)} / ${fmt(l.lag.max, 1)}`), '']);
   row([
     'server CPU an event, all / main thread (µs)',
-    `${perEvent(a, a.cpu.all)} / ${perEvent(a, a.cpu.main)}`,
-    `${perEvent(b, b.cpu.all)} / ${perEvent(b, b.cpu.main)}`,
+    ...both((l) => `${perEvent(l, l.cpu.all)} / ${perEvent(l, l.cpu.main)}`),
     `${fmt(b.cpu.all / a.cpu.all, 2)}×`,
   ]);
   console.log(
