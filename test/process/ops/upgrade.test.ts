@@ -248,6 +248,45 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
     throw new Error('in 3 tries the kill never landed while the upgrade ran');
   }, 180_000);
 
+  it('without room for its backup, refuses to start, changing nothing; with upgradeBackup off, upgrades without one', async () => {
+    const dir = temp('noroom');
+    cpSync(pristine, dir, { recursive: true });
+    const tiny = temp('tiny');
+    let mounted = false;
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', tiny], { stdio: 'ignore' });
+      mounted = true;
+    } catch {
+      // not root: the refusal is not tried here
+    }
+    if (mounted) {
+      try {
+        const refused = serveBuilt(dir, await freePort(), { LOGSCOPE_UPGRADE_BACKUP_DIR: tiny });
+        running.push(refused);
+        expect((await refused.exited).code).not.toBe(0);
+        expect(refused.out.stderr).toMatch(
+          new RegExp(
+            `needs \\d+ bytes in ${tiny}, and \\d+ are free\\. Free some space, or set LOGSCOPE_UPGRADE_BACKUP_DIR`,
+          ),
+        );
+        expect(existsSync(path.join(dir, 'store-format.json'))).toBe(false);
+        expect(existsSync(path.join(dir, 'upgrade-in-progress.json'))).toBe(false);
+      } finally {
+        execFileSync('umount', ['-l', tiny], { stdio: 'ignore' });
+      }
+    }
+    const port = await freePort();
+    const server = serveBuilt(dir, port, { LOGSCOPE_UPGRADE_BACKUP: 'off' });
+    running.push(server);
+    await healthy(port, server);
+    expect(server.out.stderr).toContain('warning: upgrading without a backup');
+    expect(existsSync(path.join(dir, 'backups'))).toBe(false);
+    const record = JSON.parse(readFileSync(path.join(dir, 'store-format.json'), 'utf8'));
+    expect(record).toMatchObject({ store_format: STORE_FORMAT, upgrade_backup: null });
+    expect(await searchAll(port, dir)).toBe(200);
+    await stop(server);
+  }, 120_000);
+
   it('refuses a newer store format, changing nothing', async () => {
     const record = JSON.parse(readFileSync(path.join(dataDir, 'store-format.json'), 'utf8'));
     const newer = { ...record, store_format: STORE_FORMAT + 1, release: '99.0.0' };
