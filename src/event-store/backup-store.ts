@@ -11,8 +11,11 @@ export interface BackupStore {
    * resolves with it while still holding the turn, until `releaseBackup` (or `holdMs`).
    */
   openBackup(req: BackupOpen): Promise<BackupSnapshot | null>;
-  /** Lets the store's writers go on; the snapshot stays pinned until `closeBackup`. */
-  releaseBackup(id: string): Promise<void>;
+  /**
+   * Lets the store's writers go on; the snapshot stays pinned until `closeBackup`. False
+   * when `holdMs` had let them go already (what the caller pinned meanwhile is not of the instant).
+   */
+  releaseBackup(id: string): Promise<boolean>;
   backupStep(id: string, step: BackupStep): Promise<BackupStepResult>;
   /** Stops the statement a step runs now (a cancel): that step fails; the snapshot stays open. */
   interruptBackup(id: string): Promise<void>;

@@ -7782,6 +7782,18 @@ export interface paths {
             "application/json": components["schemas"]["Error"];
           };
         };
+        /** @description Every error has this shape. */
+        503: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
+        /** @description Every error has this shape. */
+        507: {
+          content: {
+            "application/json": components["schemas"]["Error"];
+          };
+        };
       };
     };
   };

@@ -269,7 +269,9 @@ export class ClickHouseEventStore implements EngineEventStore {
     return null;
   }
 
-  async releaseBackup(_id: string): Promise<void> {}
+  async releaseBackup(_id: string): Promise<boolean> {
+    return false;
+  }
 
   async backupStep(_id: string, _step: BackupStep): Promise<BackupStepResult> {
     throw new Error('The ClickHouse store takes no backups of its own.');

@@ -21,6 +21,8 @@ interface OpenBackup {
   conn: DuckDBConnection;
   holdDir: string | null;
   release: () => void;
+  /** The write turn was let go by its time limit, before `release`: no instant. */
+  expired: boolean;
 }
 
 /** A SQL string literal (COPY takes no bound file name). */
@@ -104,9 +106,13 @@ export class DuckDbBackups {
       const released = new Promise<void>((resolve) => {
         release = resolve;
       });
-      this.open.set(req.id, { conn, holdDir, release });
+      const backup: OpenBackup = { conn, holdDir, release, expired: false };
+      this.open.set(req.id, backup);
       pinned({ snapshotAt, coldDir: this.db.cold?.dir ?? null, coldFiles: files });
-      const timer = setTimeout(release, req.holdMs);
+      const timer = setTimeout(() => {
+        backup.expired = true;
+        release();
+      }, req.holdMs);
       await released;
       clearTimeout(timer);
     } catch (err) {
@@ -121,9 +127,15 @@ export class DuckDbBackups {
     this.open.get(id)?.conn.interrupt();
   }
 
-  /** Lets the store's writers go on (the snapshot stays pinned). */
-  release(id: string): void {
-    this.open.get(id)?.release();
+  /**
+   * Lets the store's writers go on (the snapshot stays pinned). False when the turn had
+   * been let go already by its time limit: the caller's other snapshot is not of the instant.
+   */
+  release(id: string): boolean {
+    const backup = this.open.get(id);
+    if (!backup) return false;
+    backup.release();
+    return !backup.expired;
   }
 
   /**

@@ -355,8 +355,8 @@ export class DuckDbEventStore implements EngineEventStore {
     });
   }
 
-  async releaseBackup(id: string): Promise<void> {
-    this.backups.release(id);
+  async releaseBackup(id: string): Promise<boolean> {
+    return this.backups.release(id);
   }
 
   backupStep(id: string, step: BackupStep): Promise<BackupStepResult> {

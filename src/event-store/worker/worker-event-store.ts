@@ -325,7 +325,7 @@ export class WorkerEventStore implements EventStore {
     return this.call({ op: 'openBackup', req });
   }
 
-  releaseBackup(backup: string): Promise<void> {
+  releaseBackup(backup: string): Promise<boolean> {
     return this.call({ op: 'releaseBackup', backup });
   }
 

@@ -21,7 +21,7 @@ export async function backupsRoutes(fastify: FastifyInstance, opts: { backups: B
         tags,
         summary: 'Take a backup of the embedded stores as of now, written in the background (admins)',
         body: BackupRequestSchema,
-        response: { 202: Type.Ref('BackupJob'), ...errorResponses(400, 401, 403, 409, 413, 415) },
+        response: { 202: Type.Ref('BackupJob'), ...errorResponses(400, 401, 403, 409, 413, 415, 503, 507) },
       },
     },
     async (request, reply) => {

@@ -20,6 +20,7 @@ import {
   notFound,
   permissionDenied,
   storageFull,
+  unavailable,
 } from '../../errors/errors.js';
 import type { EventStore } from '../../event-store/event-store.js';
 import type { AuditTrail } from '../audit/index.js';
@@ -171,11 +172,17 @@ export class BackupsService implements MetricsSource {
         // metadata's before that turn is let go.
         snapshot = await this.events.openBackup({ id, holdMs: HOLD_MS });
         if (!snapshot) throw new Error('the event store keeps no files of its own here');
+        let held = false;
         try {
           await metadata.pin();
         } finally {
-          await this.events.releaseBackup(id);
+          held = await this.events.releaseBackup(id);
         }
+        if (!held)
+          throw unavailable(
+            `The metadata store's snapshot took longer than ${HOLD_MS / 1000} s to take: no instant of both stores was taken. Try again.`,
+            5,
+          );
       } catch (err) {
         await metadata.stop().catch(() => undefined);
         throw err;
