@@ -24,6 +24,7 @@ describe.runIf(embedded)('restore of an online backup', () => {
   let root: string;
   let restored: { rt: Runtime; app: FastifyInstance } | null = null;
   let reader: { id: number; token: string };
+  let reportId: number;
   const answers: Record<string, unknown> = {};
 
   const calls: Array<[string, InjectOptions]> = [];
@@ -82,6 +83,45 @@ describe.runIf(embedded)('restore of an online backup', () => {
       payload: { title: 'errors', query: 'severity:error' },
     });
     expect(saved.statusCode, saved.body).toBe(201);
+    const channel = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/channels',
+      payload: {
+        name: 'ops hook',
+        type: 'webhook',
+        config: { url: 'http://127.0.0.1:9/x', secret: 's3cret' },
+      },
+    });
+    expect(channel.statusCode, channel.body).toBe(201);
+    // A log metric with counts kept at ingest, and a report with its file.
+    const metric = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/log-metrics',
+      payload: { name: 'kept_counts', query: 'app:counted', labels: ['host'] },
+    });
+    expect(metric.statusCode, metric.body).toBe(201);
+    const counted = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/ingest',
+      payload: Array.from({ length: 20 }, (_, i) => ({
+        app: 'counted',
+        host: `h${i % 3}`,
+        message: `counted ${i}`,
+      })),
+    });
+    expect(counted.statusCode, counted.body).toBe(200);
+    const report = await t.as(t.adminToken, {
+      method: 'POST',
+      url: '/api/reports',
+      payload: {
+        ftype: 'csv',
+        source: { kind: 'query', query: { type: 'Search', params: { time_range: HOUR } } },
+      },
+    });
+    expect(report.statusCode, report.body).toBe(202);
+    await t.rt.services.reports.idle();
+    reportId = report.json().id;
+    const nowS = Math.floor(Date.now() / 1000);
     const search = (query: string, extra: object = {}) => ({
       method: 'POST' as const,
       url: '/api/query',
@@ -114,8 +154,20 @@ describe.runIf(embedded)('restore of an online backup', () => {
       ['saved searches', { method: 'GET', url: '/api/saved-searches' }],
       ['users', { method: 'GET', url: '/api/users' }],
       ['cold files', { method: 'GET', url: '/api/cold/files' }],
+      ['channels', { method: 'GET', url: '/api/channels' }],
+      ['reports', { method: 'GET', url: '/api/reports' }],
+      [
+        'metric series',
+        {
+          method: 'GET',
+          url: `/api/log-metrics/${metric.json().id}/series?from=${nowS - 3600}&to=${nowS + 60}`,
+        },
+      ],
     );
     Object.assign(answers, await snapshotOf(t.app));
+    // What is compared holds something: the metric's 20 events, counted at ingest.
+    const series = (answers['metric series'] as { series: Array<{ total: { events: number } }> }).series;
+    expect(series.reduce((n, x) => n + x.total.events, 0)).toBe(20);
   });
   afterAll(async () => {
     if (restored) {
@@ -141,14 +193,14 @@ describe.runIf(embedded)('restore of an online backup', () => {
       return j.status !== 'RUNNING' && j;
     });
     expect(job.status, JSON.stringify(job.error)).toBe('DONE');
-    expect(job.counts.events).toEqual({ hot: 600, cold: 30 });
+    expect(job.counts.events).toEqual({ hot: 620, cold: 30 });
     const verified = await verifyBackup(dir);
     expect(verified.problems).toEqual([]);
     expect(verified.ok).toBe(true);
 
     const dataDir = path.join(root, 'restored');
     const summary = await restoreBackup({ dir, dataDir, force: false });
-    expect(summary.events).toEqual({ hot: 600, cold: 30 });
+    expect(summary.events).toEqual({ hot: 620, cold: 30 });
     const config = loadConfig({ env: { LOGSCOPE_DATA_DIR: dataDir, LOGSCOPE_QUERY_SYNC_MS: '30000' } });
     const rt = await openRuntime(config);
     const app = await buildApp({ root: rt.root, checks: healthChecks(rt) });
@@ -161,6 +213,16 @@ describe.runIf(embedded)('restore of an online backup', () => {
     const before = await t.as(t.adminToken, { method: 'GET', url: `/api/events/${some}` });
     const after = await ask(app, t.adminToken, { method: 'GET', url: `/api/events/${some}` });
     expect(after.json()).toEqual(before.json());
+    // The report's file, byte for byte; the channel's secret as stored.
+    const file = (app: FastifyInstance) =>
+      ask(app, t.adminToken, { method: 'GET', url: `/api/reports/${reportId}/file` });
+    const [fileBefore, fileAfter] = [await file(t.app), await file(app)];
+    expect(fileAfter.statusCode).toBe(200);
+    expect(fileAfter.rawPayload.equals(fileBefore.rawPayload)).toBe(true);
+    const configs = (r: Runtime) =>
+      r.meta.db.selectFrom('channels').select(['id', 'config']).orderBy('id').execute();
+    expect(await configs(rt)).toEqual(await configs(t.rt));
+    expect(JSON.stringify(await configs(rt))).toContain('s3cret');
     // The cold tier verifies on the restored server.
     const cold = await ask(app, t.adminToken, { method: 'POST', url: '/api/cold/verify', payload: {} });
     expect(cold.json().problems).toEqual([]);
