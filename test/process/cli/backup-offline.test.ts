@@ -1,11 +1,12 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_FORMAT } from '../../../src/features/backups/store-format.js';
 import { VERSION } from '../../../src/version.js';
 import { makeBackup } from '../../event-store/backups/backup-fixture.js';
-import { buildCli, removeCli, runCli } from './run-cli.js';
+import { eventually } from '../../helpers/eventually.js';
+import { buildCli, removeCli, runCli, startCli } from './run-cli.js';
 
 /** `backup verify`, `restore` and `version`: the commands that need no server. */
 describe('CLI backup verify, restore, version', () => {
@@ -123,4 +124,30 @@ describe('CLI backup verify, restore, version', () => {
     });
     expect(existsSync(target)).toBe(false);
   });
+  it('restore killed (-9) part-way: the target untouched, the backup whole, a second restore whole', async () => {
+    const target = path.join(root, 'killed-target');
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const child = startCli(['restore', backup, '--data-dir', target]);
+      // Killed once its build folder beside the target exists (before the rename into place).
+      await eventually(
+        'the restore to begin building',
+        () =>
+          readdirSync(root).some((n) => n.startsWith('killed-target.restore-')) || child.exitCode !== null,
+        { everyMs: 1, withinMs: 15_000 },
+      );
+      child.kill('SIGKILL');
+      await child.done;
+      if (existsSync(target)) {
+        // It finished before the kill landed: again.
+        rmSync(target, { recursive: true, force: true });
+        continue;
+      }
+      expect((await runCli(['backup', 'verify', backup])).code).toBe(0);
+      const again = await runCli(['restore', backup, '--data-dir', target]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(readdirSync(target).sort()).toEqual(expect.arrayContaining(['events.duckdb', 'meta.sqlite']));
+      return;
+    }
+    throw new Error('in 3 tries the kill never landed while the restore ran');
+  }, 60_000);
 });
