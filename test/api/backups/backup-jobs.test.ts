@@ -6,9 +6,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest } from '../../../src/features/backups/manifest.js';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
-import { noonDaysBack } from '../../helpers/events.js';
 import { eventually } from '../../helpers/eventually.js';
-import { event } from '../../helpers/seed.js';
+import { oldEventsMovedCold } from './cold-fixture.js';
 
 // Backup jobs under way (docs/api/backups.md): a backup taken during a steady ingest holds
 // every event acknowledged before it was asked for, each request's events whole; cold files
@@ -89,7 +88,7 @@ describe.runIf(embedded)('backup jobs', () => {
       }
     };
     const clients = [client(1), client(2), client(3)];
-    await new Promise((r) => setTimeout(r, 400));
+    await eventually('a few requests acknowledged', () => acked.length >= 4, { withinMs: 30_000 });
     const asked = Date.now();
     const before = acked.filter((a) => a.at < asked).map((a) => a.batch);
     const res = await post({ path: path.join(root, 'steady') });
@@ -176,27 +175,8 @@ describe.runIf(embedded)('a backup of the cold tier', () => {
   beforeAll(async () => {
     t = await createTestApp();
     root = mkdtempSync(path.join(tmpdir(), 'logscope-backup-cold-'));
-    const streams = (await t.as(t.adminToken, { method: 'GET', url: '/api/streams' })).json()
-      .results as Array<{
-      id: number;
-      builtin: boolean;
-    }>;
-    const defaultId = streams.find((s) => s.builtin)?.id as number;
-    const patch = await t.as(t.adminToken, {
-      method: 'PATCH',
-      url: `/api/streams/${defaultId}`,
-      payload: { hot_days: 2 },
-    });
-    expect(patch.statusCode, patch.body).toBe(200);
-    const now = Date.now();
-    await t.rt.events.append(
-      [5, 4, 1].flatMap((back) =>
-        Array.from({ length: 40 }, (_, i) =>
-          event({ ts: noonDaysBack(back, now) + i * 1000, message: `day ${back} #${i}` }),
-        ),
-      ),
-    );
-    expect((await t.rt.services.coldMoves.run(now)).errors).toEqual([]);
+    // 40 events on each of three days: the two older moved cold (a file each), the last hot.
+    await oldEventsMovedCold(t, [5, 4, 1], 40);
   });
   afterAll(async () => {
     await t.close();

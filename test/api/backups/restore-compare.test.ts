@@ -9,9 +9,9 @@ import { restoreBackup, verifyBackup } from '../../../src/features/backups/index
 import { readManifest } from '../../../src/features/backups/manifest.js';
 import { healthChecks, openRuntime, type Runtime } from '../../../src/runtime.js';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
-import { noonDaysBack } from '../../helpers/events.js';
 import { eventually } from '../../helpers/eventually.js';
 import { event, HOUR, seedWeb, T0 } from '../../helpers/seed.js';
+import { oldEventsMovedCold } from './cold-fixture.js';
 
 // A backup taken by a running server, verified and restored into a new data dir: the
 // restored server answers the same queries with the same ev_ids and holds every object
@@ -50,19 +50,8 @@ describe.runIf(embedded)('restore of an online backup', () => {
     root = mkdtempSync(path.join(tmpdir(), 'logscope-restore-'));
     await seedWeb(t);
     // Old events moved cold: the stream Old keeps 2 days hot (Default all its days).
-    const old = await t.as(t.adminToken, {
-      method: 'POST',
-      url: '/api/streams',
-      payload: { title: 'Old', rule: 'app:old', hot_days: 2 },
-    });
-    expect(old.statusCode, old.body).toBe(201);
+    await oldEventsMovedCold(t, [5], 30);
     const now = Date.now();
-    await t.rt.events.append(
-      Array.from({ length: 30 }, (_, i) =>
-        event({ ts: noonDaysBack(5, now) + i * 1000, app: 'old', message: `old ${i}` }),
-      ),
-    );
-    expect((await t.rt.services.coldMoves.run(now)).errors).toEqual([]);
     // Objects of every kind the comparison reads.
     reader = await t.user('rita', { permissions: [] });
     const nginx = await t.as(t.adminToken, {
@@ -270,19 +259,7 @@ describe.runIf(embedded)('an incremental backup', () => {
     t = await createTestApp();
     root = mkdtempSync(path.join(tmpdir(), 'logscope-incremental-'));
     seeded = await seedWeb(t);
-    const old = await t.as(t.adminToken, {
-      method: 'POST',
-      url: '/api/streams',
-      payload: { title: 'Old', rule: 'app:old', hot_days: 2 },
-    });
-    expect(old.statusCode, old.body).toBe(201);
-    const now = Date.now();
-    await t.rt.events.append(
-      Array.from({ length: 30 }, (_, i) =>
-        event({ ts: noonDaysBack(5, now) + i * 1000, app: 'old', message: `old ${i}` }),
-      ),
-    );
-    expect((await t.rt.services.coldMoves.run(now)).errors).toEqual([]);
+    await oldEventsMovedCold(t, [5], 30);
   });
   afterAll(async () => {
     for (const o of opened) {
