@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKEND, createTestApp, EVENT_STORE, type TestApp } from '../../helpers/app.js';
 import { seedWeb } from '../../helpers/seed.js';
-import { buildCli, removeCli, runCli } from './run-cli.js';
+import { buildCli, removeCli, runCli, startCli, until } from './run-cli.js';
 
 /**
  * `logscope backup <dir>` against a running server (docs/cli.md): progress, then the
@@ -75,5 +75,23 @@ describe.runIf(BACKEND === 'sqlite' && EVENT_STORE === 'duckdb')(
       expect(unreachable.code).toBe(2);
       expect(unreachable.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9/);
     }, 120_000);
+
+    it('Ctrl-C cancels the job: it ends CANCELLED, its folder removed, exit 1', async () => {
+      const child = startCli(
+        ['backup', 'slow', '--max-bytes-per-second', '1', '--url', url, '--token', t.adminToken],
+        { cwd: root },
+      );
+      await until(
+        () => /backup \w+: \d+ %/.test(child.out.stderr),
+        () => `progress shown (${child.out.stderr})`,
+        30_000,
+      );
+      child.kill('SIGINT');
+      const run = await child.done;
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/cancelling the backup/);
+      expect(run.stderr).toMatch(/ended CANCELLED/);
+      expect(existsSync(path.join(root, 'slow'))).toBe(false);
+    }, 60_000);
   },
 );
