@@ -1,9 +1,10 @@
 /**
  * Writes a backup's folder from a pinned snapshot of both stores (ADR 0036), file by file:
  * the metadata copy, the hot events by day, the event store's other tables and schema, the
- * held cold files, the reports' files and `admin-token`; then the manifest, last. Between
- * files (and 1 MiB pieces of a copy) it reports progress, keeps to the write rate asked for
- * and stops when cancelled.
+ * held cold files, the reports' files and `admin-token`; then the manifest, last. After each
+ * file it reports progress; after each file, and each 1 MiB piece of a file it copies, it
+ * keeps to the write rate asked for and stops when cancelled (a Parquet part the store
+ * writes is one step, which a cancel interrupts).
  */
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -93,8 +94,9 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
     bytes_total: 1,
     fraction: 0,
   };
-  // Written so far, for the throttle.
+  // Written so far, for the throttle; and what a copy in pieces accounted already.
   let written = 0;
+  const throttled = new Set<string>();
   const report = () => {
     const estimate = Math.max(progress.bytes_total, progress.bytes_done + 1);
     const byBytes = progress.bytes_done / estimate;
@@ -105,6 +107,7 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
     const stop = w.stopping();
     if (stop) throw stop;
   };
+  /** Waits until `bytes` more keep the job's average write rate within its cap. */
   const throttle = async (bytes: number) => {
     written += bytes;
     if (!w.maxBytesPerSecond) return;
@@ -130,18 +133,20 @@ export async function writeBackup(w: BackupWrite): Promise<Manifest> {
     progress.bytes_done += bytes;
     progress.bytes_total += bytes - estimate;
     report();
-    await throttle(bytes);
+    if (!throttled.delete(rel)) await throttle(bytes);
     checkStop();
   };
-  /** Copies a file in pieces (throttled, stoppable between pieces). */
+  /** Copies a file in pieces, throttled and stoppable between pieces. */
   const copy = async (from: string, rel: string) => {
     const to = path.join(w.dir, ...rel.split('/'));
     await mkdir(path.dirname(to), { recursive: true, mode: 0o700 });
+    throttled.add(rel);
     await pipeline(
       createReadStream(from, { highWaterMark: PIECE }),
       async function* (source: AsyncIterable<Buffer>) {
         for await (const piece of source) {
           checkStop();
+          await throttle(piece.length);
           yield piece;
         }
       },

@@ -18,6 +18,9 @@ const embedded = BACKEND === 'sqlite' && EVENT_STORE === 'duckdb';
 interface Job {
   id: string;
   status: string;
+  started_at: string;
+  finished_at: string;
+  bytes: number;
   error: { code: string; detail: string } | null;
   counts: {
     events: { hot: number; cold: number };
@@ -211,6 +214,9 @@ describe.runIf(embedded)('a backup of the cold tier', () => {
     );
     expect(done.status, JSON.stringify(done.error)).toBe('DONE');
     expect(done.counts?.events).toEqual({ hot: 40, cold: 80 });
+    // The cap held: the job took at least its bytes at 500,000 a second.
+    const took = Date.parse(done.finished_at) - Date.parse(done.started_at);
+    expect(took).toBeGreaterThanOrEqual((done.bytes / 500_000) * 1000 * 0.95);
     const read = await readManifest(path.join(root, 'cold'));
     if ('problem' in read) throw new Error(read.problem);
     const cold = read.manifest.files.filter((f) => f.kind === 'cold');
