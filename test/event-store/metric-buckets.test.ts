@@ -330,6 +330,37 @@ describe('log metrics in the DuckDB store', () => {
     }
   });
 
+  it('dropped series past 100,000: estimated within 2 %, kept across a reopen (written by the upkeep, and at close)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'logscope-dropped-'));
+    dirs.push(dir);
+    const many = rule({ filter: parseQuery('*') });
+    const hosts = (from: number, n: number) =>
+      Array.from({ length: Math.ceil(n / 10_000) }, (_, part) =>
+        batch(from + part * 10_000, Math.min(10_000, n - part * 10_000), (i) => `host-${i}`),
+      );
+    const within = (dropped: number, truth: number) =>
+      expect(Math.abs(dropped / truth - 1), `${dropped} for ${truth}`).toBeLessThan(0.02);
+    let store = await open(dir);
+    try {
+      await store.setMetricRules([many]);
+      for (const part of hosts(0, 120_000)) await store.append(part);
+      // Two hosts have series of their own; the rest are folded.
+      within((await store.metricCounts(1, 100)).dropped, 120_000 - 2);
+      await store.maintainMetrics(T + 3_600_000);
+      for (const part of hosts(120_000, 30_000)) await store.append(part);
+    } finally {
+      await store.close();
+    }
+    // The last 30,000 were seen after the upkeep: written at close.
+    store = await open(dir);
+    try {
+      await store.setMetricRules([many]);
+      within((await store.metricCounts(1, 100)).dropped, 150_000 - 2);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+
   it('an append that fails counts nothing and admits no series', async () => {
     const store = await open(':memory:');
     try {

@@ -418,6 +418,8 @@ export class DuckDbEventStore implements EngineEventStore {
     this.appends.stopQueuing();
     await this.reads.settle();
     await this.appends.settled();
+    // What the log metrics' sketches saw since the upkeep's last run.
+    await this.db.gate.write(() => this.db.metrics.flushSketches(this.db.writer)).catch(() => undefined);
     await this.maintenance.stop();
     this.reads.closeIdle();
     this.appends.closeSync();

@@ -29,7 +29,7 @@ import {
   setTest,
   streamSetOf,
 } from '../rollups/metric-store.js';
-import { SeriesBook, type SeriesChange } from '../rollups/series-book.js';
+import { type DroppedSketch, SeriesBook, type SeriesChange } from '../rollups/series-book.js';
 import { decodeSketch, encodeSketch, mergeSketch, newSketch } from '../rollups/sketch.js';
 import { blobValue, DuckDBDataChunk, listValue } from './duckdb-api.js';
 import { tsValue } from './duckdb-schema.js';
@@ -52,6 +52,9 @@ const CREATE = [
   `CREATE TABLE IF NOT EXISTS metric_buckets_merged AS SELECT * FROM metric_buckets LIMIT 0`,
   `CREATE TABLE IF NOT EXISTS metric_series (
     metric INTEGER NOT NULL, generation BIGINT NOT NULL, labels VARCHAR NOT NULL, own BOOLEAN NOT NULL)`,
+  // Past 100,000 folded tuples a metric, their distinct-count sketch (series-book.ts).
+  `CREATE TABLE IF NOT EXISTS metric_dropped (
+    metric INTEGER NOT NULL, generation BIGINT NOT NULL, registers BLOB NOT NULL)`,
 ];
 
 /** Label tuples with a series of their own, at most, over every metric (`logMetricTotalSeries`). */
@@ -85,6 +88,11 @@ export class MetricBuckets {
         JSON.parse(String(r.labels)) as string[],
         r.own === true,
       );
+    const sketches = (
+      await writer.runAndReadAll('SELECT metric, generation, registers FROM metric_dropped')
+    ).getRowObjects();
+    for (const r of sketches)
+      book.loadSketch(Number(r.metric), Number(r.generation), (r.registers as { bytes: Uint8Array }).bytes);
     return new MetricBuckets(book);
   }
 
@@ -368,7 +376,9 @@ export class MetricBuckets {
     try {
       const { expired, freed } = await this.expire(conn, nowMs);
       const compacted = await this.compact(conn);
+      const sketches = await this.writeSketches(conn);
       await conn.run('COMMIT');
+      this.book.sketchesWritten(sketches);
       for (const f of freed) this.book.release(f.metric, f.generation, f.tuple);
       return { expired, compacted, more: compacted >= COMPACT_KEYS };
     } catch (err) {
@@ -483,6 +493,41 @@ export class MetricBuckets {
     return rows.length;
   }
 
+  /**
+   * The folded tuples' sketches changed since last written (inside the caller's transaction;
+   * `sketchesWritten` once it commits). Written by the upkeep, about once a minute, and at
+   * close: a crash loses at most a minute of what they saw (an estimate a little low).
+   */
+  private async writeSketches(conn: DuckDBConnection): Promise<DroppedSketch[]> {
+    const changed = this.book.changedSketches();
+    for (const k of changed) {
+      await conn.run('DELETE FROM metric_dropped WHERE metric = $1 AND generation = $2', [
+        k.metric,
+        k.generation,
+      ]);
+      await conn.run('INSERT INTO metric_dropped VALUES ($1, $2, $3)', [
+        k.metric,
+        k.generation,
+        blobValue(k.bytes),
+      ]);
+    }
+    return changed;
+  }
+
+  /** The sketches changed since the upkeep's last run, written now (the store's close). */
+  async flushSketches(conn: DuckDBConnection): Promise<void> {
+    if (!this.book.changedSketches().length) return;
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      const sketches = await this.writeSketches(conn);
+      await conn.run('COMMIT');
+      this.book.sketchesWritten(sketches);
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
   /** Deletes the buckets and series of metrics no longer counted, and of their older generations. */
   async prune(conn: DuckDBConnection, keep: readonly MetricRule[]): Promise<void> {
     // Integers only, so written into the statement.
@@ -493,6 +538,7 @@ export class MetricBuckets {
     await conn.run(`DELETE FROM metric_past WHERE ${where}`);
     await conn.run(`DELETE FROM metric_backfilled WHERE ${where}`);
     await conn.run(`DELETE FROM metric_series WHERE ${where}`);
+    await conn.run(`DELETE FROM metric_dropped WHERE ${where}`);
     this.book.retain(keep);
   }
 }

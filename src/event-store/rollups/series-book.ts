@@ -8,9 +8,13 @@
  * (`admit`), writes `pending()` in the batch's transaction, then `commit`s, or `abort`s
  * when the transaction fails: the book never holds a tuple its store does not.
  */
+import { DistinctSketch } from './distinct-sketch.js';
 import { type MetricRule, type SeriesGate, tupleKey } from './metric-rollups.js';
 
-/** Dropped tuples are counted exactly up to this many a metric; past it, no more are told apart. */
+/**
+ * Dropped tuples are counted exactly up to this many a metric; past it, estimated within
+ * 2 % (`overflow`, a distinct-count sketch of every folded tuple).
+ */
 export const DROPPED_EXACT = 100_000;
 
 interface Book {
@@ -22,6 +26,19 @@ interface Book {
    * chance in 10^6 at 100,000, would count as one).
    */
   readonly dropped: Set<number>;
+  /**
+   * Past DROPPED_EXACT: every folded tuple's hash seen (those of `dropped` included), and
+   * whether it changed since the store last wrote it.
+   */
+  overflow: DistinctSketch | null;
+  overflowChanged: boolean;
+}
+
+/** A metric's sketch of folded tuples, as the store keeps it. */
+export interface DroppedSketch {
+  readonly metric: number;
+  readonly generation: number;
+  readonly bytes: Uint8Array;
 }
 
 /** A 53-bit hash of a string (cyrb53: two 32-bit multiplicative hashes mixed). */
@@ -48,6 +65,8 @@ export interface SeriesChange {
 
 const keyOf = (metric: number, generation: number) => `${metric}:${generation}`;
 
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+
 export class SeriesBook implements SeriesGate {
   private readonly books = new Map<string, Book>();
   private total = 0;
@@ -59,7 +78,7 @@ export class SeriesBook implements SeriesGate {
     const key = keyOf(metric, generation);
     let b = this.books.get(key);
     if (!b) {
-      b = { own: new Set(), dropped: new Set() };
+      b = { own: new Set(), dropped: new Set(), overflow: null, overflowChanged: false };
       this.books.set(key, b);
     }
     return b;
@@ -85,7 +104,15 @@ export class SeriesBook implements SeriesGate {
       b.own.add(key);
       this.total++;
     } else if (b.dropped.size < DROPPED_EXACT) b.dropped.add(h);
-    else return false;
+    else {
+      // Past the exact count: the sketch sees it (the store writes it now and then).
+      if (!b.overflow) {
+        b.overflow = DistinctSketch.empty();
+        for (const seen of b.dropped) b.overflow.add(seen);
+      }
+      if (b.overflow.add(h)) b.overflowChanged = true;
+      return false;
+    }
     this.pendingChanges.push({ metric: rule.id, generation: rule.generation, tuple, own });
     return own;
   }
@@ -121,10 +148,39 @@ export class SeriesBook implements SeriesGate {
     if (b?.own.delete(tupleKey(tuple))) this.total--;
   }
 
-  /** A metric's series of its own, and the tuples folded (exact up to `DROPPED_EXACT`). */
+  /** A metric's series of its own, and the tuples folded (exact up to `DROPPED_EXACT`, then estimated). */
   counts(metric: number, generation: number): { series: number; dropped: number } {
     const b = this.books.get(keyOf(metric, generation));
-    return { series: b?.own.size ?? 0, dropped: b?.dropped.size ?? 0 };
+    const dropped = b?.overflow
+      ? Math.max(b.dropped.size, Math.round(b.overflow.estimate()))
+      : (b?.dropped.size ?? 0);
+    return { series: b?.own.size ?? 0, dropped };
+  }
+
+  /** A sketch the store kept (`changedSketches`'s), loaded at open. */
+  loadSketch(metric: number, generation: number, bytes: Uint8Array): void {
+    const sketch = DistinctSketch.from(bytes);
+    if (sketch) this.book(metric, generation).overflow = sketch;
+  }
+
+  /** The sketches changed since they were last written (`sketchesWritten`). */
+  changedSketches(): DroppedSketch[] {
+    const out: DroppedSketch[] = [];
+    for (const [key, b] of this.books) {
+      if (!b.overflow || !b.overflowChanged) continue;
+      const [metric, generation] = key.split(':').map(Number) as [number, number];
+      out.push({ metric, generation, bytes: Uint8Array.from(b.overflow.bytes()) });
+    }
+    return out;
+  }
+
+  /** The store has written these (as they were when `changedSketches` gave them). */
+  sketchesWritten(written: readonly DroppedSketch[]): void {
+    for (const w of written) {
+      const b = this.books.get(keyOf(w.metric, w.generation));
+      // Changed again since: written next time.
+      if (b?.overflow && sameBytes(b.overflow.bytes(), w.bytes)) b.overflowChanged = false;
+    }
   }
 
   /** Forgets every metric and generation but those of `rules` (deleted metrics, resets). */
