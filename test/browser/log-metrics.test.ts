@@ -305,6 +305,42 @@ describeBrowser('test/browser/log-metrics.test.ts', 'the Metrics page in Chromiu
     expect((await metrics()).map((m) => m.name)).toEqual(['web_requests']);
   });
 
+  it('“Save” waits while a field is wrong, an alert naming it; a field no recent event holds is flagged, not refused', async () => {
+    await page.getByRole('button', { name: 'New metric' }).click();
+    const form = dialog('New metric');
+    await form.getByLabel('Name').fill('worker_ms');
+    await form.getByLabel('Query').fill('app:worker');
+    const save = form.getByRole('button', { name: 'Create metric' });
+    expect(await save.isDisabled()).toBe(false);
+    await form.getByLabel('Resolution').fill('7');
+    await expect.poll(() => save.isDisabled()).toBe(true);
+    const waiting = form.getByRole('alert').filter({ hasText: 'Not ready to save' });
+    expect(await waiting.textContent()).toBe(
+      'Not ready to save: Resolution: Whole seconds from 10 to 3600 that divide 3600 (10, 15, 20, 30, 60, 300, 900, 3600, ...).',
+    );
+    await boxShot(form, 'log-metrics-form-waiting');
+    await form.getByLabel('Resolution').fill('60');
+    await expect.poll(() => save.isDisabled()).toBe(false);
+    expect(await waiting.count()).toBe(0);
+    // A field none of the last day's matching events holds a number in: flagged, "Save" stays.
+    await form.getByLabel('Kind').selectOption('sum');
+    await form.getByLabel('Field').fill('no_such_number');
+    const flag = form.getByText('No event of the last 24 hours that the query matches holds a number here');
+    await flag.waitFor();
+    expect(await save.isDisabled()).toBe(false);
+    await boxShot(form, 'log-metrics-form-unheld-field');
+    // The numeric fields are offered; one of them is not flagged.
+    expect(
+      await form
+        .locator('#metric-numeric-fields option')
+        .evaluateAll((os) => os.map((o) => o.getAttribute('value'))),
+    ).toContain('ms');
+    await form.getByLabel('Field').fill('ms');
+    await expect.poll(() => flag.count()).toBe(0);
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+  });
+
   it('“Create metric” on the search page opens the form with the query; the 24-hour backfill it offers ends DONE', async () => {
     await page.goto(
       `${server.base}/search?q=${encodeURIComponent('host:web-1 | stats count() by app')}&range=last_24_hours`,

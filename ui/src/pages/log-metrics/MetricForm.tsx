@@ -1,5 +1,5 @@
-import { useCallback, useState } from 'react';
-import { api } from '../../api';
+import { useCallback, useEffect, useState } from 'react';
+import { type Answer, api, isAbort } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { Check, Field, Form, FormActions, Select } from '../../components/Field';
 import { ErrorBanner, Notice } from '../../components/feedback';
@@ -9,6 +9,7 @@ import { Link } from '../../router';
 import { BackfillProgress, useBackfill } from './Backfill';
 import { KINDS, type LogMetric, type MetricKind, metricHref } from './log-metric';
 import { MetricPreview, useMetricPreview } from './MetricPreview';
+import { metricFormProblems } from './metric-checks';
 import './log-metrics.css';
 
 /** The form's fields as the API names them, with their labels (for the alert naming them). */
@@ -40,6 +41,8 @@ function errorOf(act: Action, name: FieldName): string | null {
     : null;
 }
 
+const labelOf = (name: FieldName) => FIELDS.find(([n]) => n === name)?.[1] ?? name;
+
 const list = (text: string) =>
   text
     .split(',')
@@ -51,6 +54,33 @@ const numberOf = (text: string): number | string => {
   const n = Number(text);
   return text.trim() !== '' && Number.isFinite(n) ? n : text;
 };
+
+/**
+ * The numeric fields of the events the query matched over the last 24 hours (`/api/fields`,
+ * its newest 10,000): offered for "Field", and a field none of them holds is flagged (a
+ * metric may name a field its events will hold later). Null until known.
+ */
+function useNumericFields(query: string, wanted: boolean): string[] | null {
+  const [fields, setFields] = useState<string[] | null>(null);
+  useEffect(() => {
+    if (!wanted) return;
+    const ctl = new AbortController();
+    const timer = setTimeout(() => {
+      const params = new URLSearchParams({ query, time_range: JSON.stringify({ preset: 'last_24_hours' }) });
+      api<Answer<'/api/fields'>>(`/api/fields?${params}`, { signal: ctl.signal })
+        .then((r) => setFields(r.fields.filter((f) => f.type === 'number').map((f) => f.name)))
+        .catch((err) => {
+          // A query the server refuses shows at "Query" (the Preview's 400): nothing to offer.
+          if (!isAbort(err)) setFields(null);
+        });
+    }, 400);
+    return () => {
+      clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [query, wanted]);
+  return fields;
+}
 
 const formValues = (m: LogMetric | undefined, query: string) => ({
   name: m?.name ?? '',
@@ -97,6 +127,17 @@ export function MetricDialog(props: {
     errorOf(act, name) ??
     (name === 'query' || name === 'field' || name === 'labels' ? preview.fields[name] : null) ??
     null;
+  // What is wrong before saving: the form's own checks (an empty name only keeps "Save"
+  // waiting), then what the Preview's query was refused for.
+  const waiting: Array<[FieldName, string]> = [
+    ...metricFormProblems(v).filter(([name]) => name !== 'name' || v.name !== ''),
+    ...(['query', 'field', 'labels'] as const).flatMap((name): Array<[FieldName, string]> => {
+      const error = preview.fields[name];
+      return error ? [[name, error]] : [];
+    }),
+  ];
+  const numeric = useNumericFields(v.query, withField);
+  const unheld = withField && numeric !== null && v.field.trim() !== '' && !numeric.includes(v.field.trim());
 
   const submit = () =>
     act.run(async () => {
@@ -157,9 +198,30 @@ export function MetricDialog(props: {
               <Select options={KINDS} disabled={off} {...form.text('kind')} />
             </Field>
             {withField && (
-              <Field label="Field" error={fieldError('field')} hint="A numeric field.">
-                <input required spellCheck={false} disabled={off} {...form.text('field')} />
+              <Field
+                label="Field"
+                error={fieldError('field')}
+                hint={
+                  unheld
+                    ? 'No event of the last 24 hours that the query matches holds a number here: it counts nothing until one does.'
+                    : 'A numeric field.'
+                }
+              >
+                <input
+                  required
+                  spellCheck={false}
+                  list="metric-numeric-fields"
+                  disabled={off}
+                  {...form.text('field')}
+                />
               </Field>
+            )}
+            {withField && (
+              <datalist id="metric-numeric-fields">
+                {(numeric ?? []).map((name) => (
+                  <option key={name} value={name} />
+                ))}
+              </datalist>
             )}
             {v.kind === 'quantiles' && (
               <Field
@@ -206,14 +268,17 @@ export function MetricDialog(props: {
             error={
               marked.length > 0
                 ? `The metric was not saved: ${marked.map(([name, label]) => `${label}: ${errorOf(act, name)}`).join(' ')}`
-                : act.error
+                : (act.error ??
+                  (waiting.length > 0 && !made
+                    ? `Not ready to save: ${waiting.map(([name, why]) => `${labelOf(name)}: ${why}`).join(' ')}`
+                    : null))
             }
           />
           {made && <Created metric={made} />}
           <FormActions
             submit={made ? undefined : editing ? 'Save changes' : 'Create metric'}
             busy={act.busy}
-            disabled={!v.name.trim()}
+            disabled={!v.name.trim() || waiting.length > 0}
             onCancel={props.onClose}
             cancel={made ? 'Close' : 'Cancel'}
           />
