@@ -26,13 +26,13 @@ import {
   type MetricBucketsRead,
   type MetricTotalRow,
   type MetricUpkeep,
-  setTest,
   streamSetOf,
 } from '../rollups/metric-store.js';
 import { type DroppedSketch, SeriesBook, type SeriesChange } from '../rollups/series-book.js';
 import { decodeSketch, encodeSketch, mergeSketch, newSketch } from '../rollups/sketch.js';
-import { blobValue, DuckDBDataChunk, listValue } from './duckdb-api.js';
+import { blobValue, DuckDBDataChunk } from './duckdb-api.js';
 import { tsValue } from './duckdb-schema.js';
+import { type MetricQuery, readBuckets, readTotals } from './metric-reads.js';
 import type { Bound } from './statement-gate.js';
 
 const CREATE = [
@@ -295,73 +295,19 @@ export class MetricBuckets {
     return new Set(this.streams.map((s) => s.id));
   }
 
-  /**
-   * A metric's rows in the read's range, summed by step, stream set and label tuple, of the
-   * stream sets the read's scope reads (`setTest`): those are chosen first, so rows the
-   * reader may not read neither answer nor count toward `maxRows`.
-   */
-  async read(
-    query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
-    q: MetricBucketsRead,
-  ): Promise<MetricBucketRow[]> {
-    const range: Bound[] = [q.metric, BigInt(q.generation), tsValue(q.fromMs), tsValue(q.toMs)];
-    const where = 'metric = $1 AND generation = $2 AND bucket >= $3 AND bucket < $4';
-    const reads = setTest(q.scope, this.claimed(), q.only);
-    const sets = (await query(`SELECT DISTINCT streams FROM metric_buckets WHERE ${where}`, range))
-      .map((r) => String(r.streams))
-      .filter(reads);
-    if (sets.length === 0) return [];
-    const rows = await query(
-      `SELECT (epoch_ms(bucket) // $5) * $5 AS step, streams, labels, sum(events) AS events, sum(count) AS count,
-         sum(sum) AS sum, min(min) AS min, max(max) AS max,
-         list(sketch) FILTER (WHERE sketch IS NOT NULL) AS sketches
-       FROM metric_buckets
-       WHERE ${where} AND list_contains($6::VARCHAR[], streams)
-       GROUP BY ALL ORDER BY step LIMIT $7`,
-      [...range, BigInt(Math.round(q.stepMs)), listValue(sets), BigInt(q.maxRows + 1)],
-    );
-    return rows.map((r) => ({
-      stepMs: Number(r.step),
-      streams: String(r.streams),
-      labels: JSON.parse(String(r.labels)) as string[],
-      events: Number(r.events),
-      count: Number(r.count),
-      sum: Number(r.sum),
-      min: r.min === null ? null : Number(r.min),
-      max: r.max === null ? null : Number(r.max),
-      sketches: (r.sketches as Uint8Array[] | null) ?? [],
-    }));
+  /** A metric's rows in the read's range (metric-reads.ts), of the sets the read's scope reads. */
+  read(query: MetricQuery, q: MetricBucketsRead): Promise<MetricBucketRow[]> {
+    return readBuckets(query, q, this.claimed());
   }
 
-  /**
-   * A metric's figures since counting began (its buckets and what retention took), by
-   * stream set and labels, of the stream sets `scope` reads (`setTest`).
-   */
-  async totals(
-    query: (sql: string, params: readonly Bound[]) => Promise<Record<string, unknown>[]>,
+  /** A metric's figures since counting began (metric-reads.ts), of the sets `scope` reads. */
+  totals(
+    query: MetricQuery,
     metric: number,
     generation: number,
     scope: ReadScope,
   ): Promise<MetricTotalRow[]> {
-    const reads = setTest(scope, this.claimed());
-    // One statement: one snapshot, so a key's events, count and sum count the same events.
-    const rows = await query(
-      `SELECT streams, labels, sum(events) AS events, sum(count) AS count, sum(sum) AS sum FROM (
-         SELECT streams, labels, events, count, sum FROM metric_buckets WHERE metric = $1 AND generation = $2
-         UNION ALL
-         SELECT streams, labels, events, count, sum FROM metric_past WHERE metric = $1 AND generation = $2)
-       GROUP BY ALL`,
-      [metric, BigInt(generation)],
-    );
-    return rows
-      .filter((r) => reads(String(r.streams)))
-      .map((r) => ({
-        streams: String(r.streams),
-        labels: JSON.parse(String(r.labels)) as string[],
-        events: Number(r.events),
-        count: Number(r.count),
-        sum: Number(r.sum),
-      }));
+    return readTotals(query, metric, generation, scope, this.claimed());
   }
 
   /**
