@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { StartupError } from '../../errors/startup.js';
 import { COMMIT, STORE_FORMAT, VERSION } from '../../version.js';
 import { writeFileAtomic } from './manifest.js';
 
@@ -28,7 +29,17 @@ export interface StoreFormatRecord {
 export function readStoreFormat(dataDir: string): StoreFormatRecord | null {
   const file = path.join(dataDir, STORE_FORMAT_FILE);
   if (!existsSync(file)) return null;
-  return JSON.parse(readFileSync(file, 'utf8')) as StoreFormatRecord;
+  let record: Partial<StoreFormatRecord> | null = null;
+  try {
+    record = JSON.parse(readFileSync(file, 'utf8')) as Partial<StoreFormatRecord>;
+  } catch {
+    // below
+  }
+  if (!record || typeof record !== 'object' || !Number.isInteger(record.store_format))
+    throw new StartupError(
+      `Cannot start: ${file} is not a store format record (altered or cut short). Nothing was changed: put back the data dir's copy of it, or restore a backup (docs/operations/upgrade.md).`,
+    );
+  return record as StoreFormatRecord;
 }
 
 /** A new data dir's record, of this release's format. */

@@ -302,6 +302,13 @@ describe.runIf(hasHistory)('upgrading a data dir of an older release', () => {
       ),
     );
     expect(readFileSync(path.join(dataDir, 'meta.sqlite')).equals(before)).toBe(true);
+    // A record cut short: one line, nothing changed.
+    writeFileSync(path.join(dataDir, 'store-format.json'), '{"store_form');
+    const cut = serveBuilt(dataDir, await freePort());
+    running.push(cut);
+    expect((await cut.exited).code).not.toBe(0);
+    expect(cut.out.stderr).toContain('store-format.json is not a store format record (altered or cut short)');
+    expect(readFileSync(path.join(dataDir, 'meta.sqlite')).equals(before)).toBe(true);
     writeFileSync(path.join(dataDir, 'store-format.json'), JSON.stringify(record));
   }, 60_000);
 });
